@@ -1,0 +1,1 @@
+//! Building functions: an instruction builder and SSA construction for front ends.

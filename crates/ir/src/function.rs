@@ -1,0 +1,161 @@
+//! Functions: a signature, a data-flow graph, a layout and local slots.
+
+use crate::dfg::DataFlowGraph;
+use crate::entities::{Block, Inst, Slot, Value};
+use crate::instructions::InstructionData;
+use crate::layout::Layout;
+use crate::types::Type;
+use cranelift_entity::PrimaryMap;
+
+/// Whether a function is a kernel entry point or a device function.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum FuncKind {
+    /// A kernel (`.entry`): launched from the host, returns nothing.
+    Kernel,
+    /// A device function (`.func`): called from kernels or other device functions.
+    Device,
+}
+
+/// Parameter and return types.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Signature {
+    /// Parameter types; the entry block has one parameter per entry, same types.
+    pub params: Vec<Type>,
+    /// The return type, if the function returns a value (never for kernels).
+    pub ret: Option<Type>,
+}
+
+/// A per-thread local-memory slot (an `alloca`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct SlotData {
+    /// Size in bytes.
+    pub size: u32,
+    /// Alignment in bytes (a power of two).
+    pub align: u32,
+}
+
+/// A function of a module.
+#[derive(Clone)]
+pub struct Function {
+    /// Name without the `@`.
+    pub name: String,
+    /// Kernel or device function.
+    pub kind: FuncKind,
+    /// Parameter and return types.
+    pub sig: Signature,
+    /// A convergent function may not be made control-dependent on more conditions
+    /// (LLVM's `convergent` attribute); every kernel with a barrier is one in effect.
+    pub convergent: bool,
+    /// Instructions and values.
+    pub dfg: DataFlowGraph,
+    /// Program order.
+    pub layout: Layout,
+    /// Local-memory slots.
+    pub slots: PrimaryMap<Slot, SlotData>,
+}
+
+impl Function {
+    /// An empty function with no blocks.
+    pub fn new(name: impl Into<String>, kind: FuncKind, sig: Signature) -> Function {
+        Function {
+            name: name.into(),
+            kind,
+            sig,
+            convergent: false,
+            dfg: DataFlowGraph::new(),
+            layout: Layout::new(),
+            slots: PrimaryMap::new(),
+        }
+    }
+
+    /// The entry block (first in layout).
+    pub fn entry_block(&self) -> Option<Block> {
+        self.layout.entry_block()
+    }
+
+    /// The terminator of a block, if its last instruction is one.
+    pub fn terminator(&self, block: Block) -> Option<Inst> {
+        let last = self.layout.last_inst(block)?;
+        self.dfg.inst(last).opcode().is_terminator().then_some(last)
+    }
+
+    /// Successor blocks of `block` in branch order, repeats included.
+    pub fn successors(&self, block: Block) -> Vec<Block> {
+        match self.terminator(block) {
+            Some(t) => self.dfg.successors(t),
+            None => Vec::new(),
+        }
+    }
+
+    /// Call `f` on each successor edge of `block` in branch order.
+    pub fn for_each_successor(&self, block: Block, mut f: impl FnMut(Block)) {
+        if let Some(t) = self.terminator(block) {
+            self.dfg.for_each_dest(t, |bc| f(bc.block));
+        }
+    }
+
+    /// Create a block and append it to the layout.
+    pub fn append_new_block(&mut self) -> Block {
+        let b = self.dfg.make_block();
+        self.layout.append_block(b);
+        b
+    }
+
+    /// Create an instruction and append it to `block`; returns its result, if `ty` asks for one.
+    pub fn append_inst(
+        &mut self,
+        block: Block,
+        data: InstructionData,
+        ty: Option<Type>,
+    ) -> (Inst, Option<Value>) {
+        let (inst, v) = match ty {
+            Some(t) => {
+                let (i, v) = self.dfg.make_inst_with_result(data, t);
+                (i, Some(v))
+            }
+            None => (self.dfg.make_inst(data), None),
+        };
+        self.layout.append_inst(inst, block);
+        (inst, v)
+    }
+
+    /// Create an instruction and insert it before `before`.
+    pub fn insert_inst_before(
+        &mut self,
+        before: Inst,
+        data: InstructionData,
+        ty: Option<Type>,
+    ) -> (Inst, Option<Value>) {
+        let (inst, v) = match ty {
+            Some(t) => {
+                let (i, v) = self.dfg.make_inst_with_result(data, t);
+                (i, Some(v))
+            }
+            None => (self.dfg.make_inst(data), None),
+        };
+        self.layout.insert_inst_before(inst, before);
+        (inst, v)
+    }
+
+    /// Number of instructions in the layout (linear in the function's size).
+    pub fn num_laid_out_insts(&self) -> usize {
+        self.layout
+            .blocks()
+            .map(|b| self.layout.block_insts(b).count())
+            .sum()
+    }
+
+    /// Replace every use of `from` by `to` in the laid-out instructions (a linear scan;
+    /// passes that rewrite many values at once should batch through a map instead).
+    pub fn replace_all_uses(&mut self, from: Value, to: Value) {
+        let blocks: Vec<Block> = self.layout.blocks().collect();
+        for b in blocks {
+            let mut cur = self.layout.first_inst(b);
+            while let Some(i) = cur {
+                self.dfg
+                    .map_inst_values(i, |v| if v == from { to } else { v });
+                cur = self.layout.next_inst(i);
+            }
+        }
+    }
+}

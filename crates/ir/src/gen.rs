@@ -1,0 +1,1 @@
+//! Random well-formed function generator for property tests and fuzzing.

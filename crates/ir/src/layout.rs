@@ -1,0 +1,368 @@
+//! Program order: the sequence of blocks and, inside each block, of instructions.
+//!
+//! Both are doubly linked lists stored in `SecondaryMap`s, so inserting, removing,
+//! moving and splitting are O(1). Each instruction also carries a sequence number that
+//! increases along its block, so `pp_cmp` answers "which comes first" in O(1); numbers
+//! are spaced by [`SEQ_STRIDE`] and a block is renumbered when a gap runs out (amortized
+//! cheap: renumbering only happens on repeated insertion at one point).
+
+use crate::entities::{Block, Inst};
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::SecondaryMap;
+use core::cmp::Ordering;
+
+/// Gap between consecutive sequence numbers after renumbering.
+pub const SEQ_STRIDE: u32 = 16;
+
+#[derive(Clone, Default, Debug)]
+struct BlockNode {
+    prev: PackedOption<Block>,
+    next: PackedOption<Block>,
+    first_inst: PackedOption<Inst>,
+    last_inst: PackedOption<Inst>,
+    inserted: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+struct InstNode {
+    block: PackedOption<Block>,
+    prev: PackedOption<Inst>,
+    next: PackedOption<Inst>,
+    seq: u32,
+}
+
+/// Block order and per-block instruction order.
+#[derive(Clone, Default)]
+pub struct Layout {
+    blocks: SecondaryMap<Block, BlockNode>,
+    insts: SecondaryMap<Inst, InstNode>,
+    first_block: PackedOption<Block>,
+    last_block: PackedOption<Block>,
+    num_blocks: usize,
+}
+
+impl Layout {
+    /// An empty layout.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The first block: the function's entry.
+    pub fn entry_block(&self) -> Option<Block> {
+        self.first_block.expand()
+    }
+
+    /// The last block in layout order.
+    pub fn last_block(&self) -> Option<Block> {
+        self.last_block.expand()
+    }
+
+    /// Number of blocks in the layout.
+    pub fn num_blocks(&self) -> usize {
+        self.num_blocks
+    }
+
+    /// Is the block in the layout?
+    pub fn is_block_inserted(&self, block: Block) -> bool {
+        self.blocks[block].inserted
+    }
+
+    /// Append a block at the end of the function.
+    pub fn append_block(&mut self, block: Block) {
+        assert!(!self.is_block_inserted(block), "{block} already in layout");
+        let node = &mut self.blocks[block];
+        node.inserted = true;
+        node.prev = self.last_block;
+        node.next = None.into();
+        match self.last_block.expand() {
+            Some(last) => self.blocks[last].next = block.into(),
+            None => self.first_block = block.into(),
+        }
+        self.last_block = block.into();
+        self.num_blocks += 1;
+    }
+
+    /// Insert `block` right after `after`.
+    pub fn insert_block_after(&mut self, block: Block, after: Block) {
+        assert!(!self.is_block_inserted(block), "{block} already in layout");
+        assert!(self.is_block_inserted(after), "{after} not in layout");
+        let next = self.blocks[after].next;
+        {
+            let node = &mut self.blocks[block];
+            node.inserted = true;
+            node.prev = after.into();
+            node.next = next;
+        }
+        self.blocks[after].next = block.into();
+        match next.expand() {
+            Some(n) => self.blocks[n].prev = block.into(),
+            None => self.last_block = block.into(),
+        }
+        self.num_blocks += 1;
+    }
+
+    /// Insert `block` right before `before`.
+    pub fn insert_block_before(&mut self, block: Block, before: Block) {
+        assert!(!self.is_block_inserted(block), "{block} already in layout");
+        assert!(self.is_block_inserted(before), "{before} not in layout");
+        let prev = self.blocks[before].prev;
+        {
+            let node = &mut self.blocks[block];
+            node.inserted = true;
+            node.prev = prev;
+            node.next = before.into();
+        }
+        self.blocks[before].prev = block.into();
+        match prev.expand() {
+            Some(p) => self.blocks[p].next = block.into(),
+            None => self.first_block = block.into(),
+        }
+        self.num_blocks += 1;
+    }
+
+    /// Remove a block (which must be empty of instructions) from the layout.
+    pub fn remove_block(&mut self, block: Block) {
+        assert!(self.is_block_inserted(block), "{block} not in layout");
+        assert!(
+            self.blocks[block].first_inst.is_none(),
+            "{block} still has instructions"
+        );
+        let BlockNode { prev, next, .. } = self.blocks[block].clone();
+        match prev.expand() {
+            Some(p) => self.blocks[p].next = next,
+            None => self.first_block = next,
+        }
+        match next.expand() {
+            Some(n) => self.blocks[n].prev = prev,
+            None => self.last_block = prev,
+        }
+        self.blocks[block] = BlockNode::default();
+        self.num_blocks -= 1;
+    }
+
+    /// Blocks in layout order.
+    pub fn blocks(&self) -> Blocks<'_> {
+        Blocks {
+            layout: self,
+            next: self.first_block.expand(),
+        }
+    }
+
+    /// The block after `block` in layout order.
+    pub fn next_block(&self, block: Block) -> Option<Block> {
+        self.blocks[block].next.expand()
+    }
+
+    /// The block before `block` in layout order.
+    pub fn prev_block(&self, block: Block) -> Option<Block> {
+        self.blocks[block].prev.expand()
+    }
+
+    /// The first instruction of a block.
+    pub fn first_inst(&self, block: Block) -> Option<Inst> {
+        self.blocks[block].first_inst.expand()
+    }
+
+    /// The last instruction of a block (its terminator in valid IR).
+    pub fn last_inst(&self, block: Block) -> Option<Inst> {
+        self.blocks[block].last_inst.expand()
+    }
+
+    /// The instruction after `inst` in its block.
+    pub fn next_inst(&self, inst: Inst) -> Option<Inst> {
+        self.insts[inst].next.expand()
+    }
+
+    /// The instruction before `inst` in its block.
+    pub fn prev_inst(&self, inst: Inst) -> Option<Inst> {
+        self.insts[inst].prev.expand()
+    }
+
+    /// The block holding `inst`, if it is in the layout.
+    pub fn inst_block(&self, inst: Inst) -> Option<Block> {
+        self.insts[inst].block.expand()
+    }
+
+    /// Instructions of a block in order.
+    pub fn block_insts(&self, block: Block) -> Insts<'_> {
+        Insts {
+            layout: self,
+            next: self.blocks[block].first_inst.expand(),
+        }
+    }
+
+    /// Append an instruction at the end of a block.
+    pub fn append_inst(&mut self, inst: Inst, block: Block) {
+        assert!(self.insts[inst].block.is_none(), "{inst} already in layout");
+        assert!(self.is_block_inserted(block), "{block} not in layout");
+        let last = self.blocks[block].last_inst;
+        let seq = match last.expand() {
+            Some(l) => self.insts[l].seq.checked_add(SEQ_STRIDE),
+            None => Some(0),
+        };
+        {
+            let node = &mut self.insts[inst];
+            node.block = block.into();
+            node.prev = last;
+            node.next = None.into();
+        }
+        match last.expand() {
+            Some(l) => self.insts[l].next = inst.into(),
+            None => self.blocks[block].first_inst = inst.into(),
+        }
+        self.blocks[block].last_inst = inst.into();
+        match seq {
+            Some(s) => self.insts[inst].seq = s,
+            None => self.renumber(block),
+        }
+    }
+
+    /// Insert `inst` right before `before` in `before`'s block.
+    pub fn insert_inst_before(&mut self, inst: Inst, before: Inst) {
+        assert!(self.insts[inst].block.is_none(), "{inst} already in layout");
+        let block = self.insts[before]
+            .block
+            .expand()
+            .expect("insertion point not in layout");
+        let prev = self.insts[before].prev;
+        {
+            let node = &mut self.insts[inst];
+            node.block = block.into();
+            node.prev = prev;
+            node.next = before.into();
+        }
+        self.insts[before].prev = inst.into();
+        match prev.expand() {
+            Some(p) => self.insts[p].next = inst.into(),
+            None => self.blocks[block].first_inst = inst.into(),
+        }
+        let lo = prev.expand().map(|p| self.insts[p].seq);
+        let hi = self.insts[before].seq;
+        match lo {
+            None if hi > 0 => self.insts[inst].seq = hi / 2,
+            Some(lo) if hi - lo > 1 => self.insts[inst].seq = lo + (hi - lo) / 2,
+            _ => self.renumber(block),
+        }
+    }
+
+    /// Remove an instruction from the layout (it stays in the data-flow graph).
+    pub fn remove_inst(&mut self, inst: Inst) {
+        let InstNode {
+            block, prev, next, ..
+        } = self.insts[inst].clone();
+        let block = block.expand().expect("instruction not in layout");
+        match prev.expand() {
+            Some(p) => self.insts[p].next = next,
+            None => self.blocks[block].first_inst = next,
+        }
+        match next.expand() {
+            Some(n) => self.insts[n].prev = prev,
+            None => self.blocks[block].last_inst = prev,
+        }
+        self.insts[inst] = InstNode::default();
+    }
+
+    /// Split `inst`'s block before `inst`: `inst` and everything after it move, in order,
+    /// to `new_block`, which is inserted in the layout right after the old block.
+    pub fn split_block(&mut self, new_block: Block, inst: Inst) {
+        let old = self.inst_block(inst).expect("split point not in layout");
+        self.insert_block_after(new_block, old);
+        let prev = self.insts[inst].prev;
+        let last = self.blocks[old].last_inst;
+        match prev.expand() {
+            Some(p) => self.insts[p].next = None.into(),
+            None => self.blocks[old].first_inst = None.into(),
+        }
+        self.blocks[old].last_inst = prev;
+        self.insts[inst].prev = None.into();
+        self.blocks[new_block].first_inst = inst.into();
+        self.blocks[new_block].last_inst = last;
+        let mut cur = Some(inst);
+        while let Some(i) = cur {
+            self.insts[i].block = new_block.into();
+            cur = self.insts[i].next.expand();
+        }
+    }
+
+    /// Compare the program order of two instructions of the same block in O(1).
+    pub fn pp_cmp(&self, a: Inst, b: Inst) -> Ordering {
+        debug_assert_eq!(self.inst_block(a), self.inst_block(b));
+        self.insts[a].seq.cmp(&self.insts[b].seq)
+    }
+
+    fn renumber(&mut self, block: Block) {
+        let mut seq = 0u32;
+        let mut cur = self.blocks[block].first_inst.expand();
+        while let Some(i) = cur {
+            self.insts[i].seq = seq;
+            seq = seq.saturating_add(SEQ_STRIDE);
+            cur = self.insts[i].next.expand();
+        }
+    }
+}
+
+/// Iterator over blocks in layout order.
+pub struct Blocks<'a> {
+    layout: &'a Layout,
+    next: Option<Block>,
+}
+
+impl Iterator for Blocks<'_> {
+    type Item = Block;
+    fn next(&mut self) -> Option<Block> {
+        let b = self.next?;
+        self.next = self.layout.next_block(b);
+        Some(b)
+    }
+}
+
+/// Iterator over the instructions of a block.
+pub struct Insts<'a> {
+    layout: &'a Layout,
+    next: Option<Inst>,
+}
+
+impl Iterator for Insts<'_> {
+    type Item = Inst;
+    fn next(&mut self) -> Option<Inst> {
+        let i = self.next?;
+        self.next = self.layout.next_inst(i);
+        Some(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    #[test]
+    fn insert_split_and_order() {
+        let mut l = Layout::new();
+        let (b0, b1) = (Block::new(0), Block::new(1));
+        l.append_block(b0);
+        let insts: Vec<Inst> = (0..5).map(Inst::new).collect();
+        for &i in &insts {
+            l.append_inst(i, b0);
+        }
+        // Repeated insertion at one point forces renumbering.
+        let mut before = insts[1];
+        for k in 5..40 {
+            let i = Inst::new(k);
+            l.insert_inst_before(i, before);
+            assert_eq!(l.pp_cmp(i, before), Ordering::Less);
+            assert_eq!(l.pp_cmp(insts[0], i), Ordering::Less);
+            before = i;
+        }
+        l.split_block(b1, insts[2]);
+        assert_eq!(l.block_insts(b1).collect::<Vec<_>>(), &insts[2..]);
+        assert_eq!(l.inst_block(insts[4]), Some(b1));
+        assert_eq!(l.last_inst(b0), Some(insts[1]));
+        assert_eq!(l.blocks().collect::<Vec<_>>(), vec![b0, b1]);
+        l.remove_inst(insts[3]);
+        assert_eq!(
+            l.block_insts(b1).collect::<Vec<_>>(),
+            vec![insts[2], insts[4]]
+        );
+    }
+}

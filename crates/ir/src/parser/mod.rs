@@ -1,0 +1,1 @@
+//! Parsing the .gir text format.

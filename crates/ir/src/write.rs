@@ -1,0 +1,1 @@
+//! Printing functions and modules in the .gir text format.
