@@ -97,10 +97,7 @@ impl DataFlowGraph {
 
     /// Attach a result of type `ty` to an instruction that has none.
     pub fn attach_result(&mut self, inst: Inst, ty: Type) -> Value {
-        assert!(
-            self.results[inst].is_none(),
-            "{inst} already has a result"
-        );
+        assert!(self.results[inst].is_none(), "{inst} already has a result");
         let v = self.values.push(ValueData {
             ty,
             def: ValueDef::Result(inst),
@@ -243,6 +240,11 @@ impl DataFlowGraph {
     /// Create a jump table.
     pub fn make_jump_table(&mut self, data: JumpTableData) -> JumpTable {
         self.jump_tables.push(data)
+    }
+
+    /// Is `jt` a valid jump table id of this graph?
+    pub fn jump_table_is_valid(&self, jt: JumpTable) -> bool {
+        self.jump_tables.is_valid(jt)
     }
 
     /// A jump table's cases.
