@@ -33,4 +33,6 @@ pub use instructions::{
 };
 pub use layout::Layout;
 pub use module::{GlobalData, Module};
+pub use parser::{parse_function, parse_module, ParseError, ParseErrors};
 pub use types::{AddrSpace, Type};
+pub use write::{write_function, write_module, DisplayFunction};

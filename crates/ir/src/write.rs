@@ -1,1 +1,382 @@
-//! Printing functions and modules in the .gir text format.
+//! Printing functions and modules in the `.gir` text format (grammar: docs/ir.md).
+//!
+//! The output is canonical: [`parse_module`](crate::parser::parse_module) reads it back to
+//! the same entities (values, blocks and slots keep their numbers) and printing that
+//! again gives the same text. Globals come first, then functions separated by blank
+//! lines; block labels start at column 0, slot declarations and instructions are
+//! indented four spaces.
+
+use crate::entities::Inst;
+use crate::function::{FuncKind, Function};
+use crate::instructions::{BlockCall, InstructionData, Opcode};
+use crate::module::{GlobalData, Module};
+use crate::parser::lexer::is_name_byte;
+use crate::types::Type;
+use core::fmt::{self, Write};
+
+/// Write a module: globals, then functions separated by blank lines.
+pub fn write_module(w: &mut dyn Write, module: &Module) -> fmt::Result {
+    for g in module.globals.values() {
+        write_global(w, g)?;
+    }
+    for (i, f) in module.functions.values().enumerate() {
+        if i > 0 || !module.globals.is_empty() {
+            writeln!(w)?;
+        }
+        write_function(w, f, Some(module))?;
+    }
+    Ok(())
+}
+
+/// Write one function. `module` supplies callee and global names; without it (or for
+/// ids it does not have) they print as `@fnN` and `@gvN`.
+pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module>) -> fmt::Result {
+    let kind = match func.kind {
+        FuncKind::Kernel => "kernel",
+        FuncKind::Device => "func",
+    };
+    write!(w, "{kind} ")?;
+    write_name(w, &func.name)?;
+    w.write_char('(')?;
+    for (i, t) in func.sig.params.iter().enumerate() {
+        if i > 0 {
+            w.write_str(", ")?;
+        }
+        write!(w, "{t}")?;
+    }
+    w.write_char(')')?;
+    if let Some(r) = func.sig.ret {
+        write!(w, " -> {r}")?;
+    }
+    if func.convergent {
+        w.write_str(" convergent")?;
+    }
+    w.write_str(" {\n")?;
+    for (slot, d) in func.slots.iter() {
+        writeln!(w, "    {slot} = local {} align {}", d.size, d.align)?;
+    }
+    for block in func.layout.blocks() {
+        write!(w, "{block}")?;
+        let params = func.dfg.block_params(block);
+        if !params.is_empty() {
+            w.write_char('(')?;
+            for (i, &p) in params.iter().enumerate() {
+                if i > 0 {
+                    w.write_str(", ")?;
+                }
+                write!(w, "{p}: {}", func.dfg.value_type(p))?;
+            }
+            w.write_char(')')?;
+        }
+        w.write_str(":\n")?;
+        for inst in func.layout.block_insts(block) {
+            w.write_str("    ")?;
+            write_inst(w, func, module, inst)?;
+            w.write_char('\n')?;
+        }
+    }
+    w.write_str("}\n")
+}
+
+/// Write one instruction (no indentation, no newline), e.g. `v3 = iadd nsw v1, v2`.
+pub fn write_inst(
+    w: &mut dyn Write,
+    func: &Function,
+    module: Option<&Module>,
+    inst: Inst,
+) -> fmt::Result {
+    use InstructionData as D;
+    let dfg = &func.dfg;
+    let result = dfg.inst_result(inst);
+    let rty = result.map(|r| dfg.value_type(r));
+    if let Some(r) = result {
+        write!(w, "{r} = ")?;
+    }
+    let data = dfg.inst(inst);
+    let suffix = |w: &mut dyn Write| match rty {
+        Some(t) => write!(w, ".{t}"),
+        None => Ok(()),
+    };
+    let pool = &dfg.value_lists;
+    let list = |w: &mut dyn Write, vals: &[crate::Value]| {
+        for (i, v) in vals.iter().enumerate() {
+            if i > 0 {
+                w.write_str(", ")?;
+            }
+            write!(w, "{v}")?;
+        }
+        Ok(())
+    };
+    let block_call = |w: &mut dyn Write, bc: &BlockCall| {
+        write!(w, "{}", bc.block)?;
+        let args = bc.args.as_slice(pool);
+        if !args.is_empty() {
+            w.write_char('(')?;
+            list(w, args)?;
+            w.write_char(')')?;
+        }
+        Ok(())
+    };
+    match data {
+        D::IntConst { imm } => {
+            w.write_str("iconst")?;
+            suffix(w)?;
+            write!(w, " {imm}")
+        }
+        D::FloatConst { bits } => {
+            w.write_str("fconst")?;
+            suffix(w)?;
+            w.write_char(' ')?;
+            write_float(w, *bits, rty == Some(Type::F32))
+        }
+        D::Unary { opcode, arg } => {
+            w.write_str(opcode.name())?;
+            if opcode.is_cast() {
+                suffix(w)?;
+            }
+            write!(w, " {arg}")
+        }
+        D::Binary {
+            opcode,
+            args,
+            flags,
+        } => {
+            w.write_str(opcode.name())?;
+            for f in flags.names() {
+                write!(w, " {f}")?;
+            }
+            write!(w, " {}, {}", args[0], args[1])
+        }
+        D::Ternary { opcode, args } => {
+            write!(w, "{opcode} {}, {}, {}", args[0], args[1], args[2])
+        }
+        D::IntCompare { cond, args } => write!(w, "icmp {cond} {}, {}", args[0], args[1]),
+        D::FloatCompare { cond, args } => write!(w, "fcmp {cond} {}, {}", args[0], args[1]),
+        D::PtrAdd { args, scale } => write!(w, "ptradd {}, {}, {scale}", args[0], args[1]),
+        D::Load { ptr, flags } => {
+            w.write_str("load")?;
+            suffix(w)?;
+            if flags.volatile {
+                w.write_str(" volatile")?;
+            }
+            write!(w, " {ptr}")
+        }
+        D::Store { args, flags } => {
+            w.write_str("store")?;
+            if flags.volatile {
+                w.write_str(" volatile")?;
+            }
+            write!(w, " {}, {}", args[0], args[1])
+        }
+        D::AtomicRmw { op, args } => write!(w, "atomic_{op} {}, {}", args[0], args[1]),
+        D::AtomicCas { args } => write!(w, "atomic_cas {}, {}, {}", args[0], args[1], args[2]),
+        D::GlobalAddr { global } => {
+            w.write_str("global_addr ")?;
+            match module.and_then(|m| m.globals.get(*global)) {
+                Some(g) => write_name(w, &g.name),
+                None => write!(w, "@{global}"),
+            }
+        }
+        D::SlotAddr { slot } => write!(w, "slot_addr {slot}"),
+        D::Sreg { reg } => w.write_str(reg.name()),
+        D::Nullary { opcode } => w.write_str(opcode.name()),
+        D::Call { func: callee, args } => {
+            w.write_str("call ")?;
+            match module.and_then(|m| m.functions.get(*callee)) {
+                Some(f) => write_name(w, &f.name)?,
+                None => write!(w, "@{callee}")?,
+            }
+            w.write_char('(')?;
+            list(w, args.as_slice(pool))?;
+            w.write_char(')')
+        }
+        D::Jump { dest } => {
+            w.write_str("jump ")?;
+            block_call(w, dest)
+        }
+        D::Brif { arg, blocks } => {
+            write!(w, "brif {arg}, ")?;
+            block_call(w, &blocks[0])?;
+            w.write_str(", ")?;
+            block_call(w, &blocks[1])
+        }
+        D::BrTable { arg, table } => {
+            let jt = dfg.jump_table(*table);
+            write!(w, "br_table {arg}, ")?;
+            block_call(w, &jt.default)?;
+            w.write_str(", [")?;
+            for (i, (k, bc)) in jt.cases.iter().enumerate() {
+                if i > 0 {
+                    w.write_str(", ")?;
+                }
+                write!(w, "{k}: ")?;
+                block_call(w, bc)?;
+            }
+            w.write_char(']')
+        }
+        D::Return { args } => {
+            w.write_str(Opcode::Return.name())?;
+            let args = args.as_slice(pool);
+            if !args.is_empty() {
+                w.write_char(' ')?;
+                list(w, args)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Write a float literal: shortest round-trip decimal (always with `.` or an exponent),
+/// `inf`/`-inf`, or the raw bits in hex for NaNs (an f32's in the low 32 bits).
+pub fn write_float(w: &mut dyn Write, bits: u64, is_f32: bool) -> fmt::Result {
+    if is_f32 {
+        let b = bits as u32;
+        let f = f32::from_bits(b);
+        if f.is_nan() {
+            write!(w, "{b:#x}")
+        } else if f.is_infinite() {
+            w.write_str(if f > 0.0 { "inf" } else { "-inf" })
+        } else {
+            // `Debug` is the shortest round-trip form and always has `.` or `e`.
+            write!(w, "{f:?}")
+        }
+    } else {
+        let f = f64::from_bits(bits);
+        if f.is_nan() {
+            write!(w, "{bits:#x}")
+        } else if f.is_infinite() {
+            w.write_str(if f > 0.0 { "inf" } else { "-inf" })
+        } else {
+            write!(w, "{f:?}")
+        }
+    }
+}
+
+/// Write `@name`, quoting names that are not plain (`@"a b"`, with `\\`, `\"` and `\HH`
+/// for control characters).
+fn write_name(w: &mut dyn Write, name: &str) -> fmt::Result {
+    if !name.is_empty() && name.bytes().all(is_name_byte) {
+        return write!(w, "@{name}");
+    }
+    w.write_str("@\"")?;
+    for c in name.chars() {
+        match c {
+            '"' => w.write_str("\\\"")?,
+            '\\' => w.write_str("\\\\")?,
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => write!(w, "\\{:02x}", c as u32)?,
+            c => w.write_char(c)?,
+        }
+    }
+    w.write_char('"')
+}
+
+/// Write a global declaration line.
+fn write_global(w: &mut dyn Write, g: &GlobalData) -> fmt::Result {
+    w.write_str("global ")?;
+    write_name(w, &g.name)?;
+    write!(
+        w,
+        ": {} [{} x {}] align {}",
+        g.space, g.count, g.elem, g.align
+    )?;
+    if let Some(init) = &g.init {
+        w.write_str(" = [")?;
+        for (i, &bits) in init.iter().enumerate() {
+            if i > 0 {
+                w.write_str(", ")?;
+            }
+            write_init_elem(w, g.elem, bits)?;
+        }
+        w.write_char(']')?;
+    }
+    w.write_char('\n')
+}
+
+/// An initializer element: floats as literals, `i1` as 0/1, other integers and pointers
+/// as signed decimals of their width.
+fn write_init_elem(w: &mut dyn Write, elem: Type, bits: u64) -> fmt::Result {
+    if elem.is_float() {
+        return write_float(w, bits, elem == Type::F32);
+    }
+    let width = elem.bits();
+    if width == 1 {
+        return write!(w, "{}", bits & 1);
+    }
+    let sh = 64 - width;
+    write!(w, "{}", ((bits << sh) as i64) >> sh)
+}
+
+/// A function with the module that names its callees and globals, for `Display`.
+#[derive(Copy, Clone)]
+pub struct DisplayFunction<'a> {
+    /// The function to print.
+    pub func: &'a Function,
+    /// The module it belongs to, if any.
+    pub module: Option<&'a Module>,
+}
+
+impl fmt::Display for DisplayFunction<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_function(f, self.func, self.module)
+    }
+}
+
+impl Function {
+    /// Display this function in the text format; `module` names callees and globals.
+    pub fn display<'a>(&'a self, module: Option<&'a Module>) -> DisplayFunction<'a> {
+        DisplayFunction { func: self, module }
+    }
+}
+
+impl fmt::Display for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_module(f, self)
+    }
+}
+
+/// Debug output is the text format (callees and globals as `@fnN` / `@gvN`).
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_function(f, self, None)
+    }
+}
+
+/// Debug output is the text format.
+impl fmt::Debug for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_module(f, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(bits: u64, is_f32: bool) -> String {
+        let mut s = String::new();
+        write_float(&mut s, bits, is_f32).unwrap();
+        s
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(float(1.0f64.to_bits(), false), "1.0");
+        assert_eq!(float(1e-30f64.to_bits(), false), "1e-30");
+        assert_eq!(float(1e300f64.to_bits(), false), "1e300");
+        assert_eq!(float((-0.0f64).to_bits(), false), "-0.0");
+        assert_eq!(float(0.1f32.to_bits().into(), true), "0.1");
+        assert_eq!(float(f32::INFINITY.to_bits().into(), true), "inf");
+        assert_eq!(float(f64::NEG_INFINITY.to_bits(), false), "-inf");
+        assert_eq!(float(0x7fc0_0000, true), "0x7fc00000");
+        assert_eq!(float(f64::NAN.to_bits(), false), "0x7ff8000000000000");
+    }
+
+    #[test]
+    fn names() {
+        let mut s = String::new();
+        write_name(&mut s, "_Z3fooi.x$1").unwrap();
+        write_name(&mut s, "a \"b\"\\\n").unwrap();
+        write_name(&mut s, "").unwrap();
+        assert_eq!(s, "@_Z3fooi.x$1@\"a \\\"b\\\"\\\\\\0a\"@\"\"");
+    }
+}
