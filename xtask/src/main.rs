@@ -1,17 +1,26 @@
 //! Project automation: `cargo xtask <task>`.
 //!
-//! - `test`: everything CI checks: formatting, clippy with warnings denied, the whole
-//!   workspace's tests, and the fuzz crate's seed corpus.
+//! - `test`: everything CI checks: installs NVIDIA's `ptxas` into `.tools/` when it is
+//!   missing, then formatting, clippy with warnings denied, the whole workspace's tests
+//!   (with `GYRE_PTXAS` pointing at ptxas), and the fuzz crate's seed corpus.
+//! - `ptxas`: only install ptxas and print its path.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+/// The PyPI package that ships `ptxas` (it assembles PTX without a GPU).
+const PTXAS_PACKAGE: &str = "nvidia-cuda-nvcc-cu12";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
+        Some("ptxas") => find_or_install_ptxas().map(|p| match p {
+            Some(p) => println!("{}", p.display()),
+            None => println!("ptxas not available"),
+        }),
         _ => {
-            eprintln!("usage: cargo xtask test");
+            eprintln!("usage: cargo xtask <test|ptxas>");
             return ExitCode::from(2);
         }
     };
@@ -32,11 +41,14 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn run(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
+fn run(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &Path)]) -> Result<(), String> {
     eprintln!("xtask: running `{program} {}`", args.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(dir);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let status = cmd
         .status()
         .map_err(|e| format!("cannot start {program}: {e}"))?;
     if status.success() {
@@ -46,16 +58,80 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Look for ptxas under `.tools/venv`.
+fn find_ptxas(venv: &Path) -> Option<PathBuf> {
+    let lib = venv.join("lib");
+    for entry in std::fs::read_dir(&lib).ok()?.flatten() {
+        let p = entry
+            .path()
+            .join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// `GYRE_PTXAS` if set; else ptxas in `.tools/venv`, installing it there with pip when
+/// missing. `None` (with a printed reason) if it cannot be had.
+fn find_or_install_ptxas() -> Result<Option<PathBuf>, String> {
+    if let Some(p) = std::env::var_os("GYRE_PTXAS") {
+        return Ok(Some(PathBuf::from(p)));
+    }
+    let venv = root().join(".tools/venv");
+    if let Some(p) = find_ptxas(&venv) {
+        return Ok(Some(p));
+    }
+    eprintln!("xtask: installing {PTXAS_PACKAGE} into {}", venv.display());
+    let installed = run(
+        &root(),
+        "python3",
+        &["-m", "venv", &venv.to_string_lossy()],
+        &[],
+    )
+    .and_then(|()| {
+        run(
+            &root(),
+            &venv.join("bin/pip").to_string_lossy(),
+            &["install", "--quiet", PTXAS_PACKAGE],
+            &[],
+        )
+    });
+    match installed {
+        Ok(()) => Ok(find_ptxas(&venv)),
+        Err(e) => {
+            eprintln!("xtask: ptxas unavailable ({e}); PTX assembly checks will be skipped");
+            Ok(None)
+        }
+    }
+}
+
 fn test() -> Result<(), String> {
     let root = root();
-    run(&root, "cargo", &["fmt", "--all", "--check"])?;
+    let ptxas = find_or_install_ptxas()?;
+    if std::env::var_os("CI").is_some() && ptxas.is_none() {
+        return Err("CI must have ptxas".into());
+    }
+    let envs: Vec<(&str, &Path)> = ptxas
+        .as_deref()
+        .map(|p| vec![("GYRE_PTXAS", p)])
+        .unwrap_or_default();
+    run(&root, "cargo", &["fmt", "--all", "--check"], &[])?;
     run(
         &root,
         "cargo",
-        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
     )?;
-    run(&root, "cargo", &["test", "--workspace"])?;
+    run(&root, "cargo", &["test", "--workspace"], &envs)?;
     // The fuzz crate is its own workspace; its tests replay the seed corpus.
-    run(&root.join("fuzz"), "cargo", &["test"])?;
+    run(&root.join("fuzz"), "cargo", &["test"], &[])?;
     Ok(())
 }
