@@ -1,0 +1,368 @@
+//! The control-flow graph: successors, predecessors, reverse post-order, reachability.
+//!
+//! Edges are kept in CSR form: one `Vec<Block>` of targets and, per block index, a
+//! `[start, end)` range into it, for successors and for predecessors. Walking all edges is
+//! a linear scan over two arrays, with no per-block allocation. A block that is not in the
+//! layout (or has no terminator) has empty ranges.
+//!
+//! Edges are counted with multiplicity: `brif v, block1, block1` gives `block1` twice in the
+//! successors of the block and the block twice in the predecessors of `block1`. Successors
+//! are in branch order (for `br_table`: the default first, then the cases); predecessors in
+//! layout order of the source after [`Cfg::compute`] (after [`Cfg::update_block`] the new
+//! edges come last; every analysis of this crate is independent of predecessor order).
+//!
+//! The reverse post-order comes from one iterative DFS from the entry that visits the
+//! successors of a block last-to-first, so the first successor's region comes first in
+//! RPO (the then-branch before the else-branch).
+
+use core::fmt;
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::EntityRef;
+use gyre_ir::{Block, Function, Inst};
+
+/// Marks an unreachable block in [`Cfg::rpo_number`]'s backing array.
+const UNREACHABLE: u32 = u32::MAX;
+
+/// Why a CFG could not be built.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CfgError {
+    /// A branch targets a block that does not exist or is not in the layout.
+    InvalidTarget {
+        /// The block holding the branch.
+        block: Block,
+        /// The branch instruction.
+        inst: Inst,
+        /// The bad target.
+        target: Block,
+    },
+}
+
+impl fmt::Display for CfgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CfgError::InvalidTarget {
+                block,
+                inst,
+                target,
+            } => write!(
+                f,
+                "{inst} in {block} branches to {target}, which is not in the layout"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CfgError {}
+
+/// Successors and predecessors of every block, plus reverse post-order.
+///
+/// Not kept in sync with the function: after changing the terminator of one block, call
+/// [`Cfg::update_block`] (edges) and then [`Cfg::compute_order`] (RPO), or recompute.
+#[derive(Clone, Default)]
+pub struct Cfg {
+    entry: PackedOption<Block>,
+    succ_range: Vec<[u32; 2]>,
+    succs: Vec<Block>,
+    pred_range: Vec<[u32; 2]>,
+    preds: Vec<Block>,
+    layout: Vec<Block>,
+    rpo: Vec<Block>,
+    rpo_number: Vec<u32>,
+    /// DFS frames `(block, next edge, end)`, reused across runs.
+    dfs_stack: Vec<(u32, u32, u32)>,
+    scratch: Vec<Block>,
+    valid: bool,
+    order_valid: bool,
+}
+
+impl Cfg {
+    /// An empty, invalid CFG.
+    pub fn new() -> Cfg {
+        Cfg::default()
+    }
+
+    /// Build the CFG of `func`.
+    pub fn with_function(func: &Function) -> Result<Cfg, CfgError> {
+        let mut cfg = Cfg::new();
+        cfg.compute(func)?;
+        Ok(cfg)
+    }
+
+    /// Forget everything (keeps the buffers).
+    pub fn clear(&mut self) {
+        self.entry = None.into();
+        self.succ_range.clear();
+        self.succs.clear();
+        self.pred_range.clear();
+        self.preds.clear();
+        self.layout.clear();
+        self.rpo.clear();
+        self.rpo_number.clear();
+        self.valid = false;
+        self.order_valid = false;
+    }
+
+    /// Has `compute` succeeded since the last `clear`?
+    pub fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    /// Is the reverse post-order up to date with the edges?
+    pub fn is_order_valid(&self) -> bool {
+        self.order_valid
+    }
+
+    /// Recompute edges and order from scratch. On error the CFG is left invalid.
+    pub fn compute(&mut self, func: &Function) -> Result<(), CfgError> {
+        self.clear();
+        let n = func.dfg.num_blocks();
+        self.succ_range.resize(n, [0, 0]);
+        // pred_range[b][1] counts predecessors first, then serves as the fill cursor.
+        self.pred_range.resize(n, [0, 0]);
+        for b in func.layout.blocks() {
+            self.layout.push(b);
+            let start = self.succs.len() as u32;
+            if let Some(t) = func.terminator(b) {
+                let succs = &mut self.succs;
+                func.dfg.for_each_dest(t, |bc| succs.push(bc.block));
+                for &s in &self.succs[start as usize..] {
+                    if s.index() >= n || !func.layout.is_block_inserted(s) {
+                        self.clear();
+                        return Err(CfgError::InvalidTarget {
+                            block: b,
+                            inst: t,
+                            target: s,
+                        });
+                    }
+                    self.pred_range[s.index()][1] += 1;
+                }
+            }
+            self.succ_range[b.index()] = [start, self.succs.len() as u32];
+        }
+        let mut off = 0u32;
+        for r in &mut self.pred_range {
+            let cnt = r[1];
+            *r = [off, off];
+            off += cnt;
+        }
+        self.preds.resize(off as usize, Block::new(0));
+        for &b in &self.layout {
+            let [s0, s1] = self.succ_range[b.index()];
+            for &s in &self.succs[s0 as usize..s1 as usize] {
+                let r = &mut self.pred_range[s.index()];
+                self.preds[r[1] as usize] = b;
+                r[1] += 1;
+            }
+        }
+        self.entry = func.layout.entry_block().into();
+        self.valid = true;
+        self.compute_rpo();
+        Ok(())
+    }
+
+    /// Recompute the edges out of `block` after its terminator changed (or it was added to
+    /// or removed from the layout), in time proportional to the old and new edges. The
+    /// order becomes stale: call [`Cfg::compute_order`] before asking for RPO.
+    ///
+    /// Replaced ranges are left as garbage in the edge arrays until the next `compute`.
+    pub fn update_block(&mut self, func: &Function, block: Block) -> Result<(), CfgError> {
+        debug_assert!(self.valid, "update_block on an invalid Cfg");
+        let n = func.dfg.num_blocks();
+        if n > self.succ_range.len() {
+            let start = self.succs.len() as u32;
+            self.succ_range.resize(n, [start, start]);
+            let pstart = self.preds.len() as u32;
+            self.pred_range.resize(n, [pstart, pstart]);
+        }
+        let mut new = core::mem::take(&mut self.scratch);
+        new.clear();
+        let term = if func.layout.is_block_inserted(block) {
+            func.terminator(block)
+        } else {
+            None
+        };
+        if let Some(t) = term {
+            func.dfg.for_each_dest(t, |bc| new.push(bc.block));
+            if let Some(&s) = new
+                .iter()
+                .find(|s| s.index() >= n || !func.layout.is_block_inserted(**s))
+            {
+                self.scratch = new;
+                return Err(CfgError::InvalidTarget {
+                    block,
+                    inst: t,
+                    target: s,
+                });
+            }
+        }
+        // Drop `block` from the predecessors of its old successors.
+        let [o0, o1] = self.succ_range[block.index()];
+        for i in o0..o1 {
+            let s = self.succs[i as usize];
+            let [p0, p1] = self.pred_range[s.index()];
+            let mut w = p0;
+            for r in p0..p1 {
+                let p = self.preds[r as usize];
+                if p != block {
+                    self.preds[w as usize] = p;
+                    w += 1;
+                }
+            }
+            self.pred_range[s.index()][1] = w;
+        }
+        // Write the new successors in place if they fit, else at the end.
+        let start = if new.len() as u32 <= o1 - o0 {
+            o0
+        } else {
+            self.succs.len() as u32
+        };
+        for (k, &s) in new.iter().enumerate() {
+            let at = start as usize + k;
+            if at < self.succs.len() {
+                self.succs[at] = s;
+            } else {
+                self.succs.push(s);
+            }
+        }
+        self.succ_range[block.index()] = [start, start + new.len() as u32];
+        // Append `block` to the predecessors of each new successor, moving a list to the
+        // end of the array when it has no room to grow.
+        for &s in &new {
+            let [p0, p1] = self.pred_range[s.index()];
+            if p1 as usize != self.preds.len() {
+                let at = self.preds.len() as u32;
+                self.preds.extend_from_within(p0 as usize..p1 as usize);
+                self.pred_range[s.index()] = [at, at + (p1 - p0)];
+            }
+            self.preds.push(block);
+            self.pred_range[s.index()][1] += 1;
+        }
+        self.scratch = new;
+        self.order_valid = false;
+        Ok(())
+    }
+
+    /// Recompute the layout list and the reverse post-order after [`Cfg::update_block`].
+    pub fn compute_order(&mut self, func: &Function) {
+        self.layout.clear();
+        self.layout.extend(func.layout.blocks());
+        self.entry = func.layout.entry_block().into();
+        self.compute_rpo();
+    }
+
+    fn compute_rpo(&mut self) {
+        let n = self.succ_range.len();
+        self.rpo.clear();
+        self.rpo_number.clear();
+        self.rpo_number.resize(n, UNREACHABLE);
+        let Some(entry) = self.entry.expand() else {
+            self.order_valid = true;
+            return;
+        };
+        // Post-order first (into `rpo`), reversed at the end. `rpo_number` doubles as the
+        // visited mark (0 = on the stack or done) until the final numbering.
+        let stack = &mut self.dfs_stack;
+        stack.clear();
+        let [s0, s1] = self.succ_range[entry.index()];
+        self.rpo_number[entry.index()] = 0;
+        stack.push((entry.as_u32(), s1, s0));
+        while let Some(top) = stack.last_mut() {
+            // Successors are visited last-to-first: `top.1` counts down to `top.2`.
+            if top.1 == top.2 {
+                self.rpo.push(Block::from_u32(top.0));
+                stack.pop();
+                continue;
+            }
+            top.1 -= 1;
+            let s = self.succs[top.1 as usize];
+            if self.rpo_number[s.index()] == UNREACHABLE {
+                self.rpo_number[s.index()] = 0;
+                let [t0, t1] = self.succ_range[s.index()];
+                stack.push((s.as_u32(), t1, t0));
+            }
+        }
+        self.rpo.reverse();
+        for (i, &b) in self.rpo.iter().enumerate() {
+            self.rpo_number[b.index()] = i as u32;
+        }
+        self.order_valid = true;
+    }
+
+    /// The entry block.
+    pub fn entry(&self) -> Option<Block> {
+        self.entry.expand()
+    }
+
+    /// One more than the largest block index (the size of per-block arrays).
+    pub fn num_block_slots(&self) -> usize {
+        self.succ_range.len()
+    }
+
+    /// Blocks in layout order (as of the last `compute` or `compute_order`).
+    pub fn layout_blocks(&self) -> &[Block] {
+        &self.layout
+    }
+
+    /// Successors of `block` in branch order, repeats included.
+    #[inline]
+    pub fn succs(&self, block: Block) -> &[Block] {
+        match self.succ_range.get(block.index()) {
+            Some(&[a, b]) => &self.succs[a as usize..b as usize],
+            None => &[],
+        }
+    }
+
+    /// Predecessors of `block`, one per edge.
+    #[inline]
+    pub fn preds(&self, block: Block) -> &[Block] {
+        match self.pred_range.get(block.index()) {
+            Some(&[a, b]) => &self.preds[a as usize..b as usize],
+            None => &[],
+        }
+    }
+
+    /// Reachable blocks in reverse post-order (the entry first).
+    pub fn rpo(&self) -> &[Block] {
+        debug_assert!(self.order_valid, "Cfg order is stale: call compute_order");
+        &self.rpo
+    }
+
+    /// The position of `block` in [`Cfg::rpo`], or `None` if it is unreachable.
+    #[inline]
+    pub fn rpo_number(&self, block: Block) -> Option<u32> {
+        match self.rpo_number.get(block.index()) {
+            Some(&n) if n != UNREACHABLE => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Is `block` reachable from the entry?
+    #[inline]
+    pub fn is_reachable(&self, block: Block) -> bool {
+        self.rpo_number(block).is_some()
+    }
+
+    /// Is `from -> to` a retreating edge of the DFS (its target no later in RPO)?
+    /// Every back edge is one; in a reducible CFG every one is a back edge.
+    #[inline]
+    pub fn is_retreating(&self, from: Block, to: Block) -> bool {
+        match (self.rpo_number(from), self.rpo_number(to)) {
+            (Some(f), Some(t)) => t <= f,
+            _ => false,
+        }
+    }
+
+    pub(crate) fn succ_adj(&self) -> crate::tree::Adj<'_> {
+        crate::tree::Adj {
+            ranges: &self.succ_range,
+            targets: &self.succs,
+        }
+    }
+
+    pub(crate) fn pred_adj(&self) -> crate::tree::Adj<'_> {
+        crate::tree::Adj {
+            ranges: &self.pred_range,
+            targets: &self.preds,
+        }
+    }
+}

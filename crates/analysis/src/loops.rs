@@ -1,0 +1,646 @@
+//! Natural loops with LLVM's definition, and the irreducible cycles that are not loops.
+//!
+//! A **loop** is identified by its header `h`: a block with at least one back edge
+//! `p -> h` (an edge whose target dominates its source). The loop is `h` plus every block
+//! that reaches a latch `p` without passing through `h`; all back edges into `h` belong to
+//! one loop (shared/reference/llvm-loop-terminology.rst). Loops nest into a forest.
+//!
+//! **Algorithm** (LLVM's `LoopInfoBase::analyze`, "discover and build"): headers are visited
+//! in post-order, so inner loops are found before the loops around them; from the latches a
+//! backward walk claims every unclaimed block for the new loop, and when it meets a block
+//! already in a loop it jumps to the outermost loop found so far around it (union-find with
+//! path halving), makes that loop a child of the new one and continues from the child's
+//! entering predecessors. Each block is claimed once and each loop adopted once:
+//! O(m α(n)) after the dominator tree. A second phase lays the blocks of every loop out
+//! contiguously in one array (a loop's range contains its subloops' ranges), so membership
+//! is O(1): `contains(l, b)` compares the range of `b`'s innermost loop with `l`'s.
+//!
+//! **Orders** (all independent of predecessor order — "stable" LoopInfo):
+//! - loop ids follow the post-order of headers: every loop's id is smaller than its
+//!   parent's, so iterating [`LoopInfo::loops`] visits inner loops first;
+//! - [`LoopInfo::top_level`] and [`LoopInfo::children`] are in reverse post-order of their
+//!   headers (program order);
+//! - [`LoopInfo::blocks`] starts with the header, then the loop's own blocks (those not in a
+//!   subloop) in RPO, then each child's blocks in child order;
+//! - latches, exits and loop predecessors are in RPO of the blocks involved.
+//!
+//! **Irreducible control flow**: a cycle with more than one entry is not a loop. After
+//! removing every back edge, the reachable CFG is acyclic iff it is reducible; each
+//! remaining non-trivial strongly connected component is reported as an
+//! [`IrreducibleCycle`], and the innermost loop around it (and every loop around that) is
+//! flagged ([`LoopInfo::contains_irreducible`]) so that passes can skip it. Loops inside an
+//! irreducible region are still found. Unreachable blocks are in no loop.
+
+use crate::cfg::Cfg;
+use crate::domtree::DomTree;
+use crate::scc::Scc;
+use bitvec::vec::BitVec;
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{entity_impl, EntityRef, PrimaryMap, SecondaryMap};
+use gyre_ir::{Block, Function, ValueDef};
+
+/// A natural loop, identified by its header.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Loop(u32);
+entity_impl!(Loop, "loop");
+
+#[derive(Clone, Debug)]
+struct LoopData {
+    header: Block,
+    parent: PackedOption<Loop>,
+    depth: u32,
+    /// Range into `LoopInfo::blocks`.
+    blocks: [u32; 2],
+    /// Range into `LoopInfo::children`.
+    children: [u32; 2],
+    /// Range into `LoopInfo::latches`.
+    latches: [u32; 2],
+    irreducible: bool,
+}
+
+/// A strongly connected region with several entries (so no header dominates it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IrreducibleCycle {
+    /// Blocks of the region with a predecessor outside it (at least two), in RPO.
+    pub entries: Vec<Block>,
+    /// All blocks of the region, in RPO.
+    pub blocks: Vec<Block>,
+    /// The innermost loop containing the whole region, if any.
+    pub parent: Option<Loop>,
+}
+
+/// The loop forest of a function.
+#[derive(Clone, Default)]
+pub struct LoopInfo {
+    loops: PrimaryMap<Loop, LoopData>,
+    innermost: SecondaryMap<Block, PackedOption<Loop>>,
+    blocks: Vec<Block>,
+    children: Vec<Loop>,
+    top_level: Vec<Loop>,
+    latches: Vec<Block>,
+    irreducible: Vec<IrreducibleCycle>,
+    // Scratch, reused across runs.
+    uf: Vec<u32>,
+    stack: Vec<Block>,
+    direct: Vec<u32>,
+    cursor: Vec<u32>,
+    scc: Scc,
+    components: Vec<Vec<Block>>,
+    marks: BitVec,
+    valid: bool,
+}
+
+impl LoopInfo {
+    /// An empty, invalid loop forest.
+    pub fn new() -> LoopInfo {
+        LoopInfo::default()
+    }
+
+    /// Compute the loops of `func`.
+    pub fn with_function(func: &Function, cfg: &Cfg, domtree: &DomTree) -> LoopInfo {
+        let mut li = LoopInfo::new();
+        li.compute(func, cfg, domtree);
+        li
+    }
+
+    /// Forget all loops (keeps the buffers).
+    pub fn clear(&mut self) {
+        self.loops.clear();
+        self.innermost.clear();
+        self.blocks.clear();
+        self.children.clear();
+        self.top_level.clear();
+        self.latches.clear();
+        self.irreducible.clear();
+        self.valid = false;
+    }
+
+    /// Has `compute` run since the last `clear`?
+    pub fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    /// Recompute from scratch, reusing buffers.
+    pub fn compute(&mut self, func: &Function, cfg: &Cfg, dt: &DomTree) {
+        debug_assert!(cfg.is_valid() && cfg.is_order_valid() && dt.is_valid());
+        let _ = func;
+        self.clear();
+        self.innermost.resize(cfg.num_block_slots());
+        let irreducible = self.discover(cfg, dt);
+        self.build(cfg, dt);
+        if irreducible {
+            self.find_irreducible(cfg, dt);
+        }
+        self.valid = true;
+    }
+
+    /// Phase 1: find loops and their nesting. Returns whether a retreating edge that is
+    /// not a back edge was seen (the CFG is irreducible).
+    fn discover(&mut self, cfg: &Cfg, dt: &DomTree) -> bool {
+        let mut irreducible = false;
+        self.uf.clear();
+        let tree = dt.tree_ref();
+        for &h in cfg.rpo().iter().rev() {
+            debug_assert!(self.stack.is_empty());
+            // Inline `dominates` on the preorder interval: this loop sees every edge.
+            let nh = tree.node(h);
+            for &p in cfg.preds(h) {
+                let np = tree.node(p);
+                if np.pre == 0 {
+                    continue;
+                }
+                if nh.pre <= np.pre && np.pre <= nh.last {
+                    self.stack.push(p);
+                } else if cfg.rpo_number(h) <= cfg.rpo_number(p) {
+                    irreducible = true;
+                }
+            }
+            if self.stack.is_empty() {
+                continue;
+            }
+            let l = self.loops.push(LoopData {
+                header: h,
+                parent: None.into(),
+                depth: 0,
+                blocks: [0, 0],
+                children: [0, 0],
+                latches: [0, 0],
+                irreducible: false,
+            });
+            self.uf.push(l.as_u32());
+            self.innermost[h] = l.into();
+            while let Some(b) = self.stack.pop() {
+                match self.innermost[b].expand() {
+                    None => {
+                        self.innermost[b] = l.into();
+                        for &p in cfg.preds(b) {
+                            if dt.is_reachable(p) {
+                                self.stack.push(p);
+                            }
+                        }
+                    }
+                    Some(sub) => {
+                        let top = find(&mut self.uf, sub.as_u32());
+                        if top == l.as_u32() {
+                            continue;
+                        }
+                        let top = Loop::from_u32(top);
+                        self.loops[top].parent = l.into();
+                        self.uf[top.index()] = l.as_u32();
+                        // Continue from the subloop's entering edges.
+                        let hh = self.loops[top].header;
+                        for &p in cfg.preds(hh) {
+                            if dt.is_reachable(p) && !dt.dominates(hh, p) {
+                                self.stack.push(p);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        irreducible
+    }
+
+    /// Phase 2: child lists, contiguous block ranges, depths, latches.
+    fn build(&mut self, cfg: &Cfg, dt: &DomTree) {
+        let n = self.loops.len();
+        if n == 0 {
+            return;
+        }
+        // Child list ranges from child counts.
+        self.direct.clear();
+        self.direct.resize(n, 0);
+        let mut ntop = 0u32;
+        for l in self.loops.values() {
+            match l.parent.expand() {
+                Some(p) => self.direct[p.index()] += 1,
+                None => ntop += 1,
+            }
+        }
+        let mut off = 0u32;
+        for (l, d) in self.loops.values_mut().zip(self.direct.iter_mut()) {
+            l.children = [off, off];
+            off += *d;
+            *d = 0;
+        }
+        self.children.resize(off as usize, Loop::new(0));
+        self.top_level.reserve(ntop as usize);
+        // One RPO sweep: count each loop's own blocks, fill child lists in header order.
+        for &b in cfg.rpo() {
+            let Some(l) = self.innermost[b].expand() else {
+                continue;
+            };
+            self.direct[l.index()] += 1;
+            if self.loops[l].header == b {
+                match self.loops[l].parent.expand() {
+                    Some(p) => {
+                        let slot = &mut self.loops[p].children[1];
+                        self.children[*slot as usize] = l;
+                        *slot += 1;
+                    }
+                    None => self.top_level.push(l),
+                }
+            }
+        }
+        // Sizes bottom-up (children have smaller ids), starts top-down.
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.direct);
+        for i in 0..n {
+            if let Some(p) = self.loops[Loop::new(i)].parent.expand() {
+                let s = self.cursor[i];
+                self.cursor[p.index()] += s;
+            }
+        }
+        let mut pos = 0u32;
+        for &t in &self.top_level {
+            let size = self.cursor[t.index()];
+            self.loops[t].blocks = [pos, pos + size];
+            self.loops[t].depth = 1;
+            pos += size;
+        }
+        for i in (0..n).rev() {
+            let l = Loop::new(i);
+            let [start, _] = self.loops[l].blocks;
+            let depth = self.loops[l].depth;
+            let mut p = start + self.direct[i];
+            let [c0, c1] = self.loops[l].children;
+            for k in c0..c1 {
+                let c = self.children[k as usize];
+                let size = self.cursor[c.index()];
+                let cd = &mut self.loops[c];
+                cd.blocks = [p, p + size];
+                cd.depth = depth + 1;
+                p += size;
+            }
+            self.cursor[i] = start;
+        }
+        self.blocks.resize(pos as usize, Block::new(0));
+        for &b in cfg.rpo() {
+            if let Some(l) = self.innermost[b].expand() {
+                let slot = &mut self.cursor[l.index()];
+                self.blocks[*slot as usize] = b;
+                *slot += 1;
+            }
+        }
+        // Latches in RPO.
+        for l in self.loops.values_mut() {
+            let start = self.latches.len();
+            let h = l.header;
+            for &p in cfg.preds(h) {
+                if dt.is_reachable(p) && dt.dominates(h, p) {
+                    self.latches.push(p);
+                }
+            }
+            let ls = &mut self.latches[start..];
+            ls.sort_unstable_by_key(|&b| cfg.rpo_number(b));
+            let mut w = start;
+            for r in start..self.latches.len() {
+                if w == start || self.latches[w - 1] != self.latches[r] {
+                    self.latches[w] = self.latches[r];
+                    w += 1;
+                }
+            }
+            self.latches.truncate(w);
+            l.latches = [start as u32, w as u32];
+        }
+    }
+
+    /// Phase 3 (only for irreducible CFGs): SCCs of the reachable CFG without back edges.
+    fn find_irreducible(&mut self, cfg: &Cfg, dt: &DomTree) {
+        let n = cfg.num_block_slots();
+        let mut comps = core::mem::take(&mut self.components);
+        comps.clear();
+        self.scc.run(
+            n,
+            cfg.rpo().iter().copied(),
+            cfg.succ_adj(),
+            |from, to| dt.is_reachable(to) && !dt.dominates(to, from),
+            |members, _| {
+                if members.len() > 1 {
+                    comps.push(members.to_vec());
+                }
+            },
+        );
+        self.marks.clear();
+        self.marks.resize(n, false);
+        for comp in comps.iter_mut() {
+            comp.sort_unstable_by_key(|&b| cfg.rpo_number(b));
+            for &b in comp.iter() {
+                self.marks.set(b.index(), true);
+            }
+            let entries = comp
+                .iter()
+                .copied()
+                .filter(|&b| {
+                    cfg.preds(b)
+                        .iter()
+                        .any(|&p| dt.is_reachable(p) && !self.marks[p.index()])
+                })
+                .collect();
+            let mut parent = self.innermost[comp[0]].expand();
+            for &b in &comp[1..] {
+                parent = self.common_loop(parent, self.innermost[b].expand());
+            }
+            let mut up = parent;
+            while let Some(l) = up {
+                self.loops[l].irreducible = true;
+                up = self.loops[l].parent.expand();
+            }
+            for &b in comp.iter() {
+                self.marks.set(b.index(), false);
+            }
+            self.irreducible.push(IrreducibleCycle {
+                entries,
+                blocks: core::mem::take(comp),
+                parent,
+            });
+        }
+        self.components = comps;
+    }
+
+    /// The innermost loop containing both (`None` = no loop).
+    fn common_loop(&self, a: Option<Loop>, b: Option<Loop>) -> Option<Loop> {
+        let (mut a, mut b) = (a?, b?);
+        while self.loops[a].depth > self.loops[b].depth {
+            a = self.loops[a].parent.expand()?;
+        }
+        while self.loops[b].depth > self.loops[a].depth {
+            b = self.loops[b].parent.expand()?;
+        }
+        while a != b {
+            a = self.loops[a].parent.expand()?;
+            b = self.loops[b].parent.expand()?;
+        }
+        Some(a)
+    }
+
+    // ---- Queries -----------------------------------------------------------------------
+
+    /// Number of loops.
+    pub fn num_loops(&self) -> usize {
+        self.loops.len()
+    }
+
+    /// All loops, inner loops before the loops containing them.
+    pub fn loops(&self) -> impl DoubleEndedIterator<Item = Loop> + ExactSizeIterator + '_ {
+        self.loops.keys()
+    }
+
+    /// Outermost loops in program order (RPO of headers).
+    pub fn top_level(&self) -> &[Loop] {
+        &self.top_level
+    }
+
+    /// The header of `l`.
+    pub fn header(&self, l: Loop) -> Block {
+        self.loops[l].header
+    }
+
+    /// The loop containing `l` directly.
+    pub fn parent(&self, l: Loop) -> Option<Loop> {
+        self.loops[l].parent.expand()
+    }
+
+    /// Direct subloops of `l` in program order.
+    pub fn children(&self, l: Loop) -> &[Loop] {
+        let [a, b] = self.loops[l].children;
+        &self.children[a as usize..b as usize]
+    }
+
+    /// Nesting depth: 1 for an outermost loop.
+    pub fn depth(&self, l: Loop) -> u32 {
+        self.loops[l].depth
+    }
+
+    /// Every block of `l` (subloops included): the header first, see the module doc.
+    pub fn blocks(&self, l: Loop) -> &[Block] {
+        let [a, b] = self.loops[l].blocks;
+        &self.blocks[a as usize..b as usize]
+    }
+
+    /// The innermost loop containing `block`.
+    #[inline]
+    pub fn innermost_loop(&self, block: Block) -> Option<Loop> {
+        self.innermost.get(block).and_then(|l| l.expand())
+    }
+
+    /// Number of loops containing `block` (0 if none).
+    pub fn loop_depth(&self, block: Block) -> u32 {
+        self.innermost_loop(block).map_or(0, |l| self.depth(l))
+    }
+
+    /// Is `block` the header of a loop?
+    pub fn is_header(&self, block: Block) -> bool {
+        self.innermost_loop(block)
+            .is_some_and(|l| self.loops[l].header == block)
+    }
+
+    /// Is `block` in `l` (or one of its subloops)? O(1).
+    #[inline]
+    pub fn contains(&self, l: Loop, block: Block) -> bool {
+        match self.innermost_loop(block) {
+            Some(m) => self.contains_loop(l, m),
+            None => false,
+        }
+    }
+
+    /// Is `inner` equal to `outer` or nested in it? O(1).
+    #[inline]
+    pub fn contains_loop(&self, outer: Loop, inner: Loop) -> bool {
+        let [a, b] = self.loops[outer].blocks;
+        let s = self.loops[inner].blocks[0];
+        a <= s && s < b
+    }
+
+    /// Blocks of `l` with an edge to the header, in RPO.
+    pub fn latches(&self, l: Loop) -> &[Block] {
+        let [a, b] = self.loops[l].latches;
+        &self.latches[a as usize..b as usize]
+    }
+
+    /// The latch, if there is exactly one latch block.
+    pub fn latch(&self, l: Loop) -> Option<Block> {
+        match self.latches(l) {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// Does `l` or one of its subloops contain an irreducible cycle?
+    pub fn contains_irreducible(&self, l: Loop) -> bool {
+        self.loops[l].irreducible
+    }
+
+    /// The irreducible cycles of the function (empty iff its reachable CFG is reducible).
+    pub fn irreducible_cycles(&self) -> &[IrreducibleCycle] {
+        &self.irreducible
+    }
+
+    /// Is `block` in `l` and has it a successor outside `l`?
+    pub fn is_exiting(&self, l: Loop, block: Block, cfg: &Cfg) -> bool {
+        self.contains(l, block) && cfg.succs(block).iter().any(|&s| !self.contains(l, s))
+    }
+
+    /// Blocks of `l` with a successor outside it, in [`LoopInfo::blocks`] order.
+    pub fn exiting_blocks(&self, l: Loop, cfg: &Cfg) -> Vec<Block> {
+        self.blocks(l)
+            .iter()
+            .copied()
+            .filter(|&b| cfg.succs(b).iter().any(|&s| !self.contains(l, s)))
+            .collect()
+    }
+
+    /// Edges `(inside, outside)` leaving `l`, one per CFG edge.
+    pub fn exit_edges(&self, l: Loop, cfg: &Cfg) -> Vec<(Block, Block)> {
+        let mut out = Vec::new();
+        for &b in self.blocks(l) {
+            for &s in cfg.succs(b) {
+                if !self.contains(l, s) {
+                    out.push((b, s));
+                }
+            }
+        }
+        out
+    }
+
+    /// Targets of the edges leaving `l`, one per edge (repeats possible, as LLVM's
+    /// `getExitBlocks`).
+    pub fn exit_blocks(&self, l: Loop, cfg: &Cfg) -> Vec<Block> {
+        self.exit_edges(l, cfg)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect()
+    }
+
+    /// Distinct exit blocks, in order of first appearance.
+    pub fn unique_exit_blocks(&self, l: Loop, cfg: &Cfg) -> Vec<Block> {
+        let mut out = self.exit_blocks(l, cfg);
+        dedup_keep_first(&mut out);
+        out
+    }
+
+    /// Distinct predecessors of the header outside `l` (unreachable ones included, as in
+    /// LLVM), in RPO, unreachable ones last by index.
+    pub fn loop_predecessors(&self, l: Loop, cfg: &Cfg) -> Vec<Block> {
+        let h = self.header(l);
+        let mut out: Vec<Block> = cfg
+            .preds(h)
+            .iter()
+            .copied()
+            .filter(|&p| !self.contains(l, p))
+            .collect();
+        out.sort_unstable_by_key(|&p| (cfg.rpo_number(p).unwrap_or(u32::MAX), p));
+        out.dedup();
+        out
+    }
+
+    /// The preheader: the only loop predecessor, if it has the header as its only
+    /// successor edge.
+    pub fn preheader(&self, l: Loop, cfg: &Cfg) -> Option<Block> {
+        match self.loop_predecessors(l, cfg)[..] {
+            [p] if cfg.succs(p).len() == 1 => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Do all predecessors of every exit block lie in `l`?
+    pub fn has_dedicated_exits(&self, l: Loop, cfg: &Cfg) -> bool {
+        self.exit_edges(l, cfg)
+            .iter()
+            .all(|&(_, e)| cfg.preds(e).iter().all(|&p| self.contains(l, p)))
+    }
+
+    /// Loop-simplify form: a preheader, a single latch and dedicated exits.
+    pub fn is_loop_simplify_form(&self, l: Loop, cfg: &Cfg) -> bool {
+        self.preheader(l, cfg).is_some()
+            && self.latch(l).is_some()
+            && self.has_dedicated_exits(l, cfg)
+    }
+
+    /// Rotated form: a single latch that is also exiting (a do-while loop).
+    pub fn is_rotated_form(&self, l: Loop, cfg: &Cfg) -> bool {
+        self.latch(l).is_some_and(|b| self.is_exiting(l, b, cfg))
+    }
+
+    /// LCSSA: no value defined in `l` is used by an instruction of a reachable block
+    /// outside `l`. (A branch argument is used in the branching block, so values leave a
+    /// loop only through block parameters of its exit blocks.) O(size of the function).
+    pub fn is_lcssa_form(&self, l: Loop, func: &Function, dt: &DomTree) -> bool {
+        self.first_lcssa_violation(func, dt, |def, user| {
+            self.contains(l, def) && !self.contains(l, user)
+        })
+        .is_none()
+    }
+
+    /// Is `l` and every loop nested in it in LCSSA form? O(size of the function).
+    pub fn is_recursively_lcssa_form(&self, l: Loop, func: &Function, dt: &DomTree) -> bool {
+        self.first_lcssa_violation(func, dt, |def, user| {
+            match self.innermost_loop(def) {
+                // If the innermost loop of the definition holds the user, so do all
+                // the loops around it.
+                Some(d) => self.contains_loop(l, d) && !self.contains(d, user),
+                None => false,
+            }
+        })
+        .is_none()
+    }
+
+    /// Is every loop of the function in LCSSA form?
+    pub fn is_all_lcssa_form(&self, func: &Function, dt: &DomTree) -> bool {
+        self.first_lcssa_violation(func, dt, |def, user| {
+            self.innermost_loop(def)
+                .is_some_and(|d| !self.contains(d, user))
+        })
+        .is_none()
+    }
+
+    /// The first `(def block, user block)` pair, over reachable users in layout order, for
+    /// which `bad` holds.
+    fn first_lcssa_violation(
+        &self,
+        func: &Function,
+        dt: &DomTree,
+        bad: impl Fn(Block, Block) -> bool,
+    ) -> Option<(Block, Block)> {
+        for user in func.layout.blocks() {
+            if !dt.is_reachable(user) {
+                continue;
+            }
+            for inst in func.layout.block_insts(user) {
+                let mut found = None;
+                func.dfg.for_each_inst_value(inst, |v| {
+                    let def = match func.dfg.value_def(v) {
+                        ValueDef::Result(i) => func.layout.inst_block(i),
+                        ValueDef::Param(b, _) => Some(b),
+                        ValueDef::Detached => None,
+                    };
+                    if let Some(d) = def {
+                        if d != user && found.is_none() && bad(d, user) {
+                            found = Some((d, user));
+                        }
+                    }
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Union-find `find` with path halving over loop ids.
+#[inline]
+fn find(uf: &mut [u32], mut x: u32) -> u32 {
+    while uf[x as usize] != x {
+        let g = uf[uf[x as usize] as usize];
+        uf[x as usize] = g;
+        x = g;
+    }
+    x
+}
+
+fn dedup_keep_first(v: &mut Vec<Block>) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    v.retain(|b| seen.insert(*b));
+}
