@@ -1,0 +1,274 @@
+//! Typed execution errors, each with the dynamic location where it happened.
+
+use core::fmt;
+use gyre_ir::{AddrSpace, Block, Inst};
+
+/// Where an error happened: which thread, in which function, at which instruction.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Location {
+    /// CTA index (x, y, z).
+    pub ctaid: [u32; 3],
+    /// Thread index within the CTA (x, y, z).
+    pub tid: [u32; 3],
+    /// Name of the function executing (a kernel or a device function).
+    pub function: String,
+    /// The block holding the instruction.
+    pub block: Block,
+    /// The instruction.
+    pub inst: Inst,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [cx, cy, cz] = self.ctaid;
+        let [tx, ty, tz] = self.tid;
+        write!(
+            f,
+            "cta ({cx},{cy},{cz}) thread ({tx},{ty},{tz}) at @{} {} {}",
+            self.function, self.block, self.inst
+        )
+    }
+}
+
+/// Which use of a poison value was undefined behaviour.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum PoisonUse {
+    /// The condition of `brif` or the index of `br_table`.
+    Branch,
+    /// The address of a load, store or atomic.
+    Address,
+    /// The divisor of a division or remainder (or the dividend of a signed division by
+    /// -1, which might be `INT_MIN`).
+    Divisor,
+    /// The comparison of `atomic_cas` (expected value or memory contents).
+    CasCompare,
+}
+
+/// Why a launch failed.
+#[derive(Clone, PartialEq, Debug)]
+pub enum ExecError {
+    /// An access not inside one live allocation of its space.
+    OutOfBounds {
+        /// Where.
+        loc: Location,
+        /// The pointer value used (in its own space's coordinates).
+        addr: u64,
+        /// The space accessed.
+        space: AddrSpace,
+        /// Access size in bytes.
+        size: u32,
+    },
+    /// An address that is not a multiple of the access size.
+    Misaligned {
+        /// Where.
+        loc: Location,
+        /// The pointer value used.
+        addr: u64,
+        /// Access size in bytes.
+        size: u32,
+    },
+    /// A store or atomic into constant memory.
+    ConstWrite {
+        /// Where.
+        loc: Location,
+        /// The pointer value used.
+        addr: u64,
+    },
+    /// Integer division or remainder by zero.
+    DivisionByZero {
+        /// Where.
+        loc: Location,
+    },
+    /// Signed `INT_MIN / -1` or `INT_MIN % -1`.
+    DivisionOverflow {
+        /// Where.
+        loc: Location,
+    },
+    /// `unreachable` was executed.
+    Unreachable {
+        /// Where.
+        loc: Location,
+    },
+    /// Poison used where it makes the program undefined.
+    Poison {
+        /// Where.
+        loc: Location,
+        /// Which use.
+        what: PoisonUse,
+    },
+    /// Two threads of a CTA touched the same byte with no barrier in between, at least
+    /// one of them writing non-atomically (or one atomically and one plainly).
+    DataRace {
+        /// The second access.
+        loc: Location,
+        /// The space (global or shared).
+        space: AddrSpace,
+        /// The pointer value of the second access.
+        addr: u64,
+        /// The other thread, if a single one is known (several readers are not tracked).
+        other_tid: Option<[u32; 3]>,
+    },
+    /// A barrier that not every thread of the CTA reached, or threads waiting at
+    /// different barriers.
+    DivergentBarrier {
+        /// The barrier of the lowest-numbered waiting thread.
+        loc: Location,
+        /// A thread that did not join that barrier.
+        other_tid: [u32; 3],
+        /// Did that thread return (true) or wait at another barrier (false)?
+        other_exited: bool,
+    },
+    /// The launch executed more instructions than its step limit.
+    StepLimit {
+        /// The instruction about to execute when the budget ran out.
+        loc: Location,
+        /// The limit.
+        limit: u64,
+    },
+    /// Calls nested deeper than [`MAX_CALL_DEPTH`](crate::MAX_CALL_DEPTH).
+    CallDepth {
+        /// The call that went too deep.
+        loc: Location,
+    },
+    /// The IR cannot be executed (missing terminator, bad call, type the interpreter
+    /// cannot handle); the verifier would reject it.
+    InvalidIr {
+        /// The function.
+        function: String,
+        /// The offending instruction, if one.
+        inst: Option<Inst>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The launch itself is wrong: unknown kernel, argument mismatch, zero dimensions.
+    BadLaunch {
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The kind of an [`ExecError`], without its payload (for comparing outcomes).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+#[allow(missing_docs)]
+pub enum ErrorKind {
+    OutOfBounds,
+    Misaligned,
+    ConstWrite,
+    DivisionByZero,
+    DivisionOverflow,
+    Unreachable,
+    Poison,
+    DataRace,
+    DivergentBarrier,
+    StepLimit,
+    CallDepth,
+    InvalidIr,
+    BadLaunch,
+}
+
+impl ExecError {
+    /// Where it happened, if it happened while running a thread.
+    pub fn location(&self) -> Option<&Location> {
+        use ExecError::*;
+        match self {
+            OutOfBounds { loc, .. }
+            | Misaligned { loc, .. }
+            | ConstWrite { loc, .. }
+            | DivisionByZero { loc }
+            | DivisionOverflow { loc }
+            | Unreachable { loc }
+            | Poison { loc, .. }
+            | DataRace { loc, .. }
+            | DivergentBarrier { loc, .. }
+            | StepLimit { loc, .. }
+            | CallDepth { loc } => Some(loc),
+            InvalidIr { .. } | BadLaunch { .. } => None,
+        }
+    }
+
+    /// The kind of error.
+    pub fn kind(&self) -> ErrorKind {
+        use ExecError::*;
+        match self {
+            OutOfBounds { .. } => ErrorKind::OutOfBounds,
+            Misaligned { .. } => ErrorKind::Misaligned,
+            ConstWrite { .. } => ErrorKind::ConstWrite,
+            DivisionByZero { .. } => ErrorKind::DivisionByZero,
+            DivisionOverflow { .. } => ErrorKind::DivisionOverflow,
+            Unreachable { .. } => ErrorKind::Unreachable,
+            Poison { .. } => ErrorKind::Poison,
+            DataRace { .. } => ErrorKind::DataRace,
+            DivergentBarrier { .. } => ErrorKind::DivergentBarrier,
+            StepLimit { .. } => ErrorKind::StepLimit,
+            CallDepth { .. } => ErrorKind::CallDepth,
+            InvalidIr { .. } => ErrorKind::InvalidIr,
+            BadLaunch { .. } => ErrorKind::BadLaunch,
+        }
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ExecError::*;
+        match self {
+            OutOfBounds {
+                loc,
+                addr,
+                space,
+                size,
+            } => write!(
+                f,
+                "{loc}: {size}-byte access at {space} address {addr:#x} is out of bounds"
+            ),
+            Misaligned { loc, addr, size } => {
+                write!(f, "{loc}: {size}-byte access at {addr:#x} is misaligned")
+            }
+            ConstWrite { loc, addr } => write!(f, "{loc}: write to constant memory at {addr:#x}"),
+            DivisionByZero { loc } => write!(f, "{loc}: division by zero"),
+            DivisionOverflow { loc } => write!(f, "{loc}: signed division overflow (INT_MIN / -1)"),
+            Unreachable { loc } => write!(f, "{loc}: reached unreachable"),
+            Poison { loc, what } => write!(f, "{loc}: poison used as {what:?}"),
+            DataRace {
+                loc,
+                space,
+                addr,
+                other_tid,
+            } => {
+                write!(f, "{loc}: data race on {space} address {addr:#x}")?;
+                if let Some([x, y, z]) = other_tid {
+                    write!(f, " with thread ({x},{y},{z})")?;
+                }
+                Ok(())
+            }
+            DivergentBarrier {
+                loc,
+                other_tid: [x, y, z],
+                other_exited,
+            } => write!(
+                f,
+                "{loc}: divergent barrier: thread ({x},{y},{z}) {}",
+                if *other_exited {
+                    "returned"
+                } else {
+                    "waits at another barrier"
+                }
+            ),
+            StepLimit { loc, limit } => write!(f, "{loc}: step limit of {limit} reached"),
+            CallDepth { loc } => write!(f, "{loc}: call depth limit reached"),
+            InvalidIr {
+                function,
+                inst,
+                reason,
+            } => {
+                write!(f, "invalid IR in @{function}")?;
+                if let Some(i) = inst {
+                    write!(f, " at {i}")?;
+                }
+                write!(f, ": {reason}")
+            }
+            BadLaunch { reason } => write!(f, "bad launch: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}

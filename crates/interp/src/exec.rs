@@ -1,0 +1,893 @@
+//! The executor: CTAs one after another, the threads of a CTA cooperatively.
+//!
+//! Each thread runs until it reaches a barrier or returns from the kernel; then the next
+//! thread in the schedule runs. When every thread has stopped, either all wait at the
+//! same barrier (same instruction under the same call stack) and all resume, or all have
+//! returned and the CTA is done; anything else is a [`DivergentBarrier`]. Each barrier
+//! release starts a new race-detection epoch.
+//!
+//! [`DivergentBarrier`]: ExecError::DivergentBarrier
+
+use crate::decode::{AtomKind, CastOp, DFunc, GlobalAddrs, Op, Program, R};
+use crate::error::{ExecError, Location, PoisonUse};
+use crate::memory::{self, split_generic, window_base, Access, Fault, Heap, Memory};
+use crate::semantics::{self as sem, DivTrap};
+use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
+use cranelift_entity::SecondaryMap;
+use gyre_ir::{AddrSpace, AtomicOp, Module, SpecialReg, Type};
+
+/// A suspended call frame.
+#[derive(Copy, Clone)]
+struct Frame {
+    func: u32,
+    /// First register of the frame in the thread's register file.
+    base: u32,
+    /// Where to resume (valid only while the frame is not on top).
+    pc: u32,
+    /// Caller register receiving the return value.
+    ret_dst: R,
+    /// Local-heap state to restore on return.
+    local_allocs: u32,
+    local_top: u64,
+    /// Start of this frame's slot area in the local window.
+    local_base: u64,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum State {
+    Running,
+    AtBarrier,
+    Done,
+}
+
+struct Thread {
+    tid: [u32; 3],
+    lin: u32,
+    regs: Vec<u64>,
+    pois: Vec<bool>,
+    frames: Vec<Frame>,
+    /// pc of the top frame.
+    pc: u32,
+    local: Heap,
+    state: State,
+}
+
+enum Stop {
+    Barrier,
+    Returned,
+}
+
+/// Per-CTA execution context.
+struct Cta<'a> {
+    prog: &'a Program,
+    global: &'a mut Heap,
+    konst: &'a mut Heap,
+    shared: &'a mut Heap,
+    ctaid: [u32; 3],
+    ntid: [u32; 3],
+    nctaid: [u32; 3],
+    epoch: u32,
+    detect: bool,
+    /// Steps left before the limit.
+    budget: u64,
+    limit: u64,
+}
+
+/// Run a launch; see [`crate::run_kernel`].
+pub(crate) fn run(
+    m: &Module,
+    kernel: &str,
+    launch: &Launch,
+    mem: &mut Memory,
+) -> Result<Outcome, ExecError> {
+    let bad = |reason: String| ExecError::BadLaunch { reason };
+    let kid = m
+        .func_by_name(kernel)
+        .ok_or_else(|| bad(format!("no function @{kernel}")))?;
+    let kf = &m.functions[kid];
+    if launch.grid.contains(&0) || launch.block.contains(&0) {
+        return Err(bad("zero grid or CTA dimension".into()));
+    }
+    let nthreads = launch.block.iter().map(|&d| u64::from(d)).product::<u64>();
+    if nthreads > 1 << 20 {
+        return Err(bad(format!("{nthreads} threads per CTA")));
+    }
+    if kf.sig.params.len() != launch.args.len() {
+        return Err(bad(format!(
+            "@{kernel} takes {} arguments, {} given",
+            kf.sig.params.len(),
+            launch.args.len()
+        )));
+    }
+
+    // Lay out module globals.
+    let mut gaddr: GlobalAddrs = SecondaryMap::new();
+    let mut konst = Heap::new(0);
+    let mut shared_proto = Heap::new(0);
+    for (id, g) in m.globals.iter() {
+        let size = g.size() as usize;
+        let mut bytes = vec![0u8; size];
+        let elem = g.elem.bytes() as usize;
+        if let Some(init) = &g.init {
+            for (i, &v) in init.iter().enumerate().take(g.count as usize) {
+                bytes[i * elem..(i + 1) * elem].copy_from_slice(&v.to_le_bytes()[..elem]);
+            }
+        }
+        let align = u64::from(g.align.max(1));
+        gaddr[id] = match g.space {
+            AddrSpace::Global | AddrSpace::Generic => {
+                if let Some(b) = mem.bytes(&g.name) {
+                    if b.len() < size {
+                        return Err(bad(format!(
+                            "buffer {} has {} bytes, global needs {size}",
+                            g.name,
+                            b.len()
+                        )));
+                    }
+                    mem.base(&g.name).expect("buffer exists")
+                } else {
+                    mem.alloc_aligned(&g.name, bytes, align)
+                }
+            }
+            AddrSpace::Const => {
+                let b = konst.push(g.name.clone(), bytes, vec![false; size], align);
+                konst.allocs.last_mut().expect("just pushed").read_only = true;
+                b
+            }
+            AddrSpace::Shared => {
+                // Shared memory starts uninitialized (poison) unless the IR gives a value.
+                let p = vec![g.init.is_none(); size];
+                shared_proto.push(g.name.clone(), bytes, p, align)
+            }
+            AddrSpace::Local => {
+                return Err(bad(format!("global @{} in local space", g.name)));
+            }
+        };
+    }
+
+    let prog = Program::decode(m, kid, &gaddr)?;
+
+    // Kernel arguments.
+    let mut argv = Vec::with_capacity(launch.args.len());
+    for (i, (a, &t)) in launch.args.iter().zip(&kf.sig.params).enumerate() {
+        let v = match (a, t) {
+            (Arg::Int(x), t) if t.is_int() => x & sem::mask(t.bits() as u8),
+            (Arg::F32(x), Type::F32) => u64::from(x.to_bits()),
+            (Arg::F64(x), Type::F64) => x.to_bits(),
+            (Arg::Ptr(p), Type::Ptr(_)) => *p,
+            (Arg::Buffer(name, off), Type::Ptr(AddrSpace::Global | AddrSpace::Generic)) => mem
+                .base(name)
+                .ok_or_else(|| bad(format!("argument {i}: no buffer {name}")))?
+                .wrapping_add(*off),
+            _ => return Err(bad(format!("argument {i}: {a:?} does not fit {t}"))),
+        };
+        argv.push(v);
+    }
+
+    let detect = launch.config.detect_races;
+    mem.set_shadows(detect);
+    if detect {
+        for a in &mut shared_proto.allocs {
+            a.shadow = vec![Default::default(); a.data.len()];
+        }
+    }
+    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv);
+    mem.set_shadows(false);
+    res
+}
+
+fn run_grid(
+    prog: &Program,
+    launch: &Launch,
+    mem: &mut Memory,
+    konst: &mut Heap,
+    shared_proto: &Heap,
+    argv: &[u64],
+) -> Result<Outcome, ExecError> {
+    let [bx, by, bz] = launch.block;
+    let [gx, gy, gz] = launch.grid;
+    let kernel = &prog.funcs[0];
+    let limit = launch.config.step_limit;
+    let mut out = Outcome::default();
+    let mut epoch = 0u32;
+    let mut threads: Vec<Thread> = Vec::new();
+    let mut order: Vec<usize> = Vec::new();
+    for cz in 0..gz {
+        for cy in 0..gy {
+            for cx in 0..gx {
+                let mut shared = shared_proto.clone();
+                epoch += 1;
+                let mut cta = Cta {
+                    prog,
+                    global: &mut mem.heap,
+                    konst,
+                    shared: &mut shared,
+                    ctaid: [cx, cy, cz],
+                    ntid: launch.block,
+                    nctaid: launch.grid,
+                    epoch,
+                    detect: launch.config.detect_races,
+                    budget: limit - out.steps.min(limit),
+                    limit,
+                };
+                // Fresh threads.
+                threads.clear();
+                let mut lin = 0;
+                for tz in 0..bz {
+                    for ty in 0..by {
+                        for tx in 0..bx {
+                            threads.push(new_thread([tx, ty, tz], lin, kernel, argv));
+                            lin += 1;
+                        }
+                    }
+                }
+                let mut round = 0u64;
+                loop {
+                    schedule(&mut order, threads.len(), launch.config.schedule, round);
+                    round += 1;
+                    for &i in &order {
+                        let t = &mut threads[i];
+                        if t.state != State::Running {
+                            continue;
+                        }
+                        t.state = match cta.run_thread(t)? {
+                            Stop::Barrier => State::AtBarrier,
+                            Stop::Returned => State::Done,
+                        };
+                    }
+                    let Some(first) = threads.iter().position(|t| t.state == State::AtBarrier)
+                    else {
+                        break;
+                    };
+                    // Every thread must wait at the same dynamic barrier.
+                    let f = &threads[first];
+                    let same = |t: &Thread| {
+                        let n = t.frames.len();
+                        t.pc == f.pc
+                            && n == f.frames.len()
+                            && t.frames
+                                .iter()
+                                .zip(&f.frames)
+                                .enumerate()
+                                .all(|(i, (a, b))| a.func == b.func && (i + 1 == n || a.pc == b.pc))
+                    };
+                    if let Some(o) = threads.iter().find(|t| t.state == State::Done || !same(t)) {
+                        return Err(ExecError::DivergentBarrier {
+                            loc: cta.loc(f, f.pc - 1),
+                            other_tid: o.tid,
+                            other_exited: o.state == State::Done,
+                        });
+                    }
+                    for t in threads.iter_mut() {
+                        t.state = State::Running;
+                    }
+                    cta.epoch += 1;
+                    out.barriers += 1;
+                }
+                epoch = cta.epoch;
+                out.steps += (limit - out.steps.min(limit)) - cta.budget;
+                out.ctas += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The order in which threads run in one round.
+fn schedule(order: &mut Vec<usize>, n: usize, s: Schedule, round: u64) {
+    order.clear();
+    order.extend(0..n);
+    match s {
+        Schedule::Forward => {}
+        Schedule::Reverse => order.reverse(),
+        Schedule::Shuffle(seed) => {
+            let mut x = seed ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            for i in (1..n).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                order.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+        }
+    }
+}
+
+fn new_thread(tid: [u32; 3], lin: u32, kernel: &DFunc, argv: &[u64]) -> Thread {
+    let n = kernel.nregs as usize;
+    let mut t = Thread {
+        tid,
+        lin,
+        regs: vec![0; n],
+        pois: vec![true; n],
+        frames: Vec::new(),
+        pc: 0,
+        local: Heap::new(0),
+        state: State::Running,
+    };
+    for (&p, &v) in kernel.params.iter().zip(argv) {
+        t.regs[p as usize] = v;
+        t.pois[p as usize] = false;
+    }
+    let local_base = push_slots(&mut t.local, kernel);
+    t.frames.push(Frame {
+        func: 0,
+        base: 0,
+        pc: 0,
+        ret_dst: 0,
+        local_allocs: 0,
+        local_top: 0,
+        local_base,
+    });
+    t
+}
+
+/// Allocate a frame's slots (uninitialized: poison); returns the frame's local base.
+fn push_slots(local: &mut Heap, f: &DFunc) -> u64 {
+    let base = local.top.next_multiple_of(f.frame_align);
+    for &(off, size) in &f.slots {
+        local.allocs.push(memory::Alloc {
+            name: String::new(),
+            base: base + off,
+            data: vec![0; size as usize],
+            poison: vec![true; size as usize],
+            shadow: Vec::new(),
+            read_only: false,
+        });
+    }
+    local.top = base + f.frame_size;
+    base
+}
+
+impl Cta<'_> {
+    fn loc(&self, t: &Thread, pc: u32) -> Location {
+        let f = &self.prog.funcs[t.frames.last().expect("thread has a frame").func as usize];
+        let (block, inst) = f.locs[pc as usize];
+        Location {
+            ctaid: self.ctaid,
+            tid: t.tid,
+            function: f.name.clone(),
+            block,
+            inst,
+        }
+    }
+
+    fn fault(
+        &self,
+        t: &Thread,
+        pc: u32,
+        f: Fault,
+        addr: u64,
+        size: u8,
+        space: AddrSpace,
+    ) -> ExecError {
+        let loc = self.loc(t, pc);
+        match f {
+            Fault::OutOfBounds => ExecError::OutOfBounds {
+                loc,
+                addr,
+                space,
+                size: u32::from(size),
+            },
+            Fault::Misaligned => ExecError::Misaligned {
+                loc,
+                addr,
+                size: u32::from(size),
+            },
+            Fault::ReadOnly => ExecError::ConstWrite { loc, addr },
+            Fault::Race { other } => {
+                let [bx, by, _] = self.ntid;
+                ExecError::DataRace {
+                    loc,
+                    space,
+                    addr,
+                    other_tid: other.map(|o| [o % bx, (o / bx) % by, o / (bx * by)]),
+                }
+            }
+        }
+    }
+
+    /// Run a thread until it reaches a barrier or returns from the kernel.
+    fn run_thread(&mut self, t: &mut Thread) -> Result<Stop, ExecError> {
+        let prog = self.prog;
+        let mut frame = *t.frames.last().expect("thread has a frame");
+        let mut f: &DFunc = &prog.funcs[frame.func as usize];
+        let mut code: &[Op] = &f.code;
+        let mut pc = t.pc;
+        let mut base = frame.base as usize;
+        let mut budget = self.budget;
+        let acc = Access {
+            tid: t.lin,
+            epoch: self.epoch,
+            check: self.detect,
+        };
+
+        // The current frame's registers, as slices so the optimizer keeps their
+        // address and length in machine registers; re-sliced at calls and returns.
+        let mut regs: &mut [u64] = &mut t.regs[base..];
+        let mut pois: &mut [bool] = &mut t.pois[base..];
+        macro_rules! v {
+            ($r:expr) => {
+                regs[$r as usize]
+            };
+        }
+        macro_rules! p {
+            ($r:expr) => {
+                pois[$r as usize]
+            };
+        }
+        macro_rules! set {
+            ($r:expr, $val:expr, $poison:expr) => {{
+                let (val, poison) = ($val, $poison);
+                regs[$r as usize] = val;
+                pois[$r as usize] = poison;
+            }};
+        }
+        macro_rules! bail {
+            ($e:expr) => {{
+                let e = $e;
+                t.pc = pc;
+                self.budget = budget;
+                return Err(e);
+            }};
+        }
+        // Pick the heap for an access; `$space` is the pointer's static space.
+        macro_rules! heap {
+            ($space:expr, $addr:expr) => {{
+                let (sp, a) = match $space {
+                    AddrSpace::Generic => split_generic($addr),
+                    s => (s, $addr),
+                };
+                let (h, tracked): (&mut Heap, bool) = match sp {
+                    AddrSpace::Shared => (&mut *self.shared, true),
+                    AddrSpace::Local => (&mut t.local, false),
+                    AddrSpace::Const => (&mut *self.konst, false),
+                    _ => (&mut *self.global, true),
+                };
+                (
+                    h,
+                    a,
+                    sp,
+                    Access {
+                        check: acc.check && tracked,
+                        ..acc
+                    },
+                )
+            }};
+        }
+        macro_rules! edge {
+            ($e:expr) => {{
+                let e = f.edges[$e as usize];
+                let cs = &f.copies[e.copies as usize..(e.copies + e.ncopies) as usize];
+                if e.overlap {
+                    // Parallel copy: read every source before writing any destination.
+                    let tmp: Vec<(u64, bool)> = cs.iter().map(|&(_, s)| (v!(s), p!(s))).collect();
+                    for (&(d, _), (val, poison)) in cs.iter().zip(tmp) {
+                        set!(d, val, poison);
+                    }
+                } else {
+                    for &(d, s) in cs {
+                        set!(d, v!(s), p!(s));
+                    }
+                }
+                pc = e.pc;
+            }};
+        }
+
+        loop {
+            if budget == 0 {
+                let limit = self.limit;
+                bail!(ExecError::StepLimit {
+                    loc: self.loc(t, pc),
+                    limit
+                });
+            }
+            budget -= 1;
+            let op = code[pc as usize];
+            let cur = pc;
+            pc += 1;
+            match op {
+                Op::Const { dst, bits } => set!(dst, bits, false),
+                Op::Bin {
+                    op,
+                    w,
+                    flags,
+                    dst,
+                    a,
+                    b,
+                } => {
+                    let (r, pr) = sem::bin(op, w, flags, v!(a), v!(b));
+                    set!(dst, r, pr | p!(a) | p!(b));
+                }
+                Op::Add { m, dst, a, b } => set!(dst, v!(a).wrapping_add(v!(b)) & m, p!(a) | p!(b)),
+                Op::Sub { m, dst, a, b } => set!(dst, v!(a).wrapping_sub(v!(b)) & m, p!(a) | p!(b)),
+                Op::Mul { m, dst, a, b } => set!(dst, v!(a).wrapping_mul(v!(b)) & m, p!(a) | p!(b)),
+                Op::And { dst, a, b } => set!(dst, v!(a) & v!(b), p!(a) | p!(b)),
+                Op::Or { dst, a, b } => set!(dst, v!(a) | v!(b), p!(a) | p!(b)),
+                Op::Xor { dst, a, b } => set!(dst, v!(a) ^ v!(b), p!(a) | p!(b)),
+                Op::Div {
+                    op,
+                    w,
+                    exact,
+                    dst,
+                    a,
+                    b,
+                } => {
+                    let signed = matches!(op, sem::DivOp::Sdiv | sem::DivOp::Srem);
+                    if p!(b) || (signed && p!(a) && sem::sext(v!(b), w) == -1) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Divisor
+                        });
+                    }
+                    match sem::div(op, w, exact, v!(a), v!(b)) {
+                        Ok((r, pr)) => set!(dst, r, pr | p!(a)),
+                        Err(DivTrap::Zero) => {
+                            bail!(ExecError::DivisionByZero {
+                                loc: self.loc(t, cur)
+                            })
+                        }
+                        Err(DivTrap::Overflow) => {
+                            bail!(ExecError::DivisionOverflow {
+                                loc: self.loc(t, cur)
+                            })
+                        }
+                    }
+                }
+                Op::IUn { op, w, dst, a } => set!(dst, sem::iun(op, w, v!(a)), p!(a)),
+                Op::FBin { op, f64, dst, a, b } => {
+                    set!(dst, sem::fbin(op, f64, v!(a), v!(b)), p!(a) | p!(b))
+                }
+                Op::FUn { op, f64, dst, a } => set!(dst, sem::fun(op, f64, v!(a)), p!(a)),
+                Op::Fma { f64, dst, a, b, c } => {
+                    set!(
+                        dst,
+                        sem::fma(f64, v!(a), v!(b), v!(c)),
+                        p!(a) | p!(b) | p!(c)
+                    )
+                }
+                Op::Icmp { cc, w, dst, a, b } => {
+                    set!(
+                        dst,
+                        u64::from(cc.eval(u32::from(w), v!(a), v!(b))),
+                        p!(a) | p!(b)
+                    )
+                }
+                Op::Fcmp { cc, f64, dst, a, b } => {
+                    let r = cc.eval(sem::as_f64(f64, v!(a)), sem::as_f64(f64, v!(b)));
+                    set!(dst, u64::from(r), p!(a) | p!(b))
+                }
+                Op::Select { dst, c, a, b } => {
+                    let pick = if v!(c) & 1 != 0 { a } else { b };
+                    set!(dst, v!(pick), p!(c) | p!(pick));
+                }
+                Op::Cast { op, dst, a } => {
+                    let x = v!(a);
+                    let (r, pr) = match op {
+                        CastOp::Sext { from, to } => {
+                            (sem::sext(x, from) as u64 & sem::mask(to), false)
+                        }
+                        CastOp::Mask { to } => (x & sem::mask(to), false),
+                        CastOp::FpToInt { src64, w, signed } => sem::fp_to_int(src64, w, signed, x),
+                        CastOp::IntToFp { w, signed, dst64 } => {
+                            (sem::int_to_fp(w, signed, dst64, x), false)
+                        }
+                        CastOp::Fpext => (sem::fpext(x), false),
+                        CastOp::Fptrunc => (sem::fptrunc(x), false),
+                        CastOp::Addrspace { from, to } => addrspace_cast(from, to, x),
+                    };
+                    set!(dst, r, pr | p!(a));
+                }
+                Op::PtrAdd {
+                    dst,
+                    base: b,
+                    idx,
+                    w,
+                    scale,
+                } => {
+                    let off = (sem::sext(v!(idx), w) as u64).wrapping_mul(u64::from(scale));
+                    set!(dst, v!(b).wrapping_add(off), p!(b) | p!(idx));
+                }
+                Op::Load {
+                    space,
+                    size,
+                    i1,
+                    dst,
+                    ptr,
+                } => {
+                    if p!(ptr) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Address
+                        });
+                    }
+                    let addr = v!(ptr);
+                    let (h, a, sp, acc) = heap!(space, addr);
+                    match h.load(a, u64::from(size), acc) {
+                        Ok((val, poison)) => set!(dst, if i1 { val & 1 } else { val }, poison),
+                        Err(e) => bail!(self.fault(t, cur, e, addr, size, sp)),
+                    }
+                }
+                Op::Store {
+                    space,
+                    size,
+                    val,
+                    ptr,
+                } => {
+                    if p!(ptr) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Address
+                        });
+                    }
+                    let addr = v!(ptr);
+                    let (x, px) = (v!(val), p!(val));
+                    let (h, a, sp, acc) = heap!(space, addr);
+                    if let Err(e) = h.store(a, u64::from(size), x, px, acc) {
+                        bail!(self.fault(t, cur, e, addr, size, sp));
+                    }
+                }
+                Op::Rmw {
+                    op,
+                    kind,
+                    space,
+                    dst,
+                    ptr,
+                    val,
+                } => {
+                    if p!(ptr) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Address
+                        });
+                    }
+                    let addr = v!(ptr);
+                    let (x, px) = (v!(val), p!(val));
+                    let size = match kind {
+                        AtomKind::Int(w) => w.div_ceil(8),
+                        AtomKind::F32 => 4,
+                        AtomKind::F64 => 8,
+                    };
+                    let (h, a, sp, acc) = heap!(space, addr);
+                    let r = h.rmw(a, u64::from(size), acc, |old, po| {
+                        Some((atomic(op, kind, old, x), po | px))
+                    });
+                    match r {
+                        Ok((old, po)) => set!(dst, old, po),
+                        Err(e) => bail!(self.fault(t, cur, e, addr, size, sp)),
+                    }
+                }
+                Op::Cas {
+                    space,
+                    size,
+                    dst,
+                    ptr,
+                    exp,
+                    new,
+                } => {
+                    if p!(ptr) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Address
+                        });
+                    }
+                    if p!(exp) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::CasCompare
+                        });
+                    }
+                    let addr = v!(ptr);
+                    let (e, n, pn) = (v!(exp), v!(new), p!(new));
+                    let (h, a, sp, acc) = heap!(space, addr);
+                    let mut poisoned_mem = false;
+                    let r = h.rmw(a, u64::from(size), acc, |old, po| {
+                        poisoned_mem = po;
+                        (!po && old == e).then_some((n, pn))
+                    });
+                    match r {
+                        Ok(_) if poisoned_mem => {
+                            bail!(ExecError::Poison {
+                                loc: self.loc(t, cur),
+                                what: PoisonUse::CasCompare
+                            })
+                        }
+                        Ok((old, _)) => set!(dst, old, false),
+                        Err(er) => bail!(self.fault(t, cur, er, addr, size, sp)),
+                    }
+                }
+                Op::SlotAddr { dst, off, generic } => {
+                    let a = frame.local_base + off;
+                    set!(
+                        dst,
+                        if generic {
+                            a + window_base(AddrSpace::Local)
+                        } else {
+                            a
+                        },
+                        false
+                    );
+                }
+                Op::Sreg { dst, reg } => {
+                    let r = match reg {
+                        SpecialReg::TidX => t.tid[0],
+                        SpecialReg::TidY => t.tid[1],
+                        SpecialReg::TidZ => t.tid[2],
+                        SpecialReg::NtidX => self.ntid[0],
+                        SpecialReg::NtidY => self.ntid[1],
+                        SpecialReg::NtidZ => self.ntid[2],
+                        SpecialReg::CtaidX => self.ctaid[0],
+                        SpecialReg::CtaidY => self.ctaid[1],
+                        SpecialReg::CtaidZ => self.ctaid[2],
+                        SpecialReg::NctaidX => self.nctaid[0],
+                        SpecialReg::NctaidY => self.nctaid[1],
+                        SpecialReg::NctaidZ => self.nctaid[2],
+                        SpecialReg::LaneId => t.lin % 32,
+                        SpecialReg::WarpSize => 32,
+                    };
+                    set!(dst, u64::from(r), false);
+                }
+                Op::Barrier => {
+                    t.pc = pc;
+                    self.budget = budget;
+                    return Ok(Stop::Barrier);
+                }
+                Op::Freeze { dst, a } => {
+                    let (x, px) = (v!(a), p!(a));
+                    set!(dst, if px { 0 } else { x }, false);
+                }
+                Op::Call {
+                    func,
+                    args,
+                    nargs,
+                    dst,
+                } => {
+                    if t.frames.len() >= MAX_CALL_DEPTH {
+                        bail!(ExecError::CallDepth {
+                            loc: self.loc(t, cur)
+                        });
+                    }
+                    let callee = &prog.funcs[func as usize];
+                    let new_base = t.regs.len();
+                    t.regs.resize(new_base + callee.nregs as usize, 0);
+                    t.pois.resize(new_base + callee.nregs as usize, true);
+                    for (i, &p) in callee.params.iter().enumerate() {
+                        let a = f.call_args[(args + i as u32) as usize];
+                        debug_assert!(i < nargs as usize);
+                        t.regs[new_base + p as usize] = t.regs[base + a as usize];
+                        t.pois[new_base + p as usize] = t.pois[base + a as usize];
+                    }
+                    let top = t.frames.last_mut().expect("frame");
+                    top.pc = pc;
+                    let (local_allocs, local_top) = (t.local.allocs.len() as u32, t.local.top);
+                    let local_base = push_slots(&mut t.local, callee);
+                    frame = Frame {
+                        func,
+                        base: new_base as u32,
+                        pc: 0,
+                        ret_dst: dst,
+                        local_allocs,
+                        local_top,
+                        local_base,
+                    };
+                    t.frames.push(frame);
+                    f = callee;
+                    code = &f.code;
+                    base = new_base;
+                    regs = &mut t.regs[base..];
+                    pois = &mut t.pois[base..];
+                    pc = 0;
+                }
+                Op::Jump { edge } => edge!(edge),
+                Op::Brif { c, t: te, f: fe } => {
+                    if p!(c) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Branch
+                        });
+                    }
+                    if v!(c) & 1 != 0 {
+                        edge!(te)
+                    } else {
+                        edge!(fe)
+                    }
+                }
+                Op::BrTable { idx, table } => {
+                    if p!(idx) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Branch
+                        });
+                    }
+                    let x = v!(idx);
+                    let tb = &f.tables[table as usize];
+                    let e = tb
+                        .cases
+                        .iter()
+                        .find(|c| c.0 == x)
+                        .map_or(tb.default, |c| c.1);
+                    edge!(e)
+                }
+                Op::Return { val, has_val } => {
+                    let (x, px) = if has_val {
+                        (v!(val), p!(val))
+                    } else {
+                        (0, true)
+                    };
+                    let done = t.frames.pop().expect("frame");
+                    let Some(caller) = t.frames.last().copied() else {
+                        t.frames.push(done);
+                        t.pc = cur;
+                        self.budget = budget;
+                        return Ok(Stop::Returned);
+                    };
+                    t.local.truncate(done.local_allocs as usize, done.local_top);
+                    t.regs.truncate(done.base as usize);
+                    t.pois.truncate(done.base as usize);
+                    frame = caller;
+                    f = &prog.funcs[frame.func as usize];
+                    code = &f.code;
+                    base = frame.base as usize;
+                    regs = &mut t.regs[base..];
+                    pois = &mut t.pois[base..];
+                    pc = frame.pc;
+                    set!(done.ret_dst, x, px);
+                }
+                Op::Unreachable => bail!(ExecError::Unreachable {
+                    loc: self.loc(t, cur)
+                }),
+            }
+        }
+    }
+}
+
+/// `addrspace_cast`: through the generic window; a generic pointer outside the target
+/// space's window converts to poison.
+fn addrspace_cast(from: AddrSpace, to: AddrSpace, x: u64) -> (u64, bool) {
+    let generic = x.wrapping_add(window_base(from));
+    if to == AddrSpace::Generic {
+        return (generic, false);
+    }
+    let (sp, off) = split_generic(generic);
+    (off, sp != to)
+}
+
+/// The new memory value of an atomic read-modify-write.
+fn atomic(op: AtomicOp, kind: AtomKind, old: u64, x: u64) -> u64 {
+    match kind {
+        AtomKind::F32 => match op {
+            AtomicOp::Add => sem::fbin(sem::FBinOp::Add, false, old, x),
+            _ => x,
+        },
+        AtomKind::F64 => match op {
+            AtomicOp::Add => sem::fbin(sem::FBinOp::Add, true, old, x),
+            _ => x,
+        },
+        AtomKind::Int(w) => {
+            let m = sem::mask(w);
+            let (sa, sx) = (sem::sext(old, w), sem::sext(x, w));
+            match op {
+                AtomicOp::Add => old.wrapping_add(x) & m,
+                AtomicOp::And => old & x,
+                AtomicOp::Or => old | x,
+                AtomicOp::Xor => old ^ x,
+                AtomicOp::Smin => {
+                    if sa <= sx {
+                        old
+                    } else {
+                        x
+                    }
+                }
+                AtomicOp::Smax => {
+                    if sa >= sx {
+                        old
+                    } else {
+                        x
+                    }
+                }
+                AtomicOp::Umin => old.min(x),
+                AtomicOp::Umax => old.max(x),
+                AtomicOp::Exch => x,
+            }
+        }
+    }
+}

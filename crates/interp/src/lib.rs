@@ -1,0 +1,194 @@
+//! The reference interpreter for Gyre IR: the oracle every transform is tested against.
+//!
+//! [`run_kernel`] executes one kernel of a [`Module`] over a grid of CTAs. The threads of
+//! a CTA run cooperatively: each runs until it reaches a `barrier` or returns, then the
+//! next; when all have stopped they must all wait at the same barrier (which then
+//! releases them) or all have returned. A barrier only part of the CTA reaches is a
+//! [`ExecError::DivergentBarrier`], never a hang. CTAs run one after another.
+//!
+//! Every function the kernel can reach is first decoded into a flat array of compact
+//! instructions over a register file indexed by value number (block parameters are
+//! registers; branch arguments become parallel copies on the edge), so the inner loop
+//! is one `match` per IR instruction.
+//!
+//! # Memory model
+//!
+//! Pointers are 64-bit. Each address space is a set of live allocations separated by
+//! unmapped guard bytes; an access must lie entirely inside one live allocation of its
+//! space ([`ExecError::OutOfBounds`]) and be a multiple of its size
+//! ([`ExecError::Misaligned`]).
+//!
+//! - **global**: the caller's named buffers in [`Memory`], plus the module's globals of
+//!   the global space (added under their names, zeroed or from their initializer, unless
+//!   the caller already made a buffer of that name, which then stands for the global).
+//! - **const**: the module's const globals, from their initializers; read-only
+//!   ([`ExecError::ConstWrite`]).
+//! - **shared**: the module's shared globals, fresh for every CTA and uninitialized
+//!   (poison) unless they have an initializer.
+//! - **local**: each thread's slots, fresh (poison) at each call and freed at return.
+//!
+//! A generic pointer is the address inside a window whose top bits tell the space
+//! (global `0x0…`, const `0x1…`, shared `0x2…`, local `0x3…` in bits 60–63); a pointer
+//! of a specific space holds the offset inside its window (for global, the same value).
+//! `addrspace_cast` adds or removes the window base; converting a generic pointer that
+//! is outside the target window gives poison.
+//!
+//! # Poison
+//!
+//! Every register and every byte of memory carries a poison flag. Poison comes from
+//! `nsw`/`nuw`/`exact` violations, shifts by at least the width, out-of-range or NaN
+//! `fptosi`/`fptoui`, bad generic-to-specific casts, uninitialized shared and local
+//! memory, and undefined values. It propagates through arithmetic, comparisons, casts
+//! and `select` (a poison condition poisons the result; the unselected arm does not),
+//! through stores into memory bytes and back through loads. `freeze` turns poison
+//! into 0. Branching on poison, a poison address, a poison divisor and a poison
+//! `atomic_cas` comparison are errors ([`ExecError::Poison`]).
+//!
+//! # Races and determinism
+//!
+//! With [`Config::detect_races`] (the default), every byte of global and shared memory
+//! remembers its last writer and its reader(s) with the barrier epoch of the access; two
+//! threads of one CTA touching a byte in the same epoch, at least one writing (atomics
+//! conflict only with plain accesses), is a [`ExecError::DataRace`]. A race-free kernel
+//! therefore gives the same memory whatever the [`Schedule`]. docs/ir.md
+//! (`## Semantics`) is the full statement of the semantics.
+#![warn(missing_docs)]
+
+mod compare;
+mod decode;
+mod error;
+mod exec;
+mod inputs;
+mod memory;
+pub mod semantics;
+
+pub use compare::{assert_same_behaviour, Difference, Inputs};
+pub use error::{ErrorKind, ExecError, Location, PoisonUse};
+pub use inputs::{random_inputs, MAX_RANDOM_CTA, MAX_RANDOM_GRID};
+pub use memory::{split_generic, window_base, Element, Memory, GLOBAL_START, GUARD, WINDOW};
+
+use gyre_ir::Module;
+
+/// How deep device-function calls may nest before [`ExecError::CallDepth`].
+pub const MAX_CALL_DEPTH: usize = 1024;
+
+/// The default [`Config::step_limit`]: IR instructions per launch, over all threads.
+pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
+
+/// A kernel argument.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Arg {
+    /// An integer (its low bits for narrower parameters).
+    Int(u64),
+    /// An `f32`.
+    F32(f32),
+    /// An `f64`.
+    F64(f64),
+    /// A raw pointer value.
+    Ptr(u64),
+    /// The address of a named buffer of [`Memory`] plus a byte offset.
+    Buffer(String, u64),
+}
+
+impl Arg {
+    /// The address of the start of a named buffer.
+    pub fn buffer(name: &str) -> Arg {
+        Arg::Buffer(name.to_string(), 0)
+    }
+}
+
+/// In which order the threads of a CTA run between barriers.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub enum Schedule {
+    /// Increasing linear thread id.
+    #[default]
+    Forward,
+    /// Decreasing linear thread id.
+    Reverse,
+    /// A pseudo-random permutation per round, from this seed.
+    Shuffle(u64),
+}
+
+/// Execution knobs.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Config {
+    /// Most IR instructions the whole launch may execute ([`DEFAULT_STEP_LIMIT`]).
+    pub step_limit: u64,
+    /// Thread order ([`Schedule::Forward`]).
+    pub schedule: Schedule,
+    /// Check for data races in global and shared memory (on by default; off makes
+    /// memory accesses cheaper, for benchmarks).
+    pub detect_races: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            step_limit: DEFAULT_STEP_LIMIT,
+            schedule: Schedule::Forward,
+            detect_races: true,
+        }
+    }
+}
+
+/// A launch configuration: grid and CTA shapes, arguments and knobs.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Launch {
+    /// CTAs per grid dimension (x, y, z); each at least 1.
+    pub grid: [u32; 3],
+    /// Threads per CTA dimension (x, y, z); each at least 1.
+    pub block: [u32; 3],
+    /// One argument per kernel parameter.
+    pub args: Vec<Arg>,
+    /// Knobs.
+    pub config: Config,
+}
+
+impl Launch {
+    /// A launch with default knobs.
+    pub fn new(grid: [u32; 3], block: [u32; 3], args: Vec<Arg>) -> Launch {
+        Launch {
+            grid,
+            block,
+            args,
+            config: Config::default(),
+        }
+    }
+
+    /// A 1-D launch of `ctas` CTAs of `threads` threads.
+    pub fn linear(ctas: u32, threads: u32, args: Vec<Arg>) -> Launch {
+        Launch::new([ctas, 1, 1], [threads, 1, 1], args)
+    }
+}
+
+/// What a successful launch did. The written memory is in the caller's [`Memory`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Outcome {
+    /// IR instructions executed over all threads.
+    pub steps: u64,
+    /// Barrier releases over all CTAs.
+    pub barriers: u64,
+    /// CTAs run.
+    pub ctas: u64,
+}
+
+/// Run the kernel named `kernel` of `module` over the launch, reading and writing the
+/// buffers of `memory`.
+///
+/// On error, `memory` holds whatever was written before the error.
+///
+/// ```
+/// use gyre_interp::{run_kernel, Arg, Launch, Memory};
+/// let module = gyre_ir::Module::new();
+/// let mut mem = Memory::new();
+/// let err = run_kernel(&module, "missing", &Launch::linear(1, 1, vec![]), &mut mem);
+/// assert!(err.is_err());
+/// ```
+pub fn run_kernel(
+    module: &Module,
+    kernel: &str,
+    launch: &Launch,
+    memory: &mut Memory,
+) -> Result<Outcome, ExecError> {
+    exec::run(module, kernel, launch, memory)
+}

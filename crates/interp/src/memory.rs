@@ -1,0 +1,488 @@
+//! Memory: address windows, allocations with per-byte poison, and race shadows.
+//!
+//! Every address space is a set of allocations ("heaps"). A pointer of a specific space
+//! holds an offset into that space's window; a generic pointer holds the window base plus
+//! that offset, so its high bits tell the space:
+//!
+//! | space  | generic window                         | specific pointer value |
+//! |--------|----------------------------------------|------------------------|
+//! | global | `0x0000_0000_0000_0000 .. 2^60`        | same as generic        |
+//! | const  | `0x1000_0000_0000_0000 ..`             | offset in the window   |
+//! | shared | `0x2000_0000_0000_0000 ..`             | offset in the window   |
+//! | local  | `0x3000_0000_0000_0000 ..`             | offset in the window   |
+//!
+//! Allocations are separated by [`GUARD`] unmapped bytes, and none starts at offset 0,
+//! so a null pointer and small overruns are out of bounds rather than silently landing
+//! in a neighbour.
+
+use gyre_ir::AddrSpace;
+use rustc_hash::FxHashMap;
+
+/// Size of each address window (2^60 bytes).
+pub const WINDOW: u64 = 1 << 60;
+/// Unmapped bytes before and between allocations.
+pub const GUARD: u64 = 256;
+/// Where the first global buffer is placed (a recognizable, non-null address).
+pub const GLOBAL_START: u64 = 0x1_0000_0000;
+
+/// The base of a space's window in the generic address space.
+pub fn window_base(space: AddrSpace) -> u64 {
+    match space {
+        AddrSpace::Generic | AddrSpace::Global => 0,
+        AddrSpace::Const => WINDOW,
+        AddrSpace::Shared => 2 * WINDOW,
+        AddrSpace::Local => 3 * WINDOW,
+    }
+}
+
+/// Which space a generic address falls into, and its offset there.
+pub fn split_generic(addr: u64) -> (AddrSpace, u64) {
+    match addr >> 60 {
+        0 => (AddrSpace::Global, addr),
+        1 => (AddrSpace::Const, addr - WINDOW),
+        2 => (AddrSpace::Shared, addr - 2 * WINDOW),
+        3 => (AddrSpace::Local, addr - 3 * WINDOW),
+        // Addresses above every window belong to no space; global lookup will miss.
+        _ => (AddrSpace::Global, addr),
+    }
+}
+
+/// Race-detection state of one byte: last writer and reader(s) with their barrier epoch.
+#[derive(Copy, Clone, Default)]
+pub(crate) struct Shadow {
+    pub w_tid: u32,
+    pub w_epoch: u32,
+    pub r_tid: u32,
+    pub r_epoch: u32,
+}
+
+/// Thread id meaning "more than one thread" in a [`Shadow`].
+pub(crate) const MULTI: u32 = 0x7fff_ffff;
+/// Marks a write done by an atomic.
+pub(crate) const ATOMIC: u32 = 0x8000_0000;
+
+/// One live allocation.
+#[derive(Clone)]
+pub(crate) struct Alloc {
+    pub name: String,
+    /// First byte, in the coordinates of its space (see the module docs).
+    pub base: u64,
+    pub data: Vec<u8>,
+    /// One flag per byte: does it hold poison?
+    pub poison: Vec<bool>,
+    /// Race shadow, one per byte; empty when detection is off or the space is private.
+    pub shadow: Vec<Shadow>,
+    pub read_only: bool,
+}
+
+impl Alloc {
+    pub fn end(&self) -> u64 {
+        self.base + self.data.len() as u64
+    }
+}
+
+/// The live allocations of one space, sorted by base.
+#[derive(Clone, Default)]
+pub(crate) struct Heap {
+    pub allocs: Vec<Alloc>,
+    /// Next free address (allocations grow upward).
+    pub top: u64,
+}
+
+/// Why an access failed; the executor adds the location.
+#[derive(Debug)]
+pub(crate) enum Fault {
+    OutOfBounds,
+    Misaligned,
+    ReadOnly,
+    Race { other: Option<u32> },
+}
+
+/// What race detection needs to know about the accessing thread.
+#[derive(Copy, Clone)]
+pub(crate) struct Access {
+    pub tid: u32,
+    pub epoch: u32,
+    pub check: bool,
+}
+
+impl Heap {
+    pub fn new(start: u64) -> Heap {
+        Heap {
+            allocs: Vec::new(),
+            top: start,
+        }
+    }
+
+    /// Place a new allocation above every existing one.
+    pub fn push(&mut self, name: String, data: Vec<u8>, poison: Vec<bool>, align: u64) -> u64 {
+        let align = align.max(16).next_power_of_two();
+        let base = (self.top + GUARD).next_multiple_of(align);
+        self.top = base + data.len() as u64;
+        self.allocs.push(Alloc {
+            name,
+            base,
+            data,
+            poison,
+            shadow: Vec::new(),
+            read_only: false,
+        });
+        base
+    }
+
+    /// Pop allocations down to `n` live ones and reset the bump pointer.
+    pub fn truncate(&mut self, n: usize, top: u64) {
+        self.allocs.truncate(n);
+        self.top = top;
+    }
+
+    /// The allocation holding `[addr, addr+size)`, and the offset of `addr` in it.
+    #[inline]
+    pub fn find(&mut self, addr: u64, size: u64) -> Result<(&mut Alloc, usize), Fault> {
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        if i == 0 {
+            return Err(Fault::OutOfBounds);
+        }
+        let a = &mut self.allocs[i - 1];
+        match addr.checked_add(size) {
+            Some(end) if end <= a.end() => {
+                if !addr.is_multiple_of(size) {
+                    return Err(Fault::Misaligned);
+                }
+                let off = (addr - a.base) as usize;
+                Ok((a, off))
+            }
+            _ => Err(Fault::OutOfBounds),
+        }
+    }
+
+    /// Read `size` bytes little-endian; the bool says whether any byte was poison.
+    #[inline]
+    pub fn load(&mut self, addr: u64, size: u64, acc: Access) -> Result<(u64, bool), Fault> {
+        let (a, off) = self.find(addr, size)?;
+        let n = size as usize;
+        if acc.check && !a.shadow.is_empty() {
+            check_read(&mut a.shadow[off..off + n], acc)?;
+        }
+        let mut buf = [0u8; 8];
+        buf[..n].copy_from_slice(&a.data[off..off + n]);
+        let poison = a.poison[off..off + n].iter().any(|&p| p);
+        Ok((u64::from_le_bytes(buf), poison))
+    }
+
+    /// Write the low `size` bytes of `val` little-endian (all poison if `poison`).
+    #[inline]
+    pub fn store(
+        &mut self,
+        addr: u64,
+        size: u64,
+        val: u64,
+        poison: bool,
+        acc: Access,
+    ) -> Result<(), Fault> {
+        let (a, off) = self.find(addr, size)?;
+        if a.read_only {
+            return Err(Fault::ReadOnly);
+        }
+        let n = size as usize;
+        if acc.check && !a.shadow.is_empty() {
+            check_write(&mut a.shadow[off..off + n], acc, false)?;
+        }
+        a.data[off..off + n].copy_from_slice(&val.to_le_bytes()[..n]);
+        a.poison[off..off + n].fill(poison);
+        Ok(())
+    }
+
+    /// Read-modify-write for atomics: `f(old, old_poison) -> Option<(new, new_poison)>`
+    /// (`None`: leave memory unchanged). Returns the old value and its poison flag.
+    pub fn rmw(
+        &mut self,
+        addr: u64,
+        size: u64,
+        acc: Access,
+        f: impl FnOnce(u64, bool) -> Option<(u64, bool)>,
+    ) -> Result<(u64, bool), Fault> {
+        let (a, off) = self.find(addr, size)?;
+        if a.read_only {
+            return Err(Fault::ReadOnly);
+        }
+        let n = size as usize;
+        if acc.check && !a.shadow.is_empty() {
+            check_write(&mut a.shadow[off..off + n], acc, true)?;
+        }
+        let mut buf = [0u8; 8];
+        buf[..n].copy_from_slice(&a.data[off..off + n]);
+        let old = u64::from_le_bytes(buf);
+        let old_p = a.poison[off..off + n].iter().any(|&p| p);
+        if let Some((new, new_p)) = f(old, old_p) {
+            a.data[off..off + n].copy_from_slice(&new.to_le_bytes()[..n]);
+            a.poison[off..off + n].fill(new_p);
+        }
+        Ok((old, old_p))
+    }
+}
+
+/// A read races with a write by another thread in the same epoch.
+#[inline]
+fn check_read(sh: &mut [Shadow], acc: Access) -> Result<(), Fault> {
+    for s in sh {
+        if s.w_epoch == acc.epoch && (s.w_tid & !ATOMIC) != acc.tid {
+            return Err(Fault::Race {
+                other: other(s.w_tid & !ATOMIC),
+            });
+        }
+        if s.r_epoch != acc.epoch {
+            s.r_epoch = acc.epoch;
+            s.r_tid = acc.tid;
+        } else if s.r_tid != acc.tid {
+            s.r_tid = MULTI;
+        }
+    }
+    Ok(())
+}
+
+/// A write races with any access by another thread in the same epoch; an atomic only
+/// with non-atomic ones.
+#[inline]
+fn check_write(sh: &mut [Shadow], acc: Access, atomic: bool) -> Result<(), Fault> {
+    for s in sh {
+        let same_epoch = s.w_epoch == acc.epoch;
+        let writer = s.w_tid & !ATOMIC;
+        if same_epoch && writer != acc.tid && !(atomic && s.w_tid & ATOMIC != 0) {
+            return Err(Fault::Race {
+                other: other(writer),
+            });
+        }
+        if s.r_epoch == acc.epoch && s.r_tid != acc.tid {
+            return Err(Fault::Race {
+                other: other(s.r_tid),
+            });
+        }
+        s.w_tid = if atomic {
+            if same_epoch && writer != acc.tid {
+                MULTI | ATOMIC
+            } else {
+                acc.tid | ATOMIC
+            }
+        } else {
+            acc.tid
+        };
+        s.w_epoch = acc.epoch;
+    }
+    Ok(())
+}
+
+fn other(t: u32) -> Option<u32> {
+    (t != MULTI).then_some(t)
+}
+
+/// A plain value type that can live in a buffer (little-endian).
+pub trait Element: Copy {
+    /// Size in bytes.
+    const SIZE: usize;
+    /// Append the little-endian bytes.
+    fn put(self, out: &mut Vec<u8>);
+    /// Decode from exactly `SIZE` little-endian bytes.
+    fn get(bytes: &[u8]) -> Self;
+}
+
+macro_rules! element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = core::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get(bytes: &[u8]) -> Self {
+                let mut b = [0u8; core::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                <$t>::from_le_bytes(b)
+            }
+        }
+    )*};
+}
+element!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// Device global memory: named buffers the caller allocates before a launch and reads
+/// after it. Module globals in the global space are added (zeroed or initialized) by
+/// [`run_kernel`](crate::run_kernel) under their own names unless a buffer of that name
+/// already exists.
+///
+/// Every byte carries a poison flag: storing a poison value makes its bytes poison, and
+/// loading a value any of whose bytes is poison gives poison. Buffers the caller
+/// allocates start fully defined.
+#[derive(Clone)]
+pub struct Memory {
+    pub(crate) heap: Heap,
+    names: FxHashMap<String, usize>,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory::new()
+    }
+}
+
+impl Memory {
+    /// No buffers.
+    pub fn new() -> Memory {
+        Memory {
+            heap: Heap::new(GLOBAL_START - GUARD),
+            names: FxHashMap::default(),
+        }
+    }
+
+    /// Allocate a buffer holding `bytes`; returns its address (a global pointer, which is
+    /// also its generic address). A buffer of the same name is replaced (the new one gets
+    /// a fresh address; the old address becomes out of bounds).
+    pub fn alloc_buffer(&mut self, name: &str, bytes: Vec<u8>) -> u64 {
+        self.alloc_aligned(name, bytes, 256)
+    }
+
+    pub(crate) fn alloc_aligned(&mut self, name: &str, bytes: Vec<u8>, align: u64) -> u64 {
+        if let Some(&i) = self.names.get(name) {
+            self.heap.allocs.remove(i);
+            self.names.clear();
+            for (j, a) in self.heap.allocs.iter().enumerate() {
+                self.names.insert(a.name.clone(), j);
+            }
+        }
+        let poison = vec![false; bytes.len()];
+        let base = self.heap.push(name.to_string(), bytes, poison, align);
+        self.names
+            .insert(name.to_string(), self.heap.allocs.len() - 1);
+        base
+    }
+
+    /// Allocate a buffer of `len` zero bytes.
+    pub fn alloc_zeroed(&mut self, name: &str, len: usize) -> u64 {
+        self.alloc_buffer(name, vec![0; len])
+    }
+
+    /// Allocate a buffer holding `values` (little-endian).
+    pub fn alloc_from<T: Element>(&mut self, name: &str, values: &[T]) -> u64 {
+        let mut bytes = Vec::with_capacity(values.len() * T::SIZE);
+        for &v in values {
+            v.put(&mut bytes);
+        }
+        self.alloc_buffer(name, bytes)
+    }
+
+    /// The contents of a buffer.
+    pub fn bytes(&self, name: &str) -> Option<&[u8]> {
+        self.names
+            .get(name)
+            .map(|&i| self.heap.allocs[i].data.as_slice())
+    }
+
+    /// The per-byte poison flags of a buffer.
+    pub fn poison(&self, name: &str) -> Option<&[bool]> {
+        self.names
+            .get(name)
+            .map(|&i| self.heap.allocs[i].poison.as_slice())
+    }
+
+    /// The buffer's contents as elements (trailing bytes that do not fill one are
+    /// ignored).
+    pub fn read<T: Element>(&self, name: &str) -> Option<Vec<T>> {
+        let b = self.bytes(name)?;
+        Some(b.chunks_exact(T::SIZE).map(T::get).collect())
+    }
+
+    /// The address of a buffer.
+    pub fn base(&self, name: &str) -> Option<u64> {
+        self.names.get(name).map(|&i| self.heap.allocs[i].base)
+    }
+
+    /// Buffer names in allocation order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.heap.allocs.iter().map(|a| a.name.as_str())
+    }
+
+    /// Does a buffer of this name exist?
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// Turn race shadows on (allocating them) or off for every buffer.
+    pub(crate) fn set_shadows(&mut self, on: bool) {
+        for a in &mut self.heap.allocs {
+            if on {
+                a.shadow.clear();
+                a.shadow.resize(a.data.len(), Shadow::default());
+            } else {
+                a.shadow = Vec::new();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ACC: Access = Access {
+        tid: 0,
+        epoch: 1,
+        check: false,
+    };
+
+    #[test]
+    fn windows_round_trip() {
+        for s in [AddrSpace::Const, AddrSpace::Shared, AddrSpace::Local] {
+            assert_eq!(split_generic(window_base(s) + 0x140), (s, 0x140));
+        }
+        assert_eq!(split_generic(0x1234), (AddrSpace::Global, 0x1234));
+    }
+
+    #[test]
+    fn bounds_alignment_and_guards() {
+        let mut m = Memory::new();
+        let a = m.alloc_from::<u32>("a", &[1, 2, 3]);
+        let b = m.alloc_from::<u32>("b", &[4]);
+        assert!(b >= a + 12 + GUARD);
+        let h = &mut m.heap;
+        assert_eq!(h.load(a + 8, 4, ACC).unwrap(), (3, false));
+        assert!(matches!(h.load(a + 12, 4, ACC), Err(Fault::OutOfBounds)));
+        assert!(matches!(h.load(a + 10, 4, ACC), Err(Fault::OutOfBounds)));
+        assert!(matches!(h.load(a + 2, 4, ACC), Err(Fault::Misaligned)));
+        assert!(matches!(h.load(a - 4, 4, ACC), Err(Fault::OutOfBounds)));
+        assert!(matches!(h.load(0, 4, ACC), Err(Fault::OutOfBounds)));
+        h.store(b, 4, 0xdead_beef, true, ACC).unwrap();
+        assert_eq!(h.load(b, 2, ACC).unwrap(), (0xbeef, true));
+        assert_eq!(m.read::<u32>("a").unwrap(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn shadow_detects_conflicts_only_within_an_epoch() {
+        let mut m = Memory::new();
+        let a = m.alloc_zeroed("a", 8);
+        m.set_shadows(true);
+        let h = &mut m.heap;
+        let t = |tid, epoch| Access {
+            tid,
+            epoch,
+            check: true,
+        };
+        h.store(a, 4, 1, false, t(0, 1)).unwrap();
+        h.load(a, 4, t(0, 1)).unwrap();
+        assert!(matches!(
+            h.load(a, 4, t(1, 1)),
+            Err(Fault::Race { other: Some(0) })
+        ));
+        // Next epoch: two readers are fine, then a write by a third races.
+        h.load(a + 4, 4, t(1, 2)).unwrap();
+        h.load(a + 4, 4, t(2, 2)).unwrap();
+        assert!(matches!(
+            h.store(a + 4, 4, 0, false, t(1, 2)),
+            Err(Fault::Race { other: None })
+        ));
+        // Atomics among themselves do not race; a plain read after them does.
+        h.rmw(a, 4, t(3, 3), |o, p| Some((o + 1, p))).unwrap();
+        h.rmw(a, 4, t(4, 3), |o, p| Some((o + 1, p))).unwrap();
+        assert!(matches!(
+            h.load(a, 4, t(3, 3)),
+            Err(Fault::Race { other: None })
+        ));
+    }
+}
