@@ -5,8 +5,8 @@
 //! do not repeat it here.
 
 use crate::entities::{Block, FuncId, GlobalId, JumpTable, Slot, Value};
-use cranelift_entity::{EntityList, ListPool};
 use core::fmt;
+use cranelift_entity::{EntityList, ListPool};
 
 /// A list of values in a [`ListPool`] (call arguments, branch arguments).
 pub type ValueList = EntityList<Value>;
@@ -361,10 +361,14 @@ impl IntFlags {
     }
     /// Flags in text order with their spellings.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        [(Self::NSW, "nsw"), (Self::NUW, "nuw"), (Self::EXACT, "exact")]
-            .into_iter()
-            .filter(move |(f, _)| self.contains(*f))
-            .map(|(_, n)| n)
+        [
+            (Self::NSW, "nsw"),
+            (Self::NUW, "nuw"),
+            (Self::EXACT, "exact"),
+        ]
+        .into_iter()
+        .filter(move |(f, _)| self.contains(*f))
+        .map(|(_, n)| n)
     }
     /// The flag with this spelling.
     pub fn from_name(s: &str) -> Option<IntFlags> {
@@ -513,7 +517,11 @@ impl IntCC {
     pub fn eval(self, bits: u32, a: u64, b: u64) -> bool {
         let sh = 64 - bits;
         let (sa, sb) = (((a << sh) as i64) >> sh, ((b << sh) as i64) >> sh);
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let (ua, ub) = (a & mask, b & mask);
         use IntCC::*;
         match self {

@@ -7,9 +7,9 @@
 //! cheap: renumbering only happens on repeated insertion at one point).
 
 use crate::entities::{Block, Inst};
+use core::cmp::Ordering;
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::SecondaryMap;
-use core::cmp::Ordering;
 
 /// Gap between consecutive sequence numbers after renumbering.
 pub const SEQ_STRIDE: u32 = 16;

@@ -56,7 +56,10 @@ impl AddrSpace {
 
     /// The address space for an LLVM NVPTX address-space number.
     pub fn from_llvm_number(n: u32) -> Option<AddrSpace> {
-        AddrSpace::ALL.iter().copied().find(|a| a.llvm_number() == n)
+        AddrSpace::ALL
+            .iter()
+            .copied()
+            .find(|a| a.llvm_number() == n)
     }
 }
 
@@ -124,7 +127,10 @@ impl Type {
 
     /// Is this an integer type (including `i1`)?
     pub fn is_int(self) -> bool {
-        matches!(self, Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64)
+        matches!(
+            self,
+            Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64
+        )
     }
 
     /// Is this a floating-point type?

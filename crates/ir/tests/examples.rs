@@ -15,14 +15,19 @@ fn examples_parse_verify_and_round_trip() {
     for path in entries {
         let src = std::fs::read_to_string(&path).expect("readable example");
         let name = path.display().to_string();
-        let module = gyre_ir::parse_module(&src).unwrap_or_else(|e| panic!("{}", e.render(&name, &src)));
+        let module =
+            gyre_ir::parse_module(&src).unwrap_or_else(|e| panic!("{}", e.render(&name, &src)));
         if let Err(e) = gyre_ir::verifier::verify_module(&module) {
             panic!("{name}: verifier errors:\n{e}");
         }
         let printed = module.to_string();
         let again = gyre_ir::parse_module(&printed)
             .unwrap_or_else(|e| panic!("{}", e.render(&name, &printed)));
-        assert_eq!(printed, again.to_string(), "{name}: print/parse/print differs");
+        assert_eq!(
+            printed,
+            again.to_string(),
+            "{name}: print/parse/print differs"
+        );
         seen += 1;
     }
     assert!(seen >= 7, "expected at least 7 examples, found {seen}");

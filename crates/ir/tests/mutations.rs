@@ -28,7 +28,10 @@ fn check(kind: VerifierErrorKind, mutate: impl Fn(&mut gyre_ir::Function) -> boo
             Err(e) => assert!(e.has(kind), "seed {seed}: expected {kind:?}, got:\n{e}"),
         }
     }
-    assert!(applied > SEEDS / 2, "mutation applied to only {applied} of {SEEDS} modules");
+    assert!(
+        applied > SEEDS / 2,
+        "mutation applied to only {applied} of {SEEDS} modules"
+    );
 }
 
 #[test]
@@ -85,7 +88,11 @@ fn block_parameter_type_changed() {
                 continue;
             }
             if let Some(&p) = f.dfg.block_params(b).first() {
-                let new = if f.dfg.value_type(p) == Type::F64 { Type::I8 } else { Type::F64 };
+                let new = if f.dfg.value_type(p) == Type::F64 {
+                    Type::I8
+                } else {
+                    Type::F64
+                };
                 f.dfg.set_value_type(p, new);
                 return true;
             }
