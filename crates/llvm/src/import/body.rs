@@ -1,0 +1,2068 @@
+//! Lowering one LLVM function body to a Gyre function.
+//!
+//! One forward pass over the body's tokens emits Gyre instructions directly; what needs
+//! the whole body is recorded and fixed up afterwards, each in linear time:
+//! - a use of a name defined later gets a detached placeholder value, replaced by the
+//!   definition in one rewrite of every instruction at the end;
+//! - branches are emitted without arguments; once every `phi` is known, each edge gets
+//!   one argument per `phi` of its target (so duplicate edges of a `switch` get theirs);
+//! - constants, global addresses and constant expressions are emitted out of line and
+//!   placed at the top of the entry block, which dominates every reachable use;
+//! - blocks unreachable from the entry are dropped (with the `phi` entries from them).
+
+use super::parse::{
+    describe, is_type_start, parse_ret_type, parse_type, parse_value, skip_param_attrs, CVal, Cur,
+    Operand, PResult,
+};
+use super::{float_bits, trunc_bits, Callee, ModState, PendingBody};
+use crate::lexer::{Tok, Token};
+use crate::types::{LType, TyId};
+use cranelift_entity::packed_option::PackedOption;
+use gyre_ir::{
+    AddrSpace, AtomicOp, Block, BlockCall, FloatCC, Function, GlobalId, Inst, InstructionData,
+    IntCC, IntFlags, JumpTableData, MemFlags, Opcode, SecondaryMap, SlotData, SpecialReg, Type,
+    Value, ValueList,
+};
+use rustc_hash::FxHashMap;
+
+/// A zero of type `t` appended to block `b` (used for stub bodies).
+pub(crate) fn zero_in_block(f: &mut Function, b: Block, t: Type) -> Value {
+    match t {
+        Type::F32 | Type::F64 => f
+            .append_inst(b, InstructionData::FloatConst { bits: 0 }, Some(t))
+            .1
+            .expect("has a result"),
+        Type::Ptr(_) => {
+            let z = f
+                .append_inst(b, InstructionData::IntConst { imm: 0 }, Some(Type::I64))
+                .1
+                .expect("has a result");
+            f.append_inst(
+                b,
+                InstructionData::Unary {
+                    opcode: Opcode::Inttoptr,
+                    arg: z,
+                },
+                Some(t),
+            )
+            .1
+            .expect("has a result")
+        }
+        _ => f
+            .append_inst(b, InstructionData::IntConst { imm: 0 }, Some(t))
+            .1
+            .expect("has a result"),
+    }
+}
+
+/// Sign-extend the low `bits` bits of `v`.
+fn sext_bits(v: u64, bits: u32) -> i64 {
+    if bits >= 64 {
+        v as i64
+    } else {
+        let sh = 64 - bits;
+        ((v << sh) as i64) >> sh
+    }
+}
+
+enum NameState {
+    Def(Value),
+    /// Used before its definition: the placeholder value.
+    Fwd(Value),
+    /// The `{T, i1}` result of a `cmpxchg`: the old value and the expected one (the
+    /// success flag is `old == expected`). Only `extractvalue` may use it.
+    CasPair(Value, Value),
+}
+
+struct BlockRef {
+    block: Block,
+    defined: bool,
+    /// First mention, for "undefined label" errors.
+    tok: usize,
+}
+
+struct PhiRec {
+    ty: TyId,
+    tok: usize,
+    incoming: Vec<(Block, Operand, usize)>,
+}
+
+struct Edge {
+    inst: Inst,
+    /// Index among the terminator's destinations (`for_each_dest` order).
+    idx: usize,
+    pred: Block,
+    target: Block,
+    tok: usize,
+}
+
+/// An index of a GEP: a known constant or a value.
+enum Idx {
+    Const(i64),
+    Var(Value),
+}
+
+struct Lower<'a> {
+    st: &'a mut ModState,
+    c: Cur<'a>,
+    f: Function,
+    names: FxHashMap<String, NameState>,
+    blocks: FxHashMap<String, BlockRef>,
+    next_num: u64,
+    entry: Block,
+    consts: FxHashMap<(Type, u64), Value>,
+    gaddrs: FxHashMap<(GlobalId, Type), Value>,
+    const_insts: Vec<Inst>,
+    forward: Vec<(Value, String, usize)>,
+    phis: FxHashMap<Block, Vec<PhiRec>>,
+    edges: Vec<Edge>,
+}
+
+/// Lower the body of `pb`.
+pub(crate) fn lower_body(st: &mut ModState, toks: &[Token], pb: &PendingBody) -> PResult<Function> {
+    let header = &st.module.functions[pb.id];
+    let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
+    f.convergent = header.convergent;
+    let entry = f.append_new_block();
+    let mut c = Cur::new(toks);
+    c.i = pb.open;
+    let mut l = Lower {
+        st,
+        c,
+        f,
+        names: FxHashMap::default(),
+        blocks: FxHashMap::default(),
+        next_num: 0,
+        entry,
+        consts: FxHashMap::default(),
+        gaddrs: FxHashMap::default(),
+        const_insts: Vec::new(),
+        forward: Vec::new(),
+        phis: FxHashMap::default(),
+        edges: Vec::new(),
+    };
+    l.run(pb)?;
+    Ok(l.f)
+}
+
+impl<'a> Lower<'a> {
+    fn tok_at(&self, i: usize) -> &'a Token {
+        self.c.at(i)
+    }
+    fn perr(&self, i: usize, msg: impl Into<String>) -> crate::ImportError {
+        self.c.err_at(self.tok_at(i), msg)
+    }
+    fn unsup(&self, i: usize, msg: impl Into<String>) -> crate::ImportError {
+        self.c.unsup_at(self.tok_at(i), msg)
+    }
+
+    fn scalar(&self, ty: TyId, at: usize) -> PResult<Type> {
+        self.st.types.scalar(ty).map_err(|m| self.unsup(at, m))
+    }
+
+    fn run(&mut self, pb: &PendingBody) -> PResult<()> {
+        self.c.expect_punct(b'{')?;
+        let sig_params = self.f.sig.params.clone();
+        for ((name, _), &t) in pb.params.iter().zip(&sig_params) {
+            let v = self.f.dfg.append_block_param(self.entry, t);
+            let name = match name {
+                Some(n) => n.clone(),
+                None => self.fresh_number(),
+            };
+            self.bind(Some(name), v, pb.name_tok)?;
+        }
+        let mut cur: Option<Block> = None;
+        let mut started = false;
+        let mut phis_ok = false;
+        loop {
+            let ti = self.c.i;
+            match self.c.peek() {
+                Tok::Punct(b'}') => {
+                    if cur.is_some() {
+                        return Err(self.perr(ti, "block does not end with a terminator"));
+                    }
+                    if !started {
+                        return Err(self.perr(ti, "function body has no blocks"));
+                    }
+                    self.c.bump();
+                    break;
+                }
+                Tok::Eof => return Err(self.perr(ti, "unterminated function body")),
+                Tok::Word(w) if w.starts_with("#dbg_") => {
+                    // A debug record (LLVM 19+): debug info is skipped.
+                    self.c.bump();
+                    if self.c.is_punct(b'(') {
+                        self.c.skip_balanced()?;
+                    }
+                }
+                Tok::Label(name) => {
+                    if cur.is_some() {
+                        return Err(self.perr(ti, "block does not end with a terminator"));
+                    }
+                    self.c.bump();
+                    self.note_number(name);
+                    let b = if !started {
+                        started = true;
+                        self.blocks.insert(
+                            name.clone(),
+                            BlockRef {
+                                block: self.entry,
+                                defined: true,
+                                tok: ti,
+                            },
+                        );
+                        self.entry
+                    } else {
+                        self.define_block(name.clone(), ti)?
+                    };
+                    cur = Some(b);
+                    phis_ok = true;
+                }
+                _ => {
+                    let b = match cur {
+                        Some(b) => b,
+                        None => {
+                            // An unlabelled block takes the next number.
+                            let name = self.fresh_number();
+                            let b = if !started {
+                                started = true;
+                                self.blocks.insert(
+                                    name,
+                                    BlockRef {
+                                        block: self.entry,
+                                        defined: true,
+                                        tok: ti,
+                                    },
+                                );
+                                self.entry
+                            } else {
+                                self.define_block(name, ti)?
+                            };
+                            cur = Some(b);
+                            phis_ok = true;
+                            b
+                        }
+                    };
+                    let (is_term, was_phi) = self.inst(b, phis_ok)?;
+                    phis_ok &= was_phi;
+                    if is_term {
+                        cur = None;
+                    }
+                }
+            }
+        }
+        self.finish()
+    }
+
+    fn fresh_number(&mut self) -> String {
+        let n = self.next_num;
+        self.next_num += 1;
+        n.to_string()
+    }
+
+    /// A numbered definition `%N` or label `N:` moves the implicit counter past `N`.
+    fn note_number(&mut self, name: &str) {
+        if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = name.parse::<u64>() {
+                self.next_num = self.next_num.max(n.saturating_add(1));
+            }
+        }
+    }
+
+    fn block_ref(&mut self, name: &str, tok: usize) -> Block {
+        if let Some(r) = self.blocks.get(name) {
+            return r.block;
+        }
+        let b = self.f.dfg.make_block();
+        self.blocks.insert(
+            name.to_string(),
+            BlockRef {
+                block: b,
+                defined: false,
+                tok,
+            },
+        );
+        b
+    }
+
+    fn define_block(&mut self, name: String, tok: usize) -> PResult<Block> {
+        let b = self.block_ref(&name, tok);
+        let r = self.blocks.get_mut(&name).expect("just referenced");
+        if r.defined {
+            return Err(self.perr(tok, format!("label %{name} redefined")));
+        }
+        r.defined = true;
+        self.f.layout.append_block(b);
+        Ok(b)
+    }
+
+    fn bind(&mut self, name: Option<String>, v: Value, tok: usize) -> PResult<()> {
+        let name = match name {
+            Some(n) => n,
+            None => self.fresh_number(),
+        };
+        self.note_number(&name);
+        match self.names.get(&name) {
+            Some(NameState::Def(_)) => Err(self.perr(tok, format!("value %{name} redefined"))),
+            _ => {
+                self.names.insert(name, NameState::Def(v));
+                Ok(())
+            }
+        }
+    }
+
+    // ---- emission -------------------------------------------------------------------
+
+    /// Emit into `at`, or out of line (entry top) for `None`.
+    fn emit(&mut self, at: Option<Block>, data: InstructionData, ty: Type) -> Value {
+        match at {
+            Some(b) => self.f.append_inst(b, data, Some(ty)).1.expect("typed inst"),
+            None => {
+                let (i, v) = self.f.dfg.make_inst_with_result(data, ty);
+                self.const_insts.push(i);
+                v
+            }
+        }
+    }
+
+    fn iconst(&mut self, ty: Type, bits: u64) -> Value {
+        let key = (ty, trunc_bits(i128::from(bits), ty.bits()));
+        if let Some(&v) = self.consts.get(&key) {
+            return v;
+        }
+        let imm = sext_bits(bits, ty.bits());
+        let v = self.emit(None, InstructionData::IntConst { imm }, ty);
+        self.consts.insert(key, v);
+        v
+    }
+
+    fn fconst(&mut self, ty: Type, bits: u64) -> Value {
+        let key = (ty, bits);
+        if let Some(&v) = self.consts.get(&key) {
+            return v;
+        }
+        let v = self.emit(None, InstructionData::FloatConst { bits }, ty);
+        self.consts.insert(key, v);
+        v
+    }
+
+    fn zero(&mut self, ty: Type) -> Value {
+        match ty {
+            Type::F32 | Type::F64 => self.fconst(ty, 0),
+            Type::Ptr(_) => {
+                if let Some(&v) = self.consts.get(&(ty, 0)) {
+                    return v;
+                }
+                let z = self.iconst(Type::I64, 0);
+                let v = self.emit(
+                    None,
+                    InstructionData::Unary {
+                        opcode: Opcode::Inttoptr,
+                        arg: z,
+                    },
+                    ty,
+                );
+                self.consts.insert((ty, 0), v);
+                v
+            }
+            _ => self.iconst(ty, 0),
+        }
+    }
+
+    fn unary(&mut self, at: Option<Block>, opcode: Opcode, arg: Value, ty: Type) -> Value {
+        self.emit(at, InstructionData::Unary { opcode, arg }, ty)
+    }
+
+    fn binary(
+        &mut self,
+        at: Option<Block>,
+        opcode: Opcode,
+        a: Value,
+        b: Value,
+        flags: IntFlags,
+    ) -> Value {
+        let ty = self.f.dfg.value_type(a);
+        self.emit(
+            at,
+            InstructionData::Binary {
+                opcode,
+                args: [a, b],
+                flags,
+            },
+            ty,
+        )
+    }
+
+    // ---- operands -------------------------------------------------------------------
+
+    /// Parse `T value` and return the Gyre value.
+    fn typed_value(&mut self) -> PResult<(TyId, Value)> {
+        let ty = parse_type(&mut self.c, &mut self.st.types)?;
+        let v = self.value_of(ty)?;
+        Ok((ty, v))
+    }
+
+    /// Parse a value of type `ty` and return the Gyre value.
+    fn value_of(&mut self, ty: TyId) -> PResult<Value> {
+        let at = self.c.i;
+        let op = parse_value(&mut self.c, &mut self.st.types)?;
+        self.use_operand(&op, ty, at)
+    }
+
+    fn use_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Value> {
+        let st = self.scalar(ty, at)?;
+        match op {
+            Operand::Local(name) => {
+                let v = match self.names.get(name) {
+                    Some(NameState::Def(v)) | Some(NameState::Fwd(v)) => *v,
+                    Some(NameState::CasPair(..)) => {
+                        return Err(self.unsup(
+                            at,
+                            format!("aggregate value %{name} used other than by extractvalue"),
+                        ))
+                    }
+                    None => {
+                        let ph = self.f.dfg.make_detached_value(st);
+                        self.names.insert(name.clone(), NameState::Fwd(ph));
+                        self.forward.push((ph, name.clone(), at));
+                        ph
+                    }
+                };
+                let vt = self.f.dfg.value_type(v);
+                if vt != st {
+                    return Err(self.perr(
+                        at,
+                        format!(
+                            "%{name} has type {vt}, used as {}",
+                            self.st.types.display(ty)
+                        ),
+                    ));
+                }
+                Ok(v)
+            }
+            Operand::Const(cv) => self.constant(cv, ty, at, 0),
+        }
+    }
+
+    /// Materialize a constant out of line.
+    fn constant(&mut self, cv: &CVal, ty: TyId, at: usize, depth: u32) -> PResult<Value> {
+        if depth > super::parse::MAX_NESTING {
+            return Err(self.unsup(at, "constant expression nesting too deep"));
+        }
+        let st = self.scalar(ty, at)?;
+        let mismatch = |l: &Self| l.perr(at, format!("constant does not match type {st}"));
+        Ok(match cv {
+            CVal::Int(i) if st.is_int() => self.iconst(st, trunc_bits(*i, st.bits())),
+            CVal::Bool(b) if st == Type::I1 => self.iconst(st, u64::from(*b)),
+            CVal::Float(_) | CVal::HexFloat(..) if st.is_float() => {
+                let bits = float_bits(cv, st).map_err(|m| self.unsup(at, m))?;
+                self.fconst(st, bits)
+            }
+            CVal::Null if st.is_ptr() => self.zero(st),
+            CVal::Undef | CVal::Poison | CVal::Zero => self.zero(st),
+            CVal::Global(name) => self.global_addr(name, st, at)?,
+            CVal::Gep { src, base, idx } => {
+                let (bt, bv) = &**base;
+                let b = self.constant(bv, *bt, at, depth + 1)?;
+                let mut ix = Vec::with_capacity(idx.len());
+                for (it, iv) in idx {
+                    ix.push((*it, self.const_index(iv, *it, at, depth)?));
+                }
+                let v = self.gep(None, *src, b, ix, at)?;
+                if self.f.dfg.value_type(v) != st {
+                    return Err(mismatch(self));
+                }
+                v
+            }
+            CVal::Cast { op, val, to } => {
+                let (ft, fv) = &**val;
+                let v = self.constant(fv, *ft, at, depth + 1)?;
+                if *to != ty && self.scalar(*to, at)? != st {
+                    return Err(mismatch(self));
+                }
+                self.cast(None, op, v, *ft, *to, at)?
+            }
+            CVal::Bin { op, args } => {
+                let a = self.constant(&args[0].1, args[0].0, at, depth + 1)?;
+                let b = self.constant(&args[1].1, args[1].0, at, depth + 1)?;
+                let opc = int_binop(op)
+                    .ok_or_else(|| self.unsup(at, format!("constant expression `{op}`")))?;
+                if self.f.dfg.value_type(a) != st || self.f.dfg.value_type(b) != st {
+                    return Err(mismatch(self));
+                }
+                self.binary(None, opc, a, b, IntFlags::NONE)
+            }
+            CVal::Aggregate(_) | CVal::CStr(_) => return Err(self.unsup(at, "aggregate constant")),
+            _ => return Err(mismatch(self)),
+        })
+    }
+
+    fn const_index(&mut self, iv: &CVal, it: TyId, at: usize, depth: u32) -> PResult<Idx> {
+        let st = self.scalar(it, at)?;
+        if !st.is_int() {
+            return Err(self.perr(at, "GEP index must be an integer"));
+        }
+        Ok(match iv {
+            CVal::Int(i) => Idx::Const(sext_bits(trunc_bits(*i, st.bits()), st.bits())),
+            CVal::Bool(b) => Idx::Const(if *b { -1 } else { 0 }),
+            CVal::Zero | CVal::Undef | CVal::Poison => Idx::Const(0),
+            _ => Idx::Var(self.constant(iv, it, at, depth + 1)?),
+        })
+    }
+
+    fn global_addr(&mut self, name: &str, want: Type, at: usize) -> PResult<Value> {
+        let Some(g) = self.st.globals.get(name).copied() else {
+            if self.st.funcs.contains_key(name) {
+                return Err(self.unsup(at, format!("address of function @{name}")));
+            }
+            return Err(self.perr(at, format!("undefined global @{name}")));
+        };
+        if want != Type::Ptr(AddrSpace::Generic) || g.llvm_space != 0 {
+            let gs = AddrSpace::from_llvm_number(g.llvm_space);
+            if Some(want) != gs.map(Type::Ptr) {
+                return Err(self.perr(at, format!("@{name} used as {want}")));
+            }
+        }
+        if let Some(&v) = self.gaddrs.get(&(g.id, want)) {
+            return Ok(v);
+        }
+        let space = self.st.module.globals[g.id].space;
+        let mut v = self.emit(
+            None,
+            InstructionData::GlobalAddr { global: g.id },
+            Type::Ptr(space),
+        );
+        if Type::Ptr(space) != want {
+            v = self.unary(None, Opcode::AddrspaceCast, v, want);
+        }
+        self.gaddrs.insert((g.id, want), v);
+        Ok(v)
+    }
+
+    // ---- shared lowering of casts and GEPs --------------------------------------------
+
+    fn cast(
+        &mut self,
+        at: Option<Block>,
+        op: &str,
+        v: Value,
+        from: TyId,
+        to: TyId,
+        tok: usize,
+    ) -> PResult<Value> {
+        let fs = self.scalar(from, tok)?;
+        let ts = self.scalar(to, tok)?;
+        if self.f.dfg.value_type(v) != fs {
+            return Err(self.perr(tok, "cast operand does not match its type"));
+        }
+        let bad = |l: &Self| l.perr(tok, format!("invalid {op} from {fs} to {ts}"));
+        let simple = |l: &mut Self, opc: Opcode, ok: bool| -> PResult<Value> {
+            if !ok {
+                return Err(bad(l));
+            }
+            Ok(l.unary(at, opc, v, ts))
+        };
+        match op {
+            "trunc" => simple(
+                self,
+                Opcode::Trunc,
+                fs.is_int() && ts.is_int() && fs.bits() > ts.bits(),
+            ),
+            "zext" => simple(
+                self,
+                Opcode::Zext,
+                fs.is_int() && ts.is_int() && fs.bits() < ts.bits(),
+            ),
+            "sext" => simple(
+                self,
+                Opcode::Sext,
+                fs.is_int() && ts.is_int() && fs.bits() < ts.bits(),
+            ),
+            "fptrunc" => simple(self, Opcode::Fptrunc, fs == Type::F64 && ts == Type::F32),
+            "fpext" => simple(self, Opcode::Fpext, fs == Type::F32 && ts == Type::F64),
+            "fptoui" => simple(self, Opcode::Fptoui, fs.is_float() && ts.is_int()),
+            "fptosi" => simple(self, Opcode::Fptosi, fs.is_float() && ts.is_int()),
+            "uitofp" => simple(self, Opcode::Uitofp, fs.is_int() && ts.is_float()),
+            "sitofp" => simple(self, Opcode::Sitofp, fs.is_int() && ts.is_float()),
+            "bitcast" => {
+                if fs == ts {
+                    Ok(v)
+                } else if !fs.is_ptr() && !ts.is_ptr() && fs.bits() == ts.bits() {
+                    Ok(self.unary(at, Opcode::Bitcast, v, ts))
+                } else {
+                    Err(bad(self))
+                }
+            }
+            "ptrtoint" => {
+                if !fs.is_ptr() || !ts.is_int() {
+                    return Err(bad(self));
+                }
+                let w = self.unary(at, Opcode::Ptrtoint, v, Type::I64);
+                Ok(if ts == Type::I64 {
+                    w
+                } else {
+                    self.unary(at, Opcode::Trunc, w, ts)
+                })
+            }
+            "inttoptr" => {
+                if !fs.is_int() || !ts.is_ptr() {
+                    return Err(bad(self));
+                }
+                let w = if fs == Type::I64 {
+                    v
+                } else {
+                    self.unary(at, Opcode::Zext, v, Type::I64)
+                };
+                Ok(self.unary(at, Opcode::Inttoptr, w, ts))
+            }
+            "addrspacecast" => {
+                if !fs.is_ptr() || !ts.is_ptr() {
+                    return Err(bad(self));
+                }
+                let g = Type::Ptr(AddrSpace::Generic);
+                Ok(if fs == ts {
+                    v
+                } else if fs == g || ts == g {
+                    self.unary(at, Opcode::AddrspaceCast, v, ts)
+                } else {
+                    // Specific to specific goes through generic, as PTX's cvta does.
+                    let m = self.unary(at, Opcode::AddrspaceCast, v, g);
+                    self.unary(at, Opcode::AddrspaceCast, m, ts)
+                })
+            }
+            _ => Err(self.unsup(tok, format!("cast `{op}`"))),
+        }
+    }
+
+    /// `base + Σ idx·stride` as a chain of `ptradd`s: one per variable index, all
+    /// constant parts folded into a final `ptradd base, iconst.i64 off, 1`.
+    fn gep(
+        &mut self,
+        at: Option<Block>,
+        src: TyId,
+        base: Value,
+        idx: Vec<(TyId, Idx)>,
+        tok: usize,
+    ) -> PResult<Value> {
+        let bt = self.f.dfg.value_type(base);
+        if !bt.is_ptr() {
+            return Err(self.perr(tok, "GEP base is not a pointer"));
+        }
+        let mut cur_ty = src;
+        let mut off: i64 = 0;
+        let mut acc = base;
+        for (k, (_, ix)) in idx.into_iter().enumerate() {
+            let stride = if k == 0 {
+                self.st
+                    .types
+                    .size_align(cur_ty)
+                    .map_err(|m| self.unsup(tok, m))?
+                    .0
+            } else {
+                let r = self
+                    .st
+                    .types
+                    .resolve(cur_ty)
+                    .ok_or_else(|| self.unsup(tok, "unresolvable named type"))?;
+                match self.st.types.get(r).clone() {
+                    LType::Array(_, e) => {
+                        cur_ty = e;
+                        self.st
+                            .types
+                            .size_align(e)
+                            .map_err(|m| self.unsup(tok, m))?
+                            .0
+                    }
+                    LType::Struct(..) => {
+                        let Idx::Const(fi) = ix else {
+                            return Err(self.perr(tok, "struct GEP index must be a constant"));
+                        };
+                        let (fo, ft) = self
+                            .st
+                            .types
+                            .field_offset(r, fi as u64)
+                            .map_err(|m| self.perr(tok, m))?;
+                        off = off.wrapping_add(fo as i64);
+                        cur_ty = ft;
+                        continue;
+                    }
+                    LType::Vector => return Err(self.unsup(tok, "GEP into a vector")),
+                    _ => return Err(self.perr(tok, "GEP index into a non-aggregate type")),
+                }
+            };
+            match ix {
+                Idx::Const(c) => off = off.wrapping_add(c.wrapping_mul(stride as i64)),
+                Idx::Var(v) => {
+                    if stride == 0 {
+                        continue;
+                    }
+                    let scale = u32::try_from(stride)
+                        .map_err(|_| self.unsup(tok, format!("GEP stride of {stride} bytes")))?;
+                    acc = self.emit(
+                        at,
+                        InstructionData::PtrAdd {
+                            args: [acc, v],
+                            scale,
+                        },
+                        bt,
+                    );
+                }
+            }
+        }
+        if off != 0 {
+            let o = self.iconst(Type::I64, off as u64);
+            acc = self.emit(
+                at,
+                InstructionData::PtrAdd {
+                    args: [acc, o],
+                    scale: 1,
+                },
+                bt,
+            );
+        }
+        Ok(acc)
+    }
+
+    // ---- instructions ---------------------------------------------------------------
+
+    /// Lower one instruction into `b`. Returns (is a terminator, is a phi).
+    fn inst(&mut self, b: Block, phis_ok: bool) -> PResult<(bool, bool)> {
+        let start = self.c.i;
+        let mut name = if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.peek(), self.c.peek_at(1))
+        {
+            let n = n.clone();
+            self.c.bump();
+            self.c.bump();
+            Some(n)
+        } else {
+            None
+        };
+        let op_i = self.c.i;
+        let op = match self.c.peek() {
+            Tok::Word(w) => w.clone(),
+            _ => return Err(self.c.expected("an instruction")),
+        };
+        self.c.bump();
+        let mut is_term = false;
+        let mut is_phi = false;
+        let result: Option<Value> = match op.as_str() {
+            "add" | "sub" | "mul" | "sdiv" | "udiv" | "srem" | "urem" | "shl" | "lshr" | "ashr"
+            | "and" | "or" | "xor" => {
+                let opcode = int_binop(&op).expect("listed above");
+                let mut flags = IntFlags::NONE;
+                while let Tok::Word(w) = self.c.peek() {
+                    match w.as_str() {
+                        "nsw" => flags = flags.union(IntFlags::NSW),
+                        "nuw" => flags = flags.union(IntFlags::NUW),
+                        "exact" => flags = flags.union(IntFlags::EXACT),
+                        "disjoint" => {}
+                        _ => break,
+                    }
+                    self.c.bump();
+                }
+                let (ty, a) = self.typed_value()?;
+                self.c.expect_punct(b',')?;
+                let bv = self.value_of(ty)?;
+                let st = self.scalar(ty, op_i)?;
+                if !st.is_int() {
+                    return Err(self.perr(op_i, format!("`{op}` needs integer operands")));
+                }
+                let flags = IntFlags::from_bits_masked(flags, opcode.allowed_flags());
+                Some(self.binary(Some(b), opcode, a, bv, flags))
+            }
+            "fadd" | "fsub" | "fmul" | "fdiv" | "frem" => {
+                self.skip_fmf();
+                let (ty, a) = self.typed_value()?;
+                self.c.expect_punct(b',')?;
+                let bv = self.value_of(ty)?;
+                if !self.scalar(ty, op_i)?.is_float() {
+                    return Err(self.perr(op_i, format!("`{op}` needs float operands")));
+                }
+                let opcode = match op.as_str() {
+                    "fadd" => Opcode::Fadd,
+                    "fsub" => Opcode::Fsub,
+                    "fmul" => Opcode::Fmul,
+                    "fdiv" => Opcode::Fdiv,
+                    _ => Opcode::Frem,
+                };
+                Some(self.binary(Some(b), opcode, a, bv, IntFlags::NONE))
+            }
+            "fneg" => {
+                self.skip_fmf();
+                let (ty, a) = self.typed_value()?;
+                let st = self.scalar(ty, op_i)?;
+                if !st.is_float() {
+                    return Err(self.perr(op_i, "`fneg` needs a float operand"));
+                }
+                Some(self.unary(Some(b), Opcode::Fneg, a, st))
+            }
+            "icmp" => {
+                self.c.eat_word("samesign");
+                let pi = self.c.i;
+                let cond = match self.c.peek() {
+                    Tok::Word(w) => IntCC::from_name(w),
+                    _ => None,
+                }
+                .ok_or_else(|| self.c.expected("an icmp predicate"))?;
+                self.c.bump();
+                let (ty, mut a) = self.typed_value()?;
+                self.c.expect_punct(b',')?;
+                let mut bv = self.value_of(ty)?;
+                let st = self.scalar(ty, pi)?;
+                if st.is_ptr() {
+                    // Compare addresses as integers.
+                    a = self.unary(Some(b), Opcode::Ptrtoint, a, Type::I64);
+                    bv = self.unary(Some(b), Opcode::Ptrtoint, bv, Type::I64);
+                } else if !st.is_int() {
+                    return Err(self.perr(pi, "`icmp` needs integer or pointer operands"));
+                }
+                Some(self.emit(
+                    Some(b),
+                    InstructionData::IntCompare {
+                        cond,
+                        args: [a, bv],
+                    },
+                    Type::I1,
+                ))
+            }
+            "fcmp" => {
+                self.skip_fmf();
+                let cond = match self.c.peek() {
+                    Tok::Word(w) => FloatCC::from_name(w),
+                    _ => None,
+                }
+                .ok_or_else(|| self.c.expected("an fcmp predicate"))?;
+                self.c.bump();
+                let (ty, a) = self.typed_value()?;
+                self.c.expect_punct(b',')?;
+                let bv = self.value_of(ty)?;
+                if !self.scalar(ty, op_i)?.is_float() {
+                    return Err(self.perr(op_i, "`fcmp` needs float operands"));
+                }
+                Some(self.emit(
+                    Some(b),
+                    InstructionData::FloatCompare {
+                        cond,
+                        args: [a, bv],
+                    },
+                    Type::I1,
+                ))
+            }
+            "select" => {
+                self.skip_fmf();
+                let ci = self.c.i;
+                let (ct, cv) = self.typed_value()?;
+                if self.scalar(ct, ci)? != Type::I1 {
+                    return Err(self.perr(ci, "select condition must be i1"));
+                }
+                self.c.expect_punct(b',')?;
+                let (ty, a) = self.typed_value()?;
+                self.c.expect_punct(b',')?;
+                let (ty2, bv) = self.typed_value()?;
+                let st = self.scalar(ty, op_i)?;
+                if self.scalar(ty2, op_i)? != st {
+                    return Err(self.perr(op_i, "select arms differ in type"));
+                }
+                Some(self.emit(
+                    Some(b),
+                    InstructionData::Ternary {
+                        opcode: Opcode::Select,
+                        args: [cv, a, bv],
+                    },
+                    st,
+                ))
+            }
+            "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "fptoui" | "fptosi" | "uitofp"
+            | "sitofp" | "bitcast" | "ptrtoint" | "inttoptr" | "addrspacecast" => {
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "nuw" | "nsw" | "nneg"))
+                {
+                    self.c.bump();
+                }
+                let (ft, v) = self.typed_value()?;
+                self.c.expect_word("to")?;
+                let tt = parse_type(&mut self.c, &mut self.st.types)?;
+                Some(self.cast(Some(b), &op, v, ft, tt, op_i)?)
+            }
+            "getelementptr" => {
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
+                {
+                    self.c.bump();
+                }
+                let src = parse_type(&mut self.c, &mut self.st.types)?;
+                self.c.expect_punct(b',')?;
+                let bi = self.c.i;
+                let (bt, base) = self.typed_value()?;
+                if matches!(self.st.types.get(bt), LType::Vector) {
+                    return Err(self.unsup(bi, "vector GEP"));
+                }
+                let mut idx = Vec::new();
+                while self.c.is_punct(b',') && is_type_start(self.c.peek_at(1)) {
+                    self.c.bump();
+                    let ii = self.c.i;
+                    let it = parse_type(&mut self.c, &mut self.st.types)?;
+                    let vi = self.c.i;
+                    let op = parse_value(&mut self.c, &mut self.st.types)?;
+                    let ix = match &op {
+                        Operand::Const(cv) => self.const_index(cv, it, vi, 0)?,
+                        Operand::Local(_) => {
+                            let v = self.use_operand(&op, it, vi)?;
+                            if !self.f.dfg.value_type(v).is_int() {
+                                return Err(self.perr(ii, "GEP index must be an integer"));
+                            }
+                            Idx::Var(v)
+                        }
+                    };
+                    idx.push((it, ix));
+                }
+                Some(self.gep(Some(b), src, base, idx, op_i)?)
+            }
+            "load" => {
+                if self.c.is_word("atomic") {
+                    return Err(self.unsup(op_i, "atomic load"));
+                }
+                let volatile = self.c.eat_word("volatile");
+                let ty = parse_type(&mut self.c, &mut self.st.types)?;
+                let st = self.scalar(ty, op_i)?;
+                self.c.expect_punct(b',')?;
+                let pi = self.c.i;
+                let (_, p) = self.typed_value()?;
+                if !self.f.dfg.value_type(p).is_ptr() {
+                    return Err(self.perr(pi, "load address is not a pointer"));
+                }
+                self.skip_align()?;
+                Some(self.emit(
+                    Some(b),
+                    InstructionData::Load {
+                        ptr: p,
+                        flags: MemFlags { volatile },
+                    },
+                    st,
+                ))
+            }
+            "store" => {
+                if self.c.is_word("atomic") {
+                    return Err(self.unsup(op_i, "atomic store"));
+                }
+                let volatile = self.c.eat_word("volatile");
+                let (_, v) = self.typed_value()?;
+                self.c.expect_punct(b',')?;
+                let pi = self.c.i;
+                let (_, p) = self.typed_value()?;
+                if !self.f.dfg.value_type(p).is_ptr() {
+                    return Err(self.perr(pi, "store address is not a pointer"));
+                }
+                self.skip_align()?;
+                self.f.append_inst(
+                    b,
+                    InstructionData::Store {
+                        args: [v, p],
+                        flags: MemFlags { volatile },
+                    },
+                    None,
+                );
+                None
+            }
+            "alloca" => Some(self.alloca(b, op_i)?),
+            "phi" => {
+                if !phis_ok {
+                    return Err(self.perr(op_i, "phi after a non-phi instruction"));
+                }
+                if b == self.entry {
+                    return Err(self.perr(op_i, "phi in the entry block"));
+                }
+                is_phi = true;
+                self.skip_fmf();
+                let ty = parse_type(&mut self.c, &mut self.st.types)?;
+                let st = self.scalar(ty, op_i)?;
+                let mut incoming = Vec::new();
+                loop {
+                    self.c.expect_punct(b'[')?;
+                    let vi = self.c.i;
+                    let v = parse_value(&mut self.c, &mut self.st.types)?;
+                    self.c.expect_punct(b',')?;
+                    let li = self.c.i;
+                    let l = self.c.expect_local()?;
+                    let pb = self.block_ref(&l, li);
+                    self.c.expect_punct(b']')?;
+                    incoming.push((pb, v, vi));
+                    if !(self.c.is_punct(b',') && self.c.peek_at(1) == &Tok::Punct(b'[')) {
+                        break;
+                    }
+                    self.c.bump();
+                }
+                let v = self.f.dfg.append_block_param(b, st);
+                self.phis.entry(b).or_default().push(PhiRec {
+                    ty,
+                    tok: op_i,
+                    incoming,
+                });
+                Some(v)
+            }
+            "freeze" => {
+                let (ty, v) = self.typed_value()?;
+                let st = self.scalar(ty, op_i)?;
+                Some(self.unary(Some(b), Opcode::Freeze, v, st))
+            }
+            "tail" | "musttail" | "notail" | "call" => {
+                if op != "call" {
+                    self.c.expect_word("call")?;
+                }
+                self.call(b, op_i)?
+            }
+            "br" => {
+                is_term = true;
+                if self.c.eat_word("label") {
+                    let t = self.label()?;
+                    let dest = BlockCall::new(t.0, &[], &mut self.f.dfg.value_lists);
+                    self.terminator(b, InstructionData::Jump { dest }, &[t]);
+                } else {
+                    let ci = self.c.i;
+                    let (ct, cv) = self.typed_value()?;
+                    if self.scalar(ct, ci)? != Type::I1 {
+                        return Err(self.perr(ci, "branch condition must be i1"));
+                    }
+                    self.c.expect_punct(b',')?;
+                    self.c.expect_word("label")?;
+                    let t1 = self.label()?;
+                    self.c.expect_punct(b',')?;
+                    self.c.expect_word("label")?;
+                    let t2 = self.label()?;
+                    let pool = &mut self.f.dfg.value_lists;
+                    let blocks = [
+                        BlockCall::new(t1.0, &[], pool),
+                        BlockCall::new(t2.0, &[], pool),
+                    ];
+                    self.terminator(b, InstructionData::Brif { arg: cv, blocks }, &[t1, t2]);
+                }
+                None
+            }
+            "switch" => {
+                is_term = true;
+                let (ty, v) = self.typed_value()?;
+                let st = self.scalar(ty, op_i)?;
+                if !st.is_int() {
+                    return Err(self.perr(op_i, "switch on a non-integer"));
+                }
+                self.c.expect_punct(b',')?;
+                self.c.expect_word("label")?;
+                let def = self.label()?;
+                self.c.expect_punct(b'[')?;
+                let mut targets = vec![def];
+                let mut cases = Vec::new();
+                let mut seen = rustc_hash::FxHashSet::default();
+                while !self.c.eat_punct(b']') {
+                    let ki = self.c.i;
+                    parse_type(&mut self.c, &mut self.st.types)?;
+                    let k = match parse_value(&mut self.c, &mut self.st.types)? {
+                        Operand::Const(CVal::Int(i)) => {
+                            sext_bits(trunc_bits(i, st.bits()), st.bits())
+                        }
+                        Operand::Const(CVal::Bool(x)) => -i64::from(x),
+                        _ => return Err(self.unsup(ki, "non-integer switch case")),
+                    };
+                    if !seen.insert(k) {
+                        return Err(self.perr(ki, "duplicate switch case value"));
+                    }
+                    self.c.expect_punct(b',')?;
+                    self.c.expect_word("label")?;
+                    let t = self.label()?;
+                    targets.push(t);
+                    cases.push(k);
+                }
+                let pool = &mut self.f.dfg.value_lists;
+                let default = BlockCall::new(def.0, &[], pool);
+                let cases = cases
+                    .into_iter()
+                    .zip(&targets[1..])
+                    .map(|(k, t)| (k, BlockCall::new(t.0, &[], pool)))
+                    .collect();
+                let table = self
+                    .f
+                    .dfg
+                    .make_jump_table(JumpTableData::new(default, cases));
+                self.terminator(b, InstructionData::BrTable { arg: v, table }, &targets);
+                None
+            }
+            "ret" => {
+                is_term = true;
+                let mut args = Vec::new();
+                if !self.c.eat_word("void") {
+                    let (_, v) = self.typed_value()?;
+                    args.push(v);
+                }
+                let want = self.f.sig.ret;
+                let got = args.first().map(|&v| self.f.dfg.value_type(v));
+                if want != got {
+                    return Err(self.perr(op_i, "return value does not match the function's type"));
+                }
+                let args = ValueList::from_slice(&args, &mut self.f.dfg.value_lists);
+                self.f
+                    .append_inst(b, InstructionData::Return { args }, None);
+                None
+            }
+            "unreachable" => {
+                is_term = true;
+                self.f.append_inst(
+                    b,
+                    InstructionData::Nullary {
+                        opcode: Opcode::Unreachable,
+                    },
+                    None,
+                );
+                None
+            }
+            "extractvalue" => Some(self.extractvalue(b, op_i)?),
+            "insertvalue" => return Err(self.unsup(op_i, "aggregate value (insertvalue)")),
+            "atomicrmw" => Some(self.atomicrmw(b, op_i)?),
+            "cmpxchg" => {
+                let (old, expected) = self.cmpxchg(b, op_i)?;
+                let n = match name.take() {
+                    Some(n) => n,
+                    None => self.fresh_number(),
+                };
+                self.note_number(&n);
+                if let Some(NameState::Def(_) | NameState::CasPair(..)) = self.names.get(&n) {
+                    return Err(self.perr(start, format!("value %{n} redefined")));
+                }
+                if let Some(NameState::Fwd(_)) = self.names.get(&n) {
+                    return Err(self.unsup(
+                        start,
+                        format!("aggregate value %{n} used before its definition"),
+                    ));
+                }
+                self.names.insert(n, NameState::CasPair(old, expected));
+                None
+            }
+            "fence" | "invoke" | "resume" | "landingpad" | "indirectbr" | "callbr" | "va_arg"
+            | "extractelement" | "insertelement" | "shufflevector" | "catchswitch" | "catchret"
+            | "cleanupret" | "catchpad" | "cleanuppad" => return Err(self.unsup(op_i, op)),
+            _ => return Err(self.perr(op_i, format!("unknown instruction `{op}`"))),
+        };
+        match (result, name) {
+            (Some(v), name) => self.bind(name, v, start)?,
+            (None, Some(n)) if !matches!(op.as_str(), "call" | "tail" | "musttail" | "notail") => {
+                return Err(self.perr(
+                    start,
+                    format!("instruction `{op}` has no result to name %{n}"),
+                ))
+            }
+            // A dropped intrinsic's result: nothing may use it.
+            (None, _) => {}
+        }
+        self.c.skip_attachments()?;
+        // Whatever follows must start a new statement on a new line.
+        let prev = self.c.at(self.c.i.saturating_sub(1));
+        let next = self.c.tok();
+        if !matches!(next.tok, Tok::Label(_) | Tok::Punct(b'}') | Tok::Eof)
+            && next.line == prev.line
+        {
+            return Err(self.c.err_at(
+                next,
+                format!("unexpected {} after instruction", describe(&next.tok)),
+            ));
+        }
+        Ok((is_term, is_phi))
+    }
+
+    fn skip_fmf(&mut self) {
+        while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
+        {
+            self.c.bump();
+        }
+    }
+
+    /// Skip `, align N` (alignment is not kept: Gyre accesses are naturally aligned).
+    fn skip_align(&mut self) -> PResult<()> {
+        while self.c.is_punct(b',') && matches!(self.c.peek_at(1), Tok::Word(w) if w == "align") {
+            self.c.bump();
+            self.c.bump();
+            self.c.expect_int()?;
+        }
+        Ok(())
+    }
+
+    /// A `%label` reference after `label`.
+    fn label(&mut self) -> PResult<(Block, usize)> {
+        let li = self.c.i;
+        let l = self.c.expect_local()?;
+        Ok((self.block_ref(&l, li), li))
+    }
+
+    fn terminator(&mut self, b: Block, data: InstructionData, targets: &[(Block, usize)]) {
+        let inst = self.f.append_inst(b, data, None).0;
+        for (idx, &(t, tok)) in targets.iter().enumerate() {
+            self.edges.push(Edge {
+                inst,
+                idx,
+                pred: b,
+                target: t,
+                tok,
+            });
+        }
+    }
+
+    fn alloca(&mut self, b: Block, op_i: usize) -> PResult<Value> {
+        if b != self.entry {
+            return Err(self.unsup(op_i, "alloca outside the entry block"));
+        }
+        if self.c.eat_word("inalloca") {
+            return Err(self.unsup(op_i, "inalloca"));
+        }
+        let ty = parse_type(&mut self.c, &mut self.st.types)?;
+        let (size, abi) = self
+            .st
+            .types
+            .size_align(ty)
+            .map_err(|m| self.unsup(op_i, m))?;
+        let mut n: u64 = 1;
+        let mut align = abi;
+        let mut space = 0u32;
+        while self.c.is_punct(b',') {
+            match self.c.peek_at(1) {
+                Tok::Word(w) if w == "align" => {
+                    self.c.bump();
+                    self.c.bump();
+                    let a = self.c.expect_int()?;
+                    align = u64::try_from(a).unwrap_or(1).max(1);
+                }
+                Tok::Word(w) if w == "addrspace" => {
+                    self.c.bump();
+                    space = super::parse::parse_opt_addrspace(&mut self.c)?.unwrap_or(0);
+                }
+                Tok::Meta(_) => break,
+                _ => {
+                    self.c.bump();
+                    let ci = self.c.i;
+                    parse_type(&mut self.c, &mut self.st.types)?;
+                    match parse_value(&mut self.c, &mut self.st.types)? {
+                        Operand::Const(CVal::Int(k)) if k >= 0 => n = k as u64,
+                        _ => return Err(self.unsup(ci, "dynamically sized alloca")),
+                    }
+                }
+            }
+        }
+        let total = size
+            .checked_mul(n)
+            .and_then(|t| u32::try_from(t).ok())
+            .ok_or_else(|| self.unsup(op_i, "alloca too large"))?;
+        if !align.is_power_of_two() || align > 1 << 16 {
+            return Err(self.perr(op_i, "alloca alignment must be a power of two"));
+        }
+        let slot = self.f.slots.push(SlotData {
+            size: total,
+            align: align as u32,
+        });
+        let local = Type::Ptr(AddrSpace::Local);
+        let v = self.emit(Some(b), InstructionData::SlotAddr { slot }, local);
+        Ok(match space {
+            0 => self.unary(
+                Some(b),
+                Opcode::AddrspaceCast,
+                v,
+                Type::Ptr(AddrSpace::Generic),
+            ),
+            5 => v,
+            s => return Err(self.unsup(op_i, format!("alloca in address space {s}"))),
+        })
+    }
+
+    // ---- atomics ----------------------------------------------------------------------
+
+    /// `[syncscope("...")] ordering`: only `monotonic` (relaxed), Gyre's atomic order.
+    fn atomic_ordering(&mut self) -> PResult<()> {
+        if self.c.eat_word("syncscope") {
+            self.c.skip_balanced()?;
+        }
+        let oi = self.c.i;
+        match self.c.peek() {
+            Tok::Word(w) if w == "monotonic" => {
+                self.c.bump();
+                Ok(())
+            }
+            Tok::Word(w)
+                if matches!(
+                    w.as_str(),
+                    "unordered" | "acquire" | "release" | "acq_rel" | "seq_cst"
+                ) =>
+            {
+                Err(self.unsup(oi, format!("atomic ordering {w}")))
+            }
+            _ => Err(self.c.expected("an atomic ordering")),
+        }
+    }
+
+    /// The address operand of an atomic: a pointer Gyre atomics accept.
+    fn atomic_ptr(&mut self) -> PResult<Value> {
+        let pi = self.c.i;
+        let (_, p) = self.typed_value()?;
+        match self.f.dfg.value_type(p) {
+            Type::Ptr(AddrSpace::Global | AddrSpace::Shared | AddrSpace::Generic) => Ok(p),
+            Type::Ptr(a) => Err(self.unsup(pi, format!("atomic on {a} memory"))),
+            _ => Err(self.perr(pi, "atomic address is not a pointer")),
+        }
+    }
+
+    fn atomicrmw(&mut self, b: Block, op_i: usize) -> PResult<Value> {
+        if self.c.eat_word("volatile") {
+            return Err(self.unsup(op_i, "volatile atomic"));
+        }
+        let oi = self.c.i;
+        let opname = match self.c.peek() {
+            Tok::Word(w) => w.clone(),
+            _ => return Err(self.c.expected("an atomicrmw operation")),
+        };
+        self.c.bump();
+        let p = self.atomic_ptr()?;
+        self.c.expect_punct(b',')?;
+        let (_, v) = self.typed_value()?;
+        let t = self.f.dfg.value_type(v);
+        let op = match (opname.as_str(), t) {
+            ("xchg", Type::I32 | Type::I64) => AtomicOp::Exch,
+            ("add", Type::I32 | Type::I64) | ("fadd", Type::F32 | Type::F64) => AtomicOp::Add,
+            ("and", Type::I32 | Type::I64) => AtomicOp::And,
+            ("or", Type::I32 | Type::I64) => AtomicOp::Or,
+            ("xor", Type::I32 | Type::I64) => AtomicOp::Xor,
+            ("min", Type::I32 | Type::I64) => AtomicOp::Smin,
+            ("max", Type::I32 | Type::I64) => AtomicOp::Smax,
+            ("umin", Type::I32 | Type::I64) => AtomicOp::Umin,
+            ("umax", Type::I32 | Type::I64) => AtomicOp::Umax,
+            _ => return Err(self.unsup(oi, format!("atomicrmw {opname} on {t}"))),
+        };
+        self.atomic_ordering()?;
+        self.skip_align()?;
+        Ok(self.emit(Some(b), InstructionData::AtomicRmw { op, args: [p, v] }, t))
+    }
+
+    fn cmpxchg(&mut self, b: Block, op_i: usize) -> PResult<(Value, Value)> {
+        // A weak cmpxchg may fail spuriously; the strong one Gyre has is a refinement.
+        self.c.eat_word("weak");
+        if self.c.eat_word("volatile") {
+            return Err(self.unsup(op_i, "volatile atomic"));
+        }
+        let p = self.atomic_ptr()?;
+        self.c.expect_punct(b',')?;
+        let ei = self.c.i;
+        let (_, e) = self.typed_value()?;
+        self.c.expect_punct(b',')?;
+        let (_, n) = self.typed_value()?;
+        let t = self.f.dfg.value_type(e);
+        if !matches!(t, Type::I32 | Type::I64) || self.f.dfg.value_type(n) != t {
+            return Err(self.unsup(ei, format!("cmpxchg on {t}")));
+        }
+        self.atomic_ordering()?;
+        self.atomic_ordering()?;
+        self.skip_align()?;
+        let old = self.emit(Some(b), InstructionData::AtomicCas { args: [p, e, n] }, t);
+        Ok((old, e))
+    }
+
+    /// `extractvalue {T, i1} %pair, 0|1` of a `cmpxchg` result.
+    fn extractvalue(&mut self, b: Block, op_i: usize) -> PResult<Value> {
+        parse_type(&mut self.c, &mut self.st.types)?;
+        let pair = match self.c.peek() {
+            Tok::Local(n) => match self.names.get(n) {
+                Some(NameState::CasPair(old, e)) => Some((*old, *e)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((old, e)) = pair else {
+            return Err(self.unsup(op_i, "aggregate value (extractvalue)"));
+        };
+        self.c.bump();
+        self.c.expect_punct(b',')?;
+        let ii = self.c.i;
+        let idx = self.c.expect_int()?;
+        match idx {
+            0 => Ok(old),
+            1 => Ok(self.emit(
+                Some(b),
+                InstructionData::IntCompare {
+                    cond: IntCC::Eq,
+                    args: [old, e],
+                },
+                Type::I1,
+            )),
+            _ => Err(self.perr(ii, "extractvalue index out of range")),
+        }
+    }
+
+    // ---- calls ------------------------------------------------------------------------
+
+    fn call(&mut self, b: Block, op_i: usize) -> PResult<Option<Value>> {
+        self.skip_fmf();
+        // Calling convention and return attributes.
+        while !is_type_start(self.c.peek()) {
+            match self.c.peek() {
+                Tok::Word(w) => {
+                    let takes = matches!(w.as_str(), "cc" | "align" | "dereferenceable");
+                    self.c.bump();
+                    if self.c.is_punct(b'(') {
+                        self.c.skip_balanced()?;
+                    } else if takes && matches!(self.c.peek(), Tok::Int(_)) {
+                        self.c.bump();
+                    }
+                }
+                _ => return Err(self.c.expected("a return type")),
+            }
+        }
+        let ret = parse_ret_type(&mut self.c, &mut self.st.types)?;
+        if self.c.is_punct(b'(') {
+            // The callee's function type, spelled out for varargs.
+            self.c.skip_balanced()?;
+            while self.c.eat_punct(b'*') {}
+        }
+        let ci = self.c.i;
+        let callee = match self.c.peek() {
+            Tok::Global(n) => n.clone(),
+            Tok::Local(_) => return Err(self.unsup(ci, "indirect call")),
+            Tok::Word(w) if w == "asm" => return Err(self.unsup(ci, "inline asm")),
+            _ => return Err(self.unsup(ci, "call through a constant expression")),
+        };
+        self.c.bump();
+        self.c.expect_punct(b'(')?;
+        let mut args: Vec<(TyId, Value, usize)> = Vec::new();
+        if !self.c.eat_punct(b')') {
+            loop {
+                let ai = self.c.i;
+                let ty = parse_type(&mut self.c, &mut self.st.types)?;
+                if matches!(self.st.types.get(ty), LType::Metadata) {
+                    // Debug and scope intrinsics: `metadata !5`, `metadata i32 %x`.
+                    if is_type_start(self.c.peek()) {
+                        parse_type(&mut self.c, &mut self.st.types)?;
+                        parse_value(&mut self.c, &mut self.st.types)?;
+                    } else {
+                        self.c.skip_metadata_value()?;
+                    }
+                } else {
+                    let attrs = skip_param_attrs(&mut self.c)?;
+                    if let Some(a) = attrs.by_copy {
+                        return Err(self.unsup(ai, format!("{a} argument")));
+                    }
+                    let vi = self.c.i;
+                    let op = parse_value(&mut self.c, &mut self.st.types)?;
+                    // Dropped intrinsics may take operands Gyre can't type: ignore those.
+                    match self.st.types.scalar(ty) {
+                        Ok(_) => {
+                            let v = self.use_operand(&op, ty, vi)?;
+                            args.push((ty, v, vi));
+                        }
+                        Err(_) if is_dropped_intrinsic(&callee) => {}
+                        Err(m) => return Err(self.unsup(ai, m)),
+                    }
+                }
+                if self.c.eat_punct(b')') {
+                    break;
+                }
+                self.c.expect_punct(b',')?;
+            }
+        }
+        // Function attributes on the same line; operand bundles are not supported.
+        let line = self.c.at(self.c.i - 1).line;
+        loop {
+            let t = self.c.tok();
+            if t.line != line {
+                break;
+            }
+            match &t.tok {
+                // Bundles on dropped hints (`llvm.assume(i1 true) ["align"(...)]`) are
+                // hints too; anywhere else they carry semantics.
+                Tok::Punct(b'[') if is_dropped_intrinsic(&callee) => self.c.skip_balanced()?,
+                Tok::Punct(b'[') => return Err(self.unsup(self.c.i, "operand bundle")),
+                Tok::Word(_) | Tok::AttrRef(_) | Tok::Str(_) => {
+                    self.c.bump();
+                    if self.c.is_punct(b'(') {
+                        self.c.skip_balanced()?;
+                    } else if self.c.is_punct(b'=') {
+                        self.c.bump();
+                        self.c.bump();
+                    }
+                }
+                _ => break,
+            }
+        }
+        // Newer LLVM declares intrinsics implicitly.
+        let info = match self.st.funcs.get(&callee) {
+            Some(i) => i.callee.clone(),
+            None if callee.starts_with("llvm.") => Callee::Declared,
+            None => return Err(self.perr(ci, format!("call to undefined function @{callee}"))),
+        };
+        let arg_vals: Vec<Value> = args.iter().map(|a| a.1).collect();
+        match info {
+            Callee::Func(id) => {
+                if self.st.module.functions[id].kind == gyre_ir::FuncKind::Kernel {
+                    return Err(self.unsup(ci, format!("call to kernel @{callee}")));
+                }
+                let sig = self.st.module.functions[id].sig.clone();
+                let got: Vec<Type> = arg_vals.iter().map(|&v| self.f.dfg.value_type(v)).collect();
+                if got != sig.params {
+                    return Err(self.perr(
+                        ci,
+                        format!("arguments do not match the signature of @{callee}"),
+                    ));
+                }
+                let rt = match self.st.types.get(ret) {
+                    LType::Void => None,
+                    _ => Some(self.scalar(ret, op_i)?),
+                };
+                if rt != sig.ret {
+                    return Err(self.perr(
+                        ci,
+                        format!("return type does not match the signature of @{callee}"),
+                    ));
+                }
+                let list = ValueList::from_slice(&arg_vals, &mut self.f.dfg.value_lists);
+                let (_, v) = self.f.append_inst(
+                    b,
+                    InstructionData::Call {
+                        func: id,
+                        args: list,
+                    },
+                    rt,
+                );
+                Ok(v)
+            }
+            Callee::Declared => {
+                let rt = match self.st.types.get(ret) {
+                    LType::Void => None,
+                    _ => self.st.types.scalar(ret).ok(),
+                };
+                if let Some(r) = callee.strip_prefix("llvm.") {
+                    self.intrinsic(b, r, &callee, rt, &arg_vals, ci)
+                } else if let Some(r) = callee.strip_prefix("__nv_") {
+                    self.libdevice(b, r, &callee, rt, &arg_vals, ci)
+                } else {
+                    Err(self.unsup(ci, format!("call to external function @{callee}")))
+                }
+            }
+        }
+    }
+
+    fn check_arity(&self, callee: &str, args: &[Value], n: usize, at: usize) -> PResult<()> {
+        if args.len() < n {
+            return Err(self.perr(at, format!("@{callee} takes {n} arguments")));
+        }
+        Ok(())
+    }
+
+    /// The result of an intrinsic lowered to one Gyre operation, checked against the
+    /// declared return type.
+    fn op_result(
+        &self,
+        v: Value,
+        rt: Option<Type>,
+        callee: &str,
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        if rt != Some(self.f.dfg.value_type(v)) {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        Ok(Some(v))
+    }
+
+    fn intrinsic(
+        &mut self,
+        b: Block,
+        r: &str,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        if let Some(reg) = r.strip_prefix("nvvm.read.ptx.sreg.") {
+            let reg = SpecialReg::from_name(reg)
+                .ok_or_else(|| self.unsup(at, format!("special register @{callee}")))?;
+            let v = self.emit(Some(b), InstructionData::Sreg { reg }, Type::I32);
+            return self.op_result(v, rt, callee, at);
+        }
+        if r == "nvvm.barrier0" {
+            self.f.append_inst(
+                b,
+                InstructionData::Nullary {
+                    opcode: Opcode::Barrier,
+                },
+                None,
+            );
+            return Ok(None);
+        }
+        if is_dropped_intrinsic(callee) {
+            return Ok(None);
+        }
+        let head = r.split('.').next().unwrap_or("");
+        let ty_of = |l: &Self, i: usize| l.f.dfg.value_type(args[i]);
+        match head {
+            "expect" => {
+                self.check_arity(callee, args, 1, at)?;
+                self.op_result(args[0], rt, callee, at)
+            }
+            "smin" | "smax" | "umin" | "umax" => {
+                self.check_arity(callee, args, 2, at)?;
+                let opc = match head {
+                    "smin" => Opcode::Smin,
+                    "smax" => Opcode::Smax,
+                    "umin" => Opcode::Umin,
+                    _ => Opcode::Umax,
+                };
+                if !ty_of(self, 0).is_int() {
+                    return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+                }
+                let v = self.binary(Some(b), opc, args[0], args[1], IntFlags::NONE);
+                self.op_result(v, rt, callee, at)
+            }
+            "ctpop" | "ctlz" | "cttz" => {
+                self.check_arity(callee, args, 1, at)?;
+                let opc = match head {
+                    "ctpop" => Opcode::Popcnt,
+                    "ctlz" => Opcode::Clz,
+                    _ => Opcode::Ctz,
+                };
+                let t = ty_of(self, 0);
+                if !t.is_int() {
+                    return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+                }
+                let v = self.unary(Some(b), opc, args[0], t);
+                self.op_result(v, rt, callee, at)
+            }
+            "abs" => {
+                self.check_arity(callee, args, 1, at)?;
+                let t = ty_of(self, 0);
+                if !t.is_int() {
+                    return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+                }
+                let v = self.abs(b, args[0]);
+                self.op_result(v, rt, callee, at)
+            }
+            "fabs" | "sqrt" | "floor" | "ceil" | "trunc" | "rint" | "nearbyint" | "roundeven" => {
+                self.check_arity(callee, args, 1, at)?;
+                let opc = match head {
+                    "fabs" => Opcode::Fabs,
+                    "sqrt" => Opcode::Sqrt,
+                    "floor" => Opcode::Floor,
+                    "ceil" => Opcode::Ceil,
+                    "trunc" => Opcode::Ftrunc,
+                    _ => Opcode::Nearest,
+                };
+                self.float_unary(b, opc, args[0], rt, callee, at)
+            }
+            "minnum" | "maxnum" => {
+                self.check_arity(callee, args, 2, at)?;
+                let opc = if head == "minnum" {
+                    Opcode::Fmin
+                } else {
+                    Opcode::Fmax
+                };
+                self.float_binary(b, opc, args, rt, callee, at)
+            }
+            "fma" | "fmuladd" => {
+                self.check_arity(callee, args, 3, at)?;
+                self.fma(b, args, rt, callee, at)
+            }
+            "ptrmask" => {
+                self.check_arity(callee, args, 2, at)?;
+                let pt = ty_of(self, 0);
+                if !pt.is_ptr() || ty_of(self, 1) != Type::I64 {
+                    return Err(self.unsup(at, format!("intrinsic @{callee}")));
+                }
+                let i = self.unary(Some(b), Opcode::Ptrtoint, args[0], Type::I64);
+                let m = self.binary(Some(b), Opcode::And, i, args[1], IntFlags::NONE);
+                let v = self.unary(Some(b), Opcode::Inttoptr, m, pt);
+                self.op_result(v, rt, callee, at)
+            }
+            _ => Err(self.unsup(at, format!("intrinsic @{callee}"))),
+        }
+    }
+
+    fn libdevice(
+        &mut self,
+        b: Block,
+        r: &str,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        let base = r.strip_suffix("_rn").unwrap_or(r);
+        let fop = |n: &str| -> Option<Opcode> {
+            Some(match n {
+                "sqrtf" | "sqrt" | "fsqrt" | "dsqrt" => Opcode::Sqrt,
+                "fabsf" | "fabs" => Opcode::Fabs,
+                "floorf" | "floor" => Opcode::Floor,
+                "ceilf" | "ceil" => Opcode::Ceil,
+                "truncf" | "trunc" => Opcode::Ftrunc,
+                "rintf" | "rint" | "nearbyintf" | "nearbyint" => Opcode::Nearest,
+                _ => return None,
+            })
+        };
+        if let Some(opc) = fop(base) {
+            self.check_arity(callee, args, 1, at)?;
+            return self.float_unary(b, opc, args[0], rt, callee, at);
+        }
+        match base {
+            "fminf" | "fmin" | "fmaxf" | "fmax" | "fmodf" | "fmod" | "fadd" | "dadd" | "fmul"
+            | "dmul" | "fdiv" | "ddiv" => {
+                self.check_arity(callee, args, 2, at)?;
+                let opc = match base {
+                    "fminf" | "fmin" => Opcode::Fmin,
+                    "fmaxf" | "fmax" => Opcode::Fmax,
+                    "fmodf" | "fmod" => Opcode::Frem,
+                    "fadd" | "dadd" => Opcode::Fadd,
+                    "fmul" | "dmul" => Opcode::Fmul,
+                    _ => Opcode::Fdiv,
+                };
+                self.float_binary(b, opc, args, rt, callee, at)
+            }
+            "fmaf" | "fma" | "ffma" => {
+                self.check_arity(callee, args, 3, at)?;
+                self.fma(b, args, rt, callee, at)
+            }
+            "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax" => {
+                self.check_arity(callee, args, 2, at)?;
+                let opc = match base {
+                    "min" | "llmin" => Opcode::Smin,
+                    "max" | "llmax" => Opcode::Smax,
+                    "umin" | "ullmin" => Opcode::Umin,
+                    _ => Opcode::Umax,
+                };
+                let t = self.f.dfg.value_type(args[0]);
+                if !t.is_int() || self.f.dfg.value_type(args[1]) != t {
+                    return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+                }
+                let v = self.binary(Some(b), opc, args[0], args[1], IntFlags::NONE);
+                self.op_result(v, rt, callee, at)
+            }
+            "popc" | "popcll" | "clz" | "clzll" => {
+                self.check_arity(callee, args, 1, at)?;
+                let opc = if base.starts_with("popc") {
+                    Opcode::Popcnt
+                } else {
+                    Opcode::Clz
+                };
+                let t = self.f.dfg.value_type(args[0]);
+                if !t.is_int() {
+                    return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+                }
+                let mut v = self.unary(Some(b), opc, args[0], t);
+                // The 64-bit forms return i32.
+                if rt == Some(Type::I32) && t == Type::I64 {
+                    v = self.unary(Some(b), Opcode::Trunc, v, Type::I32);
+                }
+                self.op_result(v, rt, callee, at)
+            }
+            "abs" | "llabs" => {
+                self.check_arity(callee, args, 1, at)?;
+                if !self.f.dfg.value_type(args[0]).is_int() {
+                    return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+                }
+                let v = self.abs(b, args[0]);
+                self.op_result(v, rt, callee, at)
+            }
+            _ => Err(self.unsup(at, format!("libdevice function @{callee}"))),
+        }
+    }
+
+    /// `abs(x) = smax(x, 0 - x)`; `abs(INT_MIN)` wraps to `INT_MIN` as in LLVM.
+    fn abs(&mut self, b: Block, x: Value) -> Value {
+        let t = self.f.dfg.value_type(x);
+        let z = self.iconst(t, 0);
+        let n = self.binary(Some(b), Opcode::Isub, z, x, IntFlags::NONE);
+        self.binary(Some(b), Opcode::Smax, x, n, IntFlags::NONE)
+    }
+
+    fn float_unary(
+        &mut self,
+        b: Block,
+        opc: Opcode,
+        a: Value,
+        rt: Option<Type>,
+        callee: &str,
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        let t = self.f.dfg.value_type(a);
+        if !t.is_float() {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let v = self.unary(Some(b), opc, a, t);
+        self.op_result(v, rt, callee, at)
+    }
+
+    fn float_binary(
+        &mut self,
+        b: Block,
+        opc: Opcode,
+        args: &[Value],
+        rt: Option<Type>,
+        callee: &str,
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        let t = self.f.dfg.value_type(args[0]);
+        if !t.is_float() || self.f.dfg.value_type(args[1]) != t {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let v = self.binary(Some(b), opc, args[0], args[1], IntFlags::NONE);
+        self.op_result(v, rt, callee, at)
+    }
+
+    fn fma(
+        &mut self,
+        b: Block,
+        args: &[Value],
+        rt: Option<Type>,
+        callee: &str,
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        let t = self.f.dfg.value_type(args[0]);
+        if !t.is_float() || args[..3].iter().any(|&a| self.f.dfg.value_type(a) != t) {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let v = self.emit(
+            Some(b),
+            InstructionData::Ternary {
+                opcode: Opcode::Fma,
+                args: [args[0], args[1], args[2]],
+            },
+            t,
+        );
+        self.op_result(v, rt, callee, at)
+    }
+
+    // ---- finishing ----------------------------------------------------------------------
+
+    fn finish(&mut self) -> PResult<()> {
+        // Every referenced label must be defined.
+        let mut undefined: Vec<(usize, &String)> = self
+            .blocks
+            .iter()
+            .filter(|(_, r)| !r.defined)
+            .map(|(n, r)| (r.tok, n))
+            .collect();
+        undefined.sort();
+        if let Some(&(tok, name)) = undefined.first() {
+            return Err(self.perr(tok, format!("undefined label %{name}")));
+        }
+        // Reachability from the entry (explicit stack).
+        let mut reach: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut stack = vec![self.entry];
+        reach[self.entry] = true;
+        while let Some(b) = stack.pop() {
+            let succs = self.f.successors(b);
+            for s in succs {
+                if !reach[s] {
+                    reach[s] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        // Branch arguments for the phis, edge by edge.
+        // Per target block: the arguments each predecessor passes, built in one scan
+        // of the target's phis (linear in the phi entries, however many edges).
+        let mut args_of: FxHashMap<Block, FxHashMap<Block, Vec<Option<Value>>>> =
+            FxHashMap::default();
+        let edges = std::mem::take(&mut self.edges);
+        for e in &edges {
+            if !reach[e.pred] {
+                continue;
+            }
+            if e.target == self.entry {
+                return Err(self.perr(e.tok, "branch to the entry block"));
+            }
+            let Some(nphis) = self.phis.get(&e.target).map(Vec::len) else {
+                continue;
+            };
+            if let std::collections::hash_map::Entry::Vacant(slot) = args_of.entry(e.target) {
+                slot.insert(self.incoming_args(e.target, &reach)?);
+            }
+            let args: Option<Vec<Value>> = args_of[&e.target]
+                .get(&e.pred)
+                .and_then(|a| a.iter().copied().collect());
+            let Some(args) = args.filter(|a| a.len() == nphis) else {
+                let phis = &self.phis[&e.target];
+                let missing = match args_of[&e.target].get(&e.pred) {
+                    Some(a) => a.iter().position(Option::is_none).unwrap_or(0),
+                    None => 0,
+                };
+                let et = self.tok_at(e.tok);
+                return Err(self.perr(
+                    phis[missing].tok,
+                    format!(
+                        "phi has no value for the predecessor branching at {}:{}",
+                        et.line, et.col
+                    ),
+                ));
+            };
+            let mut k = 0;
+            self.f.dfg.for_each_dest_mut(e.inst, |bc, pool| {
+                if k == e.idx {
+                    bc.args = ValueList::from_slice(&args, pool);
+                }
+                k += 1;
+            });
+        }
+        // Forward references: every placeholder must now name a definition.
+        let mut map: SecondaryMap<Value, PackedOption<Value>> = SecondaryMap::new();
+        for (ph, name, tok) in std::mem::take(&mut self.forward) {
+            match self.names.get(&name) {
+                Some(NameState::Def(v)) => {
+                    let (v, vt, pt) = (*v, self.f.dfg.value_type(*v), self.f.dfg.value_type(ph));
+                    if vt != pt {
+                        return Err(self.perr(tok, format!("%{name} has type {vt}, used as {pt}")));
+                    }
+                    if v != ph {
+                        map[ph] = v.into();
+                    }
+                }
+                Some(NameState::CasPair(..)) => {
+                    return Err(self.unsup(
+                        tok,
+                        format!("aggregate value %{name} used before its definition"),
+                    ))
+                }
+                _ => return Err(self.perr(tok, format!("use of undefined value %{name}"))),
+            }
+        }
+        // Drop unreachable blocks.
+        let blocks: Vec<Block> = self.f.layout.blocks().collect();
+        for b in blocks {
+            if reach[b] {
+                continue;
+            }
+            while let Some(i) = self.f.layout.first_inst(b) {
+                self.f.layout.remove_inst(i);
+            }
+            self.f.layout.remove_block(b);
+        }
+        // Constants at the top of the entry block, in creation (dependency) order. The
+        // block's own instructions are taken out and appended again after them: appending
+        // is O(1), while inserting many times at one point renumbers the block each time.
+        let own: Vec<Inst> = self.f.layout.block_insts(self.entry).collect();
+        for &i in &own {
+            self.f.layout.remove_inst(i);
+        }
+        for i in std::mem::take(&mut self.const_insts) {
+            self.f.layout.append_inst(i, self.entry);
+        }
+        for i in own {
+            self.f.layout.append_inst(i, self.entry);
+        }
+        let any_fwd = map.keys().any(|k| map[k].is_some());
+        if any_fwd {
+            let limit = self.f.dfg.num_values();
+            let resolve = |mut v: Value| -> Option<Value> {
+                let mut n = 0;
+                while let Some(t) = map[v].expand() {
+                    v = t;
+                    n += 1;
+                    if n > limit {
+                        return None;
+                    }
+                }
+                Some(v)
+            };
+            let blocks: Vec<Block> = self.f.layout.blocks().collect();
+            let mut cyclic = false;
+            for b in blocks {
+                let insts: Vec<Inst> = self.f.layout.block_insts(b).collect();
+                for i in insts {
+                    self.f.dfg.map_inst_values(i, |v| {
+                        resolve(v).unwrap_or_else(|| {
+                            cyclic = true;
+                            v
+                        })
+                    });
+                }
+            }
+            if cyclic {
+                return Err(self.perr(0, "a value is defined in terms of itself"));
+            }
+        }
+        Ok(())
+    }
+
+    /// For each reachable predecessor named in the phis of `target`, the value each phi
+    /// takes from it (`None` where a phi has no entry for it). Duplicate entries for one
+    /// predecessor must agree.
+    fn incoming_args(
+        &mut self,
+        target: Block,
+        reach: &SecondaryMap<Block, bool>,
+    ) -> PResult<FxHashMap<Block, Vec<Option<Value>>>> {
+        let phis = self.phis.remove(&target).unwrap_or_default();
+        let n = phis.len();
+        let mut out: FxHashMap<Block, Vec<Option<Value>>> = FxHashMap::default();
+        let mut result = Ok(());
+        'phis: for (j, p) in phis.iter().enumerate() {
+            for (b, op, tok) in &p.incoming {
+                if !reach[*b] {
+                    continue;
+                }
+                let v = match self.use_operand(op, p.ty, *tok) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        result = Err(e);
+                        break 'phis;
+                    }
+                };
+                let slot = &mut out.entry(*b).or_insert_with(|| vec![None; n])[j];
+                match *slot {
+                    None => *slot = Some(v),
+                    Some(f) if f != v => {
+                        result =
+                            Err(self
+                                .perr(*tok, "phi has different values for the same predecessor"));
+                        break 'phis;
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        self.phis.insert(target, phis);
+        result.map(|_| out)
+    }
+}
+
+/// Intrinsics without an effect Gyre needs to model: hints, markers and debug info.
+fn is_dropped_intrinsic(name: &str) -> bool {
+    let Some(r) = name.strip_prefix("llvm.") else {
+        return false;
+    };
+    let head = r.split('.').next().unwrap_or("");
+    matches!(
+        head,
+        "assume" | "lifetime" | "dbg" | "donothing" | "sideeffect" | "pseudoprobe"
+    ) || r.starts_with("experimental.noalias.scope.decl")
+}
+
+fn int_binop(op: &str) -> Option<Opcode> {
+    Some(match op {
+        "add" => Opcode::Iadd,
+        "sub" => Opcode::Isub,
+        "mul" => Opcode::Imul,
+        "sdiv" => Opcode::Sdiv,
+        "udiv" => Opcode::Udiv,
+        "srem" => Opcode::Srem,
+        "urem" => Opcode::Urem,
+        "shl" => Opcode::Shl,
+        "lshr" => Opcode::Lshr,
+        "ashr" => Opcode::Ashr,
+        "and" => Opcode::And,
+        "or" => Opcode::Or,
+        "xor" => Opcode::Xor,
+        _ => return None,
+    })
+}
+
+trait MaskFlags {
+    fn from_bits_masked(f: IntFlags, allowed: IntFlags) -> IntFlags;
+}
+
+impl MaskFlags for IntFlags {
+    /// Keep only the flags `allowed` has (LLVM accepts e.g. `exact` only where Gyre does).
+    fn from_bits_masked(f: IntFlags, allowed: IntFlags) -> IntFlags {
+        let mut out = IntFlags::NONE;
+        for fl in [IntFlags::NSW, IntFlags::NUW, IntFlags::EXACT] {
+            if f.contains(fl) && allowed.contains(fl) {
+                out = out.union(fl);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,709 @@
+//! The token cursor and the grammar pieces shared by module and body parsing: types,
+//! constants, operands and attribute skipping.
+//!
+//! Types and constants nest; their parsers recurse with an explicit depth argument and
+//! stop with an error at [`MAX_NESTING`], so no input can exhaust the stack.
+
+use crate::lexer::{Tok, Token};
+use crate::types::{LType, TyId, Types};
+use crate::{ErrorKind, ImportError};
+
+/// Deepest nesting of types or constant expressions the parser accepts.
+pub(crate) const MAX_NESTING: u32 = 48;
+
+pub(crate) type PResult<T> = Result<T, ImportError>;
+
+/// A cursor over the token vector; reading past the end keeps returning `Eof`.
+pub(crate) struct Cur<'t> {
+    pub toks: &'t [Token],
+    pub i: usize,
+}
+
+impl<'t> Cur<'t> {
+    pub fn new(toks: &'t [Token]) -> Self {
+        debug_assert!(matches!(toks.last().map(|t| &t.tok), Some(Tok::Eof)));
+        Cur { toks, i: 0 }
+    }
+
+    pub fn at(&self, i: usize) -> &'t Token {
+        &self.toks[i.min(self.toks.len() - 1)]
+    }
+    pub fn tok(&self) -> &'t Token {
+        self.at(self.i)
+    }
+    pub fn peek(&self) -> &'t Tok {
+        &self.tok().tok
+    }
+    pub fn peek_at(&self, off: usize) -> &'t Tok {
+        &self.at(self.i + off).tok
+    }
+    pub fn bump(&mut self) -> &'t Token {
+        let t = self.tok();
+        if self.i < self.toks.len() - 1 {
+            self.i += 1;
+        }
+        t
+    }
+
+    pub fn is_punct(&self, c: u8) -> bool {
+        *self.peek() == Tok::Punct(c)
+    }
+    pub fn is_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Tok::Word(x) if x == w)
+    }
+    pub fn eat_punct(&mut self, c: u8) -> bool {
+        let y = self.is_punct(c);
+        if y {
+            self.bump();
+        }
+        y
+    }
+    pub fn eat_word(&mut self, w: &str) -> bool {
+        let y = self.is_word(w);
+        if y {
+            self.bump();
+        }
+        y
+    }
+
+    pub fn err_at(&self, t: &Token, msg: impl Into<String>) -> ImportError {
+        ImportError {
+            line: t.line,
+            col: t.col,
+            kind: ErrorKind::Parse,
+            message: msg.into(),
+        }
+    }
+    pub fn unsup_at(&self, t: &Token, msg: impl Into<String>) -> ImportError {
+        ImportError {
+            line: t.line,
+            col: t.col,
+            kind: ErrorKind::Unsupported,
+            message: msg.into(),
+        }
+    }
+    pub fn err(&self, msg: impl Into<String>) -> ImportError {
+        self.err_at(self.tok(), msg)
+    }
+    pub fn unsup(&self, msg: impl Into<String>) -> ImportError {
+        self.unsup_at(self.tok(), msg)
+    }
+
+    /// An error naming what was expected and what was found.
+    pub fn expected(&self, what: &str) -> ImportError {
+        self.err(format!("expected {what}, found {}", describe(self.peek())))
+    }
+
+    pub fn expect_punct(&mut self, c: u8) -> PResult<()> {
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            Err(self.expected(&format!("`{}`", c as char)))
+        }
+    }
+    pub fn expect_word(&mut self, w: &str) -> PResult<()> {
+        if self.eat_word(w) {
+            Ok(())
+        } else {
+            Err(self.expected(&format!("`{w}`")))
+        }
+    }
+    pub fn expect_int(&mut self) -> PResult<i128> {
+        match self.peek() {
+            Tok::Int(v) => {
+                let v = *v;
+                self.bump();
+                Ok(v)
+            }
+            _ => Err(self.expected("an integer")),
+        }
+    }
+    pub fn expect_local(&mut self) -> PResult<String> {
+        match self.peek() {
+            Tok::Local(n) => {
+                let n = n.clone();
+                self.bump();
+                Ok(n)
+            }
+            _ => Err(self.expected("a local name")),
+        }
+    }
+
+    /// Skip one token, or a whole bracketed group if it opens one (iterative).
+    pub fn skip_balanced(&mut self) -> PResult<()> {
+        let start = self.tok();
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Tok::Punct(b')' | b']' | b'}') => {
+                    if depth == 0 {
+                        return Err(self.err("unbalanced bracket"));
+                    }
+                    depth -= 1
+                }
+                Tok::Eof => return Err(self.err_at(start, "unterminated bracket")),
+                _ => {}
+            }
+            self.bump();
+            if depth == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Skip a metadata operand: `!5`, `!{...}`, `!"str"`, `!DILocation(...)`.
+    pub fn skip_metadata_value(&mut self) -> PResult<()> {
+        match self.peek() {
+            Tok::Meta(n) => {
+                let bare = n.is_empty();
+                self.bump();
+                if bare {
+                    match self.peek() {
+                        Tok::Str(_) => {
+                            self.bump();
+                        }
+                        Tok::Punct(b'{') => self.skip_balanced()?,
+                        _ => return Err(self.expected("metadata")),
+                    }
+                } else if self.is_punct(b'(') {
+                    self.skip_balanced()?;
+                }
+                Ok(())
+            }
+            Tok::Word(w) if w == "distinct" => {
+                self.bump();
+                self.skip_metadata_value()
+            }
+            _ => Err(self.expected("metadata")),
+        }
+    }
+
+    /// Skip `, !name !N` attachments after an instruction or global.
+    pub fn skip_attachments(&mut self) -> PResult<()> {
+        while self.is_punct(b',') && matches!(self.peek_at(1), Tok::Meta(n) if !n.is_empty()) {
+            self.bump();
+            self.bump();
+            self.skip_metadata_value()?;
+        }
+        Ok(())
+    }
+}
+
+/// A short description of a token for error messages.
+pub(crate) fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Local(n) => format!("`%{n}`"),
+        Tok::Global(n) => format!("`@{n}`"),
+        Tok::Label(n) => format!("label `{n}:`"),
+        Tok::Meta(n) => format!("`!{n}`"),
+        Tok::AttrRef(n) => format!("`#{n}`"),
+        Tok::Word(w) => format!("`{w}`"),
+        Tok::Int(v) => format!("`{v}`"),
+        Tok::Float(v) => format!("`{v}`"),
+        Tok::HexFloat(..) => "a hexadecimal constant".into(),
+        Tok::Str(_) => "a string".into(),
+        Tok::CStr(_) => "a c-string".into(),
+        Tok::Punct(c) => format!("`{}`", *c as char),
+        Tok::Ellipsis => "`...`".into(),
+        Tok::Eof => "end of input".into(),
+    }
+}
+
+/// Is `w` a primitive type keyword (`i32`, `float`, `ptr`, ...)?
+pub(crate) fn is_type_word(w: &str) -> bool {
+    matches!(
+        w,
+        "void"
+            | "float"
+            | "double"
+            | "half"
+            | "bfloat"
+            | "fp128"
+            | "x86_fp80"
+            | "ppc_fp128"
+            | "x86_mmx"
+            | "x86_amx"
+            | "ptr"
+            | "label"
+            | "metadata"
+            | "token"
+    ) || int_width(w).is_some()
+}
+
+fn int_width(w: &str) -> Option<u32> {
+    let d = w.strip_prefix('i')?;
+    if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) || d.len() > 8 {
+        return None;
+    }
+    d.parse().ok()
+}
+
+/// Can this token start a type?
+pub(crate) fn is_type_start(t: &Tok) -> bool {
+    match t {
+        Tok::Word(w) => is_type_word(w),
+        Tok::Local(_) => true,
+        Tok::Punct(b'[' | b'{' | b'<') => true,
+        _ => false,
+    }
+}
+
+/// Parse `addrspace(N)` if present.
+pub(crate) fn parse_opt_addrspace(c: &mut Cur) -> PResult<Option<u32>> {
+    if !c.is_word("addrspace") {
+        return Ok(None);
+    }
+    c.bump();
+    c.expect_punct(b'(')?;
+    let t = c.tok();
+    let n = c.expect_int()?;
+    c.expect_punct(b')')?;
+    u32::try_from(n)
+        .map(Some)
+        .map_err(|_| c.err_at(t, "address space out of range"))
+}
+
+/// Parse a type.
+pub(crate) fn parse_type(c: &mut Cur, ty: &mut Types) -> PResult<TyId> {
+    parse_type_depth(c, ty, 0, true)
+}
+
+/// Parse a type but stop before a function-type suffix: the return type of a `call`
+/// whose callee type is spelled out (`call i32 (i32, ...) @f(...)`).
+pub(crate) fn parse_ret_type(c: &mut Cur, ty: &mut Types) -> PResult<TyId> {
+    parse_type_depth(c, ty, 0, false)
+}
+
+fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) -> PResult<TyId> {
+    if depth > MAX_NESTING {
+        return Err(c.unsup("type nesting too deep"));
+    }
+    let start = c.tok();
+    let mut t = match c.peek() {
+        Tok::Word(w) => {
+            c.bump();
+            match w.as_str() {
+                "void" => ty.intern(LType::Void),
+                "float" => ty.intern(LType::Float),
+                "double" => ty.intern(LType::Double),
+                "ptr" => {
+                    let n = parse_opt_addrspace(c)?.unwrap_or(0);
+                    ty.intern(LType::Ptr(n))
+                }
+                "label" => ty.intern(LType::Label),
+                "metadata" => ty.intern(LType::Metadata),
+                "token" => ty.intern(LType::Token),
+                "half" | "bfloat" | "fp128" | "x86_fp80" | "ppc_fp128" | "x86_mmx" | "x86_amx" => {
+                    ty.intern(LType::OtherFloat(w.clone()))
+                }
+                _ => match int_width(w) {
+                    Some(n) if (1..=(1 << 23)).contains(&n) => ty.intern(LType::Int(n)),
+                    _ => return Err(c.err_at(start, format!("expected a type, found `{w}`"))),
+                },
+            }
+        }
+        Tok::Local(n) => {
+            let idx = ty.named(n);
+            c.bump();
+            ty.intern(LType::Named(idx))
+        }
+        Tok::Punct(b'[') => {
+            c.bump();
+            let n = c.expect_int()?;
+            let n = u64::try_from(n).map_err(|_| c.err_at(start, "negative array length"))?;
+            c.expect_word("x")?;
+            let e = parse_type_depth(c, ty, depth + 1, true)?;
+            c.expect_punct(b']')?;
+            ty.intern(LType::Array(n, e))
+        }
+        Tok::Punct(b'{') => {
+            c.bump();
+            let f = parse_struct_fields(c, ty, depth)?;
+            ty.intern(LType::Struct(f, false))
+        }
+        Tok::Punct(b'<') => {
+            c.bump();
+            if c.eat_punct(b'{') {
+                let f = parse_struct_fields(c, ty, depth)?;
+                c.expect_punct(b'>')?;
+                ty.intern(LType::Struct(f, true))
+            } else {
+                // A vector: `<4 x i32>`, `<vscale x 2 x float>`.
+                c.eat_word("vscale");
+                c.eat_word("x");
+                c.expect_int()?;
+                c.expect_word("x")?;
+                parse_type_depth(c, ty, depth + 1, true)?;
+                c.expect_punct(b'>')?;
+                ty.intern(LType::Vector)
+            }
+        }
+        _ => return Err(c.expected("a type")),
+    };
+    // Suffixes: pointers to `t` and function types returning `t`.
+    loop {
+        if c.is_punct(b'*') {
+            c.bump();
+            t = ty.intern(LType::Ptr(0));
+        } else if c.is_word("addrspace") && matches!(c.peek_at(4), Tok::Punct(b'*')) {
+            let n = parse_opt_addrspace(c)?.unwrap_or(0);
+            c.expect_punct(b'*')?;
+            t = ty.intern(LType::Ptr(n));
+        } else if fn_suffix
+            && c.is_punct(b'(')
+            && matches!(
+                ty.get(t),
+                LType::Void
+                    | LType::Int(_)
+                    | LType::Float
+                    | LType::Double
+                    | LType::Ptr(_)
+                    | LType::Struct(..)
+                    | LType::Named(_)
+                    | LType::OtherFloat(_)
+            )
+            && looks_like_fn_type(c)
+        {
+            c.bump();
+            let mut first = true;
+            while !c.is_punct(b')') {
+                if !first {
+                    c.expect_punct(b',')?;
+                }
+                first = false;
+                if c.is_punct(b')') {
+                    break;
+                }
+                if matches!(c.peek(), Tok::Ellipsis) {
+                    c.bump();
+                    continue;
+                }
+                parse_type_depth(c, ty, depth + 1, true)?;
+                skip_param_attrs(c)?;
+            }
+            c.expect_punct(b')')?;
+            t = ty.intern(LType::Func);
+        } else {
+            return Ok(t);
+        }
+    }
+}
+
+/// After a type, `(` starts a function type only if a type, `...` or `)` follows
+/// (in `call void (i32) @f(...)` and `i32 (i32)*`), not an argument list.
+fn looks_like_fn_type(c: &Cur) -> bool {
+    let next = c.peek_at(1);
+    is_type_start(next) || matches!(next, Tok::Ellipsis | Tok::Punct(b')'))
+}
+
+fn parse_struct_fields(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<Vec<TyId>> {
+    let mut f = Vec::new();
+    if c.eat_punct(b'}') {
+        return Ok(f);
+    }
+    loop {
+        f.push(parse_type_depth(c, ty, depth + 1, true)?);
+        if c.eat_punct(b'}') {
+            return Ok(f);
+        }
+        c.expect_punct(b',')?;
+    }
+}
+
+/// What a parameter attribute list contained that matters.
+#[derive(Default)]
+pub(crate) struct ParamAttrs {
+    /// `byval`, `inalloca`, `preallocated`: a hidden copy Gyre does not model.
+    pub by_copy: Option<String>,
+}
+
+/// Skip parameter or return attributes (`nocapture`, `align 4`, `dereferenceable(8)`,
+/// `byval(%T)`, `"str"`, ...) up to the next value, `,` or `)`.
+pub(crate) fn skip_param_attrs(c: &mut Cur) -> PResult<ParamAttrs> {
+    let mut out = ParamAttrs::default();
+    loop {
+        match c.peek() {
+            Tok::Word(w) if !is_type_word(w) && !is_value_word(w) => {
+                if matches!(w.as_str(), "byval" | "inalloca" | "preallocated") {
+                    out.by_copy = Some(w.clone());
+                }
+                c.bump();
+                if c.is_punct(b'(') {
+                    c.skip_balanced()?;
+                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(w) {
+                    c.bump();
+                }
+            }
+            Tok::Str(_) => {
+                c.bump();
+                if c.eat_punct(b'=') {
+                    if let Tok::Str(_) = c.peek() {
+                        c.bump();
+                    }
+                }
+            }
+            _ => return Ok(out),
+        }
+    }
+}
+
+fn takes_int(w: &str) -> bool {
+    matches!(
+        w,
+        "align" | "alignstack" | "cc" | "dereferenceable" | "addrspace"
+    )
+}
+
+/// Words that start a value rather than an attribute.
+pub(crate) fn is_value_word(w: &str) -> bool {
+    matches!(
+        w,
+        "true"
+            | "false"
+            | "null"
+            | "undef"
+            | "poison"
+            | "zeroinitializer"
+            | "none"
+            | "getelementptr"
+            | "bitcast"
+            | "addrspacecast"
+            | "ptrtoint"
+            | "inttoptr"
+            | "trunc"
+            | "zext"
+            | "sext"
+            | "fptrunc"
+            | "fpext"
+            | "fptoui"
+            | "fptosi"
+            | "uitofp"
+            | "sitofp"
+            | "add"
+            | "sub"
+            | "mul"
+            | "shl"
+            | "lshr"
+            | "ashr"
+            | "and"
+            | "or"
+            | "xor"
+            | "icmp"
+            | "fcmp"
+            | "select"
+            | "extractelement"
+            | "insertelement"
+            | "shufflevector"
+            | "extractvalue"
+            | "insertvalue"
+            | "blockaddress"
+            | "dso_local_equivalent"
+            | "no_cfi"
+            | "asm"
+            | "udiv"
+            | "sdiv"
+            | "urem"
+            | "srem"
+            | "x"
+    )
+}
+
+/// A parsed constant, before its type is applied.
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) enum CVal {
+    Int(i128),
+    Bool(bool),
+    Float(f64),
+    HexFloat(char, u64),
+    Null,
+    Undef,
+    Poison,
+    Zero,
+    Global(String),
+    /// `[T v, ...]` or `{T v, ...}` (also packed and vector literals).
+    Aggregate(Vec<(TyId, CVal)>),
+    CStr(Vec<u8>),
+    Gep {
+        src: TyId,
+        base: Box<(TyId, CVal)>,
+        idx: Vec<(TyId, CVal)>,
+    },
+    Cast {
+        op: String,
+        val: Box<(TyId, CVal)>,
+        to: TyId,
+    },
+    Bin {
+        op: String,
+        args: Box<[(TyId, CVal); 2]>,
+    },
+}
+
+/// An instruction operand: a named local or a constant, with its token position.
+#[derive(Clone, Debug)]
+pub(crate) enum Operand {
+    Local(String),
+    Const(CVal),
+}
+
+/// Parse a value (operand) of a known type. `depth` bounds constant-expression nesting.
+pub(crate) fn parse_value(c: &mut Cur, ty: &mut Types) -> PResult<Operand> {
+    if let Tok::Local(n) = c.peek() {
+        let n = n.clone();
+        c.bump();
+        return Ok(Operand::Local(n));
+    }
+    Ok(Operand::Const(parse_const(c, ty, 0)?))
+}
+
+/// Parse a constant.
+pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CVal> {
+    if depth > MAX_NESTING {
+        return Err(c.unsup("constant expression nesting too deep"));
+    }
+    let start = c.tok();
+    let v = match c.peek() {
+        Tok::Int(v) => {
+            let v = *v;
+            c.bump();
+            CVal::Int(v)
+        }
+        Tok::Float(f) => {
+            let f = *f;
+            c.bump();
+            CVal::Float(f)
+        }
+        Tok::HexFloat(k, b) => {
+            let (k, b) = (*k, *b);
+            c.bump();
+            CVal::HexFloat(k, b)
+        }
+        Tok::Global(n) => {
+            let n = n.clone();
+            c.bump();
+            CVal::Global(n)
+        }
+        Tok::CStr(s) => {
+            let s = s.clone();
+            c.bump();
+            CVal::CStr(s)
+        }
+        Tok::Local(_) => return Err(c.err("a local value cannot appear in a constant")),
+        Tok::Punct(open @ (b'[' | b'{' | b'<')) => {
+            let open = *open;
+            c.bump();
+            let packed = open == b'<' && c.eat_punct(b'{');
+            let close = match open {
+                b'[' => b']',
+                b'{' => b'}',
+                _ if packed => b'}',
+                _ => b'>',
+            };
+            let mut elems = Vec::new();
+            if !c.eat_punct(close) {
+                loop {
+                    let t = parse_type(c, ty)?;
+                    let v = parse_const(c, ty, depth + 1)?;
+                    elems.push((t, v));
+                    if c.eat_punct(close) {
+                        break;
+                    }
+                    c.expect_punct(b',')?;
+                }
+            }
+            if packed {
+                c.expect_punct(b'>')?;
+            }
+            if open == b'<' && !packed {
+                return Err(c.unsup_at(start, "vector constant"));
+            }
+            CVal::Aggregate(elems)
+        }
+        Tok::Word(w) => {
+            let w = w.clone();
+            c.bump();
+            match w.as_str() {
+                "true" => CVal::Bool(true),
+                "false" => CVal::Bool(false),
+                "null" => CVal::Null,
+                "undef" => CVal::Undef,
+                "poison" => CVal::Poison,
+                "zeroinitializer" => CVal::Zero,
+                "getelementptr" => {
+                    while matches!(c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
+                    {
+                        c.bump();
+                    }
+                    if c.is_word("inrange") {
+                        c.bump();
+                        if c.is_punct(b'(') {
+                            c.skip_balanced()?;
+                        }
+                    }
+                    c.expect_punct(b'(')?;
+                    let src = parse_type(c, ty)?;
+                    c.expect_punct(b',')?;
+                    let bt = parse_type(c, ty)?;
+                    let bv = parse_const(c, ty, depth + 1)?;
+                    let mut idx = Vec::new();
+                    while c.eat_punct(b',') {
+                        if c.is_word("inrange") {
+                            c.bump();
+                        }
+                        let it = parse_type(c, ty)?;
+                        let iv = parse_const(c, ty, depth + 1)?;
+                        idx.push((it, iv));
+                    }
+                    c.expect_punct(b')')?;
+                    CVal::Gep {
+                        src,
+                        base: Box::new((bt, bv)),
+                        idx,
+                    }
+                }
+                "bitcast" | "addrspacecast" | "ptrtoint" | "inttoptr" | "trunc" | "zext"
+                | "sext" | "fptrunc" | "fpext" | "fptoui" | "fptosi" | "uitofp" | "sitofp" => {
+                    c.expect_punct(b'(')?;
+                    let t = parse_type(c, ty)?;
+                    let v = parse_const(c, ty, depth + 1)?;
+                    c.expect_word("to")?;
+                    let to = parse_type(c, ty)?;
+                    c.expect_punct(b')')?;
+                    CVal::Cast {
+                        op: w,
+                        val: Box::new((t, v)),
+                        to,
+                    }
+                }
+                "add" | "sub" | "mul" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor" => {
+                    while matches!(c.peek(), Tok::Word(f) if matches!(f.as_str(), "nsw" | "nuw" | "exact" | "disjoint"))
+                    {
+                        c.bump();
+                    }
+                    c.expect_punct(b'(')?;
+                    let ta = parse_type(c, ty)?;
+                    let a = parse_const(c, ty, depth + 1)?;
+                    c.expect_punct(b',')?;
+                    let tb = parse_type(c, ty)?;
+                    let b = parse_const(c, ty, depth + 1)?;
+                    c.expect_punct(b')')?;
+                    CVal::Bin {
+                        op: w,
+                        args: Box::new([(ta, a), (tb, b)]),
+                    }
+                }
+                "asm" => return Err(c.unsup_at(start, "inline asm")),
+                "blockaddress" => return Err(c.unsup_at(start, "blockaddress")),
+                "none" => return Err(c.unsup_at(start, "token constant `none`")),
+                _ if is_value_word(&w) => {
+                    return Err(c.unsup_at(start, format!("constant expression `{w}`")))
+                }
+                _ => return Err(c.err_at(start, format!("expected a value, found `{w}`"))),
+            }
+        }
+        Tok::Meta(_) => return Err(c.unsup("metadata operand")),
+        _ => return Err(c.expected("a value")),
+    };
+    Ok(v)
+}

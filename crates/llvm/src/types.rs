@@ -1,0 +1,284 @@
+//! LLVM types as the importer sees them, interned in an arena, with their memory layout.
+//!
+//! Typed pointers (`i32 addrspace(1)*`) keep only their address space: Gyre pointers
+//! are untyped, and every LLVM instruction that needs a pointee type (load, store, GEP)
+//! spells it out anyway.
+
+use gyre_ir::{AddrSpace, Type};
+use rustc_hash::FxHashMap;
+
+/// An interned LLVM type.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct TyId(pub u32);
+
+/// The shape of an LLVM type.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum LType {
+    Void,
+    Int(u32),
+    Float,
+    Double,
+    /// `half`, `bfloat`, `fp128`, `x86_fp80`, ...: parsed, never supported.
+    OtherFloat(String),
+    /// A pointer into an address space (typed or opaque).
+    Ptr(u32),
+    Array(u64, TyId),
+    Struct(Vec<TyId>, bool),
+    /// A named struct (`%T`), by index into [`Types::named`].
+    Named(u32),
+    Vector,
+    Label,
+    Metadata,
+    Token,
+    /// A function type (only ever behind a pointer or in a `call`).
+    Func,
+}
+
+/// Layout parameters from the `target datalayout` string that the importer honours.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct DataLayout {
+    pub i64_align: u64,
+    pub f64_align: u64,
+}
+
+impl Default for DataLayout {
+    fn default() -> Self {
+        // NVPTX and x86-64 both align i64 and double to 8.
+        DataLayout {
+            i64_align: 8,
+            f64_align: 8,
+        }
+    }
+}
+
+/// Nesting limit for type layout queries (named types can chain without bound).
+pub(crate) const MAX_TYPE_DEPTH: u32 = 64;
+
+/// The type arena of one module.
+#[derive(Default)]
+pub(crate) struct Types {
+    list: Vec<LType>,
+    intern: FxHashMap<LType, TyId>,
+    /// Named struct bodies by index (`None` while only referenced or `opaque`).
+    pub named: Vec<(String, Option<TyId>)>,
+    named_index: FxHashMap<String, u32>,
+    pub layout: DataLayout,
+}
+
+impl Types {
+    pub fn intern(&mut self, t: LType) -> TyId {
+        if let Some(&id) = self.intern.get(&t) {
+            return id;
+        }
+        let id = TyId(self.list.len() as u32);
+        self.list.push(t.clone());
+        self.intern.insert(t, id);
+        id
+    }
+
+    pub fn get(&self, id: TyId) -> &LType {
+        &self.list[id.0 as usize]
+    }
+
+    /// The index of a named type, created on first mention.
+    pub fn named(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.named_index.get(name) {
+            return i;
+        }
+        let i = self.named.len() as u32;
+        self.named.push((name.to_string(), None));
+        self.named_index.insert(name.to_string(), i);
+        i
+    }
+
+    /// Follow named types to their bodies (bounded, so cycles give `None`).
+    pub fn resolve(&self, mut id: TyId) -> Option<TyId> {
+        for _ in 0..MAX_TYPE_DEPTH {
+            match self.get(id) {
+                LType::Named(i) => id = self.named[*i as usize].1?,
+                _ => return Some(id),
+            }
+        }
+        None
+    }
+
+    /// The Gyre scalar type of an LLVM first-class type, or a description of why not.
+    pub fn scalar(&self, id: TyId) -> Result<Type, String> {
+        Ok(match self.get(id) {
+            LType::Int(1) => Type::I1,
+            LType::Int(8) => Type::I8,
+            LType::Int(16) => Type::I16,
+            LType::Int(32) => Type::I32,
+            LType::Int(64) => Type::I64,
+            LType::Int(n) => return Err(format!("integer type i{n}")),
+            LType::Float => Type::F32,
+            LType::Double => Type::F64,
+            LType::OtherFloat(n) => return Err(format!("floating-point type {n}")),
+            LType::Ptr(n) => Type::Ptr(
+                AddrSpace::from_llvm_number(*n).ok_or_else(|| format!("address space {n}"))?,
+            ),
+            LType::Vector => return Err("vector type".into()),
+            LType::Array(..) | LType::Struct(..) | LType::Named(_) => {
+                return Err(format!("aggregate value of type {}", self.display(id)))
+            }
+            LType::Void => return Err("void value".into()),
+            LType::Label => return Err("label value".into()),
+            LType::Metadata => return Err("metadata value".into()),
+            LType::Token => return Err("token type".into()),
+            LType::Func => return Err("function type value".into()),
+        })
+    }
+
+    /// Allocation size and ABI alignment in bytes.
+    pub fn size_align(&self, id: TyId) -> Result<(u64, u64), String> {
+        self.size_align_depth(id, 0)
+    }
+
+    fn size_align_depth(&self, id: TyId, depth: u32) -> Result<(u64, u64), String> {
+        if depth > MAX_TYPE_DEPTH {
+            return Err("type nesting too deep (or recursive)".into());
+        }
+        Ok(match self.get(id) {
+            LType::Int(n) => {
+                let bytes = u64::from(n.div_ceil(8)).next_power_of_two();
+                let align = if *n > 32 {
+                    self.layout.i64_align
+                } else {
+                    bytes
+                };
+                (bytes.max(align), align)
+            }
+            LType::Float => (4, 4),
+            LType::Double => (8, self.layout.f64_align),
+            LType::Ptr(_) => (8, 8),
+            LType::Array(n, e) => {
+                let (s, a) = self.size_align_depth(*e, depth + 1)?;
+                let total = s
+                    .checked_mul(*n)
+                    .ok_or_else(|| "array type too large".to_string())?;
+                (total, a)
+            }
+            LType::Struct(fields, packed) => {
+                let mut off = 0u64;
+                let mut align = 1u64;
+                for &f in fields {
+                    let (s, a) = self.size_align_depth(f, depth + 1)?;
+                    let a = if *packed { 1 } else { a };
+                    off = off.div_ceil(a) * a;
+                    off = off
+                        .checked_add(s)
+                        .ok_or_else(|| "struct type too large".to_string())?;
+                    align = align.max(a);
+                }
+                (off.div_ceil(align) * align, align)
+            }
+            LType::Named(i) => match self.named[*i as usize].1 {
+                Some(body) => self.size_align_depth(body, depth + 1)?,
+                None => {
+                    return Err(format!(
+                        "opaque type %{} has no size",
+                        self.named[*i as usize].0
+                    ))
+                }
+            },
+            _ => return Err(format!("type {} has no size", self.display(id))),
+        })
+    }
+
+    /// Byte offset of field `idx` of a struct type.
+    pub fn field_offset(&self, id: TyId, idx: u64) -> Result<(u64, TyId), String> {
+        let id = self
+            .resolve(id)
+            .ok_or_else(|| "unresolvable named type".to_string())?;
+        let LType::Struct(fields, packed) = self.get(id) else {
+            return Err("field index into a non-struct type".into());
+        };
+        if idx >= fields.len() as u64 {
+            return Err(format!("struct field index {idx} out of range"));
+        }
+        let mut off = 0u64;
+        for (i, &f) in fields.iter().enumerate() {
+            let (s, a) = self.size_align(f)?;
+            let a = if *packed { 1 } else { a };
+            off = off.div_ceil(a) * a;
+            if i as u64 == idx {
+                return Ok((off, f));
+            }
+            off += s;
+        }
+        unreachable!("field index checked against the field count")
+    }
+
+    /// Short LLVM spelling for messages (bounded: deep types are elided).
+    pub fn display(&self, id: TyId) -> String {
+        let mut s = String::new();
+        self.display_into(id, &mut s, 0);
+        s
+    }
+
+    fn display_into(&self, id: TyId, s: &mut String, depth: u32) {
+        if depth > 4 {
+            s.push_str("...");
+            return;
+        }
+        match self.get(id) {
+            LType::Void => s.push_str("void"),
+            LType::Int(n) => s.push_str(&format!("i{n}")),
+            LType::Float => s.push_str("float"),
+            LType::Double => s.push_str("double"),
+            LType::OtherFloat(n) => s.push_str(n),
+            LType::Ptr(0) => s.push_str("ptr"),
+            LType::Ptr(n) => s.push_str(&format!("ptr addrspace({n})")),
+            LType::Array(n, e) => {
+                s.push_str(&format!("[{n} x "));
+                self.display_into(*e, s, depth + 1);
+                s.push(']');
+            }
+            LType::Struct(f, packed) => {
+                s.push_str(if *packed { "<{" } else { "{" });
+                for (i, &t) in f.iter().enumerate() {
+                    s.push_str(if i == 0 { " " } else { ", " });
+                    self.display_into(t, s, depth + 1);
+                }
+                s.push_str(if *packed { " }>" } else { " }" });
+            }
+            LType::Named(i) => {
+                s.push('%');
+                s.push_str(&self.named[*i as usize].0);
+            }
+            LType::Vector => s.push_str("<vector>"),
+            LType::Label => s.push_str("label"),
+            LType::Metadata => s.push_str("metadata"),
+            LType::Token => s.push_str("token"),
+            LType::Func => s.push_str("<function>"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_layout() {
+        let mut t = Types::default();
+        let i8t = t.intern(LType::Int(8));
+        let i32t = t.intern(LType::Int(32));
+        let i64t = t.intern(LType::Int(64));
+        let s = t.intern(LType::Struct(vec![i8t, i64t, i32t], false));
+        assert_eq!(t.size_align(s).unwrap(), (24, 8));
+        assert_eq!(t.field_offset(s, 1).unwrap().0, 8);
+        assert_eq!(t.field_offset(s, 2).unwrap().0, 16);
+        let p = t.intern(LType::Struct(vec![i8t, i64t, i32t], true));
+        assert_eq!(t.size_align(p).unwrap(), (13, 1));
+        let a = t.intern(LType::Array(10, s));
+        assert_eq!(t.size_align(a).unwrap(), (240, 8));
+        assert!(t.field_offset(s, 3).is_err());
+        // A self-containing named type is caught, not a stack overflow.
+        let n = t.named("T");
+        let nt = t.intern(LType::Named(n));
+        let body = t.intern(LType::Struct(vec![nt], false));
+        t.named[n as usize].1 = Some(body);
+        assert!(t.size_align(nt).is_err());
+    }
+}

@@ -1,0 +1,190 @@
+//! Export to LLVM IR and import back: LLVM 14 accepts the export (`opt -passes=verify`,
+//! `llc -march=nvptx64`), the re-import verifies, and the interpreter runs the original
+//! and the round-tripped module to the same memory.
+
+use gyre_interp::{assert_same_behaviour, random_inputs};
+use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::verifier::verify_module;
+use gyre_ir::Module;
+use gyre_llvm::{export_module, import_module, ExportOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The first of `names` that runs, looked up in PATH and LLVM 14's bin directory.
+fn llvm_tool(names: &[&str]) -> Option<PathBuf> {
+    for n in names {
+        for dir in ["/usr/bin", "/usr/lib/llvm-14/bin", "/usr/local/bin"] {
+            let p = Path::new(dir).join(n);
+            if p.exists() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn opt() -> Option<PathBuf> {
+    let t = llvm_tool(&["opt-14", "opt"]);
+    if t.is_none() {
+        println!("skipped LLVM checks: opt (LLVM 14) not found");
+    }
+    t
+}
+
+fn temp_file(tag: &str, text: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("gyre-llvm-{}-{tag}.ll", std::process::id()));
+    std::fs::write(&p, text).expect("temp dir is writable");
+    p
+}
+
+/// Run an LLVM tool on `text`; `Err` carries its stderr.
+fn run_tool(tool: &Path, args: &[&str], tag: &str, text: &str) -> Result<(), String> {
+    let p = temp_file(tag, text);
+    let out = Command::new(tool)
+        .args(args)
+        .arg(&p)
+        .args(["-o", "/dev/null"])
+        .output()
+        .expect("LLVM tool runs");
+    let _ = std::fs::remove_file(&p);
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn llvm_verify(opt: &Path, text: &str, opaque: bool, tag: &str) {
+    let mut args = vec!["-passes=verify", "-S"];
+    if opaque {
+        args.push("-opaque-pointers");
+    }
+    if let Err(e) = run_tool(opt, &args, tag, text) {
+        panic!("opt rejects the export of {tag}:\n{e}\n--- module ---\n{text}");
+    }
+}
+
+fn typed() -> ExportOptions {
+    ExportOptions {
+        opaque_pointers: false,
+    }
+}
+fn opaque() -> ExportOptions {
+    ExportOptions {
+        opaque_pointers: true,
+    }
+}
+
+fn reimport(m: &Module, opts: &ExportOptions, tag: &str) -> Module {
+    let text = export_module(m, opts);
+    let back = import_module(&text)
+        .unwrap_or_else(|e| panic!("{tag}: re-import failed: {}\n{text}", e.render(tag)));
+    if let Err(e) = verify_module(&back) {
+        panic!("{tag}: re-import does not verify: {e:?}\n{text}");
+    }
+    back
+}
+
+#[test]
+fn examples_export_verify_and_reimport() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "gir"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no examples found in {}", dir.display());
+    let opt = opt();
+    let llc = llvm_tool(&["llc-14", "llc"]);
+    for f in &files {
+        let tag = f.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(f).unwrap();
+        let m = gyre_ir::parser::parse_module(&src).expect("example parses");
+        for (opts, is_opaque) in [(typed(), false), (opaque(), true)] {
+            let text = export_module(&m, &opts);
+            if let Some(opt) = &opt {
+                llvm_verify(opt, &text, is_opaque, &tag);
+            }
+            if let (Some(llc), false) = (&llc, is_opaque) {
+                if let Err(e) = run_tool(llc, &["-march=nvptx64", "-mcpu=sm_70"], &tag, &text) {
+                    panic!("llc rejects the export of {tag}:\n{e}");
+                }
+            }
+            let back = reimport(&m, &opts, &tag);
+            assert_eq!(back.functions.len(), m.functions.len());
+            for (_, f) in m.functions.iter() {
+                let id = back.func_by_name(&f.name).expect("function kept");
+                assert_eq!(
+                    back.functions[id].kind, f.kind,
+                    "{tag}: kind of @{}",
+                    f.name
+                );
+                assert_eq!(back.functions[id].sig, f.sig);
+            }
+            for (_, g) in m.globals.iter() {
+                let id = back.global_by_name(&g.name).expect("global kept");
+                assert_eq!(&back.globals[id], g, "{tag}: global @{}", g.name);
+            }
+        }
+    }
+}
+
+/// Generated modules: export passes LLVM's verifier, and import(export(m)) runs like m.
+#[test]
+fn generated_modules_round_trip_and_behave_alike() {
+    let opt = opt();
+    // GYRE_LLVM_SEEDS=N runs more seeds by hand; CI keeps the default.
+    let seeds: u64 = std::env::var("GYRE_LLVM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let mut compared = 0;
+    let mut ran_ok = 0;
+    for seed in 0..seeds {
+        let (m, contract) = generate_from_seed(&GenOptions::default(), seed);
+        verify_module(&m).expect("generator output verifies");
+        let kernel = m.functions[contract.kernel].name.clone();
+        for (opts, is_opaque) in [(typed(), false), (opaque(), true)] {
+            let tag = format!("seed{seed}{}", if is_opaque { "-opaque" } else { "" });
+            if let Some(opt) = &opt {
+                // LLVM runs are the slow part: check a third of the seeds with opt.
+                if seed % 3 == 0 {
+                    llvm_verify(opt, &export_module(&m, &opts), is_opaque, &tag);
+                }
+            }
+            let back = reimport(&m, &opts, &tag);
+            let inputs = random_inputs(&contract, seed);
+            let mut mem = inputs.memory.clone();
+            if gyre_interp::run_kernel(&m, &kernel, &inputs.launch, &mut mem).is_ok() {
+                ran_ok += 1;
+            }
+            if let Err(d) = assert_same_behaviour(&m, &back, &kernel, &inputs) {
+                panic!("{tag}: import(export(m)) behaves differently: {d}");
+            }
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, seeds * 2);
+    // The comparison means something only if the kernels mostly run to completion.
+    assert!(
+        ran_ok * 10 >= compared * 9,
+        "only {ran_ok}/{compared} runs succeeded"
+    );
+}
+
+/// Minimal options (straight-line code and branches) with many seeds: cheap, and every
+/// seed is also checked by `opt`.
+#[test]
+fn small_generated_functions_pass_opt() {
+    let Some(opt) = opt() else { return };
+    for seed in 100..115u64 {
+        let (m, contract) = generate_from_seed(&GenOptions::minimal(), seed);
+        let text = export_module(&m, &typed());
+        llvm_verify(&opt, &text, false, &format!("minimal{seed}"));
+        let back = reimport(&m, &typed(), &format!("minimal{seed}"));
+        let kernel = m.functions[contract.kernel].name.clone();
+        assert_same_behaviour(&m, &back, &kernel, &random_inputs(&contract, seed))
+            .unwrap_or_else(|d| panic!("minimal{seed}: {d}"));
+    }
+}
