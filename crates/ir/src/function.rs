@@ -108,13 +108,7 @@ impl Function {
         data: InstructionData,
         ty: Option<Type>,
     ) -> (Inst, Option<Value>) {
-        let (inst, v) = match ty {
-            Some(t) => {
-                let (i, v) = self.dfg.make_inst_with_result(data, t);
-                (i, Some(v))
-            }
-            None => (self.dfg.make_inst(data), None),
-        };
+        let (inst, v) = self.make_inst(data, ty);
         self.layout.append_inst(inst, block);
         (inst, v)
     }
@@ -126,15 +120,20 @@ impl Function {
         data: InstructionData,
         ty: Option<Type>,
     ) -> (Inst, Option<Value>) {
-        let (inst, v) = match ty {
+        let (inst, v) = self.make_inst(data, ty);
+        self.layout.insert_inst_before(inst, before);
+        (inst, v)
+    }
+
+    /// Create an instruction (with a result of type `ty`, if given) outside the layout.
+    fn make_inst(&mut self, data: InstructionData, ty: Option<Type>) -> (Inst, Option<Value>) {
+        match ty {
             Some(t) => {
                 let (i, v) = self.dfg.make_inst_with_result(data, t);
                 (i, Some(v))
             }
             None => (self.dfg.make_inst(data), None),
-        };
-        self.layout.insert_inst_before(inst, before);
-        (inst, v)
+        }
     }
 
     /// Number of instructions in the layout (linear in the function's size).
