@@ -1,0 +1,107 @@
+//! Every pass Gyre has, with its pipeline name, kind, parameters and documentation.
+
+use crate::manager::{FunctionPass, LoopPass};
+
+/// Whether a pass runs on functions or on loops.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum PassKind {
+    /// Runs once per function.
+    Function,
+    /// Runs once per loop, inside `loop(...)`.
+    Loop,
+}
+
+/// Builds a function pass from its pipeline parameters.
+pub type FunctionPassCtor = fn(&[String]) -> Result<Box<dyn FunctionPass>, String>;
+/// Builds a loop pass from its pipeline parameters.
+pub type LoopPassCtor = fn(&[String]) -> Result<Box<dyn LoopPass>, String>;
+
+/// A registered pass.
+#[derive(Copy, Clone)]
+pub struct PassInfo {
+    /// Pipeline name.
+    pub name: &'static str,
+    /// Function or loop pass.
+    pub kind: PassKind,
+    /// Accepted `<...>` parameters.
+    pub params: &'static [&'static str],
+    /// One line of documentation.
+    pub doc: &'static str,
+    /// Constructor of a function pass.
+    pub create_function: Option<FunctionPassCtor>,
+    /// Constructor of a loop pass.
+    pub create_loop: Option<LoopPassCtor>,
+}
+
+fn no_params(name: &str, params: &[String]) -> Result<(), String> {
+    match params.first() {
+        None => Ok(()),
+        Some(p) => Err(format!("pass '{name}' takes no parameters (got '{p}')")),
+    }
+}
+
+/// Every pass, in the order `gyre passes` lists them.
+pub const PASSES: &[PassInfo] = &[
+    PassInfo {
+        name: "loop-simplify",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Give every loop a preheader, a single latch and dedicated exits.",
+        create_function: Some(|p| {
+            no_params("loop-simplify", p)?;
+            Ok(Box::new(crate::loop_simplify::LoopSimplify::default()))
+        }),
+        create_loop: None,
+    },
+    PassInfo {
+        name: "lcssa",
+        kind: PassKind::Function,
+        params: &[],
+        doc:
+            "Put every loop in loop-closed SSA form: outside uses go through exit-block parameters.",
+        create_function: Some(|p| {
+            no_params("lcssa", p)?;
+            Ok(Box::new(crate::lcssa::Lcssa::default()))
+        }),
+        create_loop: None,
+    },
+    PassInfo {
+        name: "verify",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Run the IR verifier; fail the pipeline on any error.",
+        create_function: Some(|p| {
+            no_params("verify", p)?;
+            Ok(Box::new(crate::verify::VerifyPass))
+        }),
+        create_loop: None,
+    },
+];
+
+/// The pass with this pipeline name.
+pub fn lookup(name: &str) -> Option<&'static PassInfo> {
+    PASSES.iter().find(|p| p.name == name)
+}
+
+/// The pass table as text, for `gyre passes`.
+pub fn list_passes() -> String {
+    let mut out = String::new();
+    for p in PASSES {
+        let kind = match p.kind {
+            PassKind::Function => "function",
+            PassKind::Loop => "loop",
+        };
+        let params = if p.params.is_empty() {
+            String::new()
+        } else {
+            format!("<{}>", p.params.join(";"))
+        };
+        out.push_str(&format!(
+            "{:<28} {:<9} {}\n",
+            format!("{}{params}", p.name),
+            kind,
+            p.doc
+        ));
+    }
+    out
+}
