@@ -1,0 +1,53 @@
+//! `gyre print`: analyses in a form comparable to LLVM's `print<...>` passes.
+
+use crate::input;
+use crate::CliError;
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+
+/// Which analysis to print.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum What {
+    /// Successors and predecessors of every block.
+    Cfg,
+    /// The dominator tree.
+    Domtree,
+    /// The post-dominator tree.
+    Postdomtree,
+    /// The loop forest.
+    Loops,
+}
+
+/// Arguments of `gyre print`.
+#[derive(clap::Args)]
+pub struct PrintArgs {
+    /// The analysis.
+    #[arg(value_enum)]
+    pub what: What,
+    /// Input file, or `-`.
+    pub input: String,
+}
+
+/// `gyre print`.
+pub fn run(args: &PrintArgs) -> Result<(), CliError> {
+    let (name, module) = input::load_module(&args.input)?;
+    input::verify(&name, &module)?;
+    let mut out = String::new();
+    for (_, func) in module.functions.iter() {
+        let cfg = Cfg::with_function(func)?;
+        let text = match args.what {
+            What::Cfg => gyre_analysis::print_cfg(&cfg, func),
+            What::Domtree => {
+                gyre_analysis::print_domtree(&DomTree::with_function(func, &cfg), func)
+            }
+            What::Postdomtree => {
+                gyre_analysis::print_postdomtree(&PostDomTree::with_function(func, &cfg), func)
+            }
+            What::Loops => {
+                let dt = DomTree::with_function(func, &cfg);
+                gyre_analysis::print_loops(&LoopInfo::with_function(func, &cfg, &dt), func)
+            }
+        };
+        out.push_str(&text);
+    }
+    input::write_output(None, &out)
+}

@@ -1,0 +1,284 @@
+//! `gyre run`: execute a kernel in the reference interpreter and show what it wrote.
+
+use crate::input;
+use crate::CliError;
+use gyre_interp::{run_kernel, Arg, Launch, Memory};
+use std::fmt::Write as _;
+
+/// Arguments of `gyre run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Input file, or `-`.
+    pub input: String,
+    /// The kernel to launch.
+    #[arg(long)]
+    pub kernel: String,
+    /// CTAs per grid dimension: `X[,Y[,Z]]`.
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// Threads per CTA dimension: `X[,Y[,Z]]`.
+    #[arg(long, default_value = "1")]
+    pub block: String,
+    /// A kernel argument `INDEX=VALUE` (also `vN=VALUE` naming the entry parameter):
+    /// an integer, a float (`1.5`, `1e3`), or `@NAME` for the address of a buffer.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// A global buffer `NAME=TYPE:COUNT:INIT`, TYPE one of i8 i16 i32 i64 f32 f64,
+    /// INIT one of `zeros`, `iota`, `random` or a file of raw little-endian bytes.
+    #[arg(long = "buffer", value_name = "NAME=TYPE:COUNT:INIT")]
+    pub buffers: Vec<String>,
+    /// Seed for `random` buffers.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the buffers as JSON to this file instead of printing them.
+    #[arg(long)]
+    pub json: Option<String>,
+    /// Most IR instructions the launch may execute.
+    #[arg(long)]
+    pub step_limit: Option<u64>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Elem {
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Elem {
+    fn parse(s: &str) -> Option<Elem> {
+        Some(match s {
+            "i8" => Elem::I8,
+            "i16" => Elem::I16,
+            "i32" => Elem::I32,
+            "i64" => Elem::I64,
+            "f32" => Elem::F32,
+            "f64" => Elem::F64,
+            _ => return None,
+        })
+    }
+    fn size(self) -> usize {
+        match self {
+            Elem::I8 => 1,
+            Elem::I16 => 2,
+            Elem::I32 | Elem::F32 => 4,
+            Elem::I64 | Elem::F64 => 8,
+        }
+    }
+    /// Render one little-endian element.
+    fn show(self, b: &[u8]) -> String {
+        let mut raw = [0u8; 8];
+        raw[..b.len()].copy_from_slice(b);
+        let bits = u64::from_le_bytes(raw);
+        match self {
+            Elem::I8 => (bits as u8 as i8).to_string(),
+            Elem::I16 => (bits as u16 as i16).to_string(),
+            Elem::I32 => (bits as u32 as i32).to_string(),
+            Elem::I64 => (bits as i64).to_string(),
+            Elem::F32 => json_float(f64::from(f32::from_bits(bits as u32))),
+            Elem::F64 => json_float(f64::from_bits(bits)),
+        }
+    }
+    /// The little-endian bytes of element `i` for an initializer.
+    fn init(self, kind: &str, i: usize, rng: &mut u64) -> Vec<u8> {
+        let v: f64 = match kind {
+            "zeros" => 0.0,
+            "iota" => i as f64,
+            _ => {
+                // SplitMix64: small, deterministic, good enough for test inputs.
+                *rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = *rng;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^= z >> 31;
+                match self {
+                    Elem::F32 | Elem::F64 => (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0,
+                    _ => ((z % 201) as i64 - 100) as f64,
+                }
+            }
+        };
+        match self {
+            Elem::I8 => vec![v as i8 as u8],
+            Elem::I16 => (v as i16).to_le_bytes().to_vec(),
+            Elem::I32 => (v as i32).to_le_bytes().to_vec(),
+            Elem::I64 => (v as i64).to_le_bytes().to_vec(),
+            Elem::F32 => (v as f32).to_le_bytes().to_vec(),
+            Elem::F64 => v.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+fn json_float(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:?}")
+    } else {
+        format!("\"{v}\"")
+    }
+}
+
+fn parse_dims(what: &str, s: &str) -> Result<[u32; 3], CliError> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(CliError(format!("--{what} '{s}': expected X[,Y[,Z]]")));
+    }
+    let mut dims = [1u32; 3];
+    for (d, p) in dims.iter_mut().zip(&parts) {
+        *d = p
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n: &u32| n > 0)
+            .ok_or_else(|| CliError(format!("--{what} '{s}': '{p}' is not a positive integer")))?;
+    }
+    Ok(dims)
+}
+
+struct Buffer {
+    name: String,
+    elem: Elem,
+    initial: Vec<u8>,
+}
+
+fn parse_buffer(spec: &str, seed: &mut u64) -> Result<Buffer, CliError> {
+    let bad = |m: &str| CliError(format!("--buffer '{spec}': {m}"));
+    let (name, rest) = spec
+        .split_once('=')
+        .ok_or_else(|| bad("expected NAME=TYPE:COUNT:INIT"))?;
+    let mut it = rest.splitn(3, ':');
+    let (ty, count, init) = match (it.next(), it.next(), it.next()) {
+        (Some(t), Some(c), Some(i)) => (t, c, i),
+        _ => return Err(bad("expected NAME=TYPE:COUNT:INIT")),
+    };
+    let elem = Elem::parse(ty).ok_or_else(|| bad("TYPE must be one of i8 i16 i32 i64 f32 f64"))?;
+    let count: usize = count.parse().map_err(|_| bad("COUNT is not a number"))?;
+    if count.checked_mul(elem.size()).is_none_or(|n| n > (1 << 32)) {
+        return Err(bad("buffer larger than 4 GiB"));
+    }
+    let initial = match init {
+        "zeros" | "iota" | "random" => (0..count).flat_map(|i| elem.init(init, i, seed)).collect(),
+        path => {
+            let mut data =
+                std::fs::read(path).map_err(|e| bad(&format!("cannot read {path}: {e}")))?;
+            data.resize(count * elem.size(), 0);
+            data
+        }
+    };
+    Ok(Buffer {
+        name: name.to_string(),
+        elem,
+        initial,
+    })
+}
+
+fn parse_arg(spec: &str, nparams: usize) -> Result<(usize, Arg), CliError> {
+    let bad = |m: String| CliError(format!("--arg '{spec}': {m}"));
+    let (name, value) = spec
+        .split_once('=')
+        .ok_or_else(|| bad("expected NAME=VALUE".into()))?;
+    let idx: usize = name
+        .trim_start_matches('v')
+        .parse()
+        .map_err(|_| bad(format!("'{name}' is not a parameter index (0..{nparams})")))?;
+    if idx >= nparams {
+        return Err(bad(format!("the kernel has {nparams} parameters")));
+    }
+    let arg = if let Some(buf) = value.strip_prefix('@') {
+        Arg::buffer(buf)
+    } else if let Ok(i) = value.parse::<i64>() {
+        Arg::Int(i as u64)
+    } else if let Ok(f) = value.parse::<f64>() {
+        Arg::F64(f)
+    } else {
+        return Err(bad(format!(
+            "'{value}' is not an integer, float or @buffer"
+        )));
+    };
+    Ok((idx, arg))
+}
+
+/// `gyre run`.
+pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let (name, module) = input::load_module(&args.input)?;
+    input::verify(&name, &module)?;
+    let func = module
+        .func_by_name(&args.kernel)
+        .map(|id| &module.functions[id])
+        .ok_or_else(|| CliError(format!("{name}: no function named @{}", args.kernel)))?;
+    let params = &func.sig.params;
+    let mut kernel_args: Vec<Option<Arg>> = vec![None; params.len()];
+    for a in &args.args {
+        let (i, mut arg) = parse_arg(a, params.len())?;
+        // A float literal for an f32 parameter is an f32; an integer for a float is a float.
+        arg = match (arg, params[i]) {
+            (Arg::F64(f), gyre_ir::Type::F32) => Arg::F32(f as f32),
+            (Arg::Int(n), gyre_ir::Type::F32) => Arg::F32(n as i64 as f32),
+            (Arg::Int(n), gyre_ir::Type::F64) => Arg::F64(n as i64 as f64),
+            (a, _) => a,
+        };
+        kernel_args[i] = Some(arg);
+    }
+    let missing: Vec<String> = kernel_args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.is_none())
+        .map(|(i, _)| format!("{i} ({})", params[i]))
+        .collect();
+    if !missing.is_empty() {
+        return Err(CliError(format!(
+            "missing --arg for parameter(s) {}",
+            missing.join(", ")
+        )));
+    }
+    let mut seed = args.seed;
+    let mut memory = Memory::new();
+    let mut buffers = Vec::new();
+    for spec in &args.buffers {
+        let b = parse_buffer(spec, &mut seed)?;
+        memory.alloc_buffer(&b.name, b.initial.clone());
+        buffers.push(b);
+    }
+    let mut launch = Launch::new(
+        parse_dims("grid", &args.grid)?,
+        parse_dims("block", &args.block)?,
+        kernel_args
+            .into_iter()
+            .map(|a| a.expect("checked above"))
+            .collect(),
+    );
+    if let Some(limit) = args.step_limit {
+        launch.config.step_limit = limit;
+    }
+    let outcome = run_kernel(&module, &args.kernel, &launch, &mut memory)
+        .map_err(|e| CliError(format!("{name}: error: {e}")))?;
+    // Show the buffers whose contents changed.
+    let mut text = String::new();
+    let mut json = format!("{{\"steps\": {}, \"buffers\": {{", outcome.steps);
+    let mut first = true;
+    for b in &buffers {
+        let now = memory.bytes(&b.name).expect("buffer allocated above");
+        if now == b.initial.as_slice() {
+            continue;
+        }
+        let vals: Vec<String> = now
+            .chunks_exact(b.elem.size())
+            .map(|c| b.elem.show(c))
+            .collect();
+        let _ = writeln!(text, "{} = [{}]", b.name, vals.join(", "));
+        let _ = write!(
+            json,
+            "{}\"{}\": [{}]",
+            if first { "" } else { ", " },
+            b.name,
+            vals.join(", ")
+        );
+        first = false;
+    }
+    json.push_str("}}\n");
+    match &args.json {
+        Some(path) => input::write_output(Some(path), &json),
+        None => input::write_output(None, &text),
+    }
+}

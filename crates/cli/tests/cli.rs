@@ -1,0 +1,267 @@
+//! End-to-end tests of the `gyre` binary: every subcommand on the shipped examples, and
+//! bad input of every kind giving a located message, a non-zero exit and no panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn gyre(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gyre"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("gyre runs")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A failure: non-zero exit, no panic, and `needle` in the message.
+fn assert_fails_with(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert!(
+        !o.status.success(),
+        "expected failure, got success; stderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert!(err.contains(needle), "expected {needle:?} in: {err}");
+}
+
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .expect("examples/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gir"))
+        .map(|p| format!("examples/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn opt_prints_what_it_parsed() {
+    for ex in examples() {
+        let o = gyre(&["opt", &ex]);
+        assert!(o.status.success(), "{ex}: {}", stderr(&o));
+        let src = std::fs::read_to_string(root().join(&ex)).unwrap();
+        let reparsed = gyre_ir::parse_module(&src).unwrap().to_string();
+        assert_eq!(stdout(&o), reparsed, "{ex}");
+    }
+}
+
+#[test]
+fn opt_runs_pipelines_with_reports() {
+    for ex in examples() {
+        let o = gyre(&[
+            "opt",
+            &ex,
+            "--passes=loop-simplify,lcssa",
+            "--verify-each",
+            "--stats",
+            "--time-passes",
+            "--remarks",
+        ]);
+        assert!(o.status.success(), "{ex}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("Pass execution timing report"), "{err}");
+        assert!(
+            err.contains("loop-simplify") && err.contains("lcssa"),
+            "{err}"
+        );
+    }
+    // search.gir's loop exits to a block also reached from outside: a dedicated exit is split.
+    let o = gyre(&[
+        "opt",
+        "examples/search.gir",
+        "--passes=loop-simplify",
+        "--stats",
+    ]);
+    assert!(stderr(&o).contains("NumExitsSplit"), "{}", stderr(&o));
+    let o = gyre(&[
+        "opt",
+        "examples/saxpy.gir",
+        "--passes=lcssa",
+        "--print-after=lcssa",
+    ]);
+    assert!(
+        stderr(&o).contains("IR Dump After lcssa on @saxpy"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn knobs_and_passes_are_listed_and_checked() {
+    let o = gyre(&["knobs"]);
+    assert!(o.status.success());
+    for k in [
+        "unswitch-uniform-only",
+        "iv-loop-level",
+        "replexitval",
+        "disable-lftr",
+    ] {
+        assert!(stdout(&o).contains(k), "{k} missing from gyre knobs");
+    }
+    let o = gyre(&["passes"]);
+    assert!(stdout(&o).contains("loop-simplify") && stdout(&o).contains("lcssa"));
+    assert_fails_with(
+        &gyre(&["opt", "examples/saxpy.gir", "-C", "iv-loop-level=deep"]),
+        "bad value 'deep' for knob 'iv-loop-level'",
+    );
+    assert_fails_with(
+        &gyre(&["opt", "examples/saxpy.gir", "-C", "no-such-knob=1"]),
+        "unknown knob 'no-such-knob'",
+    );
+    assert_fails_with(
+        &gyre(&[
+            "opt",
+            "examples/saxpy.gir",
+            "--passes=loop-simplify,frobnicate",
+        ]),
+        "pipeline:15: unknown pass 'frobnicate'; available passes: loop-simplify",
+    );
+    assert_fails_with(
+        &gyre(&["opt", "examples/saxpy.gir", "--passes=loop(lcssa"]),
+        "unclosed '('",
+    );
+}
+
+#[test]
+fn print_analyses() {
+    let o = gyre(&["print", "loops", "examples/stencil2d.gir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Loop at depth 3"), "{out}");
+    for what in ["cfg", "domtree", "postdomtree"] {
+        let o = gyre(&["print", what, "examples/matmul_tiled.gir"]);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert!(!stdout(&o).is_empty());
+    }
+}
+
+#[test]
+fn run_saxpy_in_the_interpreter() {
+    let o = gyre(&[
+        "run",
+        "examples/saxpy.gir",
+        "--kernel",
+        "saxpy",
+        "--grid",
+        "2",
+        "--block",
+        "4",
+        "--arg",
+        "0=@x",
+        "--arg",
+        "1=@y",
+        "--arg",
+        "2=2.0",
+        "--arg",
+        "3=6",
+        "--buffer",
+        "x=f32:8:iota",
+        "--buffer",
+        "y=f32:8:iota",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // y[i] = 2 * i + i for i < 6; the last two are untouched.
+    assert_eq!(
+        stdout(&o).trim(),
+        "y = [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 6.0, 7.0]"
+    );
+    // Out of bounds: the buffer is shorter than n.
+    let o = gyre(&[
+        "run",
+        "examples/saxpy.gir",
+        "--kernel",
+        "saxpy",
+        "--block",
+        "8",
+        "--arg",
+        "0=@x",
+        "--arg",
+        "1=@y",
+        "--arg",
+        "2=1",
+        "--arg",
+        "3=8",
+        "--buffer",
+        "x=f32:4:zeros",
+        "--buffer",
+        "y=f32:8:zeros",
+    ]);
+    assert_fails_with(&o, "out of bounds");
+    assert_fails_with(
+        &gyre(&[
+            "run",
+            "examples/saxpy.gir",
+            "--kernel",
+            "saxpy",
+            "--arg",
+            "0=@x",
+        ]),
+        "missing --arg",
+    );
+    assert_fails_with(
+        &gyre(&["run", "examples/saxpy.gir", "--kernel", "nope"]),
+        "no function named @nope",
+    );
+}
+
+#[test]
+fn llvm_round_trip_through_the_cli() {
+    let o = gyre(&["opt", "examples/stencil2d.gir", "--emit", "llvm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = std::env::temp_dir().join(format!("gyre-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ll = dir.join("stencil.ll");
+    std::fs::write(&ll, stdout(&o)).unwrap();
+    let o = gyre(&[
+        "opt",
+        ll.to_str().unwrap(),
+        "--passes=loop-simplify,lcssa",
+        "--verify-each",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("kernel @stencil2d"));
+    let bad = dir.join("bad.ll");
+    std::fs::write(
+        &bad,
+        "define void @f() {\n  %x = invoke void @g() to label %a unwind label %b\n}\n",
+    )
+    .unwrap();
+    assert_fails_with(&gyre(&["opt", bad.to_str().unwrap()]), "bad.ll:2:");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_located_never_a_panic() {
+    let dir = std::env::temp_dir().join(format!("gyre-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("kernel @k() {\nblock0:\n    v1 = iadd v2\n}\n", "3:10"),
+        ("kernel @k() {\nblock0:\n    jump block9\n}\n", "block9"),
+        ("\u{0}\u{1}garbage", "1:1"),
+        (
+            "kernel @k(i32) {\nblock0(v0: i32):\n    v1 = fadd v0, v0\n    return\n}\n",
+            "verifier errors",
+        ),
+    ];
+    for (i, (src, needle)) in cases.iter().enumerate() {
+        let p = dir.join(format!("case{i}.gir"));
+        std::fs::write(&p, src).unwrap();
+        assert_fails_with(&gyre(&["opt", p.to_str().unwrap()]), needle);
+    }
+    assert_fails_with(&gyre(&["opt", "/no/such/file.gir"]), "cannot read");
+    let o = gyre(&["frobnicate"]);
+    assert!(!o.status.success() && !stderr(&o).contains("panicked"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
