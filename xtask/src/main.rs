@@ -4,6 +4,9 @@
 //!   missing, then formatting, clippy with warnings denied, the whole workspace's tests
 //!   (with `GYRE_PTXAS` pointing at ptxas), and the fuzz crate's seed corpus.
 //! - `ptxas`: only install ptxas and print its path.
+//! - `conformance [--quick] [--write-doc]`: run Gyre's loop passes on LLVM's own
+//!   regression tests and compare with LLVM 14 `opt` (see `xtask::conformance`);
+//!   `--write-doc` writes docs/conformance.md. Fails when a target is missed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,8 +22,9 @@ fn main() -> ExitCode {
             Some(p) => println!("{}", p.display()),
             None => println!("ptxas not available"),
         }),
+        Some("conformance") => conformance(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|ptxas>");
+            eprintln!("usage: cargo xtask <test|ptxas|conformance [--quick] [--write-doc]>");
             return ExitCode::from(2);
         }
     };
@@ -134,4 +138,47 @@ fn test() -> Result<(), String> {
     // The fuzz crate is its own workspace; its tests replay the seed corpus.
     run(&root.join("fuzz"), "cargo", &["test"], &[])?;
     Ok(())
+}
+
+fn conformance(args: &[String]) -> Result<(), String> {
+    use xtask::conformance::{self as conf, report, Mode, Setup};
+    let mut mode = Mode::Full;
+    let mut write_doc = false;
+    for a in args {
+        match a.as_str() {
+            "--quick" => mode = Mode::Quick,
+            "--write-doc" => write_doc = true,
+            other => return Err(format!("conformance: unknown option {other}")),
+        }
+    }
+    let root = root();
+    let Some(corpus) = conf::find_corpus(&root) else {
+        println!("skipped: corpus not found");
+        return Ok(());
+    };
+    let setup = Setup {
+        corpus,
+        opt: conf::find_opt(),
+        mode,
+    };
+    let reports = conf::run(&setup)?;
+    let summary = report::summarize(&reports);
+    print!("{}", report::console(&setup, &reports, &summary));
+    if write_doc {
+        if mode == Mode::Quick {
+            return Err("--write-doc needs the full run (drop --quick)".into());
+        }
+        let path = root.join("docs/conformance.md");
+        std::fs::write(&path, report::document(&setup, &reports, &summary))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if summary.unmet.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} conformance target(s) missed",
+            summary.unmet.len()
+        ))
+    }
 }

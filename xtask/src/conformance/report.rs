@@ -1,0 +1,539 @@
+//! Totals, target checks and the text of docs/conformance.md.
+
+use super::{FileReport, Mode, OptOutcome, Setup};
+use std::fmt::Write as _;
+
+/// One-line reasons for each file whose Gyre result differs from `opt`'s (or where
+/// `opt` could not be compared), keyed by `dir/file`. Written after looking at each
+/// case; a disagreement missing here fails the targets.
+pub const KNOWN: &[(&str, &str)] = &[
+    (
+        "LoopSimplify/2004-04-12-LoopSimplify-SwitchBackedges.ll",
+        "LLVM's loop-simplify splits the header's backedges into an outer loop \
+         (`separateNestedLoop`, because a header phi takes a different value on one \
+         backedge); Gyre merges them into one latch instead, which is also simplify form",
+    ),
+    (
+        "LoopSimplify/phi-node-simplify.ll",
+        "LLVM's `separateNestedLoop` turns `no_exit.2` into a loop nest \
+         (`no_exit.2.outer`); Gyre gives the loop a single latch instead",
+    ),
+    (
+        "LoopSimplify/preserve-scev.ll",
+        "LLVM's `separateNestedLoop` splits `for.cond` and `while.cond191` into nests \
+         (`*.outer`); Gyre gives each a single latch instead",
+    ),
+];
+
+/// The reason recorded for `key`, if any.
+pub fn explanation(key: &str) -> Option<&'static str> {
+    KNOWN.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+/// Totals over the files whose pipeline contains one pass.
+#[derive(Clone, Default, Debug)]
+pub struct PassTotals {
+    /// The pass.
+    pub pass: String,
+    /// Files (imported, every pass implemented) whose pipeline has the pass.
+    pub files: u32,
+    /// Of those, Gyre's pipeline ran and the output verifies.
+    pub verified: u32,
+    /// Of those, the promised forms already hold in the input.
+    pub input_holds: u32,
+    /// Of those, the promised forms hold in Gyre's output.
+    pub holds: u32,
+    /// `opt`'s output was imported and compared.
+    pub compared: u32,
+    /// Gyre and `opt` agree on the promised forms.
+    pub agree: u32,
+    /// Gyre's and `opt`'s outputs have the same loops and form counts.
+    pub same_loops: u32,
+    /// Files where they disagree or `opt` could not be compared, with a known reason.
+    pub explained: u32,
+    /// Files whose differential runs found no difference.
+    pub behaviour_ok: u32,
+    /// Functions run in the interpreter.
+    pub functions: u32,
+    /// Runs compared.
+    pub runs: u32,
+    /// Runs where input and output both hit the step limit.
+    pub endless: u32,
+    /// Runs where the input itself failed.
+    pub not_comparable: u32,
+    /// Functions run that call external declarations (through the importer's stubs).
+    pub external: u32,
+}
+
+/// Totals of a run and the targets it misses.
+#[derive(Clone, Default, Debug)]
+pub struct Summary {
+    /// Files checked.
+    pub files: u32,
+    /// Files imported.
+    pub imported: u32,
+    /// Files whose pipeline names a pass Gyre lacks ("pass not implemented").
+    pub not_implemented: u32,
+    /// Of those, imported.
+    pub not_implemented_imported: u32,
+    /// Per Gyre pass, in registry order.
+    pub passes: Vec<PassTotals>,
+    /// Each missed target, as a sentence.
+    pub unmet: Vec<String>,
+}
+
+/// Is a file's outcome a disagreement with `opt` (when `opt` is available)?
+fn disagreement(r: &FileReport) -> Option<String> {
+    let c = r.checked.as_ref()?;
+    match &c.opt {
+        OptOutcome::Unavailable => None,
+        OptOutcome::Failed(e) => Some(format!("opt failed: {e}")),
+        OptOutcome::ImportFailed(e) => Some(format!("opt's output does not import: {e}")),
+        OptOutcome::Ran { .. } => match &c.agree {
+            Some(Err(d)) => Some(d.clone()),
+            Some(Ok(())) => None,
+            None => Some("Gyre's pipeline failed, nothing to compare".into()),
+        },
+    }
+}
+
+/// Do the outputs differ in their loops although the property agrees?
+fn loop_difference(r: &FileReport) -> Option<String> {
+    let c = r.checked.as_ref()?;
+    match (&c.agree, &c.same_loops) {
+        (Some(Ok(())), Some(Err(d))) => Some(d.clone()),
+        _ => None,
+    }
+}
+
+/// Compute totals and check the targets.
+pub fn summarize(reports: &[FileReport]) -> Summary {
+    let mut s = Summary {
+        files: reports.len() as u32,
+        ..Summary::default()
+    };
+    let mut names: Vec<String> = gyre_transforms::registry::PASSES
+        .iter()
+        .map(|p| p.name.to_string())
+        .filter(|n| n != "verify")
+        .collect();
+    for r in reports {
+        for p in r.checked.iter().flat_map(|c| c.passes.iter()) {
+            if !names.contains(p) && p != "verify" {
+                names.push(p.clone());
+            }
+        }
+    }
+    s.passes = names
+        .into_iter()
+        .map(|pass| PassTotals {
+            pass,
+            ..PassTotals::default()
+        })
+        .collect();
+    let mut implemented = 0u32;
+    let mut implemented_imported = 0u32;
+    let mut opt_seen = false;
+    for r in reports {
+        let imported = r.imported.is_ok();
+        s.imported += u32::from(imported);
+        if !r.implemented() {
+            s.not_implemented += 1;
+            s.not_implemented_imported += u32::from(imported);
+            continue;
+        }
+        implemented += 1;
+        implemented_imported += u32::from(imported);
+        let Some(c) = &r.checked else { continue };
+        let key = r.entry.key();
+        opt_seen |= !matches!(c.opt, OptOutcome::Unavailable);
+        let dis = disagreement(r);
+        if explanation(&key).is_none() {
+            if let Some(d) = &dis {
+                s.unmet
+                    .push(format!("{key}: unexplained disagreement with opt: {d}"));
+            } else if let Some(d) = loop_difference(r) {
+                s.unmet.push(format!(
+                    "{key}: unexplained difference from opt's loops: {d}"
+                ));
+            }
+        }
+        if let Err(e) = &c.gyre {
+            s.unmet
+                .push(format!("{key}: Gyre's output does not verify: {e}"));
+        } else if let Err(e) = &c.gyre_holds {
+            s.unmet.push(format!(
+                "{key}: promised form does not hold in Gyre's output: {e}"
+            ));
+        }
+        for f in &c.behaviour.failures {
+            s.unmet.push(format!("{key}: behaviour differs: {f}"));
+        }
+        for t in s.passes.iter_mut().filter(|t| c.passes.contains(&t.pass)) {
+            t.files += 1;
+            t.verified += u32::from(c.gyre.is_ok());
+            t.holds += u32::from(c.gyre_holds.is_ok());
+            t.input_holds += u32::from(c.input_holds.is_ok());
+            t.compared += u32::from(c.agree.is_some());
+            t.agree += u32::from(matches!(c.agree, Some(Ok(()))));
+            t.same_loops += u32::from(matches!(c.same_loops, Some(Ok(()))));
+            t.explained += u32::from(
+                (dis.is_some() || loop_difference(r).is_some()) && explanation(&key).is_some(),
+            );
+            t.behaviour_ok += u32::from(c.gyre.is_ok() && c.behaviour.failures.is_empty());
+            t.functions += c.behaviour.functions;
+            t.runs += c.behaviour.runs;
+            t.endless += c.behaviour.endless;
+            t.not_comparable += c.behaviour.not_comparable;
+            t.external += c.behaviour.external;
+        }
+    }
+    if implemented > 0 && implemented_imported * 10 < implemented * 9 {
+        s.unmet.push(format!(
+            "only {implemented_imported} of {implemented} files with implemented passes imported (target 90%)"
+        ));
+    }
+    if opt_seen {
+        for t in &s.passes {
+            if t.files > 0 && t.agree * 10 < t.files * 9 {
+                s.unmet.push(format!(
+                    "{}: Gyre agrees with opt on {} of {} files (target 90%)",
+                    t.pass, t.agree, t.files
+                ));
+            }
+        }
+    }
+    s
+}
+
+fn pct(a: u32, b: u32) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", 100.0 * f64::from(a) / f64::from(b))
+    }
+}
+
+/// Short text for the console.
+pub fn console(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "conformance ({}): {} files, {} imported ({}), {} pass not implemented",
+        if setup.mode == Mode::Quick {
+            "quick"
+        } else {
+            "full"
+        },
+        s.files,
+        s.imported,
+        pct(s.imported, s.files),
+        s.not_implemented
+    );
+    match &setup.opt {
+        Some(opt) => {
+            let _ = writeln!(o, "opt: {} ({})", opt.path.display(), opt.version);
+        }
+        None => {
+            let _ = writeln!(o, "opt: LLVM 14 opt not found; no comparison with opt");
+        }
+    }
+    for t in &s.passes {
+        let _ = writeln!(
+            o,
+            "  {:<14} files {:>3} (form already in input {:>3})  verified {:>3}  form holds {:>3}  agree with opt {:>3}/{:<3} same loops {:>3} ({} explained)  behaviour ok {:>3}  ({} functions, {} runs compared, {} endless, {} not comparable)",
+            t.pass, t.files, t.input_holds, t.verified, t.holds, t.agree, t.files, t.same_loops, t.explained, t.behaviour_ok, t.functions, t.runs, t.endless, t.not_comparable
+        );
+    }
+    for r in reports {
+        let key = r.entry.key();
+        let why = explanation(&key).unwrap_or("UNEXPLAINED");
+        if let Some(d) = disagreement(r) {
+            let _ = writeln!(o, "  disagreement {key}: {d} -- {why}");
+        } else if let Some(d) = loop_difference(r) {
+            let _ = writeln!(o, "  loops differ {key}: {d} -- {why}");
+        }
+    }
+    if s.unmet.is_empty() {
+        let _ = writeln!(o, "all targets met");
+    } else {
+        for u in &s.unmet {
+            let _ = writeln!(o, "target missed: {u}");
+        }
+    }
+    o
+}
+
+/// Escape a table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The text of docs/conformance.md.
+pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(w, "# Conformance: LLVM's loop tests, Gyre and LLVM 14\n");
+    let _ = writeln!(
+        w,
+        "Generated by `cargo xtask conformance --write-doc` from the corpus in \
+         `../shared/corpus/llvm-lit/` (LLVM's own regression tests, see its README). Do not \
+         edit by hand. `cargo test -p xtask` runs the same harness on a fixed subset.\n"
+    );
+    let _ = writeln!(
+        w,
+        "For each file, the first RUN line's pipeline (analysis-only elements such as \
+         `verify<...>`, `print<...>`, `require<...>` dropped) runs in Gyre with verification \
+         after each pass and in LLVM 14 `opt` ({}). Both outputs are judged by Gyre's \
+         analyses: the loop forms the pipeline's passes promise (loop-simplify: preheader, \
+         single latch, dedicated exits on every reducible loop; lcssa: every loop in LCSSA \
+         form), plus the loop count of every function. Gyre's output then runs against the \
+         input in the interpreter on random arguments: each function is called from a \
+         wrapper kernel, pointer arguments point into 4 KiB buffers, calls to external \
+         declarations reach the importer's stubs (no effect, result 0: sound, since passes \
+         treat those calls as opaque). Runs where the input itself fails (out of bounds, \
+         `unreachable`, poison branch) are \"not comparable\"; runs where the input never \
+         ends must not end in the output either (\"endless\"). When LLVM 14 cannot read a \
+         file (newer syntax), `opt` is given Gyre's export of the imported input instead \
+         (marked *on export*). Files whose pipeline names a pass Gyre does not have yet are \
+         \"pass not implemented\" and counted apart.\n",
+        setup
+            .opt
+            .as_ref()
+            .map_or("not found".to_string(), |o| o.version.clone())
+    );
+    let _ = writeln!(w, "## Totals\n");
+    let _ = writeln!(
+        w,
+        "- Files: {}; imported: {} ({}).",
+        s.files,
+        s.imported,
+        pct(s.imported, s.files)
+    );
+    let implemented = s.files - s.not_implemented;
+    let imp_imported = s.imported - s.not_implemented_imported;
+    let _ = writeln!(
+        w,
+        "- Pipelines Gyre can run: {implemented} files, {imp_imported} imported ({}).",
+        pct(imp_imported, implemented)
+    );
+    let _ = writeln!(
+        w,
+        "- Pass not implemented: {} files ({} of them import).",
+        s.not_implemented, s.not_implemented_imported
+    );
+    if s.unmet.is_empty() {
+        let _ = writeln!(w, "- Targets: all met.\n");
+    } else {
+        let _ = writeln!(w, "- Targets missed:");
+        for u in &s.unmet {
+            let _ = writeln!(w, "  - {}", cell(u));
+        }
+        let _ = writeln!(w);
+    }
+    let _ = writeln!(w, "### Per pass\n");
+    let _ = writeln!(
+        w,
+        "| pass | files | form already held in input | verified | form holds | agree with opt | same loops as opt | differences explained | behaviour preserved | functions run | runs compared | runs endless in both | runs not comparable | of the functions, calling externals (stubbed) |"
+    );
+    let _ = writeln!(
+        w,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for t in &s.passes {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} |",
+            t.pass,
+            t.files,
+            t.input_holds,
+            t.verified,
+            t.holds,
+            t.agree,
+            pct(t.agree, t.files),
+            t.same_loops,
+            t.explained,
+            t.behaviour_ok,
+            t.functions,
+            t.runs,
+            t.endless,
+            t.not_comparable,
+            t.external
+        );
+    }
+    let _ = writeln!(w, "\n### Pass not implemented, by missing pass\n");
+    let mut missing: Vec<(String, u32)> = Vec::new();
+    for r in reports {
+        if let Ok(super::pipeline::Mapped::Missing(m)) = &r.mapped {
+            for p in m {
+                match missing.iter_mut().find(|(n, _)| n == p) {
+                    Some(e) => e.1 += 1,
+                    None => missing.push((p.clone(), 1)),
+                }
+            }
+        }
+    }
+    missing.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let line: Vec<String> = missing.iter().map(|(p, n)| format!("`{p}` {n}")).collect();
+    let _ = writeln!(w, "{}\n", line.join(", "));
+
+    let _ = writeln!(w, "## Disagreements with opt on the promised forms\n");
+    let mut any = false;
+    for r in reports {
+        if let Some(d) = disagreement(r) {
+            any = true;
+            let key = r.entry.key();
+            let _ = writeln!(
+                w,
+                "- `{key}`: {} ({})",
+                explanation(&key).unwrap_or("**unexplained**"),
+                cell(&d)
+            );
+        }
+    }
+    if !any {
+        let _ = writeln!(w, "None.");
+    }
+    let _ = writeln!(w, "\n## Other differences from opt's loops\n");
+    let _ = writeln!(
+        w,
+        "Files where the promised forms agree but the outputs have different loops.\n"
+    );
+    any = false;
+    for r in reports {
+        if let Some(d) = loop_difference(r) {
+            any = true;
+            let key = r.entry.key();
+            let _ = writeln!(
+                w,
+                "- `{key}`: {} ({})",
+                explanation(&key).unwrap_or("**unexplained**"),
+                cell(&d)
+            );
+        }
+    }
+    if !any {
+        let _ = writeln!(w, "None.");
+    }
+    let _ = writeln!(w, "\n## Import failures\n");
+    any = false;
+    for r in reports {
+        if let Err(e) = &r.imported {
+            any = true;
+            let _ = writeln!(w, "- `{}`: {}", r.entry.key(), cell(e));
+        }
+    }
+    if !any {
+        let _ = writeln!(w, "None.");
+    }
+    let _ = writeln!(w, "\n## Files\n");
+    let _ = writeln!(
+        w,
+        "| dir | file | pipeline | imported | Gyre verifies | Gyre form | opt form | agree | behaviour |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|");
+    for r in reports {
+        let imported = match &r.imported {
+            Ok(n) => format!("yes ({n} fn)"),
+            Err(_) => "no".into(),
+        };
+        let (verifies, gform, oform, agree, beh) = match (&r.mapped, &r.checked) {
+            (Err(e), _) => (
+                format!("pipeline: {e}"),
+                "".into(),
+                "".into(),
+                "".into(),
+                "".into(),
+            ),
+            (Ok(super::pipeline::Mapped::Missing(m)), _) => (
+                format!("pass not implemented ({})", m.join(", ")),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ),
+            (_, None) => ("-".into(), "".into(), "".into(), "".into(), "".into()),
+            (_, Some(c)) => {
+                let verifies = match &c.gyre {
+                    Ok(_) => "yes".to_string(),
+                    Err(e) => format!("no: {e}"),
+                };
+                let form = |h: &Result<(), String>, loops: u32| match h {
+                    Ok(()) => format!("holds ({loops} loops)"),
+                    Err(e) => format!("fails: {e}"),
+                };
+                let gform = match &c.gyre {
+                    Ok(sh) => format!(
+                        "{}{}",
+                        form(&c.gyre_holds, sh.loops()),
+                        if c.input_holds.is_ok() {
+                            ", input already"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Err(_) => "-".into(),
+                };
+                let oform = match (&c.opt, &c.opt_holds) {
+                    (OptOutcome::Ran { shape, on_export }, Some(h)) => format!(
+                        "{}{}",
+                        form(h, shape.loops()),
+                        if *on_export { ", on export" } else { "" }
+                    ),
+                    (OptOutcome::Unavailable, _) => "no opt".into(),
+                    (OptOutcome::Failed(e), _) => format!("opt failed: {e}"),
+                    (OptOutcome::ImportFailed(e), _) => format!("import failed: {e}"),
+                    _ => "-".into(),
+                };
+                let agree = match (&c.agree, &c.same_loops) {
+                    (Some(Ok(())), Some(Ok(()))) => "yes".to_string(),
+                    (Some(Ok(())), _) => "yes (loops differ, see below)".to_string(),
+                    (Some(Err(_)), _) => "**no** (see below)".to_string(),
+                    (None, _) => "-".to_string(),
+                };
+                let b = &c.behaviour;
+                let beh = if c.gyre.is_err() {
+                    "-".to_string()
+                } else if !b.failures.is_empty() {
+                    format!("**differs**: {}", b.failures[0])
+                } else {
+                    let mut t = format!(
+                        "same ({} fn, {} runs, {} endless, {} n/c",
+                        b.functions, b.runs, b.endless, b.not_comparable
+                    );
+                    if !b.input_errors.is_empty() {
+                        let kinds: Vec<String> = b
+                            .input_errors
+                            .iter()
+                            .map(|(k, n)| format!("{k} {n}"))
+                            .collect();
+                        let _ = write!(t, ": {}", kinds.join(", "));
+                    }
+                    if b.external > 0 {
+                        let _ = write!(t, ", {} fn via stubs", b.external);
+                    }
+                    if b.unrunnable > 0 {
+                        let _ = write!(t, ", {} fn not runnable", b.unrunnable);
+                    }
+                    t.push(')');
+                    t
+                };
+                (verifies, gform, oform, agree, beh)
+            }
+        };
+        let _ = writeln!(
+            w,
+            "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |",
+            r.entry.dir,
+            cell(&r.entry.file),
+            cell(&r.pipeline),
+            imported,
+            cell(&verifies),
+            cell(&gform),
+            cell(&oform),
+            agree,
+            cell(&beh)
+        );
+    }
+    o
+}
