@@ -1,5 +1,10 @@
 //! Quick ns/block table (minimum over repeated runs, robust on a busy machine):
 //! `cargo run --release -p gyre-analysis --example timing [sizes...]`.
+//!
+//! Families: `nest3-seq` (3-deep rotated nests, one loop per two blocks),
+//! `random-reducible` (seed 0x5eed) and `deep-nest` (one nest of `size / 2 - 1` loops).
+//! `GYRE_TIMING_REPS=N` fixes the repetitions (e.g. 1 under callgrind);
+//! `GYRE_TIMING_FAMILY=name` runs one family only.
 
 use gyre_analysis::cfggen::{self, CfgShape};
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
@@ -18,7 +23,10 @@ fn min_ns(reps: usize, mut f: impl FnMut()) -> f64 {
 fn row(name: &str, shape: &CfgShape) {
     let func = shape.to_function();
     let n = f64::from(shape.num_blocks);
-    let reps = (20_000_000 / shape.num_blocks as usize).clamp(5, 2000);
+    let reps = std::env::var("GYRE_TIMING_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| (20_000_000 / shape.num_blocks as usize).clamp(5, 2000));
     let mut cfg = Cfg::new();
     let t_cfg = min_ns(reps, || cfg.compute(&func).expect("valid"));
     let mut dt = DomTree::new();
@@ -47,13 +55,21 @@ fn main() {
     } else {
         sizes
     };
+    let family = std::env::var("GYRE_TIMING_FAMILY").ok();
+    let want = |f: &str| family.as_deref().is_none_or(|x| x == f);
     println!(
         "{:<18} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "graph", "blocks", "cfg", "domtree", "loops", "postdom"
     );
     for &n in &sizes {
-        row("nest3-seq", &cfggen::loop_nest_sequence(n));
-        row("random-reducible", &cfggen::random_reducible(n, 0x5eed));
+        if want("nest3-seq") {
+            row("nest3-seq", &cfggen::loop_nest_sequence(n));
+        }
+        if want("random-reducible") {
+            row("random-reducible", &cfggen::random_reducible(n, 0x5eed));
+        }
+        if want("deep-nest") {
+            row("deep-nest", &cfggen::deep_nest((n / 2).saturating_sub(1)));
+        }
     }
-    row("deep-nest-10000", &cfggen::deep_nest(10_000));
 }

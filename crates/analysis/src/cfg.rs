@@ -14,6 +14,12 @@
 //! The reverse post-order comes from one iterative DFS from the entry that visits the
 //! successors of a block last-to-first, so the first successor's region comes first in
 //! RPO (the then-branch before the else-branch).
+//!
+//! **Cost** of [`Cfg::compute`]: O(n + m), no allocation once the buffers have grown.
+//! Each terminator is read once (two passes over the layout: list and mark the blocks,
+//! then read the branches, check targets against the marks and count predecessors); the
+//! predecessor array is filled from the successor array by counting sort, and the RPO DFS
+//! runs on the CSR arrays.
 
 use core::fmt;
 use cranelift_entity::packed_option::PackedOption;
@@ -113,28 +119,40 @@ impl Cfg {
     }
 
     /// Recompute edges and order from scratch. On error the CFG is left invalid.
+    ///
+    /// Two passes over the layout: the first lists the blocks and marks them, the second
+    /// reads each terminator once, checks its targets against the marks and counts
+    /// predecessors; the predecessor array is then filled from the successor array.
     pub fn compute(&mut self, func: &Function) -> Result<(), CfgError> {
         self.clear();
         let n = func.dfg.num_blocks();
         self.succ_range.resize(n, [0, 0]);
-        // pred_range[b][1] counts predecessors first, then serves as the fill cursor.
-        self.pred_range.resize(n, [0, 0]);
+        // pred_range[b] = [NOT_IN_LAYOUT, 0] until `b` is seen in the layout; then
+        // pred_range[b][1] counts predecessors, then serves as the fill cursor.
+        const NOT_IN_LAYOUT: u32 = u32::MAX;
+        self.pred_range.resize(n, [NOT_IN_LAYOUT, 0]);
+        self.layout.reserve(func.layout.num_blocks());
         for b in func.layout.blocks() {
             self.layout.push(b);
+            self.pred_range[b.index()][0] = 0;
+        }
+        for &b in &self.layout {
             let start = self.succs.len() as u32;
             if let Some(t) = func.terminator(b) {
                 let succs = &mut self.succs;
                 func.dfg.for_each_dest(t, |bc| succs.push(bc.block));
                 for &s in &self.succs[start as usize..] {
-                    if s.index() >= n || !func.layout.is_block_inserted(s) {
-                        self.clear();
-                        return Err(CfgError::InvalidTarget {
-                            block: b,
-                            inst: t,
-                            target: s,
-                        });
+                    match self.pred_range.get_mut(s.index()) {
+                        Some(r) if r[0] != NOT_IN_LAYOUT => r[1] += 1,
+                        _ => {
+                            self.clear();
+                            return Err(CfgError::InvalidTarget {
+                                block: b,
+                                inst: t,
+                                target: s,
+                            });
+                        }
                     }
-                    self.pred_range[s.index()][1] += 1;
                 }
             }
             self.succ_range[b.index()] = [start, self.succs.len() as u32];
@@ -260,30 +278,39 @@ impl Cfg {
             return;
         };
         // Post-order first (into `rpo`), reversed at the end. `rpo_number` doubles as the
-        // visited mark (0 = on the stack or done) until the final numbering.
+        // visited mark (0 = on the stack or done) until the final numbering. The current
+        // frame `(block, next edge, end)` lives in locals; successors are visited
+        // last-to-first (`i` counts down to `end`).
         let stack = &mut self.dfs_stack;
         stack.clear();
-        let [s0, s1] = self.succ_range[entry.index()];
-        self.rpo_number[entry.index()] = 0;
-        stack.push((entry.as_u32(), s1, s0));
-        while let Some(top) = stack.last_mut() {
-            // Successors are visited last-to-first: `top.1` counts down to `top.2`.
-            if top.1 == top.2 {
-                self.rpo.push(Block::from_u32(top.0));
-                stack.pop();
-                continue;
-            }
-            top.1 -= 1;
-            let s = self.succs[top.1 as usize];
-            if self.rpo_number[s.index()] == UNREACHABLE {
-                self.rpo_number[s.index()] = 0;
-                let [t0, t1] = self.succ_range[s.index()];
-                stack.push((s.as_u32(), t1, t0));
+        let succs = &self.succs[..];
+        let ranges = &self.succ_range[..];
+        let mark = &mut self.rpo_number[..];
+        let post = &mut self.rpo;
+        let mut v = entry.as_u32();
+        mark[v as usize] = 0;
+        let [mut end, mut i] = ranges[v as usize];
+        loop {
+            if i > end {
+                i -= 1;
+                let s = succs[i as usize].as_u32();
+                if mark[s as usize] == UNREACHABLE {
+                    mark[s as usize] = 0;
+                    stack.push((v, i, end));
+                    v = s;
+                    [end, i] = ranges[s as usize];
+                }
+            } else {
+                post.push(Block::from_u32(v));
+                match stack.pop() {
+                    Some((pv, pi, pe)) => (v, i, end) = (pv, pi, pe),
+                    None => break,
+                }
             }
         }
-        self.rpo.reverse();
-        for (i, &b) in self.rpo.iter().enumerate() {
-            self.rpo_number[b.index()] = i as u32;
+        post.reverse();
+        for (i, &b) in post.iter().enumerate() {
+            mark[b.index()] = i as u32;
         }
         self.order_valid = true;
     }
@@ -350,6 +377,12 @@ impl Cfg {
             (Some(f), Some(t)) => t <= f,
             _ => false,
         }
+    }
+
+    /// [`Cfg::rpo_number`] of every block index, `u32::MAX` for unreachable blocks.
+    #[inline]
+    pub(crate) fn rpo_numbers(&self) -> &[u32] {
+        &self.rpo_number
     }
 
     pub(crate) fn succ_adj(&self) -> crate::tree::Adj<'_> {

@@ -16,6 +16,27 @@
 //! All per-block data are dense arrays indexed by the block's `u32` index; nothing recurses
 //! over program structure (a 1,000,000-block function or a 10,000-deep loop nest is fine).
 //! Beside each fast algorithm, [`reference`](mod@reference) keeps the textbook one for tests only.
+//!
+//! # Performance
+//!
+//! Everything is linear or near-linear: [`Cfg`] O(n + m); [`DomTree`] and [`PostDomTree`]
+//! O(m log n) (in practice linear); [`LoopInfo`] O(m α(n)) given the `Cfg` and `DomTree`.
+//! Best-of-N ns per block on a shared 2-core AMD EPYC (release build, `compute` with warm
+//! buffers), for `cfg / domtree / loops / postdom`:
+//!
+//! | graph | 1k | 100k | 1M |
+//! |---|---|---|---|
+//! | nest3-seq (a loop per 2 blocks) | 18 / 14 / 13 / 15 | 19 / 14 / 14 / 15 | 20 / 16 / 16 / 17 |
+//! | deep-nest (one nest, n/2 deep) | 18 / 15 / 14 / 16 | 19 / 15 / 15 / 16 | 21 / 17 / 17 / 18 |
+//! | random-reducible | 22 / 17 / 10 / 17 | 34 / 30 / 19 / 41 | 39 / 37 / 21 / 57 |
+//!
+//! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` sends ~5%
+//! of its edges (and many back edges) far away and its reverse DFS order is unrelated to
+//! block order, so from 100k blocks on (working set beyond L2) its time is bound by cache
+//! misses on those edges and on the dependent walks of semi-NCA (`eval`, idom climb).
+//! Reproduce with `cargo run --release -p gyre-analysis --example timing [sizes...]`
+//! (min of repeated runs; `GYRE_TIMING_REPS=1` under `valgrind --tool=callgrind`) or with
+//! the criterion bench `cargo bench -p gyre-analysis --bench analysis`.
 #![warn(missing_docs)]
 
 pub mod cfg;

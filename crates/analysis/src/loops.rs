@@ -15,6 +15,13 @@
 //! contiguously in one array (a loop's range contains its subloops' ranges), so membership
 //! is O(1): `contains(l, b)` compares the range of `b`'s innermost loop with `l`'s.
 //!
+//! **Cost.** Back edges are recognised with the dominator tree's preorder intervals (one
+//! tree lookup per predecessor of each block), and the latches and each loop's count of
+//! own blocks are recorded during discovery. All loop data live in flat arrays (one
+//! record per loop with ranges into shared block, child and latch arrays): no per-loop
+//! allocation. Phase 2 is O(#loops) plus one RPO sweep to place the blocks; child lists
+//! come from the loop ids (descending ids are headers in RPO), not from a block sweep.
+//!
 //! **Orders** (all independent of predecessor order — "stable" LoopInfo):
 //! - loop ids follow the post-order of headers: every loop's id is smaller than its
 //!   parent's, so iterating [`LoopInfo::loops`] visits inner loops first;
@@ -34,10 +41,17 @@
 use crate::cfg::Cfg;
 use crate::domtree::DomTree;
 use crate::scc::Scc;
+use crate::tree::TreeNode;
 use bitvec::vec::BitVec;
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::{entity_impl, EntityRef, PrimaryMap, SecondaryMap};
+use cranelift_entity::{entity_impl, EntityRef, PrimaryMap};
 use gyre_ir::{Block, Function, ValueDef};
+
+/// Marks a block in no loop in `LoopInfo::innermost`.
+const NO_LOOP: u32 = u32::MAX;
+
+/// [`Cfg::rpo_numbers`] of an unreachable block.
+const UNREACHABLE: u32 = u32::MAX;
 
 /// A natural loop, identified by its header.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -73,7 +87,8 @@ pub struct IrreducibleCycle {
 #[derive(Clone, Default)]
 pub struct LoopInfo {
     loops: PrimaryMap<Loop, LoopData>,
-    innermost: SecondaryMap<Block, PackedOption<Loop>>,
+    /// Per block index: the innermost loop's id, or `NO_LOOP`.
+    innermost: Vec<u32>,
     blocks: Vec<Block>,
     children: Vec<Loop>,
     top_level: Vec<Loop>,
@@ -82,8 +97,11 @@ pub struct LoopInfo {
     // Scratch, reused across runs.
     uf: Vec<u32>,
     stack: Vec<Block>,
+    /// Per loop: number of blocks whose innermost loop it is.
     direct: Vec<u32>,
     cursor: Vec<u32>,
+    /// Per loop: number of blocks, subloops included.
+    sizes: Vec<u32>,
     scc: Scc,
     components: Vec<Vec<Block>>,
     marks: BitVec,
@@ -125,38 +143,64 @@ impl LoopInfo {
         debug_assert!(cfg.is_valid() && cfg.is_order_valid() && dt.is_valid());
         let _ = func;
         self.clear();
-        self.innermost.resize(cfg.num_block_slots());
+        self.innermost.resize(cfg.num_block_slots(), NO_LOOP);
         let irreducible = self.discover(cfg, dt);
-        self.build(cfg, dt);
+        self.build(cfg);
         if irreducible {
             self.find_irreducible(cfg, dt);
         }
         self.valid = true;
     }
 
-    /// Phase 1: find loops and their nesting. Returns whether a retreating edge that is
+    /// Phase 1: find loops, their nesting, their latches (in RPO) and the number of
+    /// blocks whose innermost loop each one is. Returns whether a retreating edge that is
     /// not a back edge was seen (the CFG is irreducible).
     fn discover(&mut self, cfg: &Cfg, dt: &DomTree) -> bool {
         let mut irreducible = false;
         self.uf.clear();
-        let tree = dt.tree_ref();
-        for &h in cfg.rpo().iter().rev() {
-            debug_assert!(self.stack.is_empty());
-            // Inline `dominates` on the preorder interval: this loop sees every edge.
-            let nh = tree.node(h);
+        self.direct.clear();
+        let nodes = &dt.tree_ref().nodes[..];
+        let rpo_number = cfg.rpo_numbers();
+        let innermost = &mut self.innermost[..];
+        let stack = &mut self.stack;
+        // `a` dominates `b` (both reachable) iff `b`'s preorder number is in `a`'s range.
+        let dominated = |h: TreeNode, p: TreeNode| h.pre <= p.pre && p.pre <= h.last;
+        for (rh, &h) in cfg.rpo().iter().enumerate().rev() {
+            debug_assert!(stack.is_empty());
+            let nh = nodes[h.index()];
+            let latch_start = self.latches.len();
+            // This loop sees every edge. A forward edge (source earlier in RPO) is never a
+            // back edge, as a dominator comes before the blocks it dominates: only the
+            // retreating edges (and unreachable sources, numbered `u32::MAX`) need the tree.
             for &p in cfg.preds(h) {
-                let np = tree.node(p);
+                if (rpo_number[p.index()] as usize) < rh {
+                    continue;
+                }
+                let np = nodes[p.index()];
                 if np.pre == 0 {
                     continue;
                 }
-                if nh.pre <= np.pre && np.pre <= nh.last {
-                    self.stack.push(p);
-                } else if cfg.rpo_number(h) <= cfg.rpo_number(p) {
+                if dominated(nh, np) {
+                    self.latches.push(p);
+                } else {
                     irreducible = true;
                 }
             }
-            if self.stack.is_empty() {
+            if self.latches.len() == latch_start {
                 continue;
+            }
+            stack.extend_from_slice(&self.latches[latch_start..]);
+            let latches = &mut self.latches[latch_start..];
+            if latches.len() > 1 {
+                latches.sort_unstable_by_key(|b| rpo_number[b.index()]);
+                let mut w = latch_start + 1;
+                for r in latch_start + 1..self.latches.len() {
+                    if self.latches[r] != self.latches[w - 1] {
+                        self.latches[w] = self.latches[r];
+                        w += 1;
+                    }
+                }
+                self.latches.truncate(w);
             }
             let l = self.loops.push(LoopData {
                 header: h,
@@ -164,144 +208,114 @@ impl LoopInfo {
                 depth: 0,
                 blocks: [0, 0],
                 children: [0, 0],
-                latches: [0, 0],
+                latches: [latch_start as u32, self.latches.len() as u32],
                 irreducible: false,
             });
-            self.uf.push(l.as_u32());
-            self.innermost[h] = l.into();
-            while let Some(b) = self.stack.pop() {
-                match self.innermost[b].expand() {
-                    None => {
-                        self.innermost[b] = l.into();
-                        for &p in cfg.preds(b) {
-                            if dt.is_reachable(p) {
-                                self.stack.push(p);
-                            }
+            let lu = l.as_u32();
+            self.uf.push(lu);
+            innermost[h.index()] = lu;
+            let mut own = 1u32;
+            while let Some(b) = stack.pop() {
+                let m = innermost[b.index()];
+                if m == NO_LOOP {
+                    innermost[b.index()] = lu;
+                    own += 1;
+                    for &p in cfg.preds(b) {
+                        if rpo_number[p.index()] != UNREACHABLE && innermost[p.index()] != lu {
+                            stack.push(p);
                         }
                     }
-                    Some(sub) => {
-                        let top = find(&mut self.uf, sub.as_u32());
-                        if top == l.as_u32() {
-                            continue;
-                        }
-                        let top = Loop::from_u32(top);
-                        self.loops[top].parent = l.into();
-                        self.uf[top.index()] = l.as_u32();
-                        // Continue from the subloop's entering edges.
-                        let hh = self.loops[top].header;
-                        for &p in cfg.preds(hh) {
-                            if dt.is_reachable(p) && !dt.dominates(hh, p) {
-                                self.stack.push(p);
-                            }
+                } else {
+                    let top = find(&mut self.uf, m);
+                    if top == lu {
+                        continue;
+                    }
+                    self.loops[Loop::from_u32(top)].parent = l.into();
+                    self.uf[top as usize] = lu;
+                    // Continue from the subloop's entering edges.
+                    // As above, only a retreating edge can come from inside.
+                    let hh = self.loops[Loop::from_u32(top)].header;
+                    let rhh = rpo_number[hh.index()];
+                    let nhh = nodes[hh.index()];
+                    for &p in cfg.preds(hh) {
+                        let rp = rpo_number[p.index()];
+                        let entering =
+                            rp < rhh || (rp != UNREACHABLE && !dominated(nhh, nodes[p.index()]));
+                        if entering && innermost[p.index()] != lu {
+                            stack.push(p);
                         }
                     }
                 }
             }
+            self.direct.push(own);
         }
         irreducible
     }
 
-    /// Phase 2: child lists, contiguous block ranges, depths, latches.
-    fn build(&mut self, cfg: &Cfg, dt: &DomTree) {
+    /// Phase 2: child lists, contiguous block ranges, depths. Three sweeps over the loops
+    /// and one over the blocks; a child's id is below its parent's, and descending ids
+    /// are headers in RPO.
+    fn build(&mut self, cfg: &Cfg) {
         let n = self.loops.len();
         if n == 0 {
             return;
         }
-        // Child list ranges from child counts.
-        self.direct.clear();
-        self.direct.resize(n, 0);
-        let mut ntop = 0u32;
-        for l in self.loops.values() {
-            match l.parent.expand() {
-                Some(p) => self.direct[p.index()] += 1,
-                None => ntop += 1,
-            }
-        }
-        let mut off = 0u32;
-        for (l, d) in self.loops.values_mut().zip(self.direct.iter_mut()) {
-            l.children = [off, off];
-            off += *d;
-            *d = 0;
-        }
-        self.children.resize(off as usize, Loop::new(0));
-        self.top_level.reserve(ntop as usize);
-        // One RPO sweep: count each loop's own blocks, fill child lists in header order.
-        for &b in cfg.rpo() {
-            let Some(l) = self.innermost[b].expand() else {
-                continue;
-            };
-            self.direct[l.index()] += 1;
-            if self.loops[l].header == b {
-                match self.loops[l].parent.expand() {
-                    Some(p) => {
-                        let slot = &mut self.loops[p].children[1];
-                        self.children[*slot as usize] = l;
-                        *slot += 1;
-                    }
-                    None => self.top_level.push(l),
-                }
-            }
-        }
-        // Sizes bottom-up (children have smaller ids), starts top-down.
+        // Ascending ids (children first): child counts and subtree sizes in blocks.
         self.cursor.clear();
-        self.cursor.extend_from_slice(&self.direct);
+        self.cursor.resize(n, 0);
+        self.sizes.clear();
+        self.sizes.extend_from_slice(&self.direct);
         for i in 0..n {
             if let Some(p) = self.loops[Loop::new(i)].parent.expand() {
-                let s = self.cursor[i];
-                self.cursor[p.index()] += s;
+                self.cursor[p.index()] += 1;
+                let s = self.sizes[i];
+                self.sizes[p.index()] += s;
             }
         }
-        let mut pos = 0u32;
-        for &t in &self.top_level {
-            let size = self.cursor[t.index()];
-            self.loops[t].blocks = [pos, pos + size];
-            self.loops[t].depth = 1;
-            pos += size;
+        // Child list ranges from the counts.
+        let mut off = 0u32;
+        for (l, c) in self.loops.values_mut().zip(self.cursor.iter()) {
+            l.children = [off, off];
+            off += *c;
         }
+        self.children.resize(off as usize, Loop::new(0));
+        // Descending ids (parents first, siblings in program order): append to the
+        // parent's child list, take the next block range of the parent (after its own
+        // blocks and its earlier children). `cursor` becomes the next free child position,
+        // `direct` the fill cursor of each loop's own blocks.
+        let mut pos = 0u32;
         for i in (0..n).rev() {
             let l = Loop::new(i);
-            let [start, _] = self.loops[l].blocks;
-            let depth = self.loops[l].depth;
-            let mut p = start + self.direct[i];
-            let [c0, c1] = self.loops[l].children;
-            for k in c0..c1 {
-                let c = self.children[k as usize];
-                let size = self.cursor[c.index()];
-                let cd = &mut self.loops[c];
-                cd.blocks = [p, p + size];
-                cd.depth = depth + 1;
-                p += size;
-            }
-            self.cursor[i] = start;
+            let size = self.sizes[i];
+            let (start, depth) = match self.loops[l].parent.expand() {
+                Some(p) => {
+                    let slot = &mut self.loops[p].children[1];
+                    self.children[*slot as usize] = l;
+                    *slot += 1;
+                    let start = self.cursor[p.index()];
+                    self.cursor[p.index()] += size;
+                    (start, self.loops[p].depth + 1)
+                }
+                None => {
+                    self.top_level.push(l);
+                    pos += size;
+                    (pos - size, 1)
+                }
+            };
+            let d = &mut self.loops[l];
+            d.blocks = [start, start + size];
+            d.depth = depth;
+            self.cursor[i] = start + self.direct[i];
+            self.direct[i] = start;
         }
         self.blocks.resize(pos as usize, Block::new(0));
         for &b in cfg.rpo() {
-            if let Some(l) = self.innermost[b].expand() {
-                let slot = &mut self.cursor[l.index()];
+            let l = self.innermost[b.index()];
+            if l != NO_LOOP {
+                let slot = &mut self.direct[l as usize];
                 self.blocks[*slot as usize] = b;
                 *slot += 1;
             }
-        }
-        // Latches in RPO.
-        for l in self.loops.values_mut() {
-            let start = self.latches.len();
-            let h = l.header;
-            for &p in cfg.preds(h) {
-                if dt.is_reachable(p) && dt.dominates(h, p) {
-                    self.latches.push(p);
-                }
-            }
-            let ls = &mut self.latches[start..];
-            ls.sort_unstable_by_key(|&b| cfg.rpo_number(b));
-            let mut w = start;
-            for r in start..self.latches.len() {
-                if w == start || self.latches[w - 1] != self.latches[r] {
-                    self.latches[w] = self.latches[r];
-                    w += 1;
-                }
-            }
-            self.latches.truncate(w);
-            l.latches = [start as u32, w as u32];
         }
     }
 
@@ -337,9 +351,9 @@ impl LoopInfo {
                         .any(|&p| dt.is_reachable(p) && !self.marks[p.index()])
                 })
                 .collect();
-            let mut parent = self.innermost[comp[0]].expand();
+            let mut parent = self.innermost_loop(comp[0]);
             for &b in &comp[1..] {
-                parent = self.common_loop(parent, self.innermost[b].expand());
+                parent = self.common_loop(parent, self.innermost_loop(b));
             }
             let mut up = parent;
             while let Some(l) = up {
@@ -421,7 +435,10 @@ impl LoopInfo {
     /// The innermost loop containing `block`.
     #[inline]
     pub fn innermost_loop(&self, block: Block) -> Option<Loop> {
-        self.innermost.get(block).and_then(|l| l.expand())
+        match self.innermost.get(block.index()) {
+            Some(&l) if l != NO_LOOP => Some(Loop::from_u32(l)),
+            _ => None,
+        }
     }
 
     /// Number of loops containing `block` (0 if none).

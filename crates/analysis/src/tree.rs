@@ -14,6 +14,15 @@
 //! The tree is then numbered in its own preorder without another DFS: subtree sizes come
 //! from one reverse sweep, and each node takes the next free slot of its idom in a forward
 //! sweep. `a` dominates `b` iff `pre(a) <= pre(b) <= last(a)`: O(1).
+//!
+//! **Cost.** O(m log n) time (path compression without balanced linking), O(n) space;
+//! in practice linear. One DFS; afterwards every array is indexed by preorder number,
+//! `u32`s in separate arrays so that each sweep streams through only what it reads (about
+//! 40 bytes of scratch per block). The DFS keeps its current frame in registers. In step 2
+//! a predecessor numbered below `w` is its own `eval` (no forest access): in a reducible
+//! CFG only back edges reach the forest. Per block, the three sweeps after the DFS
+//! (semidominators, idoms, numbering) read their arrays in order; the remaining random
+//! accesses are the far edges of the graph and the forest paths of `eval`.
 
 use cranelift_entity::EntityRef;
 use gyre_ir::Block;
@@ -36,26 +45,24 @@ impl<'a> Adj<'a> {
     }
 }
 
-/// Spanning-tree node in DFS preorder; the field names follow the paper.
-#[derive(Clone, Copy, Default)]
-struct SNode {
-    block: u32,
-    /// DFS parent, then (after path compression) some ancestor in the link-eval forest.
-    ancestor: u32,
-    /// Smallest semi on the compressed path (a preorder number).
-    label: u32,
-    semi: u32,
-    /// DFS parent, then the immediate dominator (preorder numbers).
-    idom: u32,
-}
-
 /// Scratch state of semi-NCA, reused across computations.
+///
+/// Everything after the DFS is indexed by preorder number (0 is the virtual root) in
+/// plain `u32` arrays (structure of arrays: each pass touches only the fields it needs).
 #[derive(Clone, Default)]
 pub(crate) struct SemiNca {
     /// Per block: DFS preorder number, 0 = not visited.
     pre: Vec<u32>,
-    nodes: Vec<SNode>,
-    /// DFS frames `(preorder number, next edge, end)`.
+    /// Per preorder number: the block.
+    block: Vec<u32>,
+    /// Per preorder number: DFS parent, then the immediate dominator.
+    idom: Vec<u32>,
+    /// Per preorder number: semidominator, then subtree size in the tree.
+    semi: Vec<u32>,
+    /// Per preorder number: `[ancestor, label]` of the link-eval forest (the two fields
+    /// `eval` reads together), then `[next free child slot, depth]` while numbering.
+    forest: Vec<[u32; 2]>,
+    /// DFS frames `(preorder number, next edge, end)` of the nodes above the current one.
     dfs: Vec<(u32, u32, u32)>,
     eval_stack: Vec<u32>,
 }
@@ -64,8 +71,12 @@ impl SemiNca {
     pub fn reset(&mut self, num_blocks: usize) {
         self.pre.clear();
         self.pre.resize(num_blocks, 0);
-        self.nodes.clear();
-        self.nodes.push(SNode::default());
+        self.block.clear();
+        self.block.reserve(num_blocks + 1);
+        self.block.push(NONE);
+        self.idom.clear();
+        self.idom.reserve(num_blocks + 1);
+        self.idom.push(0);
     }
 
     pub fn is_visited(&self, b: Block) -> bool {
@@ -74,106 +85,126 @@ impl SemiNca {
 
     /// Number of visited blocks.
     pub fn num_visited(&self) -> usize {
-        self.nodes.len() - 1
+        self.block.len() - 1
     }
 
-    /// DFS from `root` (a child of the virtual root) along `adj`.
+    /// DFS from `root` (a child of the virtual root) along `adj`. The current frame lives
+    /// in locals; the stack holds only the frames above it.
     pub fn dfs(&mut self, root: Block, adj: Adj<'_>) {
         if self.pre[root.index()] != 0 {
             return;
         }
-        let n = self.push(root.as_u32(), 0);
-        let [s, e] = adj.ranges[root.index()];
-        self.dfs.clear();
-        self.dfs.push((n, s, e));
-        while let Some(top) = self.dfs.last_mut() {
-            if top.1 == top.2 {
-                self.dfs.pop();
-                continue;
-            }
-            let t = adj.targets[top.1 as usize];
-            top.1 += 1;
-            if self.pre[t.index()] == 0 {
-                let parent = top.0;
-                let n = self.push(t.as_u32(), parent);
-                let [s, e] = adj.ranges[t.index()];
-                self.dfs.push((n, s, e));
+        let Adj { ranges, targets } = adj;
+        let pre = &mut self.pre[..];
+        let block = &mut self.block;
+        let idom = &mut self.idom;
+        let stack = &mut self.dfs;
+        stack.clear();
+        let mut v = block.len() as u32;
+        pre[root.index()] = v;
+        block.push(root.as_u32());
+        idom.push(0);
+        let [mut i, mut end] = ranges[root.index()];
+        loop {
+            if i < end {
+                let t = targets[i as usize].index();
+                i += 1;
+                if pre[t] == 0 {
+                    let n = block.len() as u32;
+                    pre[t] = n;
+                    block.push(t as u32);
+                    idom.push(v);
+                    stack.push((v, i, end));
+                    v = n;
+                    [i, end] = ranges[t];
+                }
+            } else {
+                match stack.pop() {
+                    Some((pv, pi, pe)) => (v, i, end) = (pv, pi, pe),
+                    None => break,
+                }
             }
         }
-    }
-
-    #[inline]
-    fn push(&mut self, block: u32, parent: u32) -> u32 {
-        let n = self.nodes.len() as u32;
-        self.pre[block as usize] = n;
-        self.nodes.push(SNode {
-            block,
-            ancestor: parent,
-            label: n,
-            semi: n,
-            idom: parent,
-        });
-        n
     }
 
     /// Lengauer–Tarjan `eval` with path compression: the smallest semi on the forest path
     /// from `v` up to (excluding) the first node not yet processed (`<= last_unlinked`).
+    /// `v` itself is processed (`v > last_unlinked`).
     #[inline]
-    fn eval(&mut self, v: u32, last_unlinked: u32) -> u32 {
-        let nodes = &mut self.nodes;
-        if nodes[v as usize].ancestor <= last_unlinked {
-            return nodes[v as usize].label;
+    fn eval(forest: &mut [[u32; 2]], stack: &mut Vec<u32>, v: u32, last_unlinked: u32) -> u32 {
+        let [anc, label] = forest[v as usize];
+        if anc <= last_unlinked || forest[anc as usize][0] <= last_unlinked {
+            // `v` hangs directly below the root of its tree, or one below that: nothing
+            // to compress.
+            return if anc <= last_unlinked {
+                label
+            } else {
+                label.min(forest[anc as usize][1])
+            };
         }
-        let stack = &mut self.eval_stack;
         let mut top = v;
         loop {
             stack.push(top);
-            top = nodes[top as usize].ancestor;
-            if nodes[top as usize].ancestor <= last_unlinked {
+            top = forest[top as usize][0];
+            if forest[top as usize][0] <= last_unlinked {
                 break;
             }
         }
-        let root = nodes[top as usize].ancestor;
-        let mut prev = top;
+        let root = forest[top as usize][0];
+        let mut prev_label = forest[top as usize][1];
         while let Some(cur) = stack.pop() {
-            let pl = nodes[prev as usize].label;
-            let c = &mut nodes[cur as usize];
-            if pl < c.label {
-                c.label = pl;
+            let c = &mut forest[cur as usize];
+            if prev_label < c[1] {
+                c[1] = prev_label;
             }
-            c.ancestor = root;
-            prev = cur;
+            prev_label = c[1];
+            c[0] = root;
         }
-        nodes[v as usize].label
+        prev_label
     }
 
     /// Steps 2 and 3: immediate dominators of every visited node. `preds` is the reverse
     /// of the adjacency the DFS used.
     pub fn solve(&mut self, preds: Adj<'_>) {
-        let len = self.nodes.len() as u32;
-        for w in (1..len).rev() {
-            let wn = self.nodes[w as usize];
-            let mut semi = wn.ancestor;
-            // Nodes numbered above `w` are processed (linked to their parents).
-            for &p in preds.edges(wn.block as usize) {
-                let v = self.pre[p.index()];
+        let len = self.block.len();
+        let pre = &self.pre[..];
+        let block = &self.block[..];
+        self.forest.clear();
+        self.forest
+            .extend(self.idom.iter().enumerate().map(|(i, &p)| [p, i as u32]));
+        self.semi.clear();
+        self.semi.resize(len, 0);
+        let forest = &mut self.forest[..];
+        let semi = &mut self.semi[..];
+        let idom = &mut self.idom[..];
+        let stack = &mut self.eval_stack;
+        for w in (1..len as u32).rev() {
+            let mut s = idom[w as usize];
+            // Nodes numbered above `w` are processed (linked to their parents). A
+            // predecessor numbered below `w` is its own eval: the common forward edge
+            // costs no forest access.
+            for &p in preds.edges(block[w as usize] as usize) {
+                let v = pre[p.index()];
                 if v == 0 {
                     continue;
                 }
-                let cand = self.eval(v, w);
-                semi = semi.min(cand);
+                let cand = if v <= w {
+                    v
+                } else {
+                    Self::eval(forest, stack, v, w)
+                };
+                s = s.min(cand);
             }
-            let n = &mut self.nodes[w as usize];
-            n.semi = semi;
-            n.label = semi;
+            semi[w as usize] = s;
+            forest[w as usize][1] = s;
         }
         for v in 1..len {
-            let semi = self.nodes[v as usize].semi;
-            let mut idom = self.nodes[v as usize].idom;
-            while idom > semi {
-                idom = self.nodes[idom as usize].idom;
+            let s = semi[v];
+            let mut d = idom[v];
+            while d > s {
+                d = idom[d as usize];
             }
-            self.nodes[v as usize].idom = idom;
+            idom[v] = d;
         }
     }
 
@@ -183,45 +214,42 @@ impl SemiNca {
         tree.nodes.resize(num_blocks, TreeNode::UNREACHABLE);
         tree.order.clear();
         tree.roots.clear();
-        let len = self.nodes.len();
+        let len = self.block.len();
         if len == 1 {
             return;
         }
-        // Reuse the dead fields: `label` = subtree size, `semi` = next free preorder slot
-        // among the children, `ancestor` = depth.
-        for n in &mut self.nodes {
-            n.label = 1;
-        }
+        let idom = &self.idom[..];
+        let block = &self.block[..];
+        // Subtree sizes bottom-up (a node's idom has a smaller number).
+        let size = &mut self.semi[..];
+        size.fill(1);
         for v in (1..len).rev() {
-            let (size, idom) = (self.nodes[v].label, self.nodes[v].idom);
-            self.nodes[idom as usize].label += size;
+            let s = size[v];
+            size[idom[v] as usize] += s;
         }
-        self.nodes[0].semi = 0;
-        self.nodes[0].ancestor = 0;
+        // `slot[0]` = next free preorder slot among the children, `slot[1]` = depth.
+        let slot = &mut self.forest[..];
+        slot[0] = [0, 0];
         tree.order.resize(len - 1, Block::new(0));
+        let order = &mut tree.order[..];
+        let nodes = &mut tree.nodes[..];
         for v in 1..len {
-            let SNode {
-                block, label, idom, ..
-            } = self.nodes[v];
-            let parent = self.nodes[idom as usize];
-            let pre = parent.semi;
-            let depth = parent.ancestor + 1;
-            self.nodes[idom as usize].semi += label;
-            let n = &mut self.nodes[v];
-            n.semi = pre + 1;
-            n.ancestor = depth;
-            tree.order[pre as usize] = Block::from_u32(block);
-            let idom_block = if idom == 0 {
-                tree.roots.push(Block::from_u32(block));
+            let (b, d, sz) = (block[v], idom[v] as usize, size[v]);
+            let [p, pdepth] = slot[d];
+            slot[d][0] = p + sz;
+            slot[v] = [p + 1, pdepth + 1];
+            order[p as usize] = Block::from_u32(b);
+            let idom_block = if d == 0 {
+                tree.roots.push(Block::from_u32(b));
                 NONE
             } else {
-                parent.block
+                block[d]
             };
-            tree.nodes[block as usize] = TreeNode {
+            nodes[b as usize] = TreeNode {
                 idom: idom_block,
-                pre: pre + 1,
-                last: pre + label,
-                depth,
+                pre: p + 1,
+                last: p + sz,
+                depth: pdepth + 1,
             };
         }
     }
