@@ -50,6 +50,7 @@ pub mod reference;
 mod scc;
 pub mod testutil;
 mod tree;
+pub mod uniformity;
 
 pub use cfg::{Cfg, CfgError};
 pub use domtree::DomTree;
@@ -58,3 +59,4 @@ pub use loops::{IrreducibleCycle, Loop, LoopInfo};
 pub use postdom::PostDomTree;
 pub use print::{print_cfg, print_domtree, print_loops, print_postdomtree};
 pub use tree::Children;
+pub use uniformity::{print::print_uniformity, source_kind, SourceKind, Uniformity};
