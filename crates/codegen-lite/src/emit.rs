@@ -1,0 +1,1341 @@
+//! The lowering proper: module directives, globals, one function at a time.
+//!
+//! Register classes: `i1` lives in `.pred` (`%p`); `i8`, `i16` and `i32` in `.b32`
+//! (`%r`), the narrow ones **zero-extended** (every instruction that produces an `i8` or
+//! `i16` re-establishes that, and signed operations sign-extend their operands first);
+//! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
+//! Each IR value has its own virtual register; temporaries are fresh registers too.
+
+use crate::uniform::BranchUniformity;
+use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenOptions};
+use bitvec::vec::BitVec;
+use core::fmt::{self, Write};
+use cranelift_entity::{EntityRef, SecondaryMap};
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+use gyre_ir::{
+    AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
+    IntCC, Module, Opcode, SpecialReg, Type, Value,
+};
+
+/// A PTX register class.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+enum Class {
+    Pred,
+    B32,
+    B64,
+    F32,
+    F64,
+}
+
+const CLASSES: [Class; 5] = [Class::Pred, Class::B32, Class::B64, Class::F32, Class::F64];
+
+impl Class {
+    fn of(ty: Type) -> Class {
+        match ty {
+            Type::I1 => Class::Pred,
+            Type::I8 | Type::I16 | Type::I32 => Class::B32,
+            Type::I64 | Type::Ptr(_) => Class::B64,
+            Type::F32 => Class::F32,
+            Type::F64 => Class::F64,
+        }
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+    fn prefix(self) -> &'static str {
+        ["%p", "%r", "%rd", "%f", "%fd"][self.index()]
+    }
+    fn decl(self) -> &'static str {
+        [".pred", ".b32", ".b64", ".f32", ".f64"][self.index()]
+    }
+    fn mov(self) -> &'static str {
+        ["mov.pred", "mov.b32", "mov.b64", "mov.f32", "mov.f64"][self.index()]
+    }
+}
+
+/// A virtual register.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+struct Reg {
+    class: Class,
+    n: u32,
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.class.prefix(), self.n)
+    }
+}
+
+/// An edge stub of a `br_table`: its label, the edge's copies and the target.
+type Stub = (String, Vec<(Reg, Reg)>, Block);
+
+/// Which runtime helpers the module needs.
+#[derive(Default)]
+struct Helpers {
+    fmod: [bool; 2],
+}
+
+/// Write one instruction line: a tab, the text, `;` and a newline.
+macro_rules! ins {
+    ($s:expr, $($arg:tt)*) => {{
+        $s.out.push('\t');
+        let _ = write!($s.out, $($arg)*);
+        $s.out.push_str(";\n");
+    }};
+}
+
+/// All-ones mask of an integer type's width.
+fn mask_of(ty: Type) -> u64 {
+    match ty.bits() {
+        64 => u64::MAX,
+        b => (1u64 << b) - 1,
+    }
+}
+
+/// Is this a narrow integer kept zero-extended in a 32-bit register?
+fn is_narrow(ty: Type) -> bool {
+    matches!(ty, Type::I8 | Type::I16)
+}
+
+/// The `.param` type of a kernel parameter.
+fn kernel_param_type(ty: Type) -> &'static str {
+    match ty {
+        Type::I1 | Type::I8 => ".u8",
+        Type::I16 => ".u16",
+        Type::I32 => ".u32",
+        Type::I64 | Type::Ptr(_) => ".u64",
+        Type::F32 => ".f32",
+        Type::F64 => ".f64",
+    }
+}
+
+/// The `.param` type of a device-function parameter or return value (sub-word integers
+/// are widened to 32 bits, as the PTX ABI does).
+fn func_param_type(ty: Type) -> &'static str {
+    match ty {
+        Type::I1 | Type::I8 | Type::I16 | Type::I32 => "b32",
+        Type::I64 | Type::Ptr(_) => "b64",
+        Type::F32 => "f32",
+        Type::F64 => "f64",
+    }
+}
+
+/// The memory type suffix of a load or store of `ty` (`i1` is a byte).
+fn mem_type(ty: Type) -> &'static str {
+    match ty {
+        Type::I1 | Type::I8 => "u8",
+        Type::I16 => "u16",
+        Type::I32 => "u32",
+        Type::I64 | Type::Ptr(_) => "u64",
+        Type::F32 => "f32",
+        Type::F64 => "f64",
+    }
+}
+
+/// The state-space qualifier (with its dot) for an address space; generic has none.
+fn space_qual(space: AddrSpace) -> &'static str {
+    match space {
+        AddrSpace::Generic => "",
+        AddrSpace::Global => ".global",
+        AddrSpace::Shared => ".shared",
+        AddrSpace::Const => ".const",
+        AddrSpace::Local => ".local",
+    }
+}
+
+/// `global`, `shared`, ... for `cvta`.
+fn space_name(space: AddrSpace) -> &'static str {
+    space.name()
+}
+
+fn float_imm(is64: bool, bits: u64) -> String {
+    if is64 {
+        format!("0d{bits:016X}")
+    } else {
+        format!("0f{:08X}", bits as u32)
+    }
+}
+
+fn label(b: Block) -> String {
+    format!("$L__BB{}", b.index())
+}
+
+/// The PTX header of a function: linkage, return parameter, name and parameters.
+fn func_header(f: &Function) -> String {
+    let name = mangle(&f.name);
+    let mut s = String::new();
+    match f.kind {
+        FuncKind::Kernel => {
+            let _ = write!(s, ".visible .entry {name}(");
+            for (i, &t) in f.sig.params.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "," };
+                let _ = write!(s, "{sep}\n\t.param {} $$param{i}", kernel_param_type(t));
+            }
+        }
+        FuncKind::Device => {
+            s.push_str(".func ");
+            if let Some(r) = f.sig.ret {
+                let _ = write!(s, "(.param .{} $$retval) ", func_param_type(r));
+            }
+            let _ = write!(s, "{name}(");
+            for (i, &t) in f.sig.params.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "," };
+                let _ = write!(s, "{sep}\n\t.param .{} $$param{i}", func_param_type(t));
+            }
+        }
+    }
+    s.push_str(if f.sig.params.is_empty() { ")" } else { "\n)" });
+    s
+}
+
+/// Lower a verified module.
+pub(crate) fn emit_module(m: &Module, opts: &CodegenOptions) -> Result<String, CodegenError> {
+    let mut helpers = Helpers::default();
+    let mut bodies = String::new();
+    let mut cfg = Cfg::new();
+    let mut dt = DomTree::new();
+    let mut li = LoopInfo::new();
+    let mut pdt = PostDomTree::new();
+    for f in m.functions.values() {
+        cfg.compute(f).map_err(|e| match e {
+            gyre_analysis::CfgError::InvalidTarget { inst, .. } => CodegenError::Unsupported {
+                func: f.name.clone(),
+                inst,
+                what: e.to_string(),
+            },
+        })?;
+        dt.compute(f, &cfg);
+        li.compute(f, &cfg, &dt);
+        pdt.compute(f, &cfg);
+        if let Some(c) = li.irreducible_cycles().first() {
+            return Err(CodegenError::Irreducible {
+                func: f.name.clone(),
+                entries: c.entries.clone(),
+                blocks: c.blocks.clone(),
+            });
+        }
+        let mut e = FnEmitter {
+            m,
+            f,
+            uni: BranchUniformity::compute(f, &cfg, &dt, &pdt, &li),
+            canon: nan::observed_floats(f, &cfg),
+            regs: SecondaryMap::with_default(0),
+            counts: [0; 5],
+            out: String::new(),
+            stubs: 0,
+            slot_offsets: Vec::new(),
+            helpers: &mut helpers,
+        };
+        e.emit_function(&cfg, &li, &mut bodies)?;
+    }
+
+    let mut out = String::with_capacity(bodies.len() + 1024);
+    let _ = writeln!(out, "//\n// Generated by gyre-codegen-lite\n//\n");
+    let _ = writeln!(out, ".version {}", opts.sm.ptx_version());
+    let _ = writeln!(out, ".target {}", opts.sm.target());
+    let _ = writeln!(out, ".address_size 64\n");
+    // Prototypes, so that calls may precede definitions.
+    let mut any_proto = false;
+    for f in m.functions.values().filter(|f| f.kind == FuncKind::Device) {
+        let _ = writeln!(out, "{};", func_header(f));
+        any_proto = true;
+    }
+    for is64 in [false, true] {
+        if helpers.fmod[usize::from(is64)] {
+            let _ = writeln!(out, "{};", fmod::helper_decl(is64));
+            any_proto = true;
+        }
+    }
+    if any_proto {
+        out.push('\n');
+    }
+    for g in m.globals.values() {
+        let size = g.size().max(1);
+        let space = space_qual(g.space);
+        let _ = write!(
+            out,
+            "{space} .align {} .b8 {}[{size}]",
+            g.align.max(1),
+            mangle(&g.name)
+        );
+        if let (Some(init), false) = (&g.init, g.space == AddrSpace::Shared) {
+            out.push_str(" = {");
+            let n = g.elem.bytes() as usize;
+            let mut first = true;
+            for &bits in init {
+                for byte in &bits.to_le_bytes()[..n] {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                    let _ = write!(out, "{byte}");
+                }
+            }
+            if first {
+                out.push('0');
+            }
+            out.push('}');
+        }
+        out.push_str(";\n");
+    }
+    if !m.globals.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&bodies);
+    for is64 in [false, true] {
+        if helpers.fmod[usize::from(is64)] {
+            out.push_str(&fmod::helper_def(is64));
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+struct FnEmitter<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    uni: BranchUniformity,
+    /// Float values whose NaNs must be canonical (see [`nan`]).
+    canon: BitVec,
+    /// Register number per value (0: none yet).
+    regs: SecondaryMap<Value, u32>,
+    /// Registers used per class.
+    counts: [u32; 5],
+    /// The function body.
+    out: String,
+    /// Edge-stub labels used so far.
+    stubs: u32,
+    /// Byte offset of each slot in the local depot.
+    slot_offsets: Vec<u32>,
+    helpers: &'a mut Helpers,
+}
+
+impl FnEmitter<'_> {
+    fn err(&self, inst: Inst, what: impl Into<String>) -> CodegenError {
+        CodegenError::Unsupported {
+            func: self.f.name.clone(),
+            inst,
+            what: what.into(),
+        }
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.f.dfg.value_type(v)
+    }
+
+    /// The register of a value.
+    fn v(&mut self, v: Value) -> Reg {
+        let class = Class::of(self.ty(v));
+        let n = match self.regs[v] {
+            0 => {
+                let c = &mut self.counts[class.index()];
+                *c += 1;
+                self.regs[v] = *c;
+                *c
+            }
+            n => n,
+        };
+        Reg { class, n }
+    }
+
+    /// A fresh temporary.
+    fn tmp(&mut self, class: Class) -> Reg {
+        let c = &mut self.counts[class.index()];
+        *c += 1;
+        Reg { class, n: *c }
+    }
+
+    fn emit_function(
+        &mut self,
+        cfg: &Cfg,
+        li: &LoopInfo,
+        bodies: &mut String,
+    ) -> Result<(), CodegenError> {
+        let f = self.f;
+        let entry = f
+            .entry_block()
+            .expect("a verified function has an entry block");
+        // Local depot: the slots, each at its alignment.
+        let mut size = 0u64;
+        let mut align = 1u32;
+        for s in f.slots.values() {
+            let a = s.align.max(1);
+            size = size.div_ceil(u64::from(a)) * u64::from(a);
+            self.slot_offsets.push(size as u32);
+            size += u64::from(s.size);
+            align = align.max(a);
+        }
+        if size > u64::from(u32::MAX) {
+            return Err(CodegenError::Unsupported {
+                func: f.name.clone(),
+                inst: Inst::new(0),
+                what: "local slots larger than 4 GiB".into(),
+            });
+        }
+
+        self.load_params(entry);
+        let order = order::block_order(cfg, li);
+        for (i, &b) in order.iter().enumerate() {
+            let next = order.get(i + 1).copied();
+            if b != entry {
+                let _ = writeln!(self.out, "{}:", label(b));
+            }
+            for inst in f.layout.block_insts(b) {
+                self.inst(inst, next)?;
+            }
+        }
+
+        let _ = writeln!(bodies, "{}\n{{", func_header(f));
+        if !f.slots.is_empty() {
+            let _ = writeln!(
+                bodies,
+                "\t.local .align {align} .b8 $$depot[{}];",
+                size.max(1)
+            );
+        }
+        for c in CLASSES {
+            let n = self.counts[c.index()];
+            if n > 0 {
+                let _ = writeln!(bodies, "\t.reg {} {}<{}>;", c.decl(), c.prefix(), n + 1);
+            }
+        }
+        bodies.push('\n');
+        bodies.push_str(&self.out);
+        bodies.push_str("}\n\n");
+        Ok(())
+    }
+
+    /// Load the parameters into the entry block's parameter registers.
+    fn load_params(&mut self, entry: Block) {
+        let params: Vec<Value> = self.f.dfg.block_params(entry).to_vec();
+        let kernel = self.f.kind == FuncKind::Kernel;
+        for (i, p) in params.into_iter().enumerate() {
+            let ty = self.ty(p);
+            let d = self.v(p);
+            if kernel {
+                let pt = &kernel_param_type(ty)[1..];
+                match ty {
+                    Type::I1 => {
+                        let t = self.tmp(Class::B32);
+                        ins!(self, "ld.param.u8 {t}, [$$param{i}]");
+                        ins!(self, "and.b32 {t}, {t}, 1");
+                        ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    }
+                    Type::Ptr(AddrSpace::Global) => {
+                        let t = self.tmp(Class::B64);
+                        ins!(self, "ld.param.u64 {t}, [$$param{i}]");
+                        ins!(self, "cvta.to.global.u64 {d}, {t}");
+                    }
+                    _ => ins!(self, "ld.param.{pt} {d}, [$$param{i}]"),
+                }
+            } else {
+                let pt = func_param_type(ty);
+                if ty == Type::I1 {
+                    let t = self.tmp(Class::B32);
+                    ins!(self, "ld.param.b32 {t}, [$$param{i}]");
+                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                } else {
+                    ins!(self, "ld.param.{pt} {d}, [$$param{i}]");
+                }
+            }
+        }
+    }
+
+    /// `and` a narrow integer result back to its width.
+    fn renarrow(&mut self, d: Reg, ty: Type) {
+        if is_narrow(ty) {
+            ins!(self, "and.b32 {d}, {d}, {:#X}", mask_of(ty));
+        }
+    }
+
+    /// A 32-bit register holding `v` (i8/i16/i32) sign-extended.
+    fn sext32(&mut self, v: Value) -> Reg {
+        let r = self.v(v);
+        match self.ty(v) {
+            Type::I8 => {
+                let t = self.tmp(Class::B32);
+                ins!(self, "cvt.s32.s8 {t}, {r}");
+                t
+            }
+            Type::I16 => {
+                let t = self.tmp(Class::B32);
+                ins!(self, "cvt.s32.s16 {t}, {r}");
+                t
+            }
+            _ => r,
+        }
+    }
+
+    /// A 32-bit register holding `v` as an integer (i1 as 0/1, or 0/-1 if `signed`);
+    /// narrow integers sign-extended if `signed`.
+    fn int32(&mut self, v: Value, signed: bool) -> Reg {
+        if self.ty(v) == Type::I1 {
+            let p = self.v(v);
+            let t = self.tmp(Class::B32);
+            let one = if signed { "-1" } else { "1" };
+            ins!(self, "selp.b32 {t}, {one}, 0, {p}");
+            t
+        } else if signed {
+            self.sext32(v)
+        } else {
+            self.v(v)
+        }
+    }
+
+    /// Canonicalize a float result's NaN if its bits may be observed.
+    fn canonicalize(&mut self, result: Value) {
+        if !self.canon[result.index()] {
+            return;
+        }
+        let d = self.v(result);
+        let is64 = self.ty(result) == Type::F64;
+        let t = if is64 { "f64" } else { "f32" };
+        let nan = float_imm(
+            is64,
+            if is64 {
+                0x7ff8_0000_0000_0000
+            } else {
+                0x7fc0_0000
+            },
+        );
+        let p = self.tmp(Class::Pred);
+        ins!(self, "setp.nan.{t} {p}, {d}, {d}");
+        ins!(self, "selp.{t} {d}, {nan}, {d}, {p}");
+    }
+
+    fn inst(&mut self, inst: Inst, next: Option<Block>) -> Result<(), CodegenError> {
+        let f = self.f;
+        let dfg = &f.dfg;
+        let data = dfg.inst(inst);
+        let result = dfg.inst_result(inst);
+        match *data {
+            InstructionData::IntConst { imm } => {
+                let r = result.expect("iconst has a result");
+                let ty = self.ty(r);
+                let d = self.v(r);
+                let bits = (imm as u64) & mask_of(ty);
+                match d.class {
+                    Class::Pred => ins!(self, "mov.pred {d}, {bits}"),
+                    Class::B32 => ins!(self, "mov.b32 {d}, {bits:#X}"),
+                    _ => ins!(self, "mov.b64 {d}, {bits:#X}"),
+                }
+            }
+            InstructionData::FloatConst { bits } => {
+                let r = result.expect("fconst has a result");
+                let is64 = self.ty(r) == Type::F64;
+                let d = self.v(r);
+                let t = if is64 { "f64" } else { "f32" };
+                ins!(self, "mov.{t} {d}, {}", float_imm(is64, bits));
+            }
+            InstructionData::Binary { opcode, args, .. } => {
+                let r = result.expect("binary ops have a result");
+                if self.ty(r).is_float() {
+                    self.float_binary(inst, opcode, args, r)?;
+                } else {
+                    self.int_binary(opcode, args, r);
+                }
+            }
+            InstructionData::Unary { opcode, arg } => {
+                let r = result.expect("unary ops have a result");
+                self.unary(inst, opcode, arg, r)?;
+            }
+            InstructionData::Ternary { opcode, args } => {
+                let r = result.expect("ternary ops have a result");
+                let d = self.v(r);
+                let (a, b, c) = (self.v(args[0]), self.v(args[1]), self.v(args[2]));
+                match opcode {
+                    Opcode::Fma => {
+                        let t = if d.class == Class::F64 { "f64" } else { "f32" };
+                        ins!(self, "fma.rn.{t} {d}, {a}, {b}, {c}");
+                        self.canonicalize(r);
+                    }
+                    Opcode::Select => match d.class {
+                        Class::Pred => {
+                            ins!(self, "@{a} mov.pred {d}, {b}");
+                            ins!(self, "@!{a} mov.pred {d}, {c}");
+                        }
+                        cl => {
+                            let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
+                            ins!(self, "selp.{t} {d}, {b}, {c}, {a}");
+                        }
+                    },
+                    _ => return Err(self.err(inst, format!("ternary opcode {}", opcode.name()))),
+                }
+            }
+            InstructionData::IntCompare { cond, args } => {
+                let r = result.expect("icmp has a result");
+                self.icmp(cond, args, r);
+            }
+            InstructionData::FloatCompare { cond, args } => {
+                let r = result.expect("fcmp has a result");
+                let d = self.v(r);
+                let t = if self.ty(args[0]) == Type::F64 {
+                    "f64"
+                } else {
+                    "f32"
+                };
+                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let op = match cond {
+                    FloatCC::False => {
+                        ins!(self, "mov.pred {d}, 0");
+                        return Ok(());
+                    }
+                    FloatCC::True => {
+                        ins!(self, "mov.pred {d}, 1");
+                        return Ok(());
+                    }
+                    FloatCC::Oeq => "eq",
+                    FloatCC::Ogt => "gt",
+                    FloatCC::Oge => "ge",
+                    FloatCC::Olt => "lt",
+                    FloatCC::Ole => "le",
+                    FloatCC::One => "ne",
+                    FloatCC::Ord => "num",
+                    FloatCC::Ueq => "equ",
+                    FloatCC::Ugt => "gtu",
+                    FloatCC::Uge => "geu",
+                    FloatCC::Ult => "ltu",
+                    FloatCC::Ule => "leu",
+                    FloatCC::Une => "neu",
+                    FloatCC::Uno => "nan",
+                };
+                ins!(self, "setp.{op}.{t} {d}, {a}, {b}");
+            }
+            InstructionData::PtrAdd { args, scale } => {
+                let r = result.expect("ptradd has a result");
+                let d = self.v(r);
+                let base = self.v(args[0]);
+                match self.ty(args[1]) {
+                    Type::I64 => {
+                        let i = self.v(args[1]);
+                        if scale == 1 {
+                            ins!(self, "add.s64 {d}, {base}, {i}");
+                        } else {
+                            ins!(self, "mad.lo.s64 {d}, {i}, {scale}, {base}");
+                        }
+                    }
+                    _ => {
+                        let i = self.int32(args[1], true);
+                        if scale <= i32::MAX as u32 {
+                            ins!(self, "mad.wide.s32 {d}, {i}, {scale}, {base}");
+                        } else {
+                            let t = self.tmp(Class::B64);
+                            ins!(self, "cvt.s64.s32 {t}, {i}");
+                            ins!(self, "mad.lo.s64 {d}, {t}, {scale}, {base}");
+                        }
+                    }
+                }
+            }
+            InstructionData::Load { ptr, flags } => {
+                let r = result.expect("load has a result");
+                let ty = self.ty(r);
+                let space = self.ty(ptr).addr_space().unwrap_or(AddrSpace::Generic);
+                let p = self.v(ptr);
+                let vol = if flags.volatile && volatile_ok(space) {
+                    ".volatile"
+                } else {
+                    ""
+                };
+                let sq = space_qual(space);
+                let mt = mem_type(ty);
+                let d = self.v(r);
+                if ty == Type::I1 {
+                    let t = self.tmp(Class::B32);
+                    ins!(self, "ld{vol}{sq}.u8 {t}, [{p}]");
+                    ins!(self, "and.b32 {t}, {t}, 1");
+                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                } else {
+                    ins!(self, "ld{vol}{sq}.{mt} {d}, [{p}]");
+                }
+            }
+            InstructionData::Store { args, flags } => {
+                let ty = self.ty(args[0]);
+                let space = self.ty(args[1]).addr_space().unwrap_or(AddrSpace::Generic);
+                let p = self.v(args[1]);
+                let vol = if flags.volatile && volatile_ok(space) {
+                    ".volatile"
+                } else {
+                    ""
+                };
+                let sq = space_qual(space);
+                let mt = mem_type(ty);
+                let v = if ty == Type::I1 {
+                    self.int32(args[0], false)
+                } else {
+                    self.v(args[0])
+                };
+                ins!(self, "st{vol}{sq}.{mt} [{p}], {v}");
+            }
+            InstructionData::AtomicRmw { op, args } => {
+                let r = result.expect("atomics have a result");
+                let ty = self.ty(r);
+                let space = self.ty(args[0]).addr_space().unwrap_or(AddrSpace::Generic);
+                let w = if ty.bits() == 64 { "64" } else { "32" };
+                let o = match (op, ty.is_float()) {
+                    (AtomicOp::Add, true) => format!("add.f{w}"),
+                    (AtomicOp::Add, false) => format!("add.u{w}"),
+                    (AtomicOp::And, _) => format!("and.b{w}"),
+                    (AtomicOp::Or, _) => format!("or.b{w}"),
+                    (AtomicOp::Xor, _) => format!("xor.b{w}"),
+                    (AtomicOp::Smin, _) => format!("min.s{w}"),
+                    (AtomicOp::Smax, _) => format!("max.s{w}"),
+                    (AtomicOp::Umin, _) => format!("min.u{w}"),
+                    (AtomicOp::Umax, _) => format!("max.u{w}"),
+                    (AtomicOp::Exch, _) => format!("exch.b{w}"),
+                };
+                if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
+                    return Err(self.err(inst, format!("atomic on {ty}")));
+                }
+                let (p, v, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
+                ins!(self, "atom{}.{o} {d}, [{p}], {v}", space_qual(space));
+            }
+            InstructionData::AtomicCas { args } => {
+                let r = result.expect("atomics have a result");
+                let ty = self.ty(r);
+                let space = self.ty(args[0]).addr_space().unwrap_or(AddrSpace::Generic);
+                if !matches!(ty, Type::I32 | Type::I64) {
+                    return Err(self.err(inst, format!("atomic_cas on {ty}")));
+                }
+                let w = ty.bits();
+                let (p, e, n, d) = (self.v(args[0]), self.v(args[1]), self.v(args[2]), self.v(r));
+                ins!(
+                    self,
+                    "atom{}.cas.b{w} {d}, [{p}], {e}, {n}",
+                    space_qual(space)
+                );
+            }
+            InstructionData::GlobalAddr { global } => {
+                let r = result.expect("global_addr has a result");
+                let g = &self.m.globals[global];
+                let name = mangle(&g.name);
+                let gspace = g.space;
+                let d = self.v(r);
+                match self.ty(r).addr_space() {
+                    Some(AddrSpace::Generic) if gspace != AddrSpace::Generic => {
+                        let t = self.tmp(Class::B64);
+                        ins!(self, "mov.u64 {t}, {name}");
+                        ins!(self, "cvta.{}.u64 {d}, {t}", space_name(gspace));
+                    }
+                    _ => ins!(self, "mov.u64 {d}, {name}"),
+                }
+            }
+            InstructionData::SlotAddr { slot } => {
+                let r = result.expect("slot_addr has a result");
+                let off = self.slot_offsets.get(slot.index()).copied().unwrap_or(0);
+                let d = self.v(r);
+                if off == 0 {
+                    ins!(self, "mov.u64 {d}, $$depot");
+                } else {
+                    let t = self.tmp(Class::B64);
+                    ins!(self, "mov.u64 {t}, $$depot");
+                    ins!(self, "add.s64 {d}, {t}, {off}");
+                }
+            }
+            InstructionData::Sreg { reg } => {
+                let r = result.expect("sreg has a result");
+                let d = self.v(r);
+                let src = match reg {
+                    SpecialReg::WarpSize => "WARP_SZ".to_string(),
+                    SpecialReg::LaneId => "%laneid".to_string(),
+                    other => format!("%{}", other.name()),
+                };
+                ins!(self, "mov.u32 {d}, {src}");
+            }
+            InstructionData::Nullary { opcode } => match opcode {
+                Opcode::Barrier => ins!(self, "bar.sync 0"),
+                Opcode::Unreachable => ins!(self, "trap"),
+                _ => return Err(self.err(inst, format!("opcode {}", opcode.name()))),
+            },
+            InstructionData::Call { func, ref args } => {
+                let args: Vec<Value> = args.as_slice(&dfg.value_lists).to_vec();
+                let callee = &self.m.functions[func];
+                let name = mangle(&callee.name);
+                let ret = callee.sig.ret;
+                self.out.push_str("\t{\n");
+                let mut names = Vec::with_capacity(args.len());
+                for (i, &a) in args.iter().enumerate() {
+                    let ty = self.ty(a);
+                    let pt = func_param_type(ty);
+                    let v = if ty == Type::I1 {
+                        self.int32(a, false)
+                    } else {
+                        self.v(a)
+                    };
+                    ins!(self, "\t.param .{pt} $$arg{i}");
+                    ins!(self, "\tst.param.{pt} [$$arg{i}], {v}");
+                    names.push(format!("$$arg{i}"));
+                }
+                let list = names.join(", ");
+                match (ret, result) {
+                    (Some(rt), Some(r)) => {
+                        let pt = func_param_type(rt);
+                        ins!(self, "\t.param .{pt} $$ret");
+                        ins!(self, "\tcall ($$ret), {name}, ({list})");
+                        let d = self.v(r);
+                        if rt == Type::I1 {
+                            let t = self.tmp(Class::B32);
+                            ins!(self, "\tld.param.b32 {t}, [$$ret]");
+                            ins!(self, "\tsetp.ne.b32 {d}, {t}, 0");
+                        } else {
+                            ins!(self, "\tld.param.{pt} {d}, [$$ret]");
+                        }
+                    }
+                    _ => ins!(self, "\tcall {name}, ({list})"),
+                }
+                self.out.push_str("\t}\n");
+            }
+            InstructionData::Jump { ref dest } => {
+                let dest = *dest;
+                let copies = self.edge_copies(&dest);
+                self.copies(&copies);
+                if next != Some(dest.block) {
+                    ins!(self, "bra.uni {}", label(dest.block));
+                }
+            }
+            InstructionData::Brif { arg, ref blocks } => {
+                let [t, e] = *blocks;
+                self.brif(inst, arg, t, e, next);
+            }
+            InstructionData::BrTable { arg, table } => {
+                let jt = dfg.jump_table(table).clone();
+                self.br_table(inst, arg, jt, next);
+            }
+            InstructionData::Return { ref args } => {
+                let args: Vec<Value> = args.as_slice(&dfg.value_lists).to_vec();
+                if let Some(&a) = args.first() {
+                    let ty = self.ty(a);
+                    let pt = func_param_type(ty);
+                    let v = if ty == Type::I1 {
+                        self.int32(a, false)
+                    } else {
+                        self.v(a)
+                    };
+                    ins!(self, "st.param.{pt} [$$retval], {v}");
+                }
+                ins!(self, "ret");
+            }
+        }
+        Ok(())
+    }
+
+    fn int_binary(&mut self, op: Opcode, args: [Value; 2], r: Value) {
+        let ty = self.ty(r);
+        let d = self.v(r);
+        if ty == Type::I1 {
+            let (a, b) = (self.v(args[0]), self.v(args[1]));
+            match op {
+                Opcode::Iadd | Opcode::Isub | Opcode::Xor => ins!(self, "xor.pred {d}, {a}, {b}"),
+                Opcode::Imul | Opcode::And | Opcode::Umin | Opcode::Smax => {
+                    ins!(self, "and.pred {d}, {a}, {b}")
+                }
+                Opcode::Or | Opcode::Umax | Opcode::Smin => ins!(self, "or.pred {d}, {a}, {b}"),
+                // The divisor must be 1 and a shift amount 0 (anything else is UB or
+                // poison), so the result is the dividend / shifted value.
+                Opcode::Srem | Opcode::Urem => ins!(self, "mov.pred {d}, 0"),
+                _ => ins!(self, "mov.pred {d}, {a}"),
+            }
+            return;
+        }
+        let w = if ty.bits() == 64 { 64 } else { 32 };
+        let shift_amount = |s: &mut Self, v: Value| -> Reg {
+            let r = s.v(v);
+            if w == 64 {
+                let t = s.tmp(Class::B32);
+                ins!(s, "cvt.u32.u64 {t}, {r}");
+                t
+            } else {
+                r
+            }
+        };
+        match op {
+            Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
+                let a = self.v(args[0]);
+                let (name, b) = match op {
+                    Opcode::Iadd => (format!("add.s{w}"), self.v(args[1])),
+                    Opcode::Isub => (format!("sub.s{w}"), self.v(args[1])),
+                    Opcode::Imul => (format!("mul.lo.s{w}"), self.v(args[1])),
+                    _ => (format!("shl.b{w}"), shift_amount(self, args[1])),
+                };
+                ins!(self, "{name} {d}, {a}, {b}");
+                self.renarrow(d, ty);
+            }
+            Opcode::Sdiv | Opcode::Srem | Opcode::Smin | Opcode::Smax => {
+                let a = self.sext32(args[0]);
+                let b = self.sext32(args[1]);
+                let name = match op {
+                    Opcode::Sdiv => "div",
+                    Opcode::Srem => "rem",
+                    Opcode::Smin => "min",
+                    _ => "max",
+                };
+                ins!(self, "{name}.s{w} {d}, {a}, {b}");
+                self.renarrow(d, ty);
+            }
+            Opcode::Udiv | Opcode::Urem | Opcode::Umin | Opcode::Umax => {
+                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let name = match op {
+                    Opcode::Udiv => "div",
+                    Opcode::Urem => "rem",
+                    Opcode::Umin => "min",
+                    _ => "max",
+                };
+                ins!(self, "{name}.u{w} {d}, {a}, {b}");
+            }
+            Opcode::And | Opcode::Or | Opcode::Xor => {
+                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let name = match op {
+                    Opcode::And => "and",
+                    Opcode::Or => "or",
+                    _ => "xor",
+                };
+                ins!(self, "{name}.b{w} {d}, {a}, {b}");
+            }
+            Opcode::Lshr => {
+                let a = self.v(args[0]);
+                let b = shift_amount(self, args[1]);
+                ins!(self, "shr.u{w} {d}, {a}, {b}");
+            }
+            Opcode::Ashr => {
+                let a = self.sext32(args[0]);
+                let b = shift_amount(self, args[1]);
+                ins!(self, "shr.s{w} {d}, {a}, {b}");
+                self.renarrow(d, ty);
+            }
+            _ => unreachable!("{} is not an integer binary op", op.name()),
+        }
+    }
+
+    fn float_binary(
+        &mut self,
+        inst: Inst,
+        op: Opcode,
+        args: [Value; 2],
+        r: Value,
+    ) -> Result<(), CodegenError> {
+        let is64 = self.ty(r) == Type::F64;
+        let t = if is64 { "f64" } else { "f32" };
+        let (a, b, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
+        let name = match op {
+            Opcode::Fadd => "add.rn",
+            Opcode::Fsub => "sub.rn",
+            Opcode::Fmul => "mul.rn",
+            Opcode::Fdiv => "div.rn",
+            Opcode::Fmin => "min",
+            Opcode::Fmax => "max",
+            Opcode::Frem => {
+                self.helpers.fmod[usize::from(is64)] = true;
+                self.out.push_str("\t{\n");
+                ins!(self, "\t.param .{t} $$x");
+                ins!(self, "\tst.param.{t} [$$x], {a}");
+                ins!(self, "\t.param .{t} $$y");
+                ins!(self, "\tst.param.{t} [$$y], {b}");
+                ins!(self, "\t.param .{t} $$r");
+                ins!(
+                    self,
+                    "\tcall ($$r), {}, ($$x, $$y)",
+                    fmod::helper_name(is64)
+                );
+                ins!(self, "\tld.param.{t} {d}, [$$r]");
+                self.out.push_str("\t}\n");
+                self.canonicalize(r);
+                return Ok(());
+            }
+            _ => return Err(self.err(inst, format!("float opcode {}", op.name()))),
+        };
+        ins!(self, "{name}.{t} {d}, {a}, {b}");
+        self.canonicalize(r);
+        Ok(())
+    }
+
+    fn unary(&mut self, inst: Inst, op: Opcode, arg: Value, r: Value) -> Result<(), CodegenError> {
+        let from = self.ty(arg);
+        let to = self.ty(r);
+        let a = self.v(arg);
+        let d = self.v(r);
+        let ft = |t: Type| if t == Type::F64 { "f64" } else { "f32" };
+        match op {
+            Opcode::Freeze => ins!(self, "{} {d}, {a}", d.class.mov()),
+            Opcode::Popcnt | Opcode::Clz | Opcode::Ctz => match from {
+                Type::I1 => match op {
+                    Opcode::Popcnt => ins!(self, "mov.pred {d}, {a}"),
+                    _ => ins!(self, "not.pred {d}, {a}"),
+                },
+                Type::I64 => {
+                    let t = self.tmp(Class::B32);
+                    match op {
+                        Opcode::Popcnt => ins!(self, "popc.b64 {t}, {a}"),
+                        Opcode::Clz => ins!(self, "clz.b64 {t}, {a}"),
+                        _ => {
+                            let u = self.tmp(Class::B64);
+                            ins!(self, "brev.b64 {u}, {a}");
+                            ins!(self, "clz.b64 {t}, {u}");
+                        }
+                    }
+                    ins!(self, "cvt.u64.u32 {d}, {t}");
+                }
+                _ => {
+                    let w = from.bits();
+                    match op {
+                        Opcode::Popcnt => ins!(self, "popc.b32 {d}, {a}"),
+                        Opcode::Clz => {
+                            ins!(self, "clz.b32 {d}, {a}");
+                            if w < 32 {
+                                ins!(self, "sub.s32 {d}, {d}, {}", 32 - w);
+                            }
+                        }
+                        _ => {
+                            let u = self.tmp(Class::B32);
+                            ins!(self, "brev.b32 {u}, {a}");
+                            ins!(self, "clz.b32 {d}, {u}");
+                            if w < 32 {
+                                ins!(self, "min.u32 {d}, {d}, {w}");
+                            }
+                        }
+                    }
+                }
+            },
+            // Sign-bit operations on the bits keep NaN payloads exactly, as the IR says.
+            Opcode::Fneg | Opcode::Fabs => {
+                let (b, m) = match (from == Type::F64, op == Opcode::Fneg) {
+                    (true, true) => ("b64", "0x8000000000000000"),
+                    (true, false) => ("b64", "0x7FFFFFFFFFFFFFFF"),
+                    (false, true) => ("b32", "0x80000000"),
+                    (false, false) => ("b32", "0x7FFFFFFF"),
+                };
+                let o = if op == Opcode::Fneg { "xor" } else { "and" };
+                ins!(self, "{o}.{b} {d}, {a}, {m}");
+            }
+            Opcode::Sqrt => {
+                ins!(self, "sqrt.rn.{} {d}, {a}", ft(from));
+                self.canonicalize(r);
+            }
+            Opcode::Floor | Opcode::Ceil | Opcode::Ftrunc | Opcode::Nearest => {
+                let m = match op {
+                    Opcode::Floor => "rmi",
+                    Opcode::Ceil => "rpi",
+                    Opcode::Ftrunc => "rzi",
+                    _ => "rni",
+                };
+                let t = ft(from);
+                ins!(self, "cvt.{m}.{t}.{t} {d}, {a}");
+                self.canonicalize(r);
+            }
+            _ => self.cast(inst, op, arg, from, to, a, d)?,
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cast(
+        &mut self,
+        inst: Inst,
+        op: Opcode,
+        arg: Value,
+        from: Type,
+        to: Type,
+        a: Reg,
+        d: Reg,
+    ) -> Result<(), CodegenError> {
+        let ft = |t: Type| if t == Type::F64 { "f64" } else { "f32" };
+        match op {
+            Opcode::Sext | Opcode::Zext => {
+                let signed = op == Opcode::Sext;
+                match (from, to) {
+                    (Type::I1, Type::I64) => {
+                        let one = if signed { "-1" } else { "1" };
+                        ins!(self, "selp.b64 {d}, {one}, 0, {a}");
+                    }
+                    (Type::I1, _) => {
+                        let one = if signed { mask_of(to) } else { 1 };
+                        ins!(self, "selp.b32 {d}, {one:#X}, 0, {a}");
+                    }
+                    (_, Type::I64) => {
+                        let s = if signed { "s" } else { "u" };
+                        ins!(self, "cvt.{s}64.{s}{} {d}, {a}", from.bits());
+                    }
+                    _ => {
+                        if signed {
+                            ins!(self, "cvt.s32.s{} {d}, {a}", from.bits());
+                            self.renarrow(d, to);
+                        } else {
+                            ins!(self, "mov.b32 {d}, {a}");
+                        }
+                    }
+                }
+            }
+            Opcode::Trunc => match (from, to) {
+                (Type::I64, Type::I1) => {
+                    let t = self.tmp(Class::B64);
+                    ins!(self, "and.b64 {t}, {a}, 1");
+                    ins!(self, "setp.ne.b64 {d}, {t}, 0");
+                }
+                (_, Type::I1) => {
+                    let t = self.tmp(Class::B32);
+                    ins!(self, "and.b32 {t}, {a}, 1");
+                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                }
+                (Type::I64, _) => {
+                    ins!(self, "cvt.u32.u64 {d}, {a}");
+                    self.renarrow(d, to);
+                }
+                _ => ins!(self, "and.b32 {d}, {a}, {:#X}", mask_of(to)),
+            },
+            Opcode::Fptosi | Opcode::Fptoui => {
+                let s = if op == Opcode::Fptosi { "s" } else { "u" };
+                let f = ft(from);
+                match to {
+                    Type::I64 => ins!(self, "cvt.rzi.{s}64.{f} {d}, {a}"),
+                    Type::I1 => {
+                        let t = self.tmp(Class::B32);
+                        ins!(self, "cvt.rzi.{s}32.{f} {t}, {a}");
+                        ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    }
+                    _ => {
+                        ins!(self, "cvt.rzi.{s}32.{f} {d}, {a}");
+                        self.renarrow(d, to);
+                    }
+                }
+            }
+            Opcode::Sitofp | Opcode::Uitofp => {
+                let signed = op == Opcode::Sitofp;
+                let s = if signed { "s" } else { "u" };
+                let f = ft(to);
+                if from == Type::I64 {
+                    ins!(self, "cvt.rn.{f}.{s}64 {d}, {a}");
+                } else {
+                    let src = self.int32(arg, signed);
+                    ins!(self, "cvt.rn.{f}.{s}32 {d}, {src}");
+                }
+            }
+            Opcode::Fpext => {
+                ins!(self, "cvt.f64.f32 {d}, {a}");
+                self.canonicalize_value(inst);
+            }
+            Opcode::Fptrunc => {
+                ins!(self, "cvt.rn.f32.f64 {d}, {a}");
+                self.canonicalize_value(inst);
+            }
+            Opcode::Bitcast => {
+                if a.class == d.class {
+                    ins!(self, "{} {d}, {a}", d.class.mov());
+                } else {
+                    let b = if to.bits() == 64 { "b64" } else { "b32" };
+                    ins!(self, "mov.{b} {d}, {a}");
+                }
+            }
+            Opcode::Ptrtoint => {
+                if to == Type::I64 {
+                    ins!(self, "mov.b64 {d}, {a}");
+                } else {
+                    ins!(self, "cvt.u32.u64 {d}, {a}");
+                    self.renarrow(d, to);
+                }
+            }
+            Opcode::Inttoptr => {
+                if from == Type::I64 {
+                    ins!(self, "mov.b64 {d}, {a}");
+                } else {
+                    let src = self.int32(arg, false);
+                    ins!(self, "cvt.u64.u32 {d}, {src}");
+                }
+            }
+            Opcode::AddrspaceCast => {
+                let fs = from.addr_space().unwrap_or(AddrSpace::Generic);
+                let ts = to.addr_space().unwrap_or(AddrSpace::Generic);
+                match (fs, ts) {
+                    (AddrSpace::Generic, AddrSpace::Generic) => ins!(self, "mov.b64 {d}, {a}"),
+                    (AddrSpace::Generic, s) => ins!(self, "cvta.to.{}.u64 {d}, {a}", space_name(s)),
+                    (s, AddrSpace::Generic) => ins!(self, "cvta.{}.u64 {d}, {a}", space_name(s)),
+                    _ => return Err(self.err(inst, "addrspace_cast between two specific spaces")),
+                }
+            }
+            _ => return Err(self.err(inst, format!("opcode {}", op.name()))),
+        }
+        Ok(())
+    }
+
+    fn canonicalize_value(&mut self, inst: Inst) {
+        if let Some(r) = self.f.dfg.inst_result(inst) {
+            self.canonicalize(r);
+        }
+    }
+
+    fn icmp(&mut self, cond: IntCC, args: [Value; 2], r: Value) {
+        let d = self.v(r);
+        let ty = self.ty(args[0]);
+        let signed = matches!(cond, IntCC::Slt | IntCC::Sle | IntCC::Sgt | IntCC::Sge);
+        let op = match cond {
+            IntCC::Eq => "eq",
+            IntCC::Ne => "ne",
+            IntCC::Slt => "lt",
+            IntCC::Sle => "le",
+            IntCC::Sgt => "gt",
+            IntCC::Sge => "ge",
+            IntCC::Ult => "lo",
+            IntCC::Ule => "ls",
+            IntCC::Ugt => "hi",
+            IntCC::Uge => "hs",
+        };
+        let s = if signed { "s" } else { "u" };
+        if ty.bits() == 64 {
+            let (a, b) = (self.v(args[0]), self.v(args[1]));
+            ins!(self, "setp.{op}.{s}64 {d}, {a}, {b}");
+        } else {
+            let a = self.int32(args[0], signed);
+            let b = self.int32(args[1], signed);
+            ins!(self, "setp.{op}.{s}32 {d}, {a}, {b}");
+        }
+    }
+
+    /// The register copies of one edge, `(parameter, argument)`, trivial ones dropped.
+    fn edge_copies(&mut self, bc: &BlockCall) -> Vec<(Reg, Reg)> {
+        let f = self.f;
+        let dfg = &f.dfg;
+        let pairs: Vec<(Value, Value)> = dfg
+            .block_params(bc.block)
+            .iter()
+            .copied()
+            .zip(dfg.block_call_args(bc).iter().copied())
+            .collect();
+        pairs
+            .into_iter()
+            .map(|(p, a)| (self.v(p), self.v(a)))
+            .filter(|(p, a)| p != a)
+            .collect()
+    }
+
+    /// Emit a parallel copy as a sequence of moves.
+    fn copies(&mut self, copies: &[(Reg, Reg)]) {
+        if copies.is_empty() {
+            return;
+        }
+        let mut moves = Vec::with_capacity(copies.len() + 1);
+        let counts = &mut self.counts;
+        pcopy::sequentialize(
+            copies,
+            |r| {
+                let c = &mut counts[r.class.index()];
+                *c += 1;
+                Reg {
+                    class: r.class,
+                    n: *c,
+                }
+            },
+            |d, s| moves.push((d, s)),
+        );
+        for (d, s) in moves {
+            ins!(self, "{} {d}, {s}", d.class.mov());
+        }
+    }
+
+    fn new_stub(&mut self) -> String {
+        self.stubs += 1;
+        format!("$L__E{}", self.stubs)
+    }
+
+    fn brif(&mut self, inst: Inst, arg: Value, t: BlockCall, e: BlockCall, next: Option<Block>) {
+        let c = self.v(arg);
+        let bra = if self.uni.is_branch_uniform(inst) {
+            "bra.uni"
+        } else {
+            "bra"
+        };
+        let ct = self.edge_copies(&t);
+        let ce = self.edge_copies(&e);
+        let (tb, eb) = (t.block, e.block);
+        if ct.is_empty() && ce.is_empty() {
+            if tb == eb {
+                if next != Some(tb) {
+                    ins!(self, "bra.uni {}", label(tb));
+                }
+            } else if next == Some(tb) {
+                ins!(self, "@!{c} {bra} {}", label(eb));
+            } else {
+                ins!(self, "@{c} {bra} {}", label(tb));
+                if next != Some(eb) {
+                    ins!(self, "bra.uni {}", label(eb));
+                }
+            }
+            return;
+        }
+        if ct.is_empty() {
+            ins!(self, "@{c} {bra} {}", label(tb));
+            self.copies(&ce);
+            if next != Some(eb) {
+                ins!(self, "bra.uni {}", label(eb));
+            }
+        } else if ce.is_empty() {
+            ins!(self, "@!{c} {bra} {}", label(eb));
+            self.copies(&ct);
+            if next != Some(tb) {
+                ins!(self, "bra.uni {}", label(tb));
+            }
+        } else {
+            let stub = self.new_stub();
+            ins!(self, "@!{c} {bra} {stub}");
+            self.copies(&ct);
+            ins!(self, "bra.uni {}", label(tb));
+            let _ = writeln!(self.out, "{stub}:");
+            self.copies(&ce);
+            if next != Some(eb) {
+                ins!(self, "bra.uni {}", label(eb));
+            }
+        }
+    }
+
+    fn br_table(
+        &mut self,
+        inst: Inst,
+        arg: Value,
+        jt: gyre_ir::JumpTableData,
+        next: Option<Block>,
+    ) {
+        let ty = self.ty(arg);
+        let bra = if self.uni.is_branch_uniform(inst) {
+            "bra.uni"
+        } else {
+            "bra"
+        };
+        let (v, w) = if ty == Type::I64 {
+            (self.v(arg), 64)
+        } else {
+            (self.int32(arg, false), 32)
+        };
+        let mask = if ty == Type::I1 { 1 } else { mask_of(ty) };
+        let mut stubs: Vec<Stub> = Vec::new();
+        for (k, bc) in &jt.cases {
+            let copies = self.edge_copies(bc);
+            let target = if copies.is_empty() {
+                label(bc.block)
+            } else {
+                let s = self.new_stub();
+                stubs.push((s.clone(), copies, bc.block));
+                s
+            };
+            let p = self.tmp(Class::Pred);
+            let kv = (*k as u64) & mask;
+            ins!(self, "setp.eq.b{w} {p}, {v}, {kv:#X}");
+            ins!(self, "@{p} {bra} {target}");
+        }
+        let copies = self.edge_copies(&jt.default);
+        self.copies(&copies);
+        if next != Some(jt.default.block) || !stubs.is_empty() {
+            ins!(self, "bra.uni {}", label(jt.default.block));
+        }
+        for (s, copies, b) in stubs {
+            let _ = writeln!(self.out, "{s}:");
+            self.copies(&copies);
+            ins!(self, "bra.uni {}", label(b));
+        }
+    }
+}
+
+/// May `ld`/`st` carry `.volatile` in this space? (PTX allows it for global, shared and
+/// generic accesses; local and const memory are private or read-only, so nothing else
+/// can observe the difference.)
+fn volatile_ok(space: AddrSpace) -> bool {
+    matches!(
+        space,
+        AddrSpace::Generic | AddrSpace::Global | AddrSpace::Shared
+    )
+}

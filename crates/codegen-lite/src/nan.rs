@@ -1,0 +1,101 @@
+//! Which float results must have their NaNs canonicalized.
+//!
+//! The IR says every NaN an arithmetic operation produces is the canonical quiet NaN
+//! (`0x7fc00000` / `0x7ff8000000000000`), while PTX hardware produces `0x7fffffff`.
+//! The difference is only visible where a float's *bits* escape: a `bitcast` to an
+//! integer, a store, an atomic, a call argument or a return value. This backward
+//! analysis marks the float values whose bits may reach such a point — through `fneg`,
+//! `fabs`, `freeze`, `select` arms, float-to-float `bitcast` and block parameters, which
+//! keep payloads — and the emitter canonicalizes exactly the marked results of
+//! NaN-producing operations (`setp.nan` + `selp`, two instructions). Comparisons,
+//! conversions to integers and further arithmetic never see the difference, so the
+//! common case costs nothing. O(values + uses), worklist-driven.
+
+use bitvec::vec::BitVec;
+use cranelift_entity::EntityRef;
+use gyre_analysis::Cfg;
+use gyre_ir::{Function, InstructionData, Opcode, Value, ValueDef};
+
+/// Per value: may its NaN bit pattern be observed?
+pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
+    let dfg = &func.dfg;
+    let mut marked: BitVec = BitVec::repeat(false, dfg.num_values());
+    let mut work: Vec<Value> = Vec::new();
+    // Incoming arguments per block parameter, as (param, arg) pairs sorted by param.
+    let mut incoming: Vec<(u32, u32)> = Vec::new();
+    let is_float = |v: Value| dfg.value_type(v).is_float();
+    let mark = |v: Value, marked: &mut BitVec, work: &mut Vec<Value>| {
+        if is_float(v) && !marked[v.index()] {
+            marked.set(v.index(), true);
+            work.push(v);
+        }
+    };
+    for &b in cfg.rpo() {
+        for inst in func.layout.block_insts(b) {
+            let data = dfg.inst(inst);
+            match data {
+                InstructionData::Unary {
+                    opcode: Opcode::Bitcast,
+                    arg,
+                } => {
+                    let to = dfg.inst_result(inst).map(|r| dfg.value_type(r));
+                    if !to.is_some_and(|t| t.is_float()) {
+                        mark(*arg, &mut marked, &mut work);
+                    }
+                }
+                InstructionData::Store { args, .. } => mark(args[0], &mut marked, &mut work),
+                InstructionData::AtomicRmw { args, .. } => mark(args[1], &mut marked, &mut work),
+                InstructionData::Call { .. } | InstructionData::Return { .. } => {
+                    for &a in dfg.inst_args(inst) {
+                        mark(a, &mut marked, &mut work);
+                    }
+                }
+                _ => {}
+            }
+            dfg.for_each_dest(inst, |bc| {
+                let params = dfg.block_params(bc.block);
+                for (&a, &p) in dfg.block_call_args(bc).iter().zip(params) {
+                    if is_float(p) {
+                        incoming.push((p.index() as u32, a.index() as u32));
+                    }
+                }
+            });
+        }
+    }
+    if work.is_empty() {
+        return marked;
+    }
+    incoming.sort_unstable();
+    while let Some(v) = work.pop() {
+        match dfg.value_def(v) {
+            ValueDef::Result(inst) => match dfg.inst(inst) {
+                InstructionData::Unary {
+                    opcode: Opcode::Fneg | Opcode::Fabs | Opcode::Freeze | Opcode::Bitcast,
+                    arg,
+                } => mark(*arg, &mut marked, &mut work),
+                InstructionData::Ternary {
+                    opcode: Opcode::Select,
+                    args,
+                } => {
+                    mark(args[1], &mut marked, &mut work);
+                    mark(args[2], &mut marked, &mut work);
+                }
+                _ => {}
+            },
+            ValueDef::Param(..) => {
+                let key = v.index() as u32;
+                let lo = incoming.partition_point(|&(p, _)| p < key);
+                let mut i = lo;
+                while let Some(&(p, a)) = incoming.get(i) {
+                    if p != key {
+                        break;
+                    }
+                    mark(Value::new(a as usize), &mut marked, &mut work);
+                    i += 1;
+                }
+            }
+            ValueDef::Detached => {}
+        }
+    }
+    marked
+}
