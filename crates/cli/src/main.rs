@@ -4,6 +4,7 @@
 //! `file:line:col: message` on standard error and exits non-zero; no input, flag or path
 //! makes it panic.
 
+mod compile;
 mod input;
 mod opt;
 mod print;
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Parse, verify, optionally run a pass pipeline, and print a module.
     Opt(opt::OptArgs),
+    /// Lower a module to PTX, optionally after the default loop pipeline (`-O`).
+    Compile(compile::CompileArgs),
     /// Print an analysis of every function: cfg, domtree, postdomtree or loops.
     Print(print::PrintArgs),
     /// Run a kernel in the reference interpreter and print the buffers it wrote.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Opt(args) => opt::run(&args),
+        Command::Compile(args) => compile::run(&args),
         Command::Print(args) => print::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Knobs => input::write_output(None, &gyre_transforms::knobs::list_knobs()),

@@ -2,7 +2,7 @@
 
 use crate::input;
 use crate::CliError;
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
 
 /// Which analysis to print.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -15,6 +15,8 @@ pub enum What {
     Postdomtree,
     /// The loop forest.
     Loops,
+    /// Every value and branch annotated uniform or divergent.
+    Uniformity,
 }
 
 /// Arguments of `gyre print`.
@@ -45,6 +47,14 @@ pub fn run(args: &PrintArgs) -> Result<(), CliError> {
             What::Loops => {
                 let dt = DomTree::with_function(func, &cfg);
                 gyre_analysis::print_loops(&LoopInfo::with_function(func, &cfg, &dt), func)
+            }
+            What::Uniformity => {
+                let dt = DomTree::with_function(func, &cfg);
+                let pdt = PostDomTree::with_function(func, &cfg);
+                let loops = LoopInfo::with_function(func, &cfg, &dt);
+                let mut u = Uniformity::new();
+                u.compute(func, &cfg, &dt, &pdt, &loops);
+                gyre_analysis::print_uniformity(&u, func, Some(&module))
             }
         };
         out.push_str(&text);

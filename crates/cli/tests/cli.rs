@@ -140,6 +140,19 @@ fn print_analyses() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("Loop at depth 3"), "{out}");
+    let o = gyre(&["print", "uniformity", "examples/tid_branch.gir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("brif v11, block3, block4 ; divergent"),
+        "{out}"
+    );
+    let o = gyre(&["print", "uniformity", "examples/invariant_branch.gir"]);
+    assert!(
+        stdout(&o).contains("brif v13, block3, block4 ; uniform"),
+        "{}",
+        stdout(&o)
+    );
     for what in ["cfg", "domtree", "postdomtree"] {
         let o = gyre(&["print", what, "examples/matmul_tiled.gir"]);
         assert!(o.status.success(), "{what}: {}", stderr(&o));
@@ -263,5 +276,59 @@ fn bad_input_is_located_never_a_panic() {
     assert_fails_with(&gyre(&["opt", "/no/such/file.gir"]), "cannot read");
     let o = gyre(&["frobnicate"]);
     assert!(!o.status.success() && !stderr(&o).contains("panicked"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ptxas from `GYRE_PTXAS` or the project-local venv `cargo xtask test` installs.
+fn ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GYRE_PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    let lib = root().join(".tools/venv/lib");
+    std::fs::read_dir(lib).ok()?.flatten().find_map(|e| {
+        let p = e.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
+        p.is_file().then_some(p)
+    })
+}
+
+#[test]
+fn compile_examples_for_every_target_with_and_without_o() {
+    let ptxas = ptxas();
+    if ptxas.is_none() {
+        eprintln!("skipped ptxas checks: ptxas not found (cargo xtask test installs it)");
+    }
+    let dir = std::env::temp_dir().join(format!("gyre-cli-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for ex in examples() {
+        for sm in ["70", "80", "90"] {
+            for opt in [false, true] {
+                let mut args = vec!["compile", ex.as_str(), "--sm", sm, "--verify-each"];
+                if opt {
+                    args.push("-O");
+                }
+                let o = gyre(&args);
+                assert!(o.status.success(), "{ex} sm_{sm} -O={opt}: {}", stderr(&o));
+                let ptx = stdout(&o);
+                assert!(ptx.contains(&format!(".target sm_{sm}")), "{ptx}");
+                let Some(ptxas) = &ptxas else { continue };
+                let file = dir.join("k.ptx");
+                std::fs::write(&file, &ptx).unwrap();
+                let a = Command::new(ptxas)
+                    .args([&format!("-arch=sm_{sm}"), "-o", "/dev/null"])
+                    .arg(&file)
+                    .output()
+                    .expect("ptxas runs");
+                let msg = format!("{}{}", stderr(&a), stdout(&a));
+                assert!(
+                    a.status.success() && msg.trim().is_empty(),
+                    "{ex} sm_{sm} -O={opt}: ptxas said:\n{msg}\n{ptx}"
+                );
+            }
+        }
+    }
+    assert_fails_with(
+        &gyre(&["compile", "examples/saxpy.gir", "--sm", "75"]),
+        "supported targets are 70, 80 and 90",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
