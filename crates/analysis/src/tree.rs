@@ -104,11 +104,11 @@ impl SemiNca {
         pre[root.index()] = v;
         block.push(root.as_u32());
         idom.push(0);
-        let [mut end, mut i] = ranges[root.index()];
+        let [mut i, mut end] = ranges[root.index()];
         loop {
-            if i > end {
-                i -= 1;
+            if i < end {
                 let t = targets[i as usize].index();
+                i += 1;
                 if pre[t] == 0 {
                     let n = block.len() as u32;
                     pre[t] = n;
@@ -116,7 +116,7 @@ impl SemiNca {
                     idom.push(v);
                     stack.push((v, i, end));
                     v = n;
-                    [end, i] = ranges[t];
+                    [i, end] = ranges[t];
                 }
             } else {
                 match stack.pop() {
