@@ -19,7 +19,9 @@
 //! Each terminator is read once (two passes over the layout: list and mark the blocks,
 //! then read the branches, check targets against the marks and count predecessors); the
 //! predecessor array is filled from the successor array by counting sort, and the RPO DFS
-//! runs on the CSR arrays.
+//! runs on the CSR arrays. The same DFS lists the targets of retreating edges (the loop
+//! header candidates, for [`LoopInfo`](crate::LoopInfo)) in post-order: a block still on
+//! the stack when an edge reaches it is marked, and listed when it finishes.
 
 use core::fmt;
 use cranelift_entity::packed_option::PackedOption;
@@ -74,6 +76,8 @@ pub struct Cfg {
     layout: Vec<Block>,
     rpo: Vec<Block>,
     rpo_number: Vec<u32>,
+    /// Targets of retreating edges (loop header candidates), in post-order.
+    retreat_targets: Vec<Block>,
     /// DFS frames `(block, next edge, end)`, reused across runs.
     dfs_stack: Vec<(u32, u32, u32)>,
     scratch: Vec<Block>,
@@ -104,6 +108,7 @@ impl Cfg {
         self.layout.clear();
         self.rpo.clear();
         self.rpo_number.clear();
+        self.retreat_targets.clear();
         self.valid = false;
         self.order_valid = false;
     }
@@ -271,6 +276,7 @@ impl Cfg {
     fn compute_rpo(&mut self) {
         let n = self.succ_range.len();
         self.rpo.clear();
+        self.retreat_targets.clear();
         self.rpo_number.clear();
         self.rpo_number.resize(n, UNREACHABLE);
         let Some(entry) = self.entry.expand() else {
@@ -278,29 +284,42 @@ impl Cfg {
             return;
         };
         // Post-order first (into `rpo`), reversed at the end. `rpo_number` doubles as the
-        // visited mark (0 = on the stack or done) until the final numbering. The current
-        // frame `(block, next edge, end)` lives in locals; successors are visited
-        // last-to-first (`i` counts down to `end`).
+        // DFS state until the final numbering: `UNREACHABLE` = not seen, `ON_STACK` /
+        // `ON_STACK_RETREAT` = on the stack (the latter once an edge from a descendant,
+        // i.e. a retreating edge, reached it), else the post-order number. The current frame
+        // `(block, next edge, end)` lives in locals; successors are visited last-to-first
+        // (`i` counts down to `end`).
+        const ON_STACK: u32 = UNREACHABLE - 1;
+        const ON_STACK_RETREAT: u32 = UNREACHABLE - 2;
         let stack = &mut self.dfs_stack;
         stack.clear();
         let succs = &self.succs[..];
         let ranges = &self.succ_range[..];
         let mark = &mut self.rpo_number[..];
         let post = &mut self.rpo;
+        let retreat = &mut self.retreat_targets;
         let mut v = entry.as_u32();
-        mark[v as usize] = 0;
+        mark[v as usize] = ON_STACK;
         let [mut end, mut i] = ranges[v as usize];
         loop {
             if i > end {
                 i -= 1;
                 let s = succs[i as usize].as_u32();
-                if mark[s as usize] == UNREACHABLE {
-                    mark[s as usize] = 0;
+                let m = &mut mark[s as usize];
+                if *m == UNREACHABLE {
+                    *m = ON_STACK;
                     stack.push((v, i, end));
                     v = s;
                     [end, i] = ranges[s as usize];
+                } else if *m == ON_STACK {
+                    *m = ON_STACK_RETREAT;
                 }
             } else {
+                let m = &mut mark[v as usize];
+                if *m == ON_STACK_RETREAT {
+                    retreat.push(Block::from_u32(v));
+                }
+                *m = post.len() as u32;
                 post.push(Block::from_u32(v));
                 match stack.pop() {
                     Some((pv, pi, pe)) => (v, i, end) = (pv, pi, pe),
@@ -309,8 +328,12 @@ impl Cfg {
             }
         }
         post.reverse();
-        for (i, &b) in post.iter().enumerate() {
-            mark[b.index()] = i as u32;
+        // Post-order numbers to RPO numbers in one sequential sweep.
+        let last = post.len() as u32 - 1;
+        for m in mark.iter_mut() {
+            if *m != UNREACHABLE {
+                *m = last - *m;
+            }
         }
         self.order_valid = true;
     }
@@ -383,6 +406,14 @@ impl Cfg {
     #[inline]
     pub(crate) fn rpo_numbers(&self) -> &[u32] {
         &self.rpo_number
+    }
+
+    /// Targets of the retreating edges (every loop header, and in an irreducible CFG the
+    /// other targets of retreating edges), each once, in post-order.
+    #[inline]
+    pub(crate) fn retreat_targets(&self) -> &[Block] {
+        debug_assert!(self.order_valid, "Cfg order is stale: call compute_order");
+        &self.retreat_targets
     }
 
     pub(crate) fn succ_adj(&self) -> crate::tree::Adj<'_> {

@@ -26,9 +26,9 @@
 //!
 //! | graph | 1k | 100k | 1M |
 //! |---|---|---|---|
-//! | nest3-seq (a loop per 2 blocks) | 18 / 14 / 13 / 15 | 19 / 14 / 14 / 15 | 20 / 16 / 16 / 17 |
-//! | deep-nest (one nest, n/2 deep) | 18 / 15 / 14 / 16 | 19 / 15 / 15 / 16 | 21 / 17 / 17 / 18 |
-//! | random-reducible | 22 / 17 / 10 / 17 | 34 / 30 / 19 / 41 | 39 / 37 / 21 / 57 |
+//! | nest3-seq (a loop per 2 blocks) | 20 / 14 / 13 / 16 | 20 / 14 / 13 / 16 | 22 / 16 / 14 / 18 |
+//! | deep-nest (one nest, n/2 deep) | 19 / 15 / 13 / 16 | 20 / 15 / 14 / 17 | 21 / 17 / 15 / 18 |
+//! | random-reducible | 22 / 17 / 8 / 17 | 36 / 30 / 15 / 41 | 42 / 39 / 19 / 61 |
 //!
 //! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` sends ~5%
 //! of its edges (and many back edges) far away and its reverse DFS order is unrelated to

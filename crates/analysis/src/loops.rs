@@ -15,12 +15,16 @@
 //! contiguously in one array (a loop's range contains its subloops' ranges), so membership
 //! is O(1): `contains(l, b)` compares the range of `b`'s innermost loop with `l`'s.
 //!
-//! **Cost.** Back edges are recognised with the dominator tree's preorder intervals (one
-//! tree lookup per predecessor of each block), and the latches and each loop's count of
-//! own blocks are recorded during discovery. All loop data live in flat arrays (one
+//! **Cost.** Only the targets of retreating edges can be headers; the `Cfg`'s RPO DFS lists
+//! them in post-order, so the predecessors of other blocks are read only by the backward
+//! walks. Back edges are recognised with the dominator tree's preorder intervals; unreachable
+//! blocks carry their own mark in the innermost-loop array (one sequential pass), so the
+//! walks test no reachability per edge; a subloop's entering edges are its header's
+//! predecessors minus its (short) latch list. Latches, each loop's own-block count, child
+//! count and size are recorded during discovery. All loop data live in flat arrays (one
 //! record per loop with ranges into shared block, child and latch arrays): no per-loop
-//! allocation. Phase 2 is O(#loops) plus one RPO sweep to place the blocks; child lists
-//! come from the loop ids (descending ids are headers in RPO), not from a block sweep.
+//! allocation. Phase 2 is one sweep over the loops by descending id (headers in RPO,
+//! parents before children) plus one RPO sweep to place the blocks.
 //!
 //! **Orders** (all independent of predecessor order — "stable" LoopInfo):
 //! - loop ids follow the post-order of headers: every loop's id is smaller than its
@@ -41,14 +45,16 @@
 use crate::cfg::Cfg;
 use crate::domtree::DomTree;
 use crate::scc::Scc;
-use crate::tree::TreeNode;
 use bitvec::vec::BitVec;
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{entity_impl, EntityRef, PrimaryMap};
 use gyre_ir::{Block, Function, ValueDef};
 
-/// Marks a block in no loop in `LoopInfo::innermost`.
+/// Marks a reachable block in no loop in `LoopInfo::innermost`.
 const NO_LOOP: u32 = u32::MAX;
+
+/// Marks an unreachable block (in no loop) in `LoopInfo::innermost`.
+const DEAD: u32 = u32::MAX - 1;
 
 /// [`Cfg::rpo_numbers`] of an unreachable block.
 const UNREACHABLE: u32 = u32::MAX;
@@ -87,7 +93,7 @@ pub struct IrreducibleCycle {
 #[derive(Clone, Default)]
 pub struct LoopInfo {
     loops: PrimaryMap<Loop, LoopData>,
-    /// Per block index: the innermost loop's id, or `NO_LOOP`.
+    /// Per block index: the innermost loop's id, or `NO_LOOP` / `DEAD` (unreachable).
     innermost: Vec<u32>,
     blocks: Vec<Block>,
     children: Vec<Loop>,
@@ -99,7 +105,9 @@ pub struct LoopInfo {
     stack: Vec<Block>,
     /// Per loop: number of blocks whose innermost loop it is.
     direct: Vec<u32>,
-    cursor: Vec<u32>,
+    /// Per loop: number of children (then a cursor while building).
+    kids: Vec<u32>,
+    num_children: u32,
     /// Per loop: number of blocks, subloops included.
     sizes: Vec<u32>,
     scc: Scc,
@@ -143,7 +151,15 @@ impl LoopInfo {
         debug_assert!(cfg.is_valid() && cfg.is_order_valid() && dt.is_valid());
         let _ = func;
         self.clear();
-        self.innermost.resize(cfg.num_block_slots(), NO_LOOP);
+        // Unreachable blocks get their own mark so that the backward walks need no
+        // reachability test per edge (one sequential pass, as cheap as a fill).
+        self.innermost.extend(cfg.rpo_numbers().iter().map(|&r| {
+            if r == UNREACHABLE {
+                DEAD
+            } else {
+                NO_LOOP
+            }
+        }));
         let irreducible = self.discover(cfg, dt);
         self.build(cfg);
         if irreducible {
@@ -159,28 +175,28 @@ impl LoopInfo {
         let mut irreducible = false;
         self.uf.clear();
         self.direct.clear();
+        self.sizes.clear();
+        self.kids.clear();
+        self.num_children = 0;
         let nodes = &dt.tree_ref().nodes[..];
         let rpo_number = cfg.rpo_numbers();
         let innermost = &mut self.innermost[..];
         let stack = &mut self.stack;
-        // `a` dominates `b` (both reachable) iff `b`'s preorder number is in `a`'s range.
-        let dominated = |h: TreeNode, p: TreeNode| h.pre <= p.pre && p.pre <= h.last;
-        for (rh, &h) in cfg.rpo().iter().enumerate().rev() {
+        // Only the targets of retreating edges can be headers (a dominator comes before
+        // the blocks it dominates in RPO); the Cfg's DFS lists them in post-order.
+        for &h in cfg.retreat_targets() {
             debug_assert!(stack.is_empty());
+            let rh = rpo_number[h.index()];
             let nh = nodes[h.index()];
             let latch_start = self.latches.len();
-            // This loop sees every edge. A forward edge (source earlier in RPO) is never a
-            // back edge, as a dominator comes before the blocks it dominates: only the
-            // retreating edges (and unreachable sources, numbered `u32::MAX`) need the tree.
             for &p in cfg.preds(h) {
-                if (rpo_number[p.index()] as usize) < rh {
+                let rp = rpo_number[p.index()];
+                if rp < rh || rp == UNREACHABLE {
                     continue;
                 }
-                let np = nodes[p.index()];
-                if np.pre == 0 {
-                    continue;
-                }
-                if dominated(nh, np) {
+                // `h` dominates `p` iff `p`'s preorder number is in `h`'s range.
+                let pp = nodes[p.index()].pre;
+                if nh.pre <= pp && pp <= nh.last {
                     self.latches.push(p);
                 } else {
                     irreducible = true;
@@ -214,86 +230,91 @@ impl LoopInfo {
             let lu = l.as_u32();
             self.uf.push(lu);
             innermost[h.index()] = lu;
-            let mut own = 1u32;
+            let (mut own, mut subtree, mut kids) = (1u32, 0u32, 0u32);
+            // Blocks are pushed unless already claimed by this loop; what they are is
+            // decided when popped (free, unreachable, or in a loop found earlier).
             while let Some(b) = stack.pop() {
                 let m = innermost[b.index()];
                 if m == NO_LOOP {
                     innermost[b.index()] = lu;
                     own += 1;
                     for &p in cfg.preds(b) {
-                        if rpo_number[p.index()] != UNREACHABLE && innermost[p.index()] != lu {
+                        if innermost[p.index()] != lu {
                             stack.push(p);
                         }
                     }
-                } else {
+                } else if m != DEAD {
                     let top = find(&mut self.uf, m);
                     if top == lu {
                         continue;
                     }
-                    self.loops[Loop::from_u32(top)].parent = l.into();
+                    let sub = &mut self.loops[Loop::from_u32(top)];
+                    sub.parent = l.into();
                     self.uf[top as usize] = lu;
-                    // Continue from the subloop's entering edges.
-                    // As above, only a retreating edge can come from inside.
-                    let hh = self.loops[Loop::from_u32(top)].header;
-                    let rhh = rpo_number[hh.index()];
-                    let nhh = nodes[hh.index()];
-                    for &p in cfg.preds(hh) {
-                        let rp = rpo_number[p.index()];
-                        let entering =
-                            rp < rhh || (rp != UNREACHABLE && !dominated(nhh, nodes[p.index()]));
-                        if entering && innermost[p.index()] != lu {
-                            stack.push(p);
+                    subtree += self.sizes[top as usize];
+                    kids += 1;
+                    // Continue from the subloop's entering edges: the predecessors of its
+                    // header other than its latches (the only ones inside it), tested
+                    // against the short latch list, or against the tree for long ones.
+                    let hh = sub.header;
+                    let [l0, l1] = sub.latches;
+                    let sub_latches = &self.latches[l0 as usize..l1 as usize];
+                    if sub_latches.len() <= 8 {
+                        for &p in cfg.preds(hh) {
+                            if innermost[p.index()] != lu && !sub_latches.contains(&p) {
+                                stack.push(p);
+                            }
+                        }
+                    } else {
+                        let rhh = rpo_number[hh.index()];
+                        let nhh = nodes[hh.index()];
+                        for &p in cfg.preds(hh) {
+                            let rp = rpo_number[p.index()];
+                            let pp = nodes[p.index()].pre;
+                            let inside = rp >= rhh && nhh.pre <= pp && pp <= nhh.last;
+                            if !inside && innermost[p.index()] != lu {
+                                stack.push(p);
+                            }
                         }
                     }
                 }
             }
             self.direct.push(own);
+            self.sizes.push(own + subtree);
+            self.kids.push(kids);
+            self.num_children += kids;
         }
         irreducible
     }
 
-    /// Phase 2: child lists, contiguous block ranges, depths. Three sweeps over the loops
-    /// and one over the blocks; a child's id is below its parent's, and descending ids
-    /// are headers in RPO.
+    /// Phase 2: child lists, contiguous block ranges, depths. One sweep over the loops by
+    /// descending id (a child's id is below its parent's, and descending ids are headers
+    /// in RPO) and one over the blocks; child counts and sizes come from discovery.
     fn build(&mut self, cfg: &Cfg) {
         let n = self.loops.len();
         if n == 0 {
             return;
         }
-        // Ascending ids (children first): child counts and subtree sizes in blocks.
-        self.cursor.clear();
-        self.cursor.resize(n, 0);
-        self.sizes.clear();
-        self.sizes.extend_from_slice(&self.direct);
-        for i in 0..n {
-            if let Some(p) = self.loops[Loop::new(i)].parent.expand() {
-                self.cursor[p.index()] += 1;
-                let s = self.sizes[i];
-                self.sizes[p.index()] += s;
-            }
-        }
-        // Child list ranges from the counts.
-        let mut off = 0u32;
-        for (l, c) in self.loops.values_mut().zip(self.cursor.iter()) {
-            l.children = [off, off];
-            off += *c;
-        }
-        self.children.resize(off as usize, Loop::new(0));
-        // Descending ids (parents first, siblings in program order): append to the
-        // parent's child list, take the next block range of the parent (after its own
-        // blocks and its earlier children). `cursor` becomes the next free child position,
-        // `direct` the fill cursor of each loop's own blocks.
+        self.children
+            .resize(self.num_children as usize, Loop::new(0));
+        // Parents first, siblings in program order: take a child list range, append to
+        // the parent's child list, take the next block range of the parent (after its own
+        // blocks and its earlier children). `kids` turns from the child count into the
+        // next free block position of each loop, `direct` into the fill cursor of each
+        // loop's own blocks.
         let mut pos = 0u32;
+        let mut child_off = 0u32;
         for i in (0..n).rev() {
             let l = Loop::new(i);
             let size = self.sizes[i];
+            let nkids = self.kids[i];
             let (start, depth) = match self.loops[l].parent.expand() {
                 Some(p) => {
                     let slot = &mut self.loops[p].children[1];
                     self.children[*slot as usize] = l;
                     *slot += 1;
-                    let start = self.cursor[p.index()];
-                    self.cursor[p.index()] += size;
+                    let start = self.kids[p.index()];
+                    self.kids[p.index()] += size;
                     (start, self.loops[p].depth + 1)
                 }
                 None => {
@@ -305,13 +326,15 @@ impl LoopInfo {
             let d = &mut self.loops[l];
             d.blocks = [start, start + size];
             d.depth = depth;
-            self.cursor[i] = start + self.direct[i];
+            d.children = [child_off, child_off];
+            child_off += nkids;
+            self.kids[i] = start + self.direct[i];
             self.direct[i] = start;
         }
         self.blocks.resize(pos as usize, Block::new(0));
         for &b in cfg.rpo() {
             let l = self.innermost[b.index()];
-            if l != NO_LOOP {
+            if l < DEAD {
                 let slot = &mut self.direct[l as usize];
                 self.blocks[*slot as usize] = b;
                 *slot += 1;
@@ -436,7 +459,7 @@ impl LoopInfo {
     #[inline]
     pub fn innermost_loop(&self, block: Block) -> Option<Loop> {
         match self.innermost.get(block.index()) {
-            Some(&l) if l != NO_LOOP => Some(Loop::from_u32(l)),
+            Some(&l) if l < DEAD => Some(Loop::from_u32(l)),
             _ => None,
         }
     }
