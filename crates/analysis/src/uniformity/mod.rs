@@ -47,11 +47,12 @@
 //!
 //! **Complexity**: building def-use lists and the order is O(n + e + loop exits). Data
 //! propagation visits each use once. Each divergent branch costs its label region
-//! (which stops as soon as all labels merged into one block, as LLVM's does) times
-//! log of the queue, plus the part of its divergent-control region not already covered
-//! with the same reconvergence point; each divergent loop costs one pass over its uses.
-//! Nothing recurses. The per-branch parts make the worst case superlinear (see
-//! docs/uniformity.md for measured figures).
+//! (which stops as soon as all labels merged into one block, as LLVM's does) plus
+//! the words it spans in a bitset queue, plus the part of its divergent-control region not
+//! already covered with the same reconvergence point; each divergent loop costs one pass
+//! over its uses. Nothing recurses. The label sweeps make the worst case superlinear:
+//! labels of a branch whose arms reach different exits never merge and cross the rest
+//! of the function (see docs/uniformity.md for the analysis and measured figures).
 //!
 //! [`reference`] keeps a naive fixed point over all paths, for tests.
 
@@ -70,9 +71,7 @@ use gyre_ir::{
     AddrSpace, Block, FuncKind, Function, Inst, InstructionData, Opcode, SpecialReg, Value,
     ValueDef,
 };
-use order::{PropagationOrder, NO_POS};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use order::{PosQueue, PropagationOrder, NO_POS};
 
 /// How an instruction's result starts out.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -168,10 +167,13 @@ pub struct Uniformity {
     label_stamp: Vec<u32>,
     heap_stamp: Vec<u32>,
     stamp: u32,
-    heap: BinaryHeap<Reverse<u32>>,
+    heap: PosQueue,
     joins: Vec<Block>,
     cycle_exits: Vec<Block>,
     touched: Vec<u32>,
+    /// `stamp` of the propagation that last touched each irreducible cycle: an O(1)
+    /// membership test for `touched`.
+    touched_stamp: Vec<u32>,
     touched_done: usize,
     value_work: Vec<Value>,
     branch_work: Vec<Block>,
@@ -312,6 +314,9 @@ impl Uniformity {
         self.label_stamp.resize(nb, 0);
         self.heap_stamp.clear();
         self.heap_stamp.resize(nb, 0);
+        self.heap.reset(self.order.order.len());
+        self.touched_stamp.clear();
+        self.touched_stamp.resize(li.irreducible_cycles().len(), 0);
         self.stamp = 0;
         self.expanded.clear();
         self.expanded.resize(nb, NEVER);
@@ -570,7 +575,7 @@ impl Uniformity {
         // return) from holding the stopping rule off until the end of the function.
         if p != NO_POS && !self.order.is_dead_end(b) && self.heap_stamp[b.index()] != self.stamp {
             self.heap_stamp[b.index()] = self.stamp;
-            self.heap.push(Reverse(p));
+            self.heap.push(p);
         }
     }
 
@@ -599,9 +604,10 @@ impl Uniformity {
     /// own label (the conservative treatment, see the module doc; the callers make its
     /// exits joins too).
     fn touch_cycle(&mut self, li: &LoopInfo, c: u32) {
-        if self.touched.contains(&c) {
+        if self.touched_stamp[c as usize] == self.stamp {
             return;
         }
+        self.touched_stamp[c as usize] = self.stamp;
         self.touched.push(c);
         let cycle = &li.irreducible_cycles()[c as usize];
         for &y in &cycle.blocks {
@@ -640,7 +646,7 @@ impl Uniformity {
                 self.joins.push(s);
             }
         }
-        while let Some(&Reverse(p)) = self.heap.peek() {
+        while let Some(p) = self.heap.peek() {
             if self.heap.len() == 1 && p > max_popped {
                 let x = self.order.order[p as usize];
                 if !self.order.on_cycle[x.index()] {
@@ -718,7 +724,11 @@ impl Uniformity {
                         self.set_label(e, e.as_u32());
                         self.push_block(e);
                     }
-                    self.joins.push(e);
+                    // Once the cycle is divergent its exits' parameters were tainted
+                    // (by the branch that touched it first): no need to list them again.
+                    if !self.div_cycles[c as usize] {
+                        self.joins.push(e);
+                    }
                     let d = self.irr_of[e.index()];
                     if d != 0 {
                         self.touch_cycle(li, d - 1);
