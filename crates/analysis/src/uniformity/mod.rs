@@ -182,6 +182,12 @@ pub struct Uniformity {
     region_epoch: u32,
     bfs: Vec<Block>,
     args_scratch: Vec<Value>,
+    /// Per block: 0 = not a sink, 1 = a reachable block without successors, 2 = such a
+    /// block that is also a loop exit.
+    sink: Vec<u8>,
+    /// Can a join at a loop-exit sink still mark a loop divergent in this propagation
+    /// (the branch is in a loop whose outermost loop is not divergent yet)?
+    exit_join_matters: bool,
 }
 
 impl Uniformity {
@@ -323,6 +329,17 @@ impl Uniformity {
         self.region_stamp.clear();
         self.region_stamp.resize(nb, 0);
         self.region_epoch = 0;
+        self.sink.clear();
+        self.sink.resize(nb, 0);
+        // Parking is only proven to change nothing on reducible functions: stopping the
+        // sweep early could skip an irreducible cycle the conservative rule would taint.
+        let park = li.irreducible_cycles().is_empty();
+        for &x in self.order.order.iter().filter(|_| park) {
+            if cfg.succs(x).is_empty() {
+                let exit = cfg.preds(x).iter().any(|&p| li.innermost_loop(p).is_some());
+                self.sink[x.index()] = if exit { 2 } else { 1 };
+            }
+        }
         self.value_work.clear();
         self.branch_work.clear();
 
@@ -494,7 +511,7 @@ impl Uniformity {
         b: Block,
     ) {
         self.mark_divergent_region(cfg, pdt, b);
-        self.propagate_labels(cfg, li, b);
+        self.propagate_labels(func, cfg, li, b);
         let joins = core::mem::take(&mut self.joins);
         for &j in &joins {
             self.taint_params(func, cfg, j);
@@ -568,19 +585,46 @@ impl Uniformity {
         self.label[b.index()] = l;
     }
 
-    fn push_block(&mut self, b: Block) {
+    /// Is `b` a sink whose join status can have no effect now, so that it need not be
+    /// queued? A sink propagates nothing when popped; queued, it only holds the stopping
+    /// rule off (an early-return block with several predecessors near the end of the
+    /// order would make every branch reaching it sweep the rest of the function). Its
+    /// label is still set, so joins at it are still found while the propagation runs;
+    /// those missed by stopping earlier are harmless: a join's only effects are tainting
+    /// its parameters (none left that are not divergent already — no value changes
+    /// during a propagation) and, for a loop exit, marking the outermost loop around the
+    /// branch divergent (already done, or no loop).
+    fn parked(&self, func: &Function, b: Block) -> bool {
+        match self.sink[b.index()] {
+            0 => false,
+            k => {
+                !(k == 2 && self.exit_join_matters)
+                    && func
+                        .dfg
+                        .block_params(b)
+                        .iter()
+                        .all(|p| self.div_values[p.index()])
+            }
+        }
+    }
+
+    fn push_block(&mut self, func: &Function, b: Block) {
         let p = self.order.pos[b.index()];
         // A label that can meet no other one, at this block (one incoming edge) or
         // downstream, has nothing left to do: dropping it keeps a dead-end arm (an early
         // return) from holding the stopping rule off until the end of the function.
-        if p != NO_POS && !self.order.is_dead_end(b) && self.heap_stamp[b.index()] != self.stamp {
+        if p != NO_POS
+            && !self.order.is_dead_end(b)
+            && self.heap_stamp[b.index()] != self.stamp
+            && !self.parked(func, b)
+        {
             self.heap_stamp[b.index()] = self.stamp;
             self.heap.push(p);
         }
     }
 
     /// Push label `l` into `s`; returns whether `s` becomes (or is) a join.
-    fn compute_join(&mut self, li: &LoopInfo, s: Block, l: u32) -> bool {
+    fn compute_join(&mut self, func: &Function, li: &LoopInfo, s: Block, l: u32) -> bool {
         if self.order.pos[s.index()] == NO_POS {
             return false;
         }
@@ -589,13 +633,13 @@ impl Uniformity {
             return false;
         }
         if old != s.as_u32() {
-            self.push_block(s);
+            self.push_block(func, s);
         }
         let join = old != NO_LABEL;
         self.set_label(s, if join { s.as_u32() } else { l });
         let c = self.irr_of[s.index()];
         if c != 0 {
-            self.touch_cycle(li, c - 1);
+            self.touch_cycle(func, li, c - 1);
         }
         join
     }
@@ -603,7 +647,7 @@ impl Uniformity {
     /// A label reached irreducible cycle `c`: every block of it becomes a join with its
     /// own label (the conservative treatment, see the module doc; the callers make its
     /// exits joins too).
-    fn touch_cycle(&mut self, li: &LoopInfo, c: u32) {
+    fn touch_cycle(&mut self, func: &Function, li: &LoopInfo, c: u32) {
         if self.touched_stamp[c as usize] == self.stamp {
             return;
         }
@@ -612,13 +656,13 @@ impl Uniformity {
         let cycle = &li.irreducible_cycles()[c as usize];
         for &y in &cycle.blocks {
             self.set_label(y, y.as_u32());
-            self.push_block(y);
+            self.push_block(func, y);
         }
     }
 
     /// Sync dependence of the divergent branch ending `b`: fills `joins`,
     /// `cycle_exits` and `touched`.
-    fn propagate_labels(&mut self, cfg: &Cfg, li: &LoopInfo, b: Block) {
+    fn propagate_labels(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, b: Block) {
         self.stamp += 1;
         self.heap.clear();
         self.joins.clear();
@@ -626,8 +670,15 @@ impl Uniformity {
         self.touched.clear();
         self.touched_done = 0;
         let inner = li.innermost_loop(b);
+        let mut outer = inner;
+        while let Some(p) = outer.and_then(|l| li.parent(l)) {
+            outer = Some(p);
+        }
+        // A sink is in no loop: a loop exit becoming a join marks the outermost loop
+        // around `b` divergent (see `analyze_branch`).
+        self.exit_join_matters = outer.is_some_and(|o| !self.div_loops[o.index()]);
         if self.irr_of[b.index()] != 0 {
-            self.touch_cycle_full(cfg, li, self.irr_of[b.index()] - 1);
+            self.touch_cycle_full(func, cfg, li, self.irr_of[b.index()] - 1);
         }
         let mut max_popped = 0u32;
         let succs = cfg.succs(b);
@@ -642,7 +693,7 @@ impl Uniformity {
                     self.cycle_exits.push(s);
                 }
             }
-            if self.compute_join_full(cfg, li, s, s.as_u32()) {
+            if self.compute_join_full(func, cfg, li, s, s.as_u32()) {
                 self.joins.push(s);
             }
         }
@@ -673,7 +724,7 @@ impl Uniformity {
                     let n = self.order.exits(l).len();
                     for k in 0..n {
                         let e = self.order.exits(l)[k];
-                        if self.compute_join_full(cfg, li, e, lab) {
+                        if self.compute_join_full(func, cfg, li, e, lab) {
                             self.joins.push(e);
                             if inside {
                                 self.cycle_exits.push(e);
@@ -683,7 +734,7 @@ impl Uniformity {
                 }
                 None => {
                     for &s in cfg.succs(x) {
-                        if self.compute_join_full(cfg, li, s, lab) {
+                        if self.compute_join_full(func, cfg, li, s, lab) {
                             self.joins.push(s);
                         }
                     }
@@ -693,36 +744,43 @@ impl Uniformity {
     }
 
     /// [`Self::compute_join`], plus the exits of the irreducible cycles it touches.
-    fn compute_join_full(&mut self, cfg: &Cfg, li: &LoopInfo, s: Block, l: u32) -> bool {
-        let j = self.compute_join(li, s, l);
-        self.flush_cycles(cfg, li);
+    fn compute_join_full(
+        &mut self,
+        func: &Function,
+        cfg: &Cfg,
+        li: &LoopInfo,
+        s: Block,
+        l: u32,
+    ) -> bool {
+        let j = self.compute_join(func, li, s, l);
+        self.flush_cycles(func, cfg, li);
         j
     }
 
-    fn touch_cycle_full(&mut self, cfg: &Cfg, li: &LoopInfo, c: u32) {
-        self.touch_cycle(li, c);
-        self.flush_cycles(cfg, li);
+    fn touch_cycle_full(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, c: u32) {
+        self.touch_cycle(func, li, c);
+        self.flush_cycles(func, cfg, li);
     }
 
     /// Make joins of the exits of every cycle touched since the last flush (which may
     /// touch further cycles).
-    fn flush_cycles(&mut self, cfg: &Cfg, li: &LoopInfo) {
+    fn flush_cycles(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo) {
         while self.touched_done < self.touched.len() {
             let c = self.touched[self.touched_done];
             self.touched_done += 1;
-            self.cycle_exits_to_joins(cfg, li, c);
+            self.cycle_exits_to_joins(func, cfg, li, c);
         }
     }
 
     /// Every exit of irreducible cycle `c` is a join with its own label.
-    fn cycle_exits_to_joins(&mut self, cfg: &Cfg, li: &LoopInfo, c: u32) {
+    fn cycle_exits_to_joins(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, c: u32) {
         let cycle = &li.irreducible_cycles()[c as usize];
         for &y in &cycle.blocks {
             for &e in cfg.succs(y) {
                 if self.irr_of[e.index()] != c + 1 && self.order.pos[e.index()] != NO_POS {
                     if self.label_of(e) != e.as_u32() {
                         self.set_label(e, e.as_u32());
-                        self.push_block(e);
+                        self.push_block(func, e);
                     }
                     // Once the cycle is divergent its exits' parameters were tainted
                     // (by the branch that touched it first): no need to list them again.
@@ -731,7 +789,7 @@ impl Uniformity {
                     }
                     let d = self.irr_of[e.index()];
                     if d != 0 {
-                        self.touch_cycle(li, d - 1);
+                        self.touch_cycle(func, li, d - 1);
                     }
                 }
             }
