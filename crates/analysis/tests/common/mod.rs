@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod trace;
+
 use gyre_analysis::cfggen::CfgShape;
 use gyre_analysis::testutil::function_from_edges;
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
