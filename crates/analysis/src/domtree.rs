@@ -1,7 +1,13 @@
 //! The dominator tree.
 //!
-//! Computed with semi-NCA (Georgiadis 2005) on an explicit DFS stack; see the `tree`
-//! module for the algorithm. O(m log n) time, O(n) space, no recursion.
+//! Computed by one Cooper–Harvey–Kennedy sweep over the [`Cfg`]'s reverse post-order,
+//! verified in O(1) per retreating edge, with semi-NCA (Georgiadis 2005) as the fallback
+//! when the check fails (some irreducible CFGs); see the `tree` module. In practice linear
+//! (no DFS of its own: the Cfg already did it), O(n) space, no recursion. If the Cfg's
+//! order is stale (after [`Cfg::update_block`]), the same RPO is recomputed here first.
+//!
+//! [`DomTree::children`] and [`DomTree::preorder`] list children in RPO of the CFG:
+//! deterministic, and independent of predecessor order and block numbering.
 //!
 //! **Unreachable blocks** (from the entry) are not in the tree: `idom` is `None`, they have
 //! no children, and — following LLVM — an unreachable block is dominated by every block
@@ -9,7 +15,7 @@
 //! code, which passes may leave behind.
 
 use crate::cfg::Cfg;
-use crate::tree::{Children, SemiNca, Tree};
+use crate::tree::{Builder, Children, DfsOrder, Numbering, Tree};
 use core::cmp::Ordering;
 use gyre_ir::{Block, Function, Inst, Layout};
 
@@ -17,7 +23,9 @@ use gyre_ir::{Block, Function, Inst, Layout};
 #[derive(Clone, Default)]
 pub struct DomTree {
     tree: Tree,
-    scratch: SemiNca,
+    builder: Builder,
+    /// Own RPO, only when the Cfg's is stale.
+    order: DfsOrder,
     valid: bool,
 }
 
@@ -39,13 +47,34 @@ impl DomTree {
         debug_assert!(cfg.is_valid(), "DomTree::compute needs a valid Cfg");
         let _ = func;
         let n = cfg.num_block_slots();
-        self.scratch.reset(n);
-        if let Some(entry) = cfg.entry() {
-            self.scratch.dfs(entry, cfg.succ_adj());
+        let (succs, preds) = (cfg.succ_adj(), cfg.pred_adj());
+        if cfg.is_order_valid() {
+            let rpo_number = cfg.rpo_numbers();
+            let numbering = Numbering {
+                blocks: cfg.rpo(),
+                // RPO numbers from 1; unreachable (`u32::MAX`) becomes 0.
+                num: |b: usize| rpo_number[b].wrapping_add(1),
+                roots: if cfg.entry().is_some() { &[1] } else { &[] },
+                forward: succs,
+                backward: preds,
+            };
+            self.builder.run(&numbering, &mut self.tree, n);
+        } else {
+            self.order.reset(n);
+            if let Some(entry) = cfg.entry() {
+                self.order.add_root(entry, succs);
+            }
+            self.order.finish();
+            let numbering = self.order.numbering(succs, preds);
+            self.builder.run(&numbering, &mut self.tree, n);
         }
-        self.scratch.solve(cfg.pred_adj());
-        self.scratch.build(&mut self.tree, n);
         self.valid = true;
+    }
+
+    /// How many computations needed the semi-NCA fallback (tests).
+    #[cfg(test)]
+    pub(crate) fn fallbacks(&self) -> u32 {
+        self.builder.fallbacks
     }
 
     pub(crate) fn tree_ref(&self) -> &Tree {

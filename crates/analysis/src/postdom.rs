@@ -15,11 +15,21 @@
 //!    every block of the region reaches a sink component).
 //!
 //! Every block in the layout is in the tree, including blocks unreachable from the entry.
-//! Computed with the same semi-NCA code as [`DomTree`](crate::DomTree), on the reverse CFG.
+//!
+//! **Algorithm** (see the `tree` module). With a single block without successors, one
+//! Cooper–Harvey–Kennedy sweep over the reverse CFG, in the order of one DFS along
+//! predecessors (for each root in [`PostDomTree::roots`] order, the reverse post-order of
+//! the blocks it newly reaches), checked, with semi-NCA as the fallback; children then come
+//! in that order. With several exits, semi-NCA directly, children in DFS preorder: the
+//! reverse of a reducible CFG is often irreducible (a loop with two exits has two entries
+//! backwards), and with early returns inside loops the check failed on most of them
+//! (measured on `cfggen::random_reducible`: the wasted sweep cost more than it saved).
+//! Either way in practice linear, no recursion; the child order is deterministic for a
+//! given CFG.
 
 use crate::cfg::Cfg;
 use crate::scc::Scc;
-use crate::tree::{Children, SemiNca, Tree};
+use crate::tree::{Adj, Builder, Children, DfsOrder, Preorder, Tree};
 use cranelift_entity::EntityRef;
 use gyre_ir::{Block, Function};
 
@@ -27,7 +37,9 @@ use gyre_ir::{Block, Function};
 #[derive(Clone, Default)]
 pub struct PostDomTree {
     tree: Tree,
-    scratch: SemiNca,
+    builder: Builder,
+    order: DfsOrder,
+    preorder: Preorder,
     scc: Scc,
     layout_pos: Vec<u32>,
     /// Trivial roots, then the sink-component roots.
@@ -54,48 +66,89 @@ impl PostDomTree {
         debug_assert!(cfg.is_valid(), "PostDomTree::compute needs a valid Cfg");
         let _ = func;
         let n = cfg.num_block_slots();
-        self.scratch.reset(n);
+        let (succs, preds) = (cfg.succ_adj(), cfg.pred_adj());
         self.roots.clear();
-        for &b in cfg.layout_blocks() {
-            if cfg.succs(b).is_empty() {
-                self.roots.push(b);
-                self.scratch.dfs(b, cfg.pred_adj());
+        self.roots.extend(
+            cfg.layout_blocks()
+                .iter()
+                .copied()
+                .filter(|&b| cfg.succs(b).is_empty()),
+        );
+        let all = cfg.layout_blocks().len();
+        if self.roots.len() == 1 {
+            // One exit: try the CHK sweep (see the module doc).
+            self.order.reset(n);
+            self.order.add_root(self.roots[0], preds);
+            if self.order.num_visited() < all {
+                let order = &mut self.order;
+                Self::add_sink_roots(
+                    cfg,
+                    &mut self.scc,
+                    &mut self.layout_pos,
+                    &mut self.extra_roots,
+                    |b| order.is_visited(b),
+                );
+                for &r in &self.extra_roots {
+                    self.order.add_root(r, preds);
+                }
+                self.roots.extend_from_slice(&self.extra_roots);
             }
+            self.order.finish();
+            let numbering = self.order.numbering(preds, succs);
+            self.builder.run(&numbering, &mut self.tree, n);
+        } else {
+            self.preorder.reset(n);
+            for &r in &self.roots {
+                self.preorder.dfs(r, preds);
+            }
+            if self.preorder.num_visited() < all {
+                let preorder = &self.preorder;
+                Self::add_sink_roots(
+                    cfg,
+                    &mut self.scc,
+                    &mut self.layout_pos,
+                    &mut self.extra_roots,
+                    |b| preorder.is_visited(b),
+                );
+                for &r in &self.extra_roots {
+                    self.preorder.dfs(r, preds);
+                }
+                self.roots.extend_from_slice(&self.extra_roots);
+            }
+            self.builder
+                .run_semi(&self.preorder, succs, &mut self.tree, n);
         }
-        if self.scratch.num_visited() < cfg.layout_blocks().len() {
-            self.add_sink_roots(cfg);
-            self.roots.extend_from_slice(&self.extra_roots);
-        }
-        self.scratch.solve(cfg.succ_adj());
-        self.scratch.build(&mut self.tree, n);
         self.valid = true;
     }
 
-    /// Roots for the reverse-unreachable region: one per sink SCC, see the module doc.
-    fn add_sink_roots(&mut self, cfg: &Cfg) {
+    /// How many computations needed the semi-NCA fallback (tests).
+    #[cfg(test)]
+    pub(crate) fn fallbacks(&self) -> u32 {
+        self.builder.fallbacks
+    }
+
+    /// Roots for the reverse-unreachable region (the blocks not `visited`): one per sink
+    /// SCC, see the module doc; into `extra_roots`, in layout order.
+    fn add_sink_roots(
+        cfg: &Cfg,
+        scc: &mut Scc,
+        layout_pos: &mut Vec<u32>,
+        extra_roots: &mut Vec<Block>,
+        visited: impl Fn(Block) -> bool,
+    ) {
         let n = cfg.num_block_slots();
-        self.layout_pos.clear();
-        self.layout_pos.resize(n, 0);
+        layout_pos.clear();
+        layout_pos.resize(n, 0);
         for (i, &b) in cfg.layout_blocks().iter().enumerate() {
-            self.layout_pos[b.index()] = i as u32;
+            layout_pos[b.index()] = i as u32;
         }
-        self.extra_roots.clear();
-        let Self {
-            scratch,
-            scc,
-            layout_pos,
-            extra_roots,
-            ..
-        } = self;
-        let unvisited = cfg
-            .layout_blocks()
-            .iter()
-            .copied()
-            .filter(|&b| !scratch.is_visited(b));
+        extra_roots.clear();
+        let unvisited = cfg.layout_blocks().iter().copied().filter(|&b| !visited(b));
+        let succs: Adj<'_> = cfg.succ_adj();
         scc.run(
             n,
             unvisited,
-            cfg.succ_adj(),
+            succs,
             |_, _| true,
             |members, out| {
                 if !out {
@@ -108,9 +161,6 @@ impl PostDomTree {
             },
         );
         extra_roots.sort_unstable_by_key(|b| layout_pos[b.index()]);
-        for &r in extra_roots.iter() {
-            scratch.dfs(r, cfg.pred_adj());
-        }
     }
 
     pub(crate) fn tree_ref(&self) -> &Tree {
