@@ -28,9 +28,11 @@
 //! DFS: subtree sizes in one reverse sweep, then each node takes the next free slot of its
 //! idom in a forward sweep. `a` dominates `b` iff `pre(a) <= pre(b) <= last(a)`.
 //!
-//! **Cost.** The fast path is O(n + m + Σ climb lengths): like the NCA step of semi-NCA,
-//! a climb can be long in contrived graphs (O(n²) worst case for both), and is short on
-//! code-like CFGs. The fallback is O(m log n) plus that NCA step. Why CHK first: semi-NCA
+//! **Cost.** The fast path is O(n + m + Σ climb lengths). Climbs are short on code-like
+//! CFGs but not always: a chain of early exits into one shared block (`if (..) goto err`
+//! n times) climbs the chain once per exit, O(n²). So the climbs get a budget of
+//! 2·(n + m) steps; past it the sweep is abandoned for semi-NCA, keeping the fast path
+//! linear. The fallback is O(m log n) plus that NCA step. Why CHK first: semi-NCA
 //! needs a DFS and a second sweep over every predecessor in a preorder unrelated to block
 //! order, while the one CHK sweep runs in RPO, which is close to block order in laid-out
 //! code (measured: the DFS was a third and the semidominator sweep two fifths of the old
@@ -291,7 +293,7 @@ impl Builder {
     }
 
     /// The CHK sweep. Returns `false` if a node has no predecessor before it (only with
-    /// a stale order).
+    /// a stale order) or the climbs exceed their budget.
     fn one_pass<F: Fn(usize) -> u32>(&mut self, order: &Numbering<'_, F>) -> bool {
         let len = order.blocks.len() + 1;
         self.idom.clear();
@@ -304,6 +306,10 @@ impl Builder {
         let skipped = &mut self.skipped;
         let blocks = order.blocks;
         let num = &order.num;
+        // Climb budget: CHK's climbs are short on code-like CFGs, but a ladder of early
+        // exits into one block climbs the whole chain once per predecessor (quadratic).
+        // Past a linear number of steps semi-NCA is cheaper, so give up and fall back.
+        let mut budget = CLIMB_BUDGET_PER_ITEM * (len + order.backward.targets.len()) as u64;
         for (k, &root) in order.roots.iter().enumerate() {
             let end = order.roots.get(k + 1).map_or(len, |&r| r as usize);
             let root = root as usize;
@@ -328,7 +334,14 @@ impl Builder {
                         }
                         continue;
                     }
-                    d = if d == NONE { v } else { intersect(idom, d, v) };
+                    d = if d == NONE {
+                        v
+                    } else {
+                        match intersect(idom, d, v, &mut budget) {
+                            Some(d) => d,
+                            None => return false,
+                        }
+                    };
                 }
                 if d == NONE {
                     return false;
@@ -466,19 +479,26 @@ impl Builder {
     }
 }
 
+/// Climb steps allowed per node plus edge before the CHK sweep gives up (code-like CFGs
+/// need about one; see [`Builder::one_pass`]).
+const CLIMB_BUDGET_PER_ITEM: u64 = 2;
+
 /// CHK's `intersect`: the nearest common ancestor of `a` and `b` in the partial tree,
-/// where every node's idom has a smaller index.
+/// where every node's idom has a smaller index; `None` once `budget` climb steps are
+/// spent.
 #[inline]
-fn intersect(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
+fn intersect(idom: &[u32], mut a: u32, mut b: u32, budget: &mut u64) -> Option<u32> {
     while a != b {
         while a > b {
             a = idom[a as usize];
+            *budget = budget.checked_sub(1)?;
         }
         while b > a {
             b = idom[b as usize];
+            *budget = budget.checked_sub(1)?;
         }
     }
-    a
+    Some(a)
 }
 
 /// Semi-NCA (the fallback): its own DFS when the caller has none, and the sweeps.
@@ -769,9 +789,33 @@ mod tests {
             assert_eq!(dt.fallbacks(), 0);
             check_against_reference(&cfg, &dt, &pdt);
         }
+        // The climb budget holds on large code-like graphs (no reference: it is quadratic).
+        for shape in [
+            cfggen::random_reducible(50_000, 11),
+            cfggen::loop_nest_sequence(50_000),
+            cfggen::deep_nest(20_000),
+        ] {
+            let f = shape.to_function();
+            let cfg = Cfg::with_function(&f).expect("valid");
+            assert_eq!(DomTree::with_function(&f, &cfg).fallbacks(), 0);
+        }
         // One exit, single-exit loops: the post-dominator sweep passes its check too.
         let (cfg, dt, pdt) = trees(6, &[(0, 1), (1, 2), (2, 3), (3, 2), (3, 4), (4, 1), (4, 5)]);
         assert_eq!(pdt.fallbacks(), 0);
+        check_against_reference(&cfg, &dt, &pdt);
+    }
+
+    #[test]
+    fn exit_ladder_exhausts_the_climb_budget_and_falls_back() {
+        // b0 -> b1 -> ... -> b(n-2), each also -> e = n-1: CHK would climb the chain once
+        // per predecessor of e (quadratic); the budget sends it to semi-NCA instead.
+        let n = 2_000u32;
+        let e = n - 1;
+        let mut edges: Vec<(u32, u32)> = (0..n - 2).flat_map(|b| [(b, b + 1), (b, e)]).collect();
+        edges.push((n - 2, e));
+        let (cfg, dt, pdt) = trees(n as usize, &edges);
+        assert_eq!(dt.fallbacks(), 1);
+        assert_eq!(dt.idom(Block::new(e as usize)), Some(Block::new(0)));
         check_against_reference(&cfg, &dt, &pdt);
     }
 
