@@ -56,6 +56,7 @@ fn benches(c: &mut Criterion) {
     for n in sizes() {
         bench_shape(c, "nest3-seq", &cfggen::loop_nest_sequence(n));
         bench_shape(c, "random-reducible", &cfggen::random_reducible(n, 0x5eed));
+        bench_shape(c, "exit-ladder", &cfggen::exit_ladder(n));
     }
     bench_shape(c, "deep-nest-10000", &cfggen::deep_nest(10_000));
 }

@@ -2,7 +2,9 @@
 //! `cargo run --release -p gyre-analysis --example timing [sizes...]`.
 //!
 //! Families: `nest3-seq` (3-deep rotated nests, one loop per two blocks),
-//! `random-reducible` (seed 0x5eed) and `deep-nest` (one nest of `size / 2 - 1` loops).
+//! `random-reducible` (seed 0x5eed), `deep-nest` (one nest of `size / 2 - 1` loops) and
+//! `exit-ladder` (a chain whose blocks all also branch to one exit: the dominator tree's
+//! fallback case).
 //! `GYRE_TIMING_REPS=N` fixes the repetitions (e.g. 1 under callgrind);
 //! `GYRE_TIMING_FAMILY=name` runs one family only.
 
@@ -70,6 +72,9 @@ fn main() {
         }
         if want("deep-nest") {
             row("deep-nest", &cfggen::deep_nest((n / 2).saturating_sub(1)));
+        }
+        if want("exit-ladder") {
+            row("exit-ladder", &cfggen::exit_ladder(n));
         }
     }
 }

@@ -100,6 +100,20 @@ pub fn deep_nest(depth: u32) -> CfgShape {
     }
 }
 
+/// A chain of `num_blocks - 1` blocks (at least 2 blocks in all) where every block also
+/// branches to one shared exit block, the last: the shape of repeated `if (..) goto fail`
+/// checks. Every chain block's successors are `[next, exit]`.
+pub fn exit_ladder(num_blocks: u32) -> CfgShape {
+    let n = num_blocks.max(2);
+    let exit = n - 1;
+    let mut edges: Vec<(u32, u32)> = (0..n - 2).flat_map(|b| [(b, b + 1), (b, exit)]).collect();
+    edges.push((n - 2, exit));
+    CfgShape {
+        num_blocks: n,
+        edges,
+    }
+}
+
 /// A random reducible CFG of exactly `num_blocks` blocks (at least 1), grown from one block
 /// by reducibility-preserving steps (the inverses of the T1/T2 reductions, Hecht–Ullman):
 /// splitting a block, inserting an if-diamond or an early return after it, and adding back

@@ -809,11 +809,9 @@ mod tests {
     fn exit_ladder_exhausts_the_climb_budget_and_falls_back() {
         // b0 -> b1 -> ... -> b(n-2), each also -> e = n-1: CHK would climb the chain once
         // per predecessor of e (quadratic); the budget sends it to semi-NCA instead.
-        let n = 2_000u32;
-        let e = n - 1;
-        let mut edges: Vec<(u32, u32)> = (0..n - 2).flat_map(|b| [(b, b + 1), (b, e)]).collect();
-        edges.push((n - 2, e));
-        let (cfg, dt, pdt) = trees(n as usize, &edges);
+        let shape = cfggen::exit_ladder(2_000);
+        let e = shape.num_blocks - 1;
+        let (cfg, dt, pdt) = trees(shape.num_blocks as usize, &shape.edges);
         assert_eq!(dt.fallbacks(), 1);
         assert_eq!(dt.idom(Block::new(e as usize)), Some(Block::new(0)));
         check_against_reference(&cfg, &dt, &pdt);
