@@ -3,8 +3,8 @@
 //! | analysis | computed from | algorithm |
 //! |---|---|---|
 //! | [`Cfg`] | [`Function`](gyre_ir::Function) | successor/predecessor CSR arrays, DFS reverse post-order |
-//! | [`DomTree`] | `Cfg` | semi-NCA (Georgiadis 2005), iterative, O(m log n) |
-//! | [`PostDomTree`] | `Cfg` | semi-NCA on the reverse CFG with a virtual exit |
+//! | [`DomTree`] | `Cfg` | one Cooper–Harvey–Kennedy pass over the RPO, checked; semi-NCA (Georgiadis 2005) fallback |
+//! | [`PostDomTree`] | `Cfg` | the same on the reverse CFG with a virtual exit (semi-NCA directly with several exits) |
 //! | [`DominanceFrontiers`] | `Cfg` + a tree | Cooper–Harvey–Kennedy runner walk; [`IdfCalculator`] iterates |
 //! | [`LoopInfo`] | `Cfg` + `DomTree` | LLVM's discover-and-build with union-find; irreducible SCCs reported |
 //!
@@ -20,20 +20,24 @@
 //! # Performance
 //!
 //! Everything is linear or near-linear: [`Cfg`] O(n + m); [`DomTree`] and [`PostDomTree`]
-//! O(m log n) (in practice linear); [`LoopInfo`] O(m α(n)) given the `Cfg` and `DomTree`.
-//! Best-of-N ns per block on a shared 2-core AMD EPYC (release build, `compute` with warm
-//! buffers), for `cfg / domtree / loops / postdom`:
+//! O(n + m) on the fast path (its climbs are budgeted) and O(m log n) in the semi-NCA
+//! fallback; [`LoopInfo`] O(m α(n)) given the `Cfg` and `DomTree`. Best-of-N ns per block
+//! on a shared 2-core AMD EPYC (release build, `compute` with warm buffers), for
+//! `cfg / domtree / loops / postdom`:
 //!
 //! | graph | 1k | 100k | 1M |
 //! |---|---|---|---|
-//! | nest3-seq (a loop per 2 blocks) | 20 / 14 / 13 / 16 | 20 / 14 / 13 / 16 | 22 / 16 / 14 / 18 |
-//! | deep-nest (one nest, n/2 deep) | 19 / 15 / 13 / 16 | 20 / 15 / 14 / 17 | 21 / 17 / 15 / 18 |
-//! | random-reducible | 22 / 17 / 8 / 17 | 36 / 30 / 15 / 41 | 42 / 39 / 19 / 61 |
+//! | nest3-seq (a loop per 2 blocks) | 22 / 7 / 13 / 13 | 19 / 7 / 13 / 13 | 21 / 9 / 14 / 16 |
+//! | deep-nest (one nest, n/2 deep) | 19 / 7 / 14 / 13 | 19 / 7 / 14 / 13 | 22 / 8 / 15 / 15 |
+//! | random-reducible | 18 / 8 / 9 / 20 | 33 / 14 / 15 / 41 | 40 / 19 / 19 / 50 |
+//! | exit-ladder (dominator fallback) | 20 / 26 / 0 / 14 | 22 / 29 / 0 / 14 | 23 / 31 / 0 / 15 |
 //!
 //! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` sends ~5%
-//! of its edges (and many back edges) far away and its reverse DFS order is unrelated to
-//! block order, so from 100k blocks on (working set beyond L2) its time is bound by cache
-//! misses on those edges and on the dependent walks of semi-NCA (`eval`, idom climb).
+//! of its edges (and many back edges) far away, so from 100k blocks on (working set beyond
+//! the 1 MiB L2) its time is bound by cache misses on those edges: about 2.2x from 1k to
+//! 1M for the dominator tree and the loops (transparent huge pages change nothing, so it is
+//! not the TLB). Its post-dominator tree has several exits and takes semi-NCA, whose
+//! reverse-DFS order is unrelated to block order.
 //! Reproduce with `cargo run --release -p gyre-analysis --example timing [sizes...]`
 //! (min of repeated runs; `GYRE_TIMING_REPS=1` under `valgrind --tool=callgrind`) or with
 //! the criterion bench `cargo bench -p gyre-analysis --bench analysis`.
