@@ -45,14 +45,35 @@
 //! reconverges). Every block of a device function is assumed to (its callers may be
 //! under divergent control).
 //!
-//! **Complexity**: building def-use lists and the order is O(n + e + loop exits). Data
-//! propagation visits each use once. Each divergent branch costs its label region
-//! (which stops as soon as all labels merged into one block, as LLVM's does) plus
-//! the words it spans in a bitset queue, plus the part of its divergent-control region not
-//! already covered with the same reconvergence point; each divergent loop costs one pass
-//! over its uses. Nothing recurses. The label sweeps make the worst case superlinear:
-//! labels of a branch whose arms reach different exits never merge and cross the rest
-//! of the function (see docs/uniformity.md for the analysis and measured figures).
+//! **Complexity**: building def-use lists, the order and its per-block facts ([`order`]:
+//! loop exits, dead ends, which blocks are *private*, last predecessors, and in functions
+//! with irreducible cycles the cycle spans and reach ranges) is O(n + e + loop exits).
+//! Data propagation visits each use once. Each divergent branch costs the part of its
+//! divergent-control region not already covered with the same reconvergence point, plus
+//! its label sweep, which is kept local by three rules that change no result (the plain
+//! sweep — LLVM's — finds exactly the same joins, divergent exits and touched cycles):
+//! - an *inert* block is labelled but not queued. It is private — it dominates every
+//!   block the propagation graph reaches from it, that region holds no cycle, and no
+//!   cycle span covers it — and is not the header of a loop around the branch. Popping
+//!   it could only pass one label into a region no other label can enter, so no join
+//!   can form there; whether the block itself is a join is decided by its predecessors;
+//! - the sweep stops when one block is queued and either LLVM's rule holds (nothing
+//!   but the own sweeps of inert blocks would be left, and those find nothing), or the
+//!   label left reaches no cycle and no inert block that still waits for a predecessor
+//!   (in reducible functions the second test always applies: a merged label stops);
+//! - with irreducible cycles, where how far the plain sweep runs matters (a lone label
+//!   that reaches a cycle taints it), a *memo point* — a block whose label the sweep
+//!   will run to its end in a way that depends on the block alone (see
+//!   `Uniformity::is_memo_point`) — is skipped when an earlier propagation already ran
+//!   it: its effects, tainted parameters and cycles, are idempotent.
+//!
+//! In structured code a merge block dominates what follows it, so a sweep ends at the
+//! first such merge after the branch whatever the function's size, and early-return
+//! arms (placed at the end of the order) no longer drag it across the rest of the
+//! function. Measured with the criterion bench on generated kernels: 4.4 / 41.7 µs per
+//! block at 10k / 100k blocks before, 2.2 / 2.6 after (docs/uniformity.md). The worst
+//! case is still superlinear (a long chain of branches whose labels all stay apart);
+//! nothing recurses.
 //!
 //! [`reference`] keeps a naive fixed point over all paths, for tests.
 
@@ -126,13 +147,20 @@ pub fn same_value(func: &Function, a: Value, b: Value) -> bool {
     }
 }
 
-/// One use of a value: an operand of `inst`, or (when `param` is set) the argument that
-/// `inst`, a branch, passes to block parameter `param`.
+/// One use of a value, by what it makes divergent: `target` is a value (a result or a
+/// block parameter) or, with [`BRANCH`] set, the block whose terminator branches on it.
+/// `block` holds the using instruction; `to` is the block owning the parameter for an
+/// argument passed to a block parameter, else `block` again. Operands of instructions
+/// without a result are not listed: they make nothing divergent.
 #[derive(Copy, Clone)]
 struct Use {
-    inst: Inst,
-    param: PackedOption<Value>,
+    target: u32,
+    block: Block,
+    to: Block,
 }
+
+/// Marks a [`Use`] target that is a branch block.
+const BRANCH: u32 = 1 << 31;
 
 /// Marks "never expanded" in the divergent-control memo.
 const NEVER: u32 = u32::MAX;
@@ -160,9 +188,9 @@ pub struct Uniformity {
     order: PropagationOrder,
     use_range: Vec<[u32; 2]>,
     uses: Vec<Use>,
-    use_fill: Vec<u32>,
+    /// Per value: defined by an [`SourceKind::AlwaysUniform`] instruction.
+    always_uniform: BitVec,
     kind: Vec<SourceKind>,
-    irr_of: Vec<u32>,
     label: Vec<u32>,
     label_stamp: Vec<u32>,
     heap_stamp: Vec<u32>,
@@ -182,12 +210,35 @@ pub struct Uniformity {
     region_epoch: u32,
     bfs: Vec<Block>,
     args_scratch: Vec<Value>,
-    /// Per block: 0 = not a sink, 1 = a reachable block without successors, 2 = such a
-    /// block that is also a loop exit.
-    sink: Vec<u8>,
-    /// Can a join at a loop-exit sink still mark a loop divergent in this propagation
-    /// (the branch is in a loop whose outermost loop is not divergent yet)?
+    /// May inert blocks be parked (the function has no irreducible cycle)?
+    park: bool,
+    /// Can a join at a loop exit still mark a loop divergent in this propagation (the
+    /// branch is in a loop whose outermost loop is not divergent yet)?
     exit_join_matters: bool,
+    /// Header of the outermost loop around the branch being propagated: the one private
+    /// block that is not inert for it (its loop holds the branch).
+    outer_header: PackedOption<Block>,
+    /// 1 + the largest position the plain sweep would still have queued for the inert
+    /// blocks labelled so far (their own sweeps), 0 if none.
+    virtual_end: u32,
+    /// 1 + the largest position of a block that can still pass a label to an inert,
+    /// unparked block labelled so far, 0 if none.
+    live_end: u32,
+    /// Use memo points (functions with irreducible cycles: elsewhere a merged label
+    /// always stops the sweep)?
+    memo: bool,
+    /// Per block: has a sweep run everything from this block as a memo point (see
+    /// [`Self::is_memo_point`])?
+    full_done: BitVec,
+    /// Memo points whose run is under way in this sweep, with the last position they
+    /// reach (nested: each lies in the previous one's range).
+    memo_open: Vec<(Block, u32)>,
+    /// Inert, unparked blocks labelled in this sweep (memo functions only): position and
+    /// `last_pred`.
+    live: Vec<(u32, u32)>,
+    /// Tests: sweep as the plain propagation does (no inert blocks, no early stop
+    /// beyond LLVM's rule, no memo), to check that the shortcuts change nothing.
+    plain: bool,
 }
 
 impl Uniformity {
@@ -306,14 +357,7 @@ impl Uniformity {
         self.div_loops.resize(li.num_loops(), false);
         self.div_cycles.resize(li.irreducible_cycles().len(), false);
         self.build_uses(func);
-        self.order.compute(cfg, li);
-        self.irr_of.clear();
-        self.irr_of.resize(nb, 0);
-        for (i, c) in li.irreducible_cycles().iter().enumerate() {
-            for &b in &c.blocks {
-                self.irr_of[b.index()] = i as u32 + 1;
-            }
-        }
+        self.order.compute(cfg, dt, li);
         self.label.clear();
         self.label.resize(nb, NO_LABEL);
         self.label_stamp.clear();
@@ -329,17 +373,12 @@ impl Uniformity {
         self.region_stamp.clear();
         self.region_stamp.resize(nb, 0);
         self.region_epoch = 0;
-        self.sink.clear();
-        self.sink.resize(nb, 0);
-        // Parking is only proven to change nothing on reducible functions: stopping the
-        // sweep early could skip an irreducible cycle the conservative rule would taint.
-        let park = li.irreducible_cycles().is_empty();
-        for &x in self.order.order.iter().filter(|_| park) {
-            if cfg.succs(x).is_empty() {
-                let exit = cfg.preds(x).iter().any(|&p| li.innermost_loop(p).is_some());
-                self.sink[x.index()] = if exit { 2 } else { 1 };
-            }
-        }
+        self.full_done.clear();
+        self.full_done.resize(nb, false);
+        self.memo = !li.irreducible_cycles().is_empty() && !self.plain;
+        // Parking is only proven to change nothing on reducible functions: there the
+        // plain sweep parked sinks too, and its stopping point does not matter.
+        self.park = li.irreducible_cycles().is_empty();
         self.value_work.clear();
         self.branch_work.clear();
 
@@ -347,7 +386,7 @@ impl Uniformity {
         if func.kind == FuncKind::Device {
             if let Some(entry) = func.entry_block() {
                 for &p in func.dfg.block_params(entry) {
-                    self.mark_value(func, p);
+                    self.mark_value(p);
                 }
             }
             for b in func.layout.blocks() {
@@ -358,7 +397,7 @@ impl Uniformity {
             for inst in func.layout.block_insts(b) {
                 if self.kind[inst.index()] == SourceKind::Divergent {
                     if let Some(r) = func.dfg.inst_result(inst) {
-                        self.mark_value(func, r);
+                        self.mark_value(r);
                     }
                 }
             }
@@ -367,7 +406,7 @@ impl Uniformity {
         // Propagate: values first (cheap), then one divergent branch at a time.
         loop {
             while let Some(v) = self.value_work.pop() {
-                self.push_users(func, cfg, v);
+                self.push_users(cfg, v);
             }
             match self.branch_work.pop() {
                 Some(b) => self.analyze_branch(func, cfg, pdt, li, b),
@@ -396,10 +435,18 @@ impl Uniformity {
             .resize(func.dfg.num_insts(), SourceKind::Propagated);
         self.use_range.clear();
         self.use_range.resize(nv, [0, 0]);
+        self.always_uniform.clear();
+        self.always_uniform.resize(nv, false);
         // Count.
         for b in func.layout.blocks() {
             for inst in func.layout.block_insts(b) {
-                self.kind[inst.index()] = source_kind(func, inst);
+                let k = source_kind(func, inst);
+                self.kind[inst.index()] = k;
+                if k == SourceKind::AlwaysUniform {
+                    if let Some(r) = func.dfg.inst_result(inst) {
+                        self.always_uniform.set(r.index(), true);
+                    }
+                }
                 let range = &mut self.use_range;
                 func.dfg
                     .for_each_inst_value(inst, |v| range[v.index()][1] += 1);
@@ -411,25 +458,30 @@ impl Uniformity {
             *r = [off, off];
             off += c;
         }
+        let none = Use {
+            target: 0,
+            block: Block::new(0),
+            to: Block::new(0),
+        };
         self.uses.clear();
-        self.uses.resize(
-            off as usize,
-            Use {
-                inst: Inst::new(0),
-                param: None.into(),
-            },
-        );
-        // Fill.
-        self.use_fill.clear();
+        self.uses.resize(off as usize, none);
+        // Fill (a range ends where its filling stopped: uses without effect leave gaps).
         for b in func.layout.blocks() {
             for inst in func.layout.block_insts(b) {
-                for &v in func.dfg.inst_args(inst) {
-                    let r = &mut self.use_range[v.index()];
-                    self.uses[r[1] as usize] = Use {
-                        inst,
-                        param: None.into(),
-                    };
-                    r[1] += 1;
+                let target = match func.dfg.inst(inst).opcode() {
+                    Opcode::Brif | Opcode::BrTable => Some(BRANCH | b.as_u32()),
+                    _ => func.dfg.inst_result(inst).map(|r| r.as_u32()),
+                };
+                if let Some(target) = target {
+                    for &v in func.dfg.inst_args(inst) {
+                        let r = &mut self.use_range[v.index()];
+                        self.uses[r[1] as usize] = Use {
+                            target,
+                            block: b,
+                            to: b,
+                        };
+                        r[1] += 1;
+                    }
                 }
                 let (range, uses) = (&mut self.use_range, &mut self.uses);
                 func.dfg.for_each_dest(inst, |bc| {
@@ -440,8 +492,9 @@ impl Uniformity {
                         let Some(&p) = params.get(k) else { continue };
                         let r = &mut range[a.index()];
                         uses[r[1] as usize] = Use {
-                            inst,
-                            param: p.into(),
+                            target: p.as_u32(),
+                            block: b,
+                            to: bc.block,
                         };
                         r[1] += 1;
                     }
@@ -450,15 +503,8 @@ impl Uniformity {
         }
     }
 
-    fn always_uniform(&self, func: &Function, v: Value) -> bool {
-        match func.dfg.value_def(v) {
-            ValueDef::Result(i) => self.kind[i.index()] == SourceKind::AlwaysUniform,
-            _ => false,
-        }
-    }
-
-    fn mark_value(&mut self, func: &Function, v: Value) {
-        if !self.div_values[v.index()] && !self.always_uniform(func, v) {
+    fn mark_value(&mut self, v: Value) {
+        if !self.div_values[v.index()] && !self.always_uniform[v.index()] {
             self.div_values.set(v.index(), true);
             self.value_work.push(v);
         }
@@ -474,30 +520,20 @@ impl Uniformity {
         }
     }
 
-    /// Mark what an instruction operand use makes divergent: the branch, or the result.
-    fn mark_user(&mut self, func: &Function, cfg: &Cfg, inst: Inst) {
-        match func.dfg.inst(inst).opcode() {
-            Opcode::Brif | Opcode::BrTable => {
-                if let Some(b) = func.layout.inst_block(inst) {
-                    self.mark_branch(cfg, b);
-                }
-            }
-            _ => {
-                if let Some(r) = func.dfg.inst_result(inst) {
-                    self.mark_value(func, r);
-                }
-            }
+    /// Make a use's target divergent: the value, or the branch.
+    fn mark_target(&mut self, cfg: &Cfg, target: u32) {
+        if target & BRANCH != 0 {
+            self.mark_branch(cfg, Block::from_u32(target & !BRANCH));
+        } else {
+            self.mark_value(Value::from_u32(target));
         }
     }
 
-    fn push_users(&mut self, func: &Function, cfg: &Cfg, v: Value) {
+    fn push_users(&mut self, cfg: &Cfg, v: Value) {
         let [a, b] = self.use_range[v.index()];
         for i in a..b {
-            let u = self.uses[i as usize];
-            match u.param.expand() {
-                Some(p) => self.mark_value(func, p),
-                None => self.mark_user(func, cfg, u.inst),
-            }
+            let t = self.uses[i as usize].target;
+            self.mark_target(cfg, t);
         }
     }
 
@@ -585,27 +621,20 @@ impl Uniformity {
         self.label[b.index()] = l;
     }
 
-    /// Is `b` a sink whose join status can have no effect now, so that it need not be
-    /// queued? A sink propagates nothing when popped; queued, it only holds the stopping
-    /// rule off (an early-return block with several predecessors near the end of the
-    /// order would make every branch reaching it sweep the rest of the function). Its
-    /// label is still set, so joins at it are still found while the propagation runs;
-    /// those missed by stopping earlier are harmless: a join's only effects are tainting
-    /// its parameters (none left that are not divergent already — no value changes
-    /// during a propagation) and, for a loop exit, marking the outermost loop around the
-    /// branch divergent (already done, or no loop).
+    /// Is inert block `b` one whose join status can have no effect now (in a reducible
+    /// function)? Joins at it are still found while the propagation runs; those missed
+    /// by stopping earlier are harmless: a join's only effects are tainting its
+    /// parameters (none left that are not divergent already — no value changes during a
+    /// propagation) and, for a loop exit, marking the outermost loop around the branch
+    /// divergent (already done, or no loop).
     fn parked(&self, func: &Function, b: Block) -> bool {
-        match self.sink[b.index()] {
-            0 => false,
-            k => {
-                !(k == 2 && self.exit_join_matters)
-                    && func
-                        .dfg
-                        .block_params(b)
-                        .iter()
-                        .all(|p| self.div_values[p.index()])
-            }
-        }
+        self.park
+            && !(self.order.is_exit(b) && self.exit_join_matters)
+            && func
+                .dfg
+                .block_params(b)
+                .iter()
+                .all(|p| self.div_values[p.index()])
     }
 
     fn push_block(&mut self, func: &Function, b: Block) {
@@ -613,14 +642,25 @@ impl Uniformity {
         // A label that can meet no other one, at this block (one incoming edge) or
         // downstream, has nothing left to do: dropping it keeps a dead-end arm (an early
         // return) from holding the stopping rule off until the end of the function.
-        if p != NO_POS
-            && !self.order.is_dead_end(b)
-            && self.heap_stamp[b.index()] != self.stamp
-            && !self.parked(func, b)
-        {
-            self.heap_stamp[b.index()] = self.stamp;
-            self.heap.push(p);
+        if p == NO_POS || self.order.is_dead_end(b) || self.heap_stamp[b.index()] == self.stamp {
+            return;
         }
+        self.heap_stamp[b.index()] = self.stamp;
+        if self.order.is_private(b) && self.outer_header.expand() != Some(b) && !self.plain {
+            // Inert: popping it could only pass one label into a region nothing else
+            // enters, so it is not queued; only whether it becomes a join matters, and
+            // that is decided by its predecessors (see the module doc).
+            let bi = b.index();
+            self.virtual_end = self.virtual_end.max(self.order.last_flood[bi]);
+            if !self.parked(func, b) {
+                self.live_end = self.live_end.max(self.order.last_pred[bi]);
+                if self.memo {
+                    self.live.push((p, self.order.last_pred[bi]));
+                }
+            }
+            return;
+        }
+        self.heap.push(p);
     }
 
     /// Push label `l` into `s`; returns whether `s` becomes (or is) a join.
@@ -637,7 +677,7 @@ impl Uniformity {
         }
         let join = old != NO_LABEL;
         self.set_label(s, if join { s.as_u32() } else { l });
-        let c = self.irr_of[s.index()];
+        let c = self.order.irr_of[s.index()];
         if c != 0 {
             self.touch_cycle(func, li, c - 1);
         }
@@ -674,11 +714,16 @@ impl Uniformity {
         while let Some(p) = outer.and_then(|l| li.parent(l)) {
             outer = Some(p);
         }
-        // A sink is in no loop: a loop exit becoming a join marks the outermost loop
-        // around `b` divergent (see `analyze_branch`).
+        // An inert block is in no loop but `outer`: a loop exit becoming a join marks the
+        // outermost loop around `b` divergent (see `analyze_branch`).
         self.exit_join_matters = outer.is_some_and(|o| !self.div_loops[o.index()]);
-        if self.irr_of[b.index()] != 0 {
-            self.touch_cycle_full(func, cfg, li, self.irr_of[b.index()] - 1);
+        self.outer_header = outer.map(|o| li.header(o)).into();
+        self.virtual_end = 0;
+        self.live_end = 0;
+        self.memo_open.clear();
+        self.live.clear();
+        if self.order.irr_of[b.index()] != 0 {
+            self.touch_cycle_full(func, cfg, li, self.order.irr_of[b.index()] - 1);
         }
         let mut max_popped = 0u32;
         let succs = cfg.succs(b);
@@ -698,14 +743,37 @@ impl Uniformity {
             }
         }
         while let Some(p) = self.heap.peek() {
-            if self.heap.len() == 1 && p > max_popped {
-                let x = self.order.order[p as usize];
-                if !self.order.on_cycle[x.index()] {
-                    // All paths merged into one block that no processed block follows:
-                    // no further join is possible (LLVM's stopping rule; edges leave a
-                    // block not on a cycle of the order's graph only forwards).
+            // Memo runs the sweep is past are complete.
+            while let Some(&(y, m)) = self.memo_open.last() {
+                if p <= m {
                     break;
                 }
+                self.full_done.set(y.index(), true);
+                self.memo_open.pop();
+            }
+            let x = self.order.order[p as usize];
+            if self.heap.len() == 1
+                && p > max_popped
+                && !self.order.on_cycle[x.index()]
+                && (p >= self.virtual_end
+                    || (p >= self.live_end && self.order.is_clean(x) && !self.plain))
+            {
+                // All paths merged into one block that no processed block follows
+                // (edges leave a block not on a cycle of the order's graph only
+                // forwards). Either the plain sweep stops here too (LLVM's stopping
+                // rule: only inert blocks' own sweeps were left, and they find nothing),
+                // or the one label left can meet no other: it reaches no cycle, and no
+                // inert block it could reach is still waiting for a predecessor.
+                break;
+            }
+            if self.memo && p > max_popped && self.is_memo_point(li, outer, x, p) {
+                if self.full_done[x.index()] {
+                    // An earlier sweep ran everything from here: same effects.
+                    self.heap.pop();
+                    self.heap_stamp[x.index()] = 0;
+                    continue;
+                }
+                self.memo_open.push((x, self.order.reach_hi[x.index()]));
             }
             self.heap.pop();
             max_popped = max_popped.max(p);
@@ -741,6 +809,51 @@ impl Uniformity {
                 }
             }
         }
+        // Open runs ended with the sweep: it ran out, or what was left could find
+        // nothing.
+        for (y, _) in self.memo_open.drain(..) {
+            self.full_done.set(y.index(), true);
+        }
+    }
+
+    /// Is the sweep, about to pop `x` at position `p` (its smallest queued position,
+    /// beyond everything popped), at a memo point: will it process everything `x`'s label
+    /// reaches, in a way that depends on `x` alone? That holds when
+    /// - nothing behind `p` can be queued again (`x` on no cycle, covered by no span) and
+    ///   `x` is in no loop around the branch (no exit of such a loop can be a divergent
+    ///   exit through `x`);
+    /// - everything reachable from `x` lies in `[p, m]`, and whatever else is pending —
+    ///   queued blocks, whose reach starts after `m`, or the own sweeps of inert blocks
+    ///   — outlasts `m`, so that the plain sweep cannot stop before `x`'s label has run
+    ///   its course (and cannot meet it);
+    /// - no inert block in `[p, m]` still waits for a predecessor (its label would be
+    ///   this sweep's own).
+    ///
+    /// Labelled blocks in `[p, m]` are then `x`, dead ends and inert blocks that nothing
+    /// can reach any more; cycles there are untouched. So the sweep from `x` finds the
+    /// same joins and touches the same cycles in every propagation that reaches this
+    /// state, and once one has run it, the others may skip it (the effects are
+    /// idempotent: tainting parameters and cycles).
+    fn is_memo_point(&mut self, li: &LoopInfo, outer: Option<Loop>, x: Block, p: u32) -> bool {
+        let xi = x.index();
+        if self.order.on_cycle[xi]
+            || !self.order.is_uncovered(x)
+            || outer.is_some_and(|o| li.contains(o, x))
+            || self.order.reach_lo[xi] < p
+        {
+            return false;
+        }
+        let m = self.order.reach_hi[xi];
+        let outlasted = match self.heap.next_after(p) {
+            Some(q) => q > m && self.order.suffix_lo[q as usize] > m,
+            None => self.virtual_end > m + 1,
+        };
+        if !outlasted {
+            return false;
+        }
+        // Live inert blocks: forget those whose predecessors are all behind.
+        self.live.retain(|&(_, lp)| lp > p);
+        !self.live.iter().any(|&(q, _)| q <= m)
     }
 
     /// [`Self::compute_join`], plus the exits of the irreducible cycles it touches.
@@ -777,7 +890,7 @@ impl Uniformity {
         let cycle = &li.irreducible_cycles()[c as usize];
         for &y in &cycle.blocks {
             for &e in cfg.succs(y) {
-                if self.irr_of[e.index()] != c + 1 && self.order.pos[e.index()] != NO_POS {
+                if self.order.irr_of[e.index()] != c + 1 && self.order.pos[e.index()] != NO_POS {
                     if self.label_of(e) != e.as_u32() {
                         self.set_label(e, e.as_u32());
                         self.push_block(func, e);
@@ -787,7 +900,7 @@ impl Uniformity {
                     if !self.div_cycles[c as usize] {
                         self.joins.push(e);
                     }
-                    let d = self.irr_of[e.index()];
+                    let d = self.order.irr_of[e.index()];
                     if d != 0 {
                         self.touch_cycle(func, li, d - 1);
                     }
@@ -828,7 +941,7 @@ impl Uniformity {
             let same = args.windows(2).all(|w| same_value(func, w[0], w[1]));
             self.args_scratch = args;
             if !same {
-                self.mark_value(func, p);
+                self.mark_value(p);
             }
         }
     }
@@ -844,40 +957,25 @@ impl Uniformity {
         for &x in li.blocks(l) {
             for k in 0..func.dfg.block_params(x).len() {
                 let v = func.dfg.block_params(x)[k];
-                self.temporal_uses(func, cfg, li, l, v);
+                self.temporal_uses(cfg, li, l, v);
             }
             for inst in func.layout.block_insts(x) {
                 if let Some(v) = func.dfg.inst_result(inst) {
                     if self.kind[inst.index()] != SourceKind::AlwaysUniform {
-                        self.temporal_uses(func, cfg, li, l, v);
+                        self.temporal_uses(cfg, li, l, v);
                     }
                 }
             }
         }
     }
 
-    fn temporal_uses(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop, v: Value) {
+    fn temporal_uses(&mut self, cfg: &Cfg, li: &LoopInfo, l: Loop, v: Value) {
         let [a, b] = self.use_range[v.index()];
         for i in a..b {
             let u = self.uses[i as usize];
-            let Some(ub) = func.layout.inst_block(u.inst) else {
-                continue;
-            };
-            match u.param.expand() {
-                Some(p) => {
-                    let tb = match func.dfg.value_def(p) {
-                        ValueDef::Param(t, _) => t,
-                        _ => continue,
-                    };
-                    if !li.contains(l, ub) || !li.contains(l, tb) {
-                        self.mark_value(func, p);
-                    }
-                }
-                None => {
-                    if !li.contains(l, ub) {
-                        self.mark_user(func, cfg, u.inst);
-                    }
-                }
+            // The use is outside `l`, or the argument flows along an edge leaving it.
+            if !li.contains(l, u.block) || !li.contains(l, u.to) {
+                self.mark_target(cfg, u.target);
             }
         }
     }
@@ -894,13 +992,134 @@ impl Uniformity {
             self.div_control.set(y.index(), true);
             for k in 0..func.dfg.block_params(y).len() {
                 let p = func.dfg.block_params(y)[k];
-                self.mark_value(func, p);
+                self.mark_value(p);
             }
             for inst in func.layout.block_insts(y) {
                 if let Some(r) = func.dfg.inst_result(inst) {
-                    self.mark_value(func, r);
+                    self.mark_value(r);
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfggen;
+    use gyre_ir::gen::{generate_from_seed, GenOptions};
+
+    /// Every result of the fast analysis and of the plain sweep (no inert blocks, no
+    /// early stop, no memo points) on `f`; returns whether `f` has irreducible cycles.
+    fn fast_equals_plain(f: &Function, what: &str) -> bool {
+        let cfg = Cfg::with_function(f).expect("generated functions are valid");
+        let dt = DomTree::with_function(f, &cfg);
+        let pdt = PostDomTree::with_function(f, &cfg);
+        let li = LoopInfo::with_function(f, &cfg, &dt);
+        let fast = Uniformity::with_function(f, &cfg, &dt, &pdt, &li);
+        let mut plain = Uniformity::new();
+        plain.plain = true;
+        plain.compute(f, &cfg, &dt, &pdt, &li);
+        assert_eq!(fast.div_values, plain.div_values, "{what}: values");
+        assert_eq!(fast.div_branches, plain.div_branches, "{what}: branches");
+        assert_eq!(fast.div_control, plain.div_control, "{what}: control");
+        assert_eq!(fast.div_loops, plain.div_loops, "{what}: loops");
+        assert_eq!(fast.div_cycles, plain.div_cycles, "{what}: cycles");
+        !li.irreducible_cycles().is_empty()
+    }
+
+    #[test]
+    fn shortcuts_change_nothing_on_generated_functions() {
+        let mut irreducible = 0;
+        for seed in 0..150 {
+            let opts = GenOptions {
+                target_blocks: (seed % 25 == 0).then_some(1500),
+                ..GenOptions::default()
+            };
+            let (m, _) = generate_from_seed(&opts, seed);
+            for f in m.functions.values() {
+                let what = format!("seed {seed} @{}", f.name);
+                irreducible += usize::from(fast_equals_plain(f, &what));
+            }
+        }
+        assert!(irreducible > 50, "only {irreducible} irreducible functions");
+    }
+
+    /// A kernel with the CFG of `shape`: every block but the entry has an `i32`
+    /// parameter, every block passes its own constant to all its successors (so a join
+    /// taints the parameter), and two branches in three test `tid.x`.
+    fn kernel_from_shape(shape: &cfggen::CfgShape) -> Function {
+        use gyre_ir::{BlockCall, JumpTableData, Signature, Type, ValueList};
+        let n = shape.num_blocks as usize;
+        let mut f = Function::new("k", FuncKind::Kernel, Signature::default());
+        let blocks: Vec<Block> = (0..n).map(|_| f.append_new_block()).collect();
+        for &b in &blocks[1..] {
+            f.dfg.append_block_param(b, Type::I32);
+        }
+        for (i, &b) in blocks.iter().enumerate() {
+            let succs: Vec<Block> = shape
+                .edges
+                .iter()
+                .filter(|e| e.0 as usize == i)
+                .map(|e| blocks[e.1 as usize])
+                .collect();
+            let imm = i as i64;
+            let (_, k) = f.append_inst(b, InstructionData::IntConst { imm }, Some(Type::I32));
+            let k = k.expect("iconst has a result");
+            let call = |f: &mut Function, t: Block| {
+                let args: &[Value] = if t == blocks[0] { &[] } else { &[k] };
+                BlockCall::new(t, args, &mut f.dfg.value_lists)
+            };
+            let cond = |f: &mut Function, ty: Type| {
+                let data = if i % 3 == 0 {
+                    InstructionData::IntConst { imm: 0 }
+                } else {
+                    InstructionData::Sreg {
+                        reg: SpecialReg::TidX,
+                    }
+                };
+                f.append_inst(b, data, Some(ty)).1.expect("has a result")
+            };
+            match succs.len() {
+                0 => {
+                    let args = ValueList::new();
+                    f.append_inst(b, InstructionData::Return { args }, None);
+                }
+                1 => {
+                    let dest = call(&mut f, succs[0]);
+                    f.append_inst(b, InstructionData::Jump { dest }, None);
+                }
+                2 => {
+                    let arg = cond(&mut f, Type::I1);
+                    let blocks = [call(&mut f, succs[0]), call(&mut f, succs[1])];
+                    f.append_inst(b, InstructionData::Brif { arg, blocks }, None);
+                }
+                _ => {
+                    let arg = cond(&mut f, Type::I32);
+                    let default = call(&mut f, succs[0]);
+                    let cases = succs[1..]
+                        .iter()
+                        .enumerate()
+                        .map(|(c, &t)| (c as i64, call(&mut f, t)))
+                        .collect();
+                    let table = f.dfg.make_jump_table(JumpTableData::new(default, cases));
+                    f.append_inst(b, InstructionData::BrTable { arg, table }, None);
+                }
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn shortcuts_change_nothing_on_random_cfgs() {
+        // Arbitrary graphs: irreducible cycles, self-loops, unreachable blocks, infinite
+        // loops, several returns.
+        let mut irreducible = 0;
+        for seed in 0..400u64 {
+            let size = [12, 40, 150, 600][seed as usize % 4];
+            let f = kernel_from_shape(&cfggen::random_cfg(size, seed));
+            irreducible += usize::from(fast_equals_plain(&f, &format!("random seed {seed}")));
+        }
+        assert!(irreducible > 100, "only {irreducible} irreducible graphs");
     }
 }
