@@ -27,11 +27,13 @@
 //!
 //! | graph | 1k | 100k | 1M |
 //! |---|---|---|---|
-//! | nest3-seq (a loop per 2 blocks) | 22 / 7 / 13 / 13 | 19 / 7 / 13 / 13 | 21 / 9 / 14 / 16 |
-//! | deep-nest (one nest, n/2 deep) | 19 / 7 / 14 / 13 | 19 / 7 / 14 / 13 | 22 / 8 / 15 / 15 |
-//! | random-reducible | 18 / 8 / 9 / 20 | 33 / 14 / 15 / 41 | 40 / 19 / 19 / 50 |
-//! | exit-ladder (dominator fallback) | 20 / 26 / 0 / 14 | 22 / 29 / 0 / 14 | 23 / 31 / 0 / 15 |
+//! | nest3-seq (a loop per 2 blocks) | 19 / 8 / 10 / 13 | 19 / 8 / 10 / 13 | 21 / 9 / 11 / 16 |
+//! | deep-nest (one nest, n/2 deep) | 18 / 7 / 11 / 13 | 19 / 8 / 11 / 14 | 23 / 10 / 16 / 16 |
+//! | random-reducible | 18 / 8 / 7 / 19 | 33 / 14 / 15 / 40 | 40 / 19 / 18 / 52 |
+//! | exit-ladder (dominator fallback) | 20 / 27 / 0 / 14 | 21 / 29 / 0 / 14 | 24 / 33 / 0 / 17 |
 //!
+//! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
+//! separate `perf/` workspace; docs/analyses.md has the table).
 //! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` sends ~5%
 //! of its edges (and many back edges) far away, so from 100k blocks on (working set beyond
 //! the 1 MiB L2) its time is bound by cache misses on those edges: about 2.2x from 1k to
