@@ -7,6 +7,9 @@
 //! - `conformance [--quick] [--write-doc]`: run Gyre's loop passes on LLVM's own
 //!   regression tests and compare with LLVM 14 `opt` (see `xtask::conformance`);
 //!   `--write-doc` writes docs/conformance.md. Fails when a target is missed.
+//! - `perf [args...]`: time Gyre's CFG, dominator tree and loops against Cranelift's and
+//!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
+//!   arguments, which are passed through).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -23,8 +26,11 @@ fn main() -> ExitCode {
             None => println!("ptxas not available"),
         }),
         Some("conformance") => conformance(&args[1..]),
+        Some("perf") => perf(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|ptxas|conformance [--quick] [--write-doc]>");
+            eprintln!(
+                "usage: cargo xtask <test|ptxas|conformance [--quick] [--write-doc]|perf [args...]>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -138,6 +144,20 @@ fn test() -> Result<(), String> {
     // The fuzz crate is its own workspace; its tests replay the seed corpus.
     run(&root.join("fuzz"), "cargo", &["test"], &[])?;
     Ok(())
+}
+
+/// `cargo run --release` of the `perf/` workspace's `analyses` binary with `args`. It is a
+/// workspace of its own so that the root workspace's builds and tests never compile
+/// Cranelift. Unless `CARGO_TARGET_DIR` says otherwise it builds into `target/perf`
+/// (ignored by git) rather than `perf/target`.
+fn perf(args: &[String]) -> Result<(), String> {
+    let mut cmd_args = vec!["run", "--release", "--manifest-path", "perf/Cargo.toml"];
+    if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+        cmd_args.extend(["--target-dir", "target/perf"]);
+    }
+    cmd_args.extend(["--bin", "analyses", "--"]);
+    cmd_args.extend(args.iter().map(String::as_str));
+    run(&root(), "cargo", &cmd_args, &[])
 }
 
 fn conformance(args: &[String]) -> Result<(), String> {
