@@ -30,7 +30,7 @@
 //! | nest3-seq (a loop per 2 blocks) | 19 / 8 / 10 / 13 | 19 / 8 / 10 / 13 | 21 / 9 / 11 / 16 |
 //! | deep-nest (one nest, n/2 deep) | 18 / 7 / 11 / 13 | 19 / 8 / 11 / 14 | 23 / 10 / 16 / 16 |
 //! | random-reducible | 18 / 8 / 7 / 19 | 33 / 14 / 15 / 40 | 40 / 19 / 18 / 52 |
-//! | exit-ladder (dominator fallback) | 20 / 27 / 0 / 14 | 21 / 29 / 0 / 14 | 24 / 33 / 0 / 17 |
+//! | exit-ladder (dominator fallback) | 20 / 22 / 0 / 14 | 22 / 25 / 0 / 15 | 24 / 29 / 0 / 18 |
 //!
 //! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).
