@@ -65,16 +65,19 @@ impl DataFlowGraph {
     }
 
     /// Number of instructions ever created (including ones removed from the layout).
+    #[inline]
     pub fn num_insts(&self) -> usize {
         self.insts.len()
     }
 
     /// Number of blocks ever created.
+    #[inline]
     pub fn num_blocks(&self) -> usize {
         self.blocks.len()
     }
 
     /// Number of values ever created.
+    #[inline]
     pub fn num_values(&self) -> usize {
         self.values.len()
     }
@@ -126,6 +129,7 @@ impl DataFlowGraph {
     }
 
     /// The instruction's operands.
+    #[inline]
     pub fn inst(&self, inst: Inst) -> &InstructionData {
         &self.insts[inst]
     }
@@ -141,6 +145,7 @@ impl DataFlowGraph {
     }
 
     /// The result of an instruction, if it has one.
+    #[inline]
     pub fn inst_result(&self, inst: Inst) -> Option<Value> {
         self.results[inst].expand()
     }
@@ -153,6 +158,7 @@ impl DataFlowGraph {
     }
 
     /// The value operands of an instruction, branch arguments excluded.
+    #[inline]
     pub fn inst_args(&self, inst: Inst) -> &[Value] {
         self.insts[inst].arguments(&self.value_lists)
     }
@@ -173,6 +179,7 @@ impl DataFlowGraph {
     }
 
     /// The type of a value.
+    #[inline]
     pub fn value_type(&self, v: Value) -> Type {
         self.values[v].ty
     }
@@ -183,6 +190,7 @@ impl DataFlowGraph {
     }
 
     /// Where a value is defined.
+    #[inline]
     pub fn value_def(&self, v: Value) -> ValueDef {
         self.values[v].def
     }
@@ -198,6 +206,7 @@ impl DataFlowGraph {
     }
 
     /// The parameters of a block.
+    #[inline]
     pub fn block_params(&self, block: Block) -> &[Value] {
         self.blocks[block].params.as_slice(&self.value_lists)
     }
@@ -248,6 +257,7 @@ impl DataFlowGraph {
     }
 
     /// A jump table's cases.
+    #[inline]
     pub fn jump_table(&self, jt: JumpTable) -> &JumpTableData {
         &self.jump_tables[jt]
     }
@@ -299,6 +309,7 @@ impl DataFlowGraph {
     }
 
     /// The arguments passed on a branch target.
+    #[inline]
     pub fn block_call_args(&self, bc: &BlockCall) -> &[Value] {
         bc.args.as_slice(&self.value_lists)
     }

@@ -48,21 +48,25 @@ impl Layout {
     }
 
     /// The first block: the function's entry.
+    #[inline]
     pub fn entry_block(&self) -> Option<Block> {
         self.first_block.expand()
     }
 
     /// The last block in layout order.
+    #[inline]
     pub fn last_block(&self) -> Option<Block> {
         self.last_block.expand()
     }
 
     /// Number of blocks in the layout.
+    #[inline]
     pub fn num_blocks(&self) -> usize {
         self.num_blocks
     }
 
     /// Is the block in the layout?
+    #[inline]
     pub fn is_block_inserted(&self, block: Block) -> bool {
         self.blocks[block].inserted
     }
@@ -141,6 +145,7 @@ impl Layout {
     }
 
     /// Blocks in layout order.
+    #[inline]
     pub fn blocks(&self) -> Blocks<'_> {
         Blocks {
             layout: self,
@@ -149,41 +154,49 @@ impl Layout {
     }
 
     /// The block after `block` in layout order.
+    #[inline]
     pub fn next_block(&self, block: Block) -> Option<Block> {
         self.blocks[block].next.expand()
     }
 
     /// The block before `block` in layout order.
+    #[inline]
     pub fn prev_block(&self, block: Block) -> Option<Block> {
         self.blocks[block].prev.expand()
     }
 
     /// The first instruction of a block.
+    #[inline]
     pub fn first_inst(&self, block: Block) -> Option<Inst> {
         self.blocks[block].first_inst.expand()
     }
 
     /// The last instruction of a block (its terminator in valid IR).
+    #[inline]
     pub fn last_inst(&self, block: Block) -> Option<Inst> {
         self.blocks[block].last_inst.expand()
     }
 
     /// The instruction after `inst` in its block.
+    #[inline]
     pub fn next_inst(&self, inst: Inst) -> Option<Inst> {
         self.insts[inst].next.expand()
     }
 
     /// The instruction before `inst` in its block.
+    #[inline]
     pub fn prev_inst(&self, inst: Inst) -> Option<Inst> {
         self.insts[inst].prev.expand()
     }
 
     /// The block holding `inst`, if it is in the layout.
+    #[inline]
     pub fn inst_block(&self, inst: Inst) -> Option<Block> {
         self.insts[inst].block.expand()
     }
 
     /// Instructions of a block in order.
+    #[inline]
     pub fn block_insts(&self, block: Block) -> Insts<'_> {
         Insts {
             layout: self,
@@ -309,6 +322,7 @@ pub struct Blocks<'a> {
 
 impl Iterator for Blocks<'_> {
     type Item = Block;
+    #[inline]
     fn next(&mut self) -> Option<Block> {
         let b = self.next?;
         self.next = self.layout.next_block(b);
@@ -324,6 +338,7 @@ pub struct Insts<'a> {
 
 impl Iterator for Insts<'_> {
     type Item = Inst;
+    #[inline]
     fn next(&mut self) -> Option<Inst> {
         let i = self.next?;
         self.next = self.layout.next_inst(i);
