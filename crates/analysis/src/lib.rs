@@ -27,10 +27,10 @@
 //!
 //! | graph | 1k | 100k | 1M |
 //! |---|---|---|---|
-//! | nest3-seq (a loop per 2 blocks) | 19 / 8 / 10 / 13 | 19 / 8 / 10 / 13 | 21 / 9 / 11 / 16 |
-//! | deep-nest (one nest, n/2 deep) | 18 / 7 / 11 / 13 | 19 / 8 / 11 / 14 | 23 / 10 / 16 / 16 |
-//! | random-reducible | 18 / 8 / 7 / 19 | 33 / 14 / 15 / 40 | 40 / 19 / 18 / 52 |
-//! | exit-ladder (dominator fallback) | 20 / 22 / 0 / 14 | 22 / 25 / 0 / 15 | 24 / 29 / 0 / 18 |
+//! | nest3-seq (a loop per 2 blocks) | 17 / 7 / 10 / 13 | 18 / 8 / 10 / 13 | 19 / 9 / 11 / 15 |
+//! | deep-nest (one nest, n/2 deep) | 17 / 7 / 11 / 13 | 17 / 8 / 11 / 13 | 21 / 8 / 12 / 14 |
+//! | random-reducible | 16 / 8 / 6 / 19 | 31 / 14 / 15 / 42 | 36 / 18 / 18 / 49 |
+//! | exit-ladder (dominator fallback) | 18 / 22 / 0 / 14 | 20 / 25 / 0 / 14 | 22 / 27 / 0 / 15 |
 //!
 //! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).
