@@ -3,8 +3,8 @@
 //!
 //! Families: `nest3-seq` (3-deep rotated nests, one loop per two blocks),
 //! `random-reducible` (seed 0x5eed), `deep-nest` (one nest of `size / 2 - 1` loops) and
-//! `exit-ladder` (a chain whose blocks all also branch to one exit: the dominator tree's
-//! fallback case).
+//! `exit-ladder` (a chain whose blocks all also branch to one exit: quadratic for a
+//! dominator sweep that reads the exit's predecessors in layout order).
 //! `GYRE_TIMING_REPS=N` fixes the repetitions (e.g. 1 under callgrind);
 //! `GYRE_TIMING_FAMILY=name` runs one family only.
 

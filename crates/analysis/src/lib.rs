@@ -30,7 +30,7 @@
 //! | nest3-seq (a loop per 2 blocks) | 17 / 7 / 10 / 13 | 18 / 8 / 10 / 13 | 19 / 9 / 11 / 15 |
 //! | deep-nest (one nest, n/2 deep) | 17 / 7 / 11 / 13 | 17 / 8 / 11 / 13 | 21 / 8 / 12 / 14 |
 //! | random-reducible | 16 / 8 / 6 / 19 | 31 / 14 / 15 / 42 | 36 / 18 / 18 / 49 |
-//! | exit-ladder (dominator fallback) | 18 / 22 / 0 / 14 | 20 / 25 / 0 / 14 | 22 / 27 / 0 / 15 |
+//! | exit-ladder (one shared exit) | 20 / 8 / 0 / 14 | 23 / 8 / 0 / 14 | 23 / 12 / 0 / 16 |
 //!
 //! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).

@@ -30,11 +30,12 @@
 //!
 //! **Cost.** The fast path is O(n + m + Σ climb lengths). Climbs are short on code-like
 //! CFGs but not always: a chain of early exits into one shared block (`if (..) goto err`
-//! n times) climbs the chain once per exit, O(n²). So the climbs get a budget of n + m
-//! steps (the code-like generated families stay within it, tested at 20k–50k blocks);
-//! past it the sweep is abandoned for semi-NCA, keeping the fast path linear. Every step
-//! spent before giving up is wasted: halving the budget from 2·(n + m) took the exit
-//! ladder from 28 to 24 ns/block at 10k.
+//! n times) climbs the chain once per exit, O(n²), if the exit's predecessors are read in
+//! layout order. Read last to first (deepest first in laid-out code) each of those climbs
+//! is one step: exit-ladder went from 24 to 8 ns/block at 100k. Other orders can still be
+//! quadratic (the same ladder laid out backwards), so the climbs also get a budget of n + m
+//! steps (the code-like generated families stay within it, tested at 20k–50k blocks); past
+//! it the sweep is abandoned for semi-NCA, keeping the fast path linear.
 //! The fallback is O(m log n) plus that NCA step. Why CHK first: semi-NCA
 //! needs a DFS and a second sweep over every predecessor in a preorder unrelated to block
 //! order, while the one CHK sweep runs in RPO, which is close to block order in laid-out
@@ -326,7 +327,11 @@ impl Builder {
             for w in root + 1..end {
                 let b = blocks[w - 1];
                 let mut d = NONE;
-                for &p in order.backward.edges(b.index()) {
+                // Last to first: in laid-out code the later predecessors tend to be deeper,
+                // so the running NCA `d` only moves up and each climb is short. In layout
+                // order, a ladder of early exits into one block (`if (..) goto err`)
+                // climbs the whole chain once per exit.
+                for &p in order.backward.edges(b.index()).iter().rev() {
                     let v = num(p.index());
                     if v == 0 {
                         continue;
@@ -810,12 +815,33 @@ mod tests {
     }
 
     #[test]
-    fn exit_ladder_exhausts_the_climb_budget_and_falls_back() {
-        // b0 -> b1 -> ... -> b(n-2), each also -> e = n-1: CHK would climb the chain once
-        // per predecessor of e (quadratic); the budget sends it to semi-NCA instead.
+    fn exit_ladder_stays_on_the_fast_path() {
+        // b0 -> b1 -> ... -> b(n-2), each also -> e = n-1. Read in layout order, e's
+        // predecessors would make CHK climb the chain once each (quadratic); read last to
+        // first, each climb is one step.
         let shape = cfggen::exit_ladder(2_000);
         let e = shape.num_blocks - 1;
         let (cfg, dt, pdt) = trees(shape.num_blocks as usize, &shape.edges);
+        assert_eq!(dt.fallbacks(), 0);
+        assert_eq!(dt.idom(Block::new(e as usize)), Some(Block::new(0)));
+        check_against_reference(&cfg, &dt, &pdt);
+    }
+
+    #[test]
+    fn ladder_laid_out_backwards_exhausts_the_climb_budget_and_falls_back() {
+        // 0 -> n-2 -> n-3 -> ... -> 1, each also -> e = n-1: the chain runs against the
+        // layout, so e's predecessors read last to first come in ascending RPO and CHK
+        // climbs the chain once per predecessor; the budget sends it to semi-NCA instead.
+        let n = 2_000u32;
+        let e = n - 1;
+        let mut edges = vec![(0, n - 2), (0, e)];
+        for b in (1..n - 1).rev() {
+            if b > 1 {
+                edges.push((b, b - 1));
+            }
+            edges.push((b, e));
+        }
+        let (cfg, dt, pdt) = trees(n as usize, &edges);
         assert_eq!(dt.fallbacks(), 1);
         assert_eq!(dt.idom(Block::new(e as usize)), Some(Block::new(0)));
         check_against_reference(&cfg, &dt, &pdt);
