@@ -18,11 +18,14 @@
 //! **Cost** of [`Cfg::compute`]: O(n + m), no allocation once the buffers have grown.
 //! Each block's last instruction is decoded once, by one match on its data (a non-branch
 //! has no targets, so no separate terminator check: that double decode, through
-//! `Function::terminator`, was ~10% of the time). Two passes over the layout: list and mark
-//! the blocks, then read the branches, check targets against the marks and count
-//! predecessors; the predecessor array is filled from the successor array by counting
-//! sort, and the RPO DFS runs on the CSR arrays. The same DFS lists the targets of retreating edges (the loop
-//! header candidates, for [`LoopInfo`](crate::LoopInfo)) in post-order: a block still on
+//! `Function::terminator`, was ~10% of the time). One pass over the layout lists the blocks,
+//! reads the branches into a preallocated slice and counts predecessors; targets outside
+//! the layout are caught in the prefix-sum sweep that follows (a counted block that was
+//! never laid out), so valid input pays no per-edge layout test. The predecessor array is filled
+//! from the successor array by counting sort, and the RPO DFS runs on the CSR arrays and
+//! numbers each block as it finishes (no reversal or renumbering pass). The same DFS lists
+//! the targets of retreating edges (the loop header candidates, for
+//! [`LoopInfo`](crate::LoopInfo)) in post-order: a block still on
 //! the stack when an edge reaches it is marked, and listed when it finishes.
 
 use core::fmt;
@@ -127,66 +130,101 @@ impl Cfg {
 
     /// Recompute edges and order from scratch. On error the CFG is left invalid.
     ///
-    /// Two passes over the layout: the first lists the blocks and marks them, the second
-    /// reads each terminator once, checks its targets against the marks and counts
-    /// predecessors; the predecessor array is then filled from the successor array.
+    /// One pass over the layout reads each terminator once and counts predecessors; the
+    /// predecessor array is then filled from the successor array, and the RPO computed.
+    /// The error names the first bad branch in layout order.
     pub fn compute(&mut self, func: &Function) -> Result<(), CfgError> {
         self.clear();
         let n = func.dfg.num_blocks();
         self.succ_range.resize(n, [0, 0]);
-        // pred_range[b] = [NOT_IN_LAYOUT, 0] until `b` is seen in the layout; then
-        // pred_range[b][1] counts predecessors, then serves as the fill cursor.
-        const NOT_IN_LAYOUT: u32 = u32::MAX;
-        self.pred_range.resize(n, [NOT_IN_LAYOUT, 0]);
-        self.layout.reserve(func.layout.num_blocks());
-        for b in func.layout.blocks() {
-            self.layout.push(b);
-            self.pred_range[b.index()][0] = 0;
-        }
-        for &b in &self.layout {
-            let start = self.succs.len() as u32;
-            // The last instruction's targets (none unless it is a branch): one decode of
-            // the instruction, no separate terminator check.
-            if let Some(t) = func.layout.last_inst(b) {
-                match func.dfg.inst(t) {
-                    InstructionData::Jump { dest } => self.succs.push(dest.block),
-                    InstructionData::Brif { blocks, .. } => self
-                        .succs
-                        .extend_from_slice(&[blocks[0].block, blocks[1].block]),
-                    InstructionData::BrTable { .. } => {
-                        let succs = &mut self.succs;
-                        func.dfg.for_each_dest(t, |bc| succs.push(bc.block));
+        // One pass over the layout: list the blocks, decode each terminator once, count
+        // predecessors in `pred_range[t][1]` and mark each laid-out block by setting
+        // `pred_range[b][0]`. Targets outside the layout are found afterwards, in the
+        // prefix-sum sweep (a target with predecessors but no mark), so the common case
+        // pays no second walk of the layout and no per-edge mark test.
+        self.pred_range.resize(n, [0, 0]);
+        // The decode loop writes into plain slices at cursors instead of pushing: a `Vec`
+        // that a push may grow lives in memory, and its length was stored and reloaded
+        // for every edge. `layout` has exactly one slot per laid-out block; `succs` starts
+        // with two per block (a `jump` or `brif` needs no more) and grows, outside the
+        // loop, only for a `br_table` that does not fit.
+        let nl = func.layout.num_blocks();
+        self.layout.resize(nl, Block::new(0));
+        self.succs.resize(2 * nl + 2, Block::new(0));
+        let pred_range = &mut self.pred_range[..];
+        let succ_range = &mut self.succ_range[..];
+        let layout = &mut self.layout[..];
+        let mut bad = false;
+        let (mut k, mut li) = (0usize, 0usize);
+        let mut next = func.layout.entry_block();
+        'grow: loop {
+            let out = &mut self.succs[..];
+            while let Some(b) = next {
+                let start = k;
+                if let Some(t) = func.layout.last_inst(b) {
+                    // The last instruction's targets (none unless it is a branch): one
+                    // decode of the instruction, no separate terminator check.
+                    match func.dfg.inst(t) {
+                        InstructionData::Jump { dest } => {
+                            out[k] = dest.block;
+                            k += 1;
+                        }
+                        InstructionData::Brif { blocks, .. } => {
+                            out[k] = blocks[0].block;
+                            out[k + 1] = blocks[1].block;
+                            k += 2;
+                        }
+                        &InstructionData::BrTable { table, .. } => {
+                            let jt = func.dfg.jump_table(table);
+                            // Keep two free slots for the rest of the blocks' worst case.
+                            if k + jt.cases.len() + 1 + 2 * (nl - li) > out.len() {
+                                let want = k + jt.cases.len() + 1 + 2 * (nl - li);
+                                self.succs
+                                    .resize(want.max(2 * self.succs.len()), Block::new(0));
+                                continue 'grow;
+                            }
+                            out[k] = jt.default.block;
+                            k += 1;
+                            for (_, c) in &jt.cases {
+                                out[k] = c.block;
+                                k += 1;
+                            }
+                        }
+                        _ => {}
                     }
-                    _ => {}
-                }
-                for &s in &self.succs[start as usize..] {
-                    match self.pred_range.get_mut(s.index()) {
-                        Some(r) if r[0] != NOT_IN_LAYOUT => r[1] += 1,
-                        _ => {
-                            self.clear();
-                            return Err(CfgError::InvalidTarget {
-                                block: b,
-                                inst: t,
-                                target: s,
-                            });
+                    for &s in &out[start..k] {
+                        match pred_range.get_mut(s.index()) {
+                            Some(r) => r[1] += 1,
+                            None => bad = true,
                         }
                     }
                 }
+                layout[li] = b;
+                li += 1;
+                pred_range[b.index()][0] = 1;
+                succ_range[b.index()] = [start as u32, k as u32];
+                next = func.layout.next_block(b);
             }
-            self.succ_range[b.index()] = [start, self.succs.len() as u32];
+            break;
         }
+        self.succs.truncate(k);
         let mut off = 0u32;
         for r in &mut self.pred_range {
-            let cnt = r[1];
+            let [mark, cnt] = *r;
+            bad |= cnt != 0 && mark == 0;
             *r = [off, off];
             off += cnt;
         }
+        if bad {
+            return Err(self.invalid_target(func));
+        }
         self.preds.resize(off as usize, Block::new(0));
+        let (pred_range, preds) = (&mut self.pred_range[..], &mut self.preds[..]);
         for &b in &self.layout {
             let [s0, s1] = self.succ_range[b.index()];
             for &s in &self.succs[s0 as usize..s1 as usize] {
-                let r = &mut self.pred_range[s.index()];
-                self.preds[r[1] as usize] = b;
+                let r = &mut pred_range[s.index()];
+                preds[r[1] as usize] = b;
                 r[1] += 1;
             }
         }
@@ -194,6 +232,36 @@ impl Cfg {
         self.valid = true;
         self.compute_rpo();
         Ok(())
+    }
+
+    /// The first branch, in layout order, to a block that does not exist or is not in the
+    /// layout (the slow path of a failed [`Cfg::compute`]); leaves the CFG cleared.
+    #[cold]
+    fn invalid_target(&mut self, func: &Function) -> CfgError {
+        self.clear();
+        let n = func.dfg.num_blocks();
+        let mut found = None;
+        for b in func.layout.blocks() {
+            let Some(t) = func.layout.last_inst(b) else {
+                continue;
+            };
+            func.dfg.for_each_dest(t, |bc| {
+                let s = bc.block;
+                if found.is_none() && (s.index() >= n || !func.layout.is_block_inserted(s)) {
+                    found = Some(CfgError::InvalidTarget {
+                        block: b,
+                        inst: t,
+                        target: s,
+                    });
+                }
+            });
+            if let Some(e) = found {
+                return e;
+            }
+        }
+        unreachable!(
+            "invalid_target called on a function whose branches all target laid-out blocks"
+        )
     }
 
     /// Recompute the edges out of `block` after its terminator changed (or it was added to
@@ -296,20 +364,31 @@ impl Cfg {
             self.order_valid = true;
             return;
         };
-        // Post-order first (into `rpo`), reversed at the end. `rpo_number` doubles as the
-        // DFS state until the final numbering: `UNREACHABLE` = not seen, `ON_STACK` /
+        // At most the laid-out blocks are reachable. The DFS writes each finished block at
+        // the back of `rpo` and gives it its final number at once (`slot` counts down), so
+        // there is no reversal and no renumbering sweep; only when some blocks are
+        // unreachable are the numbers shifted down, over the reachable blocks alone.
+        //
+        // `rpo_number` doubles as the DFS state: `UNREACHABLE` = not seen, `ON_STACK` /
         // `ON_STACK_RETREAT` = on the stack (the latter once an edge from a descendant,
-        // i.e. a retreating edge, reached it), else the post-order number. The current frame
+        // i.e. a retreating edge, reached it), else the RPO slot. The current frame
         // `(block, next edge, end)` lives in locals; successors are visited last-to-first
         // (`i` counts down to `end`).
         const ON_STACK: u32 = UNREACHABLE - 1;
         const ON_STACK_RETREAT: u32 = UNREACHABLE - 2;
-        let stack = &mut self.dfs_stack;
-        stack.clear();
+        let mut slot = self.layout.len();
+        self.rpo.resize(slot, Block::new(0));
+        // The stack is a slice with a cursor, sized once for the deepest possible path (a
+        // pushed `Vec` kept its length in memory, stored and reloaded at every step).
+        if self.dfs_stack.len() < slot {
+            self.dfs_stack.resize(slot, (0, 0, 0));
+        }
+        let stack = &mut self.dfs_stack[..];
+        let mut sp = 0usize;
         let succs = &self.succs[..];
         let ranges = &self.succ_range[..];
         let mark = &mut self.rpo_number[..];
-        let post = &mut self.rpo;
+        let rpo = &mut self.rpo[..];
         let retreat = &mut self.retreat_targets;
         let mut v = entry.as_u32();
         mark[v as usize] = ON_STACK;
@@ -321,7 +400,8 @@ impl Cfg {
                 let m = &mut mark[s as usize];
                 if *m == UNREACHABLE {
                     *m = ON_STACK;
-                    stack.push((v, i, end));
+                    stack[sp] = (v, i, end);
+                    sp += 1;
                     v = s;
                     [end, i] = ranges[s as usize];
                 } else if *m == ON_STACK {
@@ -332,20 +412,20 @@ impl Cfg {
                 if *m == ON_STACK_RETREAT {
                     retreat.push(Block::from_u32(v));
                 }
-                *m = post.len() as u32;
-                post.push(Block::from_u32(v));
-                match stack.pop() {
-                    Some((pv, pi, pe)) => (v, i, end) = (pv, pi, pe),
-                    None => break,
+                slot -= 1;
+                *m = slot as u32;
+                rpo[slot] = Block::from_u32(v);
+                if sp == 0 {
+                    break;
                 }
+                sp -= 1;
+                (v, i, end) = stack[sp];
             }
         }
-        post.reverse();
-        // Post-order numbers to RPO numbers in one sequential sweep.
-        let last = post.len() as u32 - 1;
-        for m in mark.iter_mut() {
-            if *m != UNREACHABLE {
-                *m = last - *m;
+        if slot > 0 {
+            self.rpo.drain(..slot);
+            for &b in &self.rpo {
+                self.rpo_number[b.index()] -= slot as u32;
             }
         }
         self.order_valid = true;

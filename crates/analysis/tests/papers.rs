@@ -252,3 +252,56 @@ fn branch_to_missing_block_is_an_error() {
         })
     );
 }
+
+#[test]
+fn first_bad_branch_in_layout_order_is_reported_and_the_cfg_recovers() {
+    use gyre_analysis::{Cfg, CfgError};
+    use gyre_ir::{Block, BlockCall, EntityRef, InstructionData};
+    // 0 -> 1 -> 2; block 2 jumps to a block that was never made (index past the end), then
+    // block 1 is changed to jump to a block that exists but is not laid out. Both are bad;
+    // block 1 comes first in the layout, so it is the one reported.
+    let mut f = gyre_analysis::testutil::function_from_edges(3, &[(0, 1), (1, 2)]);
+    let retarget = |f: &mut gyre_ir::Function, block: Block, to: Block| {
+        let old = f.layout.last_inst(block).expect("terminator");
+        f.layout.remove_inst(old);
+        let dest = BlockCall::new(to, &[], &mut f.dfg.value_lists);
+        f.append_inst(block, InstructionData::Jump { dest }, None).0
+    };
+    let missing = Block::new(1000);
+    let j2 = retarget(&mut f, b(2), missing);
+    let mut cfg = Cfg::new();
+    assert_eq!(
+        cfg.compute(&f).err(),
+        Some(CfgError::InvalidTarget {
+            block: b(2),
+            inst: j2,
+            target: missing
+        })
+    );
+    assert!(!cfg.is_valid());
+    let ghost = f.dfg.make_block();
+    let j1 = retarget(&mut f, b(1), ghost);
+    assert_eq!(
+        cfg.compute(&f).err(),
+        Some(CfgError::InvalidTarget {
+            block: b(1),
+            inst: j1,
+            target: ghost
+        })
+    );
+    // Fixed, the same Cfg computes the right edges.
+    retarget(&mut f, b(1), b(2));
+    f.layout
+        .remove_inst(f.layout.last_inst(b(2)).expect("jump"));
+    f.append_inst(
+        b(2),
+        InstructionData::Return {
+            args: gyre_ir::ValueList::new(),
+        },
+        None,
+    );
+    cfg.compute(&f).expect("valid now");
+    assert_eq!(cfg.rpo(), &[b(0), b(1), b(2)]);
+    assert_eq!(cfg.preds(b(2)), &[b(1)]);
+    assert!(cfg.preds(ghost).is_empty());
+}
