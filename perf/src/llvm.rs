@@ -8,14 +8,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Write `copies` identical functions `@f0..` for `shape`, each `void (i32 %x)`. LLVM's
-/// entry block may have no predecessors, so each function starts with an extra `entry`
-/// block that computes `%c = trunc %x` and branches to `%b0`; block `i` is `%b{i}`.
-/// 0 successors: `ret void`; 1: `br label`; 2: `br i1 %c`; 3 or more: `switch i32 %x`
-/// whose default is the first target and whose cases `0, 1, ..` are the others.
-pub fn write_ll(shape: &CfgShape, copies: usize, w: &mut impl Write) -> io::Result<()> {
-    let (start, targets) = successors(shape);
+/// Write `copies` functions `@f0..`, each `void (i32 %x)`, cycling through `shapes`
+/// (`@fK` is `shapes[K % shapes.len()]`, so LLVM too sees distinct functions in turn when
+/// there are several). LLVM's entry block may have no predecessors, so each function starts
+/// with an extra `entry` block that computes `%c = trunc %x` and branches to `%b0`; block
+/// `i` is `%b{i}`. 0 successors: `ret void`; 1: `br label`; 2: `br i1 %c`; 3 or more:
+/// `switch i32 %x` whose default is the first target and whose cases `0, 1, ..` are the
+/// others.
+pub fn write_ll(shapes: &[CfgShape], copies: usize, w: &mut impl Write) -> io::Result<()> {
+    let succs: Vec<(Vec<u32>, Vec<u32>)> = shapes.iter().take(copies).map(successors).collect();
     for k in 0..copies {
+        let shape = &shapes[k % shapes.len()];
+        let (start, targets) = &succs[k % shapes.len()];
         writeln!(w, "define void @f{k}(i32 %x) {{")?;
         writeln!(w, "entry:\n  %c = trunc i32 %x to i1\n  br label %b0")?;
         for i in 0..shape.num_blocks as usize {
@@ -36,6 +40,14 @@ pub fn write_ll(shape: &CfgShape, copies: usize, w: &mut impl Write) -> io::Resu
         writeln!(w, "}}")?;
     }
     Ok(())
+}
+
+/// Blocks of the shapes in a module of `copies` functions written by [`write_ll`] (without
+/// the extra `entry` blocks): the divisor of LLVM's ns/block.
+pub fn module_blocks(shapes: &[CfgShape], copies: usize) -> u64 {
+    (0..copies)
+        .map(|k| u64::from(shapes[k % shapes.len()].num_blocks))
+        .sum()
 }
 
 /// LLVM 14 `opt`: `$GYRE_OPT` if set, else `opt-14` or `opt` on the `PATH` (as
@@ -271,7 +283,7 @@ mod tests {
             edges: vec![(0, 1), (1, 2), (1, 0), (2, 3), (2, 3), (2, 1)],
         };
         let mut out = Vec::new();
-        write_ll(&shape, 1, &mut out).expect("write to memory");
+        write_ll(std::slice::from_ref(&shape), 1, &mut out).expect("write to memory");
         let text = String::from_utf8(out).expect("utf-8");
         assert!(text.contains("b0:\n  br label %b1\n"), "{text}");
         assert!(
@@ -285,5 +297,41 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("b3:\n  ret void\n"), "{text}");
+    }
+
+    /// The body of function `@f{k}` in a written module.
+    fn body(text: &str, k: usize) -> &str {
+        let head = format!("define void @f{k}(i32 %x) {{\n");
+        let start = text.find(&head).expect("function present") + head.len();
+        let len = text[start..].find("}\n").expect("function ends");
+        &text[start..start + len]
+    }
+
+    #[test]
+    fn copies_cycle_through_distinct_shapes() {
+        let a = CfgShape {
+            num_blocks: 3,
+            edges: vec![(0, 1), (1, 2), (1, 1)],
+        };
+        let b = CfgShape {
+            num_blocks: 2,
+            edges: vec![(0, 1)],
+        };
+        let shapes = [a.clone(), b.clone()];
+        let mut out = Vec::new();
+        write_ll(&shapes, 3, &mut out).expect("write to memory");
+        let text = String::from_utf8(out).expect("utf-8");
+        let one = |s: &CfgShape| {
+            let mut o = Vec::new();
+            write_ll(std::slice::from_ref(s), 1, &mut o).expect("write to memory");
+            let t = String::from_utf8(o).expect("utf-8");
+            body(&t, 0).to_string()
+        };
+        assert_eq!(body(&text, 0), one(&a));
+        assert_eq!(body(&text, 1), one(&b));
+        assert_eq!(body(&text, 2), one(&a));
+        assert_ne!(one(&a), one(&b));
+        assert!(!text.contains("@f3"));
+        assert_eq!(module_blocks(&shapes, 3), 3 + 2 + 3);
     }
 }

@@ -14,10 +14,11 @@ pub fn min_ns(reps: usize, mut f: impl FnMut()) -> f64 {
     best
 }
 
-/// Repetitions for a graph of `num_blocks` blocks: about 20M block visits per analysis,
-/// at least 5 and at most 2000 (as `crates/analysis/examples/timing.rs`).
-pub fn default_reps(num_blocks: u32) -> usize {
-    (20_000_000 / num_blocks.max(1) as usize).clamp(5, 2000)
+/// Repetitions when one repetition analyses `num_blocks` blocks (all the functions of a
+/// row): about 20M block visits per analysis, at least 5 and at most 2000 (as
+/// `crates/analysis/examples/timing.rs`).
+pub fn default_reps(num_blocks: u64) -> usize {
+    (20_000_000 / num_blocks.max(1)).clamp(5, 2000) as usize
 }
 
 /// Nanoseconds per block of one compiler's `cfg`, `domtree` and `loops`.
@@ -83,7 +84,7 @@ pub enum Llvm {
     TimedOut,
     /// Measured.
     Measured {
-        /// Copies of the function in the module.
+        /// Functions in the module (copies cycling through the row's distinct functions).
         copies: usize,
         /// ns/block per computation (the average over the repeated computations).
         times: LlvmTimes,
@@ -112,11 +113,13 @@ impl Llvm {
 pub struct Row {
     /// Family name.
     pub family: &'static str,
-    /// Blocks in the function.
+    /// Distinct functions timed in turn (several for `random-reducible` at small sizes).
+    pub functions: usize,
+    /// Blocks per function (the mean over the functions, rounded).
     pub blocks: u32,
-    /// Edges in the function (branch targets, repeats included).
+    /// Edges per function (branch targets, repeats included; the mean, rounded).
     pub edges: usize,
-    /// Loops (all three compilers agree).
+    /// Loops per function (the mean, rounded; all three compilers agree).
     pub loops: usize,
     /// Cranelift ns/block.
     pub clif: Triple,
@@ -149,13 +152,14 @@ fn ratio(a: f64, b: f64) -> String {
 /// The markdown tables: raw ns/block, sums and ratios to Gyre, then LLVM.
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
-    s.push_str("Gyre and Cranelift, ns/block (min over repetitions, warm buffers):\n\n");
-    s.push_str("| family | blocks | edges | loops | CL cfg | CL domtree | CL loops | Gyre cfg | Gyre domtree | Gyre loops |\n");
-    s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    s.push_str("Gyre and Cranelift, ns/block (min over repetitions of one pass over `fns` distinct functions, warm buffers; blocks, edges and loops are per function, the mean over the `fns`):\n\n");
+    s.push_str("| family | fns | blocks | edges | loops | CL cfg | CL domtree | CL loops | Gyre cfg | Gyre domtree | Gyre loops |\n");
+    s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.family,
+            r.functions,
             r.blocks,
             r.edges,
             r.loops,

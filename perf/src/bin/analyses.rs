@@ -5,14 +5,10 @@
 //! `cargo run --release --manifest-path perf/Cargo.toml --bin analyses -- [options] [sizes...]`
 //! (or `cargo xtask perf [options] [sizes...]`); see `--help`.
 
-use cranelift_codegen::dominator_tree::DominatorTree;
-use cranelift_codegen::flowgraph::ControlFlowGraph;
-use cranelift_codegen::loop_analysis::LoopAnalysis;
-use gyre_analysis::cfggen::{self, CfgShape};
-use gyre_analysis::{Cfg, DomTree, LoopInfo};
-use gyre_ir::EntityRef;
-use gyre_perf::measure::{default_reps, markdown, min_ns, Llvm, LlvmTimes, Row, Triple};
-use gyre_perf::{clif, llvm};
+use gyre_analysis::cfggen::CfgShape;
+use gyre_perf::llvm;
+use gyre_perf::measure::{default_reps, markdown, Llvm, LlvmTimes, Row};
+use gyre_perf::set::{self, FunctionSet, FAMILIES};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,15 +18,13 @@ const USAGE: &str = "\
 usage: analyses [options] [sizes...]   (default sizes: 1000 10000 100000 1000000)
   --family NAME      only this family (repeatable): nest3-seq, random-reducible, deep-nest, exit-ladder
   --runs N           repeat the whole sweep N times, report per-cell minima (default 1)
-  --reps N           repetitions per analysis (default 20M / blocks, clamped to 5..2000)
+  --reps N           repetitions per analysis (default 20M / blocks timed, clamped to 5..2000)
   --no-llvm          skip LLVM
   --llvm-blocks N    replicate small functions in one module up to N blocks, for timer resolution (default 1000000)
   --llvm-reps R      opt computes both analyses R times per function, reported as the average (default 3)
   --llvm-timeout S   give up on an opt run after S seconds (default 60); on a time-out, retry
                      with one copy, and skip the family's larger sizes if that times out too
   GYRE_OPT=path      the LLVM 14 opt to use (default opt-14, opt)";
-
-const FAMILIES: [&str; 4] = ["nest3-seq", "random-reducible", "deep-nest", "exit-ladder"];
 
 /// Parsed command line.
 struct Options {
@@ -105,28 +99,18 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-fn shape(family: &str, n: u32) -> CfgShape {
-    clif::detach_entry(match family {
-        "nest3-seq" => cfggen::loop_nest_sequence(n),
-        "random-reducible" => cfggen::random_reducible(n, 0x5eed),
-        "deep-nest" => cfggen::deep_nest((n / 2).saturating_sub(1)),
-        "exit-ladder" => cfggen::exit_ladder(n),
-        other => unreachable!("family {other} was validated by parse_args"),
-    })
-}
-
 /// Where LLVM runs: `opt`, a scratch directory, and whether to check its loops.
 struct LlvmSetup {
     opt: PathBuf,
     dir: PathBuf,
 }
 
-/// Time LLVM on `shape` replicated into one module (and on the first run of a small shape,
-/// check that LLVM's loops are Gyre's).
+/// Time LLVM on a module of copies cycling through `shapes` (and on the first run of a
+/// small shape, check that LLVM's loops of the first shape are Gyre's).
 fn measure_llvm(
     setup: &LlvmSetup,
     o: &Options,
-    shape: &CfgShape,
+    shapes: &[CfgShape],
     gyre_loops: &[(usize, Option<usize>)],
     check: bool,
 ) -> Result<Llvm, String> {
@@ -135,11 +119,11 @@ fn measure_llvm(
         let f = std::fs::File::create(&file)
             .map_err(|e| format!("cannot create {}: {e}", file.display()))?;
         let mut w = std::io::BufWriter::new(f);
-        llvm::write_ll(shape, copies, &mut w)
+        llvm::write_ll(shapes, copies, &mut w)
             .and_then(|()| w.flush())
             .map_err(|e| format!("cannot write {}: {e}", file.display()))
     };
-    if check && shape.num_blocks <= 2_000 {
+    if check && shapes[0].num_blocks <= 2_000 {
         write(1)?;
         let mut got = llvm::loop_headers(&setup.opt, &file, o.llvm_timeout)?;
         got.sort_unstable();
@@ -151,13 +135,13 @@ fn measure_llvm(
             ));
         }
     }
-    let mut copies = (o.llvm_blocks / u64::from(shape.num_blocks)).max(1) as usize;
+    let mut copies = (o.llvm_blocks / u64::from(shapes[0].num_blocks)).max(1) as usize;
     let time = |copies: usize| -> Result<Option<LlvmTimes>, String> {
         write(copies)?;
         let run = llvm::time_analyses(&setup.opt, &file, o.llvm_reps, o.llvm_timeout);
         let _ = std::fs::remove_file(&file);
-        let computations = (copies * o.llvm_reps) as f64;
-        let per_block = 1e9 / (computations * f64::from(shape.num_blocks));
+        let blocks = llvm::module_blocks(shapes, copies) as f64;
+        let per_block = 1e9 / (o.llvm_reps as f64 * blocks);
         Ok(match run? {
             llvm::OptRun::TimedOut => None,
             llvm::OptRun::Times(t) => Some(LlvmTimes {
@@ -186,55 +170,37 @@ fn measure_row(
     first_run: bool,
     llvm_gave_up: bool,
 ) -> Result<Row, String> {
-    let shape = shape(family, n);
-    let blocks = f64::from(shape.num_blocks);
-    let reps = o.reps.unwrap_or_else(|| default_reps(shape.num_blocks));
-
-    // Build both functions and check that they agree before timing anything.
-    let cfunc = clif::build(&shape);
-    let gfunc = shape.to_function();
-    let mut ccfg = ControlFlowGraph::with_function(&cfunc);
-    clif::check_cfg(&shape, &cfunc, &ccfg)?;
-    let mut cdt = DominatorTree::with_function(&cfunc, &ccfg);
-    let mut cla = LoopAnalysis::new();
-    cla.compute(&cfunc, &ccfg, &cdt);
-    let mut gcfg = Cfg::with_function(&gfunc).map_err(|e| format!("Gyre CFG: {e}"))?;
-    clif::check_gyre_cfg(&shape, &gcfg)?;
-    let mut gdt = DomTree::with_function(&gfunc, &gcfg);
-    let mut gli = LoopInfo::with_function(&gfunc, &gcfg, &gdt);
-    clif::check_agreement(shape.num_blocks, &gdt, &gli, &cdt, &cla)?;
-
-    // Warm buffers: every analysis object above is reused.
-    let clif = Triple {
-        cfg: min_ns(reps, || ccfg.compute(&cfunc)) / blocks,
-        domtree: min_ns(reps, || cdt.compute(&cfunc, &ccfg)) / blocks,
-        loops: min_ns(reps, || cla.compute(&cfunc, &ccfg, &cdt)) / blocks,
-    };
-    let gyre = Triple {
-        cfg: min_ns(reps, || gcfg.compute(&gfunc).expect("valid function")) / blocks,
-        domtree: min_ns(reps, || gdt.compute(&gfunc, &gcfg)) / blocks,
-        loops: min_ns(reps, || gli.compute(&gfunc, &gcfg, &gdt)) / blocks,
-    };
+    let shapes = set::shapes(family, n).expect("family was validated by parse_args");
+    // Builds both functions for every shape and checks that they agree before timing.
+    let mut fs = FunctionSet::new(shapes)?;
+    let k = fs.shapes().len();
+    let total = fs.total_blocks();
+    let reps = o.reps.unwrap_or_else(|| default_reps(total));
+    let clif = fs.time_cranelift(reps);
+    let gyre = fs.time_gyre(reps);
     // Recheck after the timed recomputations.
-    clif::check_agreement(shape.num_blocks, &gdt, &gli, &cdt, &cla)?;
-    let gyre_loops: Vec<(usize, Option<usize>)> = gli
-        .loops()
-        .map(|l| {
-            let parent = gli.parent(l).map(|p| gli.header(p).index());
-            (gli.header(l).index(), parent)
-        })
-        .collect();
-    drop((cfunc, ccfg, cdt, cla, gfunc, gcfg, gdt, gli));
+    fs.check()?;
+    let gyre_loops = fs.gyre_loops(0);
+    let mean = |x: u64| (x as f64 / k as f64).round() as u64;
+    let edges: u64 = fs.shapes().iter().map(|s| s.edges.len() as u64).sum();
+    let (blocks, edges, loops) = (
+        mean(total) as u32,
+        mean(edges) as usize,
+        mean(fs.total_loops() as u64) as usize,
+    );
+    let shapes = fs.shapes().to_vec();
+    drop(fs);
     let llvm = match llvm_setup {
         Some(_) if llvm_gave_up => Llvm::TimedOut,
-        Some(s) => measure_llvm(s, o, &shape, &gyre_loops, first_run)?,
+        Some(s) => measure_llvm(s, o, &shapes, &gyre_loops, first_run)?,
         None => Llvm::Skipped,
     };
     Ok(Row {
         family,
-        blocks: shape.num_blocks,
-        edges: shape.edges.len(),
-        loops: gyre_loops.len(),
+        functions: k,
+        blocks,
+        edges,
+        loops,
         clif,
         gyre,
         llvm,
@@ -335,8 +301,9 @@ fn print_llvm_note(opt: &Path, o: &Options) {
     println!(
         "LLVM: `{} -disable-output -passes=<P> -time-passes` with P = `require<domtree>,require<loops>` \
          repeated {} times (`invalidate<loops>,invalidate<domtree>` between), on a module holding \
-         `copies` = max(1, {} / blocks) copies of the function; wall time of the \
-         DominatorTreeAnalysis and LoopAnalysis rows / (copies x repetitions x blocks).",
+         `copies` = max(1, {} / blocks) functions (cycling through the row's `fns` distinct \
+         functions); wall time of the DominatorTreeAnalysis and LoopAnalysis rows / \
+         (repetitions x the module's blocks).",
         opt.display(),
         o.llvm_reps,
         o.llvm_blocks,
