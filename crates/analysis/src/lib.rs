@@ -25,21 +25,25 @@
 //! on a shared 2-core AMD EPYC (release build, `compute` with warm buffers), for
 //! `cfg / domtree / loops / postdom`:
 //!
-//! | graph | 1k | 100k | 1M |
-//! |---|---|---|---|
-//! | nest3-seq (a loop per 2 blocks) | 17 / 7 / 10 / 13 | 18 / 8 / 10 / 13 | 19 / 9 / 11 / 15 |
-//! | deep-nest (one nest, n/2 deep) | 17 / 7 / 11 / 13 | 17 / 8 / 11 / 13 | 21 / 8 / 12 / 14 |
-//! | random-reducible | 16 / 8 / 6 / 19 | 31 / 14 / 15 / 42 | 36 / 18 / 18 / 49 |
-//! | exit-ladder (one shared exit) | 20 / 8 / 0 / 14 | 23 / 8 / 0 / 14 | 23 / 12 / 0 / 16 |
+//! | graph | 1k | 10k | 100k | 1M |
+//! |---|---|---|---|---|
+//! | nest3-seq (a loop per 2 blocks) | 13 / 7 / 10 / 13 | 14 / 7 / 10 / 13 | 14 / 8 / 11 / 14 | 17 / 9 / 12 / 16 |
+//! | deep-nest (one nest, n/2 deep) | 13 / 7 / 11 / 14 | 13 / 7 / 11 / 14 | 13 / 7 / 11 / 13 | 17 / 9 / 13 / 16 |
+//! | random-reducible, distinct functions | 22 / 8 / 7 / 37 | 29 / 14 / 15 / 41 | 30 / 14 / 16 / 43 | 34 / 18 / 19 / 52 |
+//! | random-reducible, one function repeated | 12 / 8 / 7 / 20 | 13 / 9 / 7 / 20 | – | – |
+//! | exit-ladder (one shared exit) | 14 / 9 / 0 / 15 | 14 / 8 / 0 / 15 | 18 / 8 / 0 / 15 | 19 / 10 / 0 / 16 |
 //!
 //! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).
-//! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` sends ~5%
-//! of its edges (and many back edges) far away, so from 100k blocks on (working set beyond
-//! the 1 MiB L2) its time is bound by cache misses on those edges: about 2.2x from 1k to
-//! 1M for the dominator tree and the loops (transparent huge pages change nothing, so it is
-//! not the TLB). Its post-dominator tree has several exits and takes semi-NCA, whose
-//! reverse-DFS order is unrelated to block order.
+//! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` is timed
+//! over [`cfggen::distinct_functions`] distinct functions at 1k and 10k blocks (one small
+//! function repeated stays in the caches and lets the branch predictor learn its random
+//! branches: the last row). Its dominator tree and loops grow about 2.2x and 2.8x per block
+//! from 1k to 1M, nearly all of it between 1k and 10k (10k to 1M: 1.3x and 1.2x): a 1k
+//! function's arrays stay in L2, a larger one's far edges (a few percent, many of them back
+//! edges) miss it. Transparent huge pages change nothing, so it is not the TLB. Its
+//! post-dominator tree has several exits and takes semi-NCA, whose reverse-DFS order is
+//! unrelated to block order.
 //! Reproduce with `cargo run --release -p gyre-analysis --example timing [sizes...]`
 //! (min of repeated runs; `GYRE_TIMING_REPS=1` under `valgrind --tool=callgrind`) or with
 //! the criterion bench `cargo bench -p gyre-analysis --bench analysis`.
