@@ -13,7 +13,13 @@ use gyre_analysis::{Cfg, DomTree, LoopInfo};
 use gyre_ir::EntityRef;
 
 /// The families, in table order.
-pub const FAMILIES: [&str; 4] = ["nest3-seq", "random-reducible", "deep-nest", "exit-ladder"];
+pub const FAMILIES: [&str; 5] = [
+    "nest3-seq",
+    "random-reducible",
+    "deep-nest",
+    "exit-ladder",
+    "exit-ladder-backwards",
+];
 
 /// The first seed of `random-reducible` (the others follow it).
 pub const SEED: u64 = 0x5eed;
@@ -29,6 +35,7 @@ pub fn shapes(family: &str, n: u32) -> Option<Vec<CfgShape>> {
         "random-reducible" => cfggen::random_reducible_set(n, SEED),
         "deep-nest" => vec![cfggen::deep_nest((n / 2).saturating_sub(1))],
         "exit-ladder" => vec![cfggen::exit_ladder(n)],
+        "exit-ladder-backwards" => vec![cfggen::exit_ladder_backwards(n)],
         _ => return None,
     };
     Some(shapes.into_iter().map(clif::detach_entry).collect())
@@ -219,7 +226,12 @@ mod tests {
             assert!(s.num_blocks == 1_000 || s.num_blocks == 1_001, "shape {i}");
             assert!(set[..i].iter().all(|t| t != s), "shape {i} repeats");
         }
-        for family in ["nest3-seq", "deep-nest", "exit-ladder"] {
+        for family in [
+            "nest3-seq",
+            "deep-nest",
+            "exit-ladder",
+            "exit-ladder-backwards",
+        ] {
             assert_eq!(shapes(family, 1_000).expect("known family").len(), 1);
         }
         assert!(shapes("nope", 1_000).is_none());

@@ -96,6 +96,12 @@ fn benches(c: &mut Criterion) {
             &cfggen::random_reducible_set(n, 0x5eed),
         );
         bench_shapes(c, "exit-ladder", &[cfggen::exit_ladder(n)]);
+        // The dominator tree's semi-NCA fallback (CHK would be quadratic here).
+        bench_shapes(
+            c,
+            "exit-ladder-backwards",
+            &[cfggen::exit_ladder_backwards(n)],
+        );
     }
     bench_shapes(c, "deep-nest-10000", &[cfggen::deep_nest(10_000)]);
 }

@@ -4,7 +4,8 @@
 //! Families: `nest3-seq` (3-deep rotated nests, one loop per two blocks),
 //! `random-reducible`, `deep-nest` (one nest of `size / 2 - 1` loops) and `exit-ladder` (a
 //! chain whose blocks all also branch to one exit: quadratic for a dominator sweep that
-//! reads the exit's predecessors in layout order).
+//! reads the exit's predecessors in layout order) and `exit-ladder-backwards` (the same
+//! laid out against the chain: the dominator tree's semi-NCA fallback).
 //!
 //! `random-reducible` is timed over `cfggen::distinct_functions(size)` distinct functions
 //! (`cfggen::random_reducible_set`, seeds 0x5eed, 0x5eed + 1, ...: 16 at 1k blocks, 10 at
@@ -114,6 +115,9 @@ fn main() {
         }
         if want("exit-ladder") {
             row("exit-ladder", &[cfggen::exit_ladder(n)]);
+        }
+        if want("exit-ladder-backwards") {
+            row("exit-ladder-backwards", &[cfggen::exit_ladder_backwards(n)]);
         }
     }
 }

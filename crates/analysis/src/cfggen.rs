@@ -114,6 +114,27 @@ pub fn exit_ladder(num_blocks: u32) -> CfgShape {
     }
 }
 
+/// [`exit_ladder`] laid out against the chain: `0 -> n-2 -> n-3 -> ... -> 1`, every chain
+/// block also branching to the shared exit `n-1` (at least 3 blocks in all). The exit's
+/// predecessors, read last to first, come in ascending RPO, so a Cooper–Harvey–Kennedy
+/// sweep would climb the whole chain once per predecessor (quadratic): this is the shape
+/// that exercises the dominator tree's semi-NCA fallback. Successors are `[next, exit]`.
+pub fn exit_ladder_backwards(num_blocks: u32) -> CfgShape {
+    let n = num_blocks.max(3);
+    let e = n - 1;
+    let mut edges = vec![(0, n - 2), (0, e)];
+    for b in (1..n - 1).rev() {
+        if b > 1 {
+            edges.push((b, b - 1));
+        }
+        edges.push((b, e));
+    }
+    CfgShape {
+        num_blocks: n,
+        edges,
+    }
+}
+
 /// A random reducible CFG of exactly `num_blocks` blocks (at least 1), grown from one block
 /// by reducibility-preserving steps (the inverses of the T1/T2 reductions, Hecht–Ullman):
 /// splitting a block, inserting an if-diamond or an early return after it, and adding back

@@ -834,14 +834,8 @@ mod tests {
         // climbs the chain once per predecessor; the budget sends it to semi-NCA instead.
         let n = 2_000u32;
         let e = n - 1;
-        let mut edges = vec![(0, n - 2), (0, e)];
-        for b in (1..n - 1).rev() {
-            if b > 1 {
-                edges.push((b, b - 1));
-            }
-            edges.push((b, e));
-        }
-        let (cfg, dt, pdt) = trees(n as usize, &edges);
+        let shape = crate::cfggen::exit_ladder_backwards(n);
+        let (cfg, dt, pdt) = trees(n as usize, &shape.edges);
         assert_eq!(dt.fallbacks(), 1);
         assert_eq!(dt.idom(Block::new(e as usize)), Some(Block::new(0)));
         check_against_reference(&cfg, &dt, &pdt);

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 const USAGE: &str = "\
 usage: analyses [options] [sizes...]   (default sizes: 1000 10000 100000 1000000)
-  --family NAME      only this family (repeatable): nest3-seq, random-reducible, deep-nest, exit-ladder
+  --family NAME      only this family (repeatable): nest3-seq, random-reducible, deep-nest, exit-ladder,
+                     exit-ladder-backwards
   --runs N           repeat the whole sweep N times, report per-cell minima (default 1)
   --reps N           repetitions per analysis (default 20M / blocks timed, clamped to 5..2000)
   --no-llvm          skip LLVM
