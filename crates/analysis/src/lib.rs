@@ -32,6 +32,7 @@
 //! | random-reducible, distinct functions | 22 / 8 / 7 / 37 | 29 / 14 / 15 / 41 | 30 / 14 / 16 / 43 | 34 / 18 / 19 / 52 |
 //! | random-reducible, one function repeated | 12 / 8 / 7 / 20 | 13 / 9 / 7 / 20 | – | – |
 //! | exit-ladder (one shared exit) | 14 / 9 / 0 / 15 | 14 / 8 / 0 / 15 | 18 / 8 / 0 / 15 | 19 / 10 / 0 / 16 |
+//! | exit-ladder-backwards (semi-NCA fallback) | 17 / 30 / 0 / 19 | 14 / 24 / 0 / 19 | 19 / 25 / 0 / 14 | 18 / 28 / 0 / 15 |
 //!
 //! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).
