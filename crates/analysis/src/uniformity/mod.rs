@@ -24,7 +24,8 @@
 //! SSA value on every incoming edge. Joins are found by the label propagation of
 //! Rosemann, Moll and Hack (POPL 2021), as LLVM's `GenericSyncDependenceAnalysis` does it:
 //! every out-edge of `B` defines its own label, labels flow forward in the loop-contiguous
-//! [`order`] and a block reached by two different labels is a join and relabels itself.
+//! order (module `order`) and a block reached by two different labels is a join and
+//! relabels itself.
 //! A loop header takes the labels of its latches (the next iteration) and passes its
 //! label straight to the loop's exits.
 //!
@@ -45,7 +46,7 @@
 //! reconverges). Every block of a device function is assumed to (its callers may be
 //! under divergent control).
 //!
-//! **Complexity**: building def-use lists, the order and its per-block facts ([`order`]:
+//! **Complexity**: building def-use lists, the order and its per-block facts (module `order`:
 //! loop exits, dead ends, which blocks are *private*, last predecessors, and in functions
 //! with irreducible cycles the cycle spans and reach ranges) is O(n + e + loop exits).
 //! Data propagation visits each use once. Each divergent branch costs the part of its
@@ -75,7 +76,7 @@
 //! case is still superlinear (a long chain of branches whose labels all stay apart);
 //! nothing recurses.
 //!
-//! [`reference`] keeps a naive fixed point over all paths, for tests.
+//! [`reference`](mod@reference) keeps a naive fixed point over all paths, for tests.
 
 mod order;
 pub mod print;
