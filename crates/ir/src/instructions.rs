@@ -754,7 +754,7 @@ impl InstructionData {
     }
 
     /// The value operands, not counting branch arguments (see
-    /// [`DataFlowGraph::inst_values`](crate::DataFlowGraph::inst_values) for all uses).
+    /// [`DataFlowGraph::for_each_inst_value`](crate::DataFlowGraph::for_each_inst_value) for all uses).
     pub fn arguments<'a>(&'a self, pool: &'a ValueListPool) -> &'a [Value] {
         match self {
             InstructionData::IntConst { .. }

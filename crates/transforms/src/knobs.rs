@@ -232,7 +232,7 @@ knobs! {
     enable_simple_loop_unswitch: bool = true, "enable-simple-loop-unswitch", "simple-loop-unswitch",
         "Master switch for simple-loop-unswitch.";
     enable_nontrivial_unswitch: bool = false, "enable-nontrivial-unswitch", "simple-loop-unswitch",
-        "Allow non-trivial (loop-cloning) unswitching even without the <nontrivial> parameter.";
+        "Allow non-trivial (loop-cloning) unswitching even without the `<nontrivial>` parameter.";
     unswitch_uniform_only: bool = true, "unswitch-uniform-only", "simple-loop-unswitch",
         "Only unswitch conditions the uniformity analysis proves warp-uniform.";
     unswitch_threshold: u32 = 50, "unswitch-threshold", "simple-loop-unswitch",
