@@ -90,6 +90,16 @@ pub struct Cfg {
     order_valid: bool,
 }
 
+/// Count one more predecessor of `s` (in `pred_range[s][1]`), or note a target past the
+/// end of the block numbering.
+#[inline(always)]
+fn count(pred_range: &mut [[u32; 2]], s: Block, bad: &mut bool) {
+    match pred_range.get_mut(s.index()) {
+        Some(r) => r[1] += 1,
+        None => *bad = true,
+    }
+}
+
 impl Cfg {
     /// An empty, invalid CFG.
     pub fn new() -> Cfg {
@@ -165,14 +175,19 @@ impl Cfg {
                     // The last instruction's targets (none unless it is a branch): one
                     // decode of the instruction, no separate terminator check.
                     match func.dfg.inst(t) {
+                        // `jump` and `brif` count their predecessors inline: a loop over
+                        // one or two targets mispredicts its trip count on mixed code.
                         InstructionData::Jump { dest } => {
                             out[k] = dest.block;
                             k += 1;
+                            count(pred_range, dest.block, &mut bad);
                         }
                         InstructionData::Brif { blocks, .. } => {
                             out[k] = blocks[0].block;
                             out[k + 1] = blocks[1].block;
                             k += 2;
+                            count(pred_range, blocks[0].block, &mut bad);
+                            count(pred_range, blocks[1].block, &mut bad);
                         }
                         &InstructionData::BrTable { table, .. } => {
                             let jt = func.dfg.jump_table(table);
@@ -189,14 +204,11 @@ impl Cfg {
                                 out[k] = c.block;
                                 k += 1;
                             }
+                            for &s in &out[start..k] {
+                                count(pred_range, s, &mut bad);
+                            }
                         }
                         _ => {}
-                    }
-                    for &s in &out[start..k] {
-                        match pred_range.get_mut(s.index()) {
-                            Some(r) => r[1] += 1,
-                            None => bad = true,
-                        }
                     }
                 }
                 layout[li] = b;
