@@ -85,6 +85,7 @@ pub struct Cfg {
     retreat_targets: Vec<Block>,
     /// DFS frames `(block, next edge, end)`, reused across runs.
     dfs_stack: Vec<(u32, u32, u32)>,
+    /// Scratch: the source of each edge during `compute`, new targets in `update_block`.
     scratch: Vec<Block>,
     valid: bool,
     order_valid: bool,
@@ -161,6 +162,10 @@ impl Cfg {
         let nl = func.layout.num_blocks();
         self.layout.resize(nl, Block::new(0));
         self.succs.resize(2 * nl + 2, Block::new(0));
+        // The source of each edge, beside `succs`, so the predecessor fill below is one
+        // flat loop over the edges (a loop per block mispredicts its trip count).
+        self.scratch.clear();
+        self.scratch.resize(2 * nl + 2, Block::new(0));
         let pred_range = &mut self.pred_range[..];
         let succ_range = &mut self.succ_range[..];
         let layout = &mut self.layout[..];
@@ -169,6 +174,7 @@ impl Cfg {
         let mut next = func.layout.entry_block();
         'grow: loop {
             let out = &mut self.succs[..];
+            let src = &mut self.scratch[..];
             while let Some(b) = next {
                 let start = k;
                 if let Some(t) = func.layout.last_inst(b) {
@@ -179,12 +185,15 @@ impl Cfg {
                         // one or two targets mispredicts its trip count on mixed code.
                         InstructionData::Jump { dest } => {
                             out[k] = dest.block;
+                            src[k] = b;
                             k += 1;
                             count(pred_range, dest.block, &mut bad);
                         }
                         InstructionData::Brif { blocks, .. } => {
                             out[k] = blocks[0].block;
                             out[k + 1] = blocks[1].block;
+                            src[k] = b;
+                            src[k + 1] = b;
                             k += 2;
                             count(pred_range, blocks[0].block, &mut bad);
                             count(pred_range, blocks[1].block, &mut bad);
@@ -194,14 +203,17 @@ impl Cfg {
                             // Keep two free slots for the rest of the blocks' worst case.
                             if k + jt.cases.len() + 1 + 2 * (nl - li) > out.len() {
                                 let want = k + jt.cases.len() + 1 + 2 * (nl - li);
-                                self.succs
-                                    .resize(want.max(2 * self.succs.len()), Block::new(0));
+                                let len = want.max(2 * self.succs.len());
+                                self.succs.resize(len, Block::new(0));
+                                self.scratch.resize(len, Block::new(0));
                                 continue 'grow;
                             }
                             out[k] = jt.default.block;
+                            src[k] = b;
                             k += 1;
                             for (_, c) in &jt.cases {
                                 out[k] = c.block;
+                                src[k] = b;
                                 k += 1;
                             }
                             for &s in &out[start..k] {
@@ -232,13 +244,10 @@ impl Cfg {
         }
         self.preds.resize(off as usize, Block::new(0));
         let (pred_range, preds) = (&mut self.pred_range[..], &mut self.preds[..]);
-        for &b in &self.layout {
-            let [s0, s1] = self.succ_range[b.index()];
-            for &s in &self.succs[s0 as usize..s1 as usize] {
-                let r = &mut pred_range[s.index()];
-                preds[r[1] as usize] = b;
-                r[1] += 1;
-            }
+        for (&s, &b) in self.succs.iter().zip(&self.scratch) {
+            let r = &mut pred_range[s.index()];
+            preds[r[1] as usize] = b;
+            r[1] += 1;
         }
         self.entry = func.layout.entry_block().into();
         self.valid = true;
