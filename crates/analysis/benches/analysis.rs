@@ -2,9 +2,9 @@
 //! on generated CFGs. Throughput is in blocks, so criterion's `thrpt` (elem/s) gives
 //! ns/block as 1e9 / thrpt. `random-reducible` iterates over
 //! `cfggen::distinct_functions(n)` distinct functions per iteration (16 at 1k blocks, 10 at
-//! 10k, one from 100k on; throughput = their total blocks): one function repeated lets the
-//! caches hold it and the branch predictor learn its random branches at small sizes. The deterministic families
-//! are one function each.
+//! 10k, one from 100k on; throughput = their total blocks): one small function repeated
+//! stays in the caches and lets the branch predictor learn its random branches. The
+//! deterministic families are one function each.
 //!
 //! Sizes: `GYRE_BENCH_SIZES=1000,10000` (default 1k, 10k, 100k, 1M). A quick run:
 //! `cargo bench -p gyre-analysis -- --warm-up-time 1 --measurement-time 3`.
