@@ -27,22 +27,22 @@
 //!
 //! | graph | 1k | 10k | 100k | 1M |
 //! |---|---|---|---|---|
-//! | nest3-seq (a loop per 2 blocks) | 13 / 7 / 10 / 13 | 14 / 7 / 10 / 13 | 14 / 8 / 11 / 14 | 17 / 9 / 12 / 16 |
-//! | deep-nest (one nest, n/2 deep) | 13 / 7 / 11 / 14 | 13 / 7 / 11 / 14 | 13 / 7 / 11 / 13 | 17 / 9 / 13 / 16 |
-//! | random-reducible, distinct functions | 22 / 8 / 7 / 37 | 29 / 14 / 15 / 41 | 30 / 14 / 16 / 43 | 34 / 18 / 19 / 52 |
-//! | random-reducible, one function repeated | 12 / 8 / 7 / 20 | 13 / 9 / 7 / 20 | – | – |
-//! | exit-ladder (one shared exit) | 14 / 9 / 0 / 15 | 14 / 8 / 0 / 15 | 18 / 8 / 0 / 15 | 19 / 10 / 0 / 16 |
-//! | exit-ladder-backwards (semi-NCA fallback) | 17 / 30 / 0 / 19 | 14 / 24 / 0 / 19 | 19 / 25 / 0 / 14 | 18 / 28 / 0 / 15 |
+//! | nest3-seq (a loop per 2 blocks) | 12 / 7 / 10 / 13 | 12 / 7 / 10 / 13 | 13 / 7 / 10 / 13 | 17 / 9 / 11 / 15 |
+//! | deep-nest (one nest, n/2 deep) | 11 / 7 / 11 / 13 | 11 / 7 / 11 / 13 | 12 / 7 / 11 / 13 | 16 / 8 / 13 / 15 |
+//! | random-reducible, distinct functions | 12 / 8 / 7 / 37 | 26 / 13 / 15 / 46 | 25 / 14 / 15 / 43 | 30 / 18 / 18 / 50 |
+//! | random-reducible, one function repeated | 11 / 8 / 6 / 19 | 12 / 8 / 7 / 20 | – | – |
+//! | exit-ladder (one shared exit) | 12 / 8 / 0 / 15 | 13 / 8 / 0 / 15 | 13 / 8 / 0 / 15 | 18 / 9 / 0 / 16 |
+//! | exit-ladder-backwards (semi-NCA fallback) | 12 / 22 / 0 / 13 | 13 / 24 / 0 / 13 | 14 / 24 / 0 / 14 | 18 / 27 / 0 / 15 |
 //!
 //! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).
 //! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` is timed
 //! over [`cfggen::distinct_functions`] distinct functions at 1k and 10k blocks (one small
 //! function repeated stays in the caches and lets the branch predictor learn its random
-//! branches: the last row). Its dominator tree and loops grow about 2.2x and 2.8x per block
-//! from 1k to 1M, nearly all of it between 1k and 10k (10k to 1M: 1.3x and 1.2x): a 1k
-//! function's arrays stay in L2, a larger one's far edges (a few percent, many of them back
-//! edges) miss it. Transparent huge pages change nothing, so it is not the TLB. Its
+//! branches: the one-function row). Its dominator tree and loops grow about 2.2x and 2.8x
+//! per block from 1k to 1M, nearly all of it between 1k and 10k (10k to 1M: 1.4x and
+//! 1.2x): a 1k function's arrays stay in L2, a larger one's far edges (a few percent, many
+//! of them back edges) miss it. Transparent huge pages change nothing, so it is not the TLB. Its
 //! post-dominator tree has several exits and takes semi-NCA, whose reverse-DFS order is
 //! unrelated to block order.
 //! Reproduce with `cargo run --release -p gyre-analysis --example timing [sizes...]`
