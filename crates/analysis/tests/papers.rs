@@ -232,6 +232,43 @@ fn deep_nest_and_long_chain_do_not_overflow() {
 }
 
 #[test]
+fn million_block_irreducible_cycle_and_dominator_fallback_do_not_overflow() {
+    // 0 -> 1 -> 2 -> ... -> n-1 -> 1, entered at 1 and at m from the entry; n-1 also
+    // leaves to the return block n. Neither entry dominates the other, so there is no
+    // loop, only one irreducible cycle of n - 1 blocks: the RPO and post-dominator DFSs go
+    // about a million deep and the SCC search walks the whole cycle.
+    let n = 1_000_000u32;
+    let m = n / 2;
+    let edges: Vec<(u32, u32)> = [(0, 1), (0, m)]
+        .into_iter()
+        .chain((1..n - 1).map(|i| (i, i + 1)))
+        .chain([(n - 1, 1), (n - 1, n)])
+        .collect();
+    let a = analyze(n as usize + 1, &edges);
+    assert_eq!(a.dt.idom(b(1)), Some(b(0)));
+    assert_eq!(a.dt.idom(b(m)), Some(b(0)));
+    assert_eq!(a.dt.idom(b(m + 1)), Some(b(m)));
+    assert_eq!(a.dt.idom(b(n)), Some(b(n - 1)));
+    assert_eq!(a.dt.depth(b(n)), n - m + 2);
+    assert_eq!(a.li.num_loops(), 0);
+    let cycles = a.li.irreducible_cycles();
+    assert_eq!(cycles.len(), 1);
+    // In RPO: the DFS takes the entry's last successor, m, first.
+    assert_eq!(cycles[0].entries, vec![b(m), b(1)]);
+    assert_eq!(cycles[0].blocks.len(), n as usize - 1);
+    // Every cycle block reaches the return only through n-1.
+    assert_eq!(a.pdt.ipdom(b(1)), Some(b(2)));
+    assert_eq!(a.pdt.ipdom(b(n - 1)), Some(b(n)));
+    assert_eq!(a.pdt.ipdom(b(0)), Some(b(m)));
+    // A million-block ladder laid out against its chain sends the dominator tree to its
+    // semi-NCA fallback, whose own DFS is then a million deep.
+    let a = analyze_shape(&cfggen::exit_ladder_backwards(n));
+    assert_eq!(a.dt.idom(b(n - 1)), Some(b(0)));
+    assert_eq!(a.dt.depth(b(1)), n - 1);
+    assert_eq!(a.pdt.ipdom(b(n - 2)), Some(b(n - 1)));
+}
+
+#[test]
 fn branch_to_missing_block_is_an_error() {
     use gyre_analysis::{Cfg, CfgError};
     use gyre_ir::{BlockCall, InstructionData};
