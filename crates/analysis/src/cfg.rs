@@ -385,10 +385,12 @@ impl Cfg {
             self.order_valid = true;
             return;
         };
-        // At most the laid-out blocks are reachable. The DFS writes each finished block at
-        // the back of `rpo` and gives it its final number at once (`slot` counts down), so
-        // there is no reversal and no renumbering sweep; only when some blocks are
-        // unreachable are the numbers shifted down, over the reachable blocks alone.
+        // At most `n` blocks are reachable (bounding by the block slots rather than the
+        // layout keeps the slices in range even if a caller left an edge to a block taken
+        // out of the layout). The DFS writes each finished block at the back of `rpo` and
+        // gives it its final number at once (`slot` counts down), so there is no reversal
+        // and no renumbering sweep; only when fewer blocks are reached are the numbers
+        // shifted down, over the reachable blocks alone.
         //
         // `rpo_number` doubles as the DFS state: `UNREACHABLE` = not seen, `ON_STACK` /
         // `ON_STACK_RETREAT` = on the stack (the latter once an edge from a descendant,
@@ -397,7 +399,7 @@ impl Cfg {
         // (`i` counts down to `end`).
         const ON_STACK: u32 = UNREACHABLE - 1;
         const ON_STACK_RETREAT: u32 = UNREACHABLE - 2;
-        let mut slot = self.layout.len();
+        let mut slot = n;
         self.rpo.resize(slot, Block::new(0));
         // The stack is a slice with a cursor, sized once for the deepest possible path (a
         // pushed `Vec` kept its length in memory, stored and reloaded at every step).
