@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod registry;
 #[cfg(test)]
 mod testutil;
+pub mod utils;
 pub mod verify;
 
 pub use analyses::{Analyses, AnalysisCache};
