@@ -1,0 +1,1 @@
+//! Filetests (work in progress).
