@@ -4,12 +4,19 @@
 //! deliberately separate (as in Cranelift) so that moving code never touches operands and
 //! rewriting operands never touches order. An instruction or block that exists here but
 //! is not in the layout is simply not part of the program.
+//!
+//! Editing primitives: [`DataFlowGraph::clone_inst`] (a deep copy with a fresh result),
+//! [`DataFlowGraph::map_inst_values`] / [`DataFlowGraph::map_inst_blocks`] (remapping),
+//! and [`InstKey`] / [`InstTable`] to compare and hash-cons instructions by contents
+//! (see [`InstructionData::eq_in`]).
 
 use crate::entities::{Block, Inst, JumpTable, Value};
 use crate::instructions::{BlockCall, InstructionData, JumpTableData, ValueList, ValueListPool};
 use crate::types::Type;
+use core::hash::{Hash, Hasher};
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
+use rustc_hash::{FxHashMap, FxHasher};
 
 /// Where a value comes from.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -326,6 +333,82 @@ impl DataFlowGraph {
         });
     }
 
+    /// A deep copy of `inst`'s data: the same operation and operands, with call, return
+    /// and branch argument lists copied into fresh lists of the pool and a `br_table`'s
+    /// jump table copied into a new [`JumpTable`], so editing the copy never changes the
+    /// original. (A plain `clone()` of [`InstructionData`] shares both.)
+    pub fn deep_clone_data(&mut self, inst: Inst) -> InstructionData {
+        let pool = &mut self.value_lists;
+        let call = |bc: &BlockCall, pool: &mut ValueListPool| BlockCall {
+            block: bc.block,
+            args: bc.args.deep_clone(pool),
+        };
+        match &self.insts[inst] {
+            InstructionData::Call { func, args } => InstructionData::Call {
+                func: *func,
+                args: args.deep_clone(pool),
+            },
+            InstructionData::Return { args } => InstructionData::Return {
+                args: args.deep_clone(pool),
+            },
+            InstructionData::Jump { dest } => InstructionData::Jump {
+                dest: call(dest, pool),
+            },
+            InstructionData::Brif { arg, blocks } => InstructionData::Brif {
+                arg: *arg,
+                blocks: [call(&blocks[0], pool), call(&blocks[1], pool)],
+            },
+            InstructionData::BrTable { arg, table } => {
+                let (arg, jt) = (*arg, &self.jump_tables[*table]);
+                let data = JumpTableData {
+                    default: call(&jt.default, pool),
+                    cases: jt
+                        .cases
+                        .iter()
+                        .map(|(k, bc)| (*k, call(bc, pool)))
+                        .collect(),
+                };
+                let table = self.jump_tables.push(data);
+                InstructionData::BrTable { arg, table }
+            }
+            other => {
+                debug_assert!(!other.has_pool_data());
+                other.clone()
+            }
+        }
+    }
+
+    /// A new instruction computing what `inst` computes (Cranelift's `clone_inst`): its
+    /// data is a [deep copy](DataFlowGraph::deep_clone_data), and if `inst` has a result
+    /// the copy gets a fresh result value of the same type. The copy is not in the
+    /// layout; operands and branch targets are the original's until the caller rewrites
+    /// them (see [`DataFlowGraph::clone_inst_with`], [`DataFlowGraph::map_inst_values`],
+    /// [`DataFlowGraph::map_inst_blocks`]). O(size of `inst`).
+    pub fn clone_inst(&mut self, inst: Inst) -> Inst {
+        let data = self.deep_clone_data(inst);
+        match self.inst_result(inst) {
+            Some(r) => {
+                let ty = self.value_type(r);
+                self.make_inst_with_result(data, ty).0
+            }
+            None => self.make_inst(data),
+        }
+    }
+
+    /// [`DataFlowGraph::clone_inst`], then every value the copy uses (operands and branch
+    /// arguments) rewritten through `f`.
+    pub fn clone_inst_with(&mut self, inst: Inst, f: impl FnMut(Value) -> Value) -> Inst {
+        let copy = self.clone_inst(inst);
+        self.map_inst_values(copy, f);
+        copy
+    }
+
+    /// Rewrite every branch target of `inst` through `f`, leaving the arguments alone
+    /// (the caller keeps them matching the new targets' parameters).
+    pub fn map_inst_blocks(&mut self, inst: Inst, mut f: impl FnMut(Block) -> Block) {
+        self.for_each_dest_mut(inst, |bc, _| bc.block = f(bc.block));
+    }
+
     /// Rewrite every value `inst` uses (operands and branch arguments) through `f`.
     pub fn map_inst_values(&mut self, inst: Inst, mut f: impl FnMut(Value) -> Value) {
         for v in self.insts[inst].arguments_mut(&mut self.value_lists) {
@@ -336,5 +419,164 @@ impl DataFlowGraph {
                 *v = f(*v);
             }
         });
+    }
+}
+
+/// An instruction's data and result type, hashed and compared by contents
+/// ([`InstructionData::eq_in`], [`InstructionData::hash_in`]): a key for a
+/// value-numbering map (`FxHashMap<InstKey, Value>`) over a graph that is not edited
+/// while the map lives. The result type is part of the key, since the data alone does not
+/// say it (`iconst.i32 0` and `iconst.i64 0` have equal data).
+///
+/// When the graph must be edited between lookups, use [`InstTable`], which keeps no
+/// borrow.
+#[derive(Copy, Clone)]
+pub struct InstKey<'a> {
+    data: &'a InstructionData,
+    ty: Option<Type>,
+    dfg: &'a DataFlowGraph,
+}
+
+impl<'a> InstKey<'a> {
+    /// The key of instruction `inst`: its data and its result's type.
+    pub fn new(dfg: &'a DataFlowGraph, inst: Inst) -> InstKey<'a> {
+        InstKey {
+            data: dfg.inst(inst),
+            ty: dfg.inst_result(inst).map(|v| dfg.value_type(v)),
+            dfg,
+        }
+    }
+
+    /// The key of data not (yet) in an instruction, whose list and table handles refer
+    /// to `dfg`, with result type `ty`.
+    pub fn from_data(
+        dfg: &'a DataFlowGraph,
+        data: &'a InstructionData,
+        ty: Option<Type>,
+    ) -> InstKey<'a> {
+        InstKey { data, ty, dfg }
+    }
+}
+
+impl PartialEq for InstKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        debug_assert!(
+            core::ptr::eq(self.dfg, other.dfg),
+            "InstKeys of different graphs"
+        );
+        self.ty == other.ty && self.data.eq_in(other.data, self.dfg)
+    }
+}
+
+impl Eq for InstKey<'_> {}
+
+impl Hash for InstKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.ty.hash(state);
+        self.data.hash_in(state, self.dfg);
+    }
+}
+
+/// A hash-consing table of instructions, by contents and result type (as [`InstKey`]),
+/// that keeps no borrow of the graph: the graph may be edited between calls. Stored
+/// instructions must keep their data while they are in the table (an instruction whose
+/// operands are rewritten must be removed first and re-inserted after, or its entry goes
+/// stale: found under its old hash, compared with its new data).
+///
+/// Entries are keyed by their 64-bit hash; the rare instructions whose hash collides with
+/// a different stored one go to a small overflow list scanned linearly.
+#[derive(Clone, Default)]
+pub struct InstTable {
+    first: FxHashMap<u64, Inst>,
+    overflow: Vec<(u64, Inst)>,
+}
+
+impl InstTable {
+    /// An empty table.
+    pub fn new() -> InstTable {
+        InstTable::default()
+    }
+
+    /// Forget every entry, keeping the memory.
+    pub fn clear(&mut self) {
+        self.first.clear();
+        self.overflow.clear();
+    }
+
+    /// Number of instructions stored.
+    pub fn len(&self) -> usize {
+        self.first.len() + self.overflow.len()
+    }
+
+    /// Is the table empty?
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn hash_of(key: InstKey<'_>) -> u64 {
+        let mut h = FxHasher::default();
+        key.hash(&mut h);
+        h.finish()
+    }
+
+    fn find(&self, h: u64, key: InstKey<'_>) -> Option<Inst> {
+        let same = |i: Inst| InstKey::new(key.dfg, i) == key;
+        match self.first.get(&h) {
+            Some(&i) if same(i) => Some(i),
+            Some(_) => self
+                .overflow
+                .iter()
+                .find(|&&(g, i)| g == h && same(i))
+                .map(|&(_, i)| i),
+            None => None,
+        }
+    }
+
+    /// A stored instruction equal to `key`, if any.
+    pub fn get(&self, key: InstKey<'_>) -> Option<Inst> {
+        self.find(Self::hash_of(key), key)
+    }
+
+    /// The stored instruction equal to `inst` (of `dfg`) if there is one; otherwise store
+    /// `inst` and return it. GVN's lookup-or-insert.
+    pub fn get_or_insert(&mut self, dfg: &DataFlowGraph, inst: Inst) -> Inst {
+        let key = InstKey::new(dfg, inst);
+        let h = Self::hash_of(key);
+        if let Some(i) = self.find(h, key) {
+            return i;
+        }
+        match self.first.entry(h) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(inst);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => self.overflow.push((h, inst)),
+        }
+        inst
+    }
+
+    /// Remove `inst` (of `dfg`, with the data it had when inserted) if it is stored;
+    /// returns whether it was.
+    pub fn remove(&mut self, dfg: &DataFlowGraph, inst: Inst) -> bool {
+        let h = Self::hash_of(InstKey::new(dfg, inst));
+        if self.first.get(&h) == Some(&inst) {
+            // Promote a colliding entry, if any, so `first` keeps one per hash.
+            match self.overflow.iter().position(|&(g, _)| g == h) {
+                Some(k) => {
+                    let (_, j) = self.overflow.swap_remove(k);
+                    self.first.insert(h, j);
+                }
+                None => {
+                    self.first.remove(&h);
+                }
+            }
+            return true;
+        }
+        match self.overflow.iter().position(|&(g, i)| g == h && i == inst) {
+            Some(k) => {
+                self.overflow.swap_remove(k);
+                true
+            }
+            None => false,
+        }
     }
 }

@@ -146,6 +146,10 @@ impl Function {
 
     /// Replace every use of `from` by `to` in the laid-out instructions (a linear scan;
     /// passes that rewrite many values at once should batch through a map instead).
+    ///
+    /// `gyre_transforms::utils::uses` has the batch version (`replace_uses_batch`: one
+    /// sweep applying a whole alias map, chains resolved) and an index (`UseLists`) with
+    /// which each replacement costs O(uses of `from`).
     pub fn replace_all_uses(&mut self, from: Value, to: Value) {
         let blocks: Vec<Block> = self.layout.blocks().collect();
         for b in blocks {

@@ -6,6 +6,7 @@
 
 use crate::entities::{Block, FuncId, GlobalId, JumpTable, Slot, Value};
 use core::fmt;
+use core::hash::{Hash, Hasher};
 use cranelift_entity::{EntityList, ListPool};
 
 /// A list of values in a [`ListPool`] (call arguments, branch arguments).
@@ -674,6 +675,10 @@ pub struct JumpTableData {
 }
 
 /// The operands of an instruction, by format. The opcode says which operation.
+///
+/// The derived `PartialEq` and `Hash` compare value-list handles and jump-table ids, not
+/// their contents: use [`InstructionData::eq_in`] / [`InstructionData::hash_in`] (or
+/// [`InstKey`](crate::dfg::InstKey)) to compare instructions by what they compute.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 #[allow(missing_docs)]
 pub enum InstructionData {
@@ -806,5 +811,104 @@ impl InstructionData {
                 args.as_mut_slice(pool)
             }
         }
+    }
+}
+
+/// Pool-aware comparison and hashing.
+///
+/// The derived `PartialEq`/`Hash` of [`InstructionData`] compare [`ValueList`] handles
+/// (offsets into the function's pool) and [`JumpTable`] ids, so two `call`s with the same
+/// arguments in different lists differ, and a list reused after being freed can make
+/// unrelated instructions equal. GVN, an e-graph or any hash-consing must use these
+/// instead: call and return arguments, branch targets with their arguments, and
+/// `br_table` cases compare **by contents**, read through the
+/// [`DataFlowGraph`](crate::DataFlowGraph) they belong to.
+///
+/// What is compared is the data alone: the result type is not part of it (`iconst.i32 0`
+/// and `iconst.i64 0` have equal data), so a value-numbering key must add the type, as
+/// [`InstKey`](crate::dfg::InstKey) does. Jump-table cases compare in stored order (two
+/// tables with the same cases in another order are unequal: conservative, never wrong).
+impl InstructionData {
+    /// Are `self` and `other`, both of `dfg`, the same operation on the same operands
+    /// (value lists and jump tables compared by contents)?
+    pub fn eq_in(&self, other: &InstructionData, dfg: &crate::DataFlowGraph) -> bool {
+        use InstructionData as D;
+        let pool = &dfg.value_lists;
+        let lists = |a: &ValueList, b: &ValueList| a.as_slice(pool) == b.as_slice(pool);
+        let calls = |a: &BlockCall, b: &BlockCall| a.block == b.block && lists(&a.args, &b.args);
+        match (self, other) {
+            (D::Call { func: f, args: a }, D::Call { func: g, args: b }) => f == g && lists(a, b),
+            (D::Return { args: a }, D::Return { args: b }) => lists(a, b),
+            (D::Jump { dest: a }, D::Jump { dest: b }) => calls(a, b),
+            (D::Brif { arg: c, blocks: a }, D::Brif { arg: d, blocks: b }) => {
+                c == d && calls(&a[0], &b[0]) && calls(&a[1], &b[1])
+            }
+            (D::BrTable { arg: c, table: s }, D::BrTable { arg: d, table: t }) => {
+                let (s, t) = (dfg.jump_table(*s), dfg.jump_table(*t));
+                c == d
+                    && calls(&s.default, &t.default)
+                    && s.cases.len() == t.cases.len()
+                    && s.cases
+                        .iter()
+                        .zip(&t.cases)
+                        .all(|((k, a), (l, b))| k == l && calls(a, b))
+            }
+            // Every other format holds only plain data, for which the derived
+            // equality is the right one.
+            (a, b) if !a.has_pool_data() && !b.has_pool_data() => a == b,
+            _ => false,
+        }
+    }
+
+    /// Feed `self` (of `dfg`) to `state`, consistently with [`InstructionData::eq_in`]:
+    /// data equal by `eq_in` hash equally.
+    pub fn hash_in<H: Hasher>(&self, state: &mut H, dfg: &crate::DataFlowGraph) {
+        use InstructionData as D;
+        let pool = &dfg.value_lists;
+        let call = |bc: &BlockCall, state: &mut H| {
+            bc.block.hash(state);
+            bc.args.as_slice(pool).hash(state);
+        };
+        if !self.has_pool_data() {
+            return self.hash(state);
+        }
+        core::mem::discriminant(self).hash(state);
+        match self {
+            D::Call { func, args } => {
+                func.hash(state);
+                args.as_slice(pool).hash(state);
+            }
+            D::Return { args } => args.as_slice(pool).hash(state),
+            D::Jump { dest } => call(dest, state),
+            D::Brif { arg, blocks } => {
+                arg.hash(state);
+                call(&blocks[0], state);
+                call(&blocks[1], state);
+            }
+            D::BrTable { arg, table } => {
+                arg.hash(state);
+                let jt = dfg.jump_table(*table);
+                call(&jt.default, state);
+                jt.cases.len().hash(state);
+                for (k, bc) in &jt.cases {
+                    k.hash(state);
+                    call(bc, state);
+                }
+            }
+            _ => unreachable!("formats without pool data are hashed above"),
+        }
+    }
+
+    /// Does this format refer to data outside itself (a value list or a jump table), so
+    /// that the derived `==` and `Hash` compare handles rather than contents?
+    pub fn has_pool_data(&self) -> bool {
+        matches!(
+            self,
+            InstructionData::Call { .. }
+                | InstructionData::Return { .. }
+                | InstructionData::Jump { .. }
+                | InstructionData::Brif { .. }
+                | InstructionData::BrTable { .. }
+        )
     }
 }
