@@ -3,7 +3,8 @@
 use crate::input;
 use crate::opt::{run_passes, PassFlags};
 use crate::CliError;
-use gyre_codegen_lite::{compile_module, CodegenOptions, Sm};
+use gyre_codegen_lite::{compile_module_with, CodegenOptions, Sm};
+use gyre_transforms::ModuleAnalyses;
 
 /// Gyre's default GPU loop pipeline (`-O`), in the order cicc runs its loop passes;
 /// passes Gyre does not have yet (loop-rotate, indvars, simple-loop-unswitch) join it as
@@ -43,10 +44,14 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
         (None, true) => Some(DEFAULT_PIPELINE),
         (None, false) => None,
     };
+    // One set of analysis caches for the passes and the emitter: what the pipeline leaves
+    // valid (the CFG, dominator tree and loops after loop-simplify and lcssa) is not
+    // computed again for PTX.
+    let mut analyses = ModuleAnalyses::new();
     if let Some(p) = pipeline {
-        run_passes(&args.flags, p, &mut module)?;
+        run_passes(&args.flags, p, &mut module, &mut analyses)?;
     }
-    let ptx = compile_module(&module, &CodegenOptions { sm })
+    let ptx = compile_module_with(&module, &CodegenOptions { sm }, &mut analyses)
         .map_err(|e| CliError(format!("{name}: error: {e}")))?;
     input::write_output(args.output.as_deref(), &ptx)
 }

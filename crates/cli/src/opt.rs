@@ -3,7 +3,7 @@
 use crate::input;
 use crate::CliError;
 use gyre_transforms::knobs::{apply_setting, Knobs};
-use gyre_transforms::{Options, PassManager, Report};
+use gyre_transforms::{ModuleAnalyses, Options, PassManager, Report};
 use std::fmt::Write as _;
 
 /// Pass-manager flags shared by `opt` and `compile`.
@@ -62,11 +62,13 @@ pub enum Emit {
     Llvm,
 }
 
-/// Run the pipeline the flags describe on `module`; prints reports to standard error.
+/// Run the pipeline the flags describe on `module`, with the analysis caches in
+/// `analyses` (left holding what the passes kept valid); prints reports to standard error.
 pub fn run_passes(
     flags: &PassFlags,
     pipeline: &str,
     module: &mut gyre_ir::Module,
+    analyses: &mut ModuleAnalyses,
 ) -> Result<(), CliError> {
     let mut knobs = Knobs::default();
     for s in &flags.knobs {
@@ -78,7 +80,7 @@ pub fn run_passes(
         print_after: flags.print_after.clone(),
     };
     let mut pm = PassManager::from_pipeline(pipeline, knobs, options).map_err(CliError)?;
-    let report = pm.run_module(module)?;
+    let report = pm.run_module_with(module, analyses)?;
     eprint!("{}", render_report(flags, &report));
     Ok(())
 }
@@ -147,7 +149,7 @@ pub fn run(args: &OptArgs) -> Result<(), CliError> {
     let (name, mut module) = input::load_module(&args.input)?;
     input::verify(&name, &module)?;
     if let Some(p) = &args.flags.passes {
-        run_passes(&args.flags, p, &mut module)?;
+        run_passes(&args.flags, p, &mut module, &mut ModuleAnalyses::new())?;
     } else if !args.flags.knobs.is_empty() {
         // Still validate knob settings so a typo is reported.
         let mut knobs = Knobs::default();

@@ -102,19 +102,27 @@ fn opt_runs_pipelines_with_reports() {
 fn knobs_and_passes_are_listed_and_checked() {
     let o = gyre(&["knobs"]);
     assert!(o.status.success());
+    // Only knobs some pass reads are listed.
+    assert!(stdout(&o).contains("verify-loop-lcssa"), "{}", stdout(&o));
     for k in [
         "unswitch-uniform-only",
         "iv-loop-level",
-        "replexitval",
-        "disable-lftr",
+        "rotation-max-header-size",
     ] {
-        assert!(stdout(&o).contains(k), "{k} missing from gyre knobs");
+        assert!(
+            !stdout(&o).contains(k),
+            "{k} listed, but its pass does not exist"
+        );
     }
     let o = gyre(&["passes"]);
     assert!(stdout(&o).contains("loop-simplify") && stdout(&o).contains("lcssa"));
     assert_fails_with(
-        &gyre(&["opt", "examples/saxpy.gir", "-C", "iv-loop-level=deep"]),
-        "bad value 'deep' for knob 'iv-loop-level'",
+        &gyre(&["opt", "examples/saxpy.gir", "-C", "verify-loop-lcssa=deep"]),
+        "bad value 'deep' for knob 'verify-loop-lcssa'",
+    );
+    assert_fails_with(
+        &gyre(&["opt", "examples/saxpy.gir", "-C", "rotation-max-header-size=4"]),
+        "knob 'rotation-max-header-size' belongs to pass 'loop-rotate', which Gyre does not have yet",
     );
     assert_fails_with(
         &gyre(&["opt", "examples/saxpy.gir", "-C", "no-such-knob=1"]),
@@ -279,26 +287,12 @@ fn bad_input_is_located_never_a_panic() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// ptxas from `GYRE_PTXAS` or the project-local venv `cargo xtask test` installs.
-fn ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("GYRE_PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    let lib = root().join(".tools/venv/lib");
-    std::fs::read_dir(lib).ok()?.flatten().find_map(|e| {
-        let p = e.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
-        p.is_file().then_some(p)
-    })
-}
-
 #[test]
 fn compile_examples_for_every_target_with_and_without_o() {
-    let ptxas = ptxas();
-    if ptxas.is_none() {
-        eprintln!("skipped ptxas checks: ptxas not found (cargo xtask test installs it)");
-    }
-    let dir = std::env::temp_dir().join(format!("gyre-cli-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let ptxas = gyre_test_tools::require(
+        gyre_test_tools::Tool::Ptxas,
+        "compile_examples_for_every_target_with_and_without_o (ptxas part)",
+    );
     for ex in examples() {
         for sm in ["70", "80", "90"] {
             for opt in [false, true] {
@@ -311,18 +305,9 @@ fn compile_examples_for_every_target_with_and_without_o() {
                 let ptx = stdout(&o);
                 assert!(ptx.contains(&format!(".target sm_{sm}")), "{ptx}");
                 let Some(ptxas) = &ptxas else { continue };
-                let file = dir.join("k.ptx");
-                std::fs::write(&file, &ptx).unwrap();
-                let a = Command::new(ptxas)
-                    .args([&format!("-arch=sm_{sm}"), "-o", "/dev/null"])
-                    .arg(&file)
-                    .output()
-                    .expect("ptxas runs");
-                let msg = format!("{}{}", stderr(&a), stdout(&a));
-                assert!(
-                    a.status.success() && msg.trim().is_empty(),
-                    "{ex} sm_{sm} -O={opt}: ptxas said:\n{msg}\n{ptx}"
-                );
+                if let Err(msg) = gyre_test_tools::run_ptxas(ptxas, &ptx, &format!("sm_{sm}")) {
+                    panic!("{ex} sm_{sm} -O={opt}: {msg}\n{ptx}");
+                }
             }
         }
     }
@@ -330,5 +315,4 @@ fn compile_examples_for_every_target_with_and_without_o() {
         &gyre(&["compile", "examples/saxpy.gir", "--sm", "75"]),
         "supported targets are 70, 80 and 90",
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

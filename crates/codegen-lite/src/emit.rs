@@ -11,7 +11,7 @@ use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenOptions};
 use bitvec::vec::BitVec;
 use core::fmt::{self, Write};
 use cranelift_entity::{EntityRef, SecondaryMap};
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+use gyre_analysis::{Analyses, Cfg, LoopInfo, ModuleAnalyses};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
     IntCC, Module, Opcode, SpecialReg, Type, Value,
@@ -188,25 +188,29 @@ fn func_header(f: &Function) -> String {
     s
 }
 
-/// Lower a verified module.
-pub(crate) fn emit_module(m: &Module, opts: &CodegenOptions) -> Result<String, CodegenError> {
+/// Lower a verified module, reading (and filling) the per-function analysis caches.
+pub(crate) fn emit_module(
+    m: &Module,
+    opts: &CodegenOptions,
+    analyses: &mut ModuleAnalyses,
+) -> Result<String, CodegenError> {
     let mut helpers = Helpers::default();
     let mut bodies = String::new();
-    let mut cfg = Cfg::new();
-    let mut dt = DomTree::new();
-    let mut li = LoopInfo::new();
-    let mut pdt = PostDomTree::new();
-    for f in m.functions.values() {
-        cfg.compute(f).map_err(|e| match e {
-            gyre_analysis::CfgError::InvalidTarget { inst, .. } => CodegenError::Unsupported {
+    let needed = Analyses::CFG
+        .union(Analyses::LOOPS)
+        .union(Analyses::UNIFORMITY);
+    for (id, f) in m.functions.iter() {
+        let cache = analyses.get_mut(id);
+        cache.ensure(f, needed).map_err(|e| match e {
+            gyre_analysis::AnalysisError::Cfg(
+                ref c @ gyre_analysis::CfgError::InvalidTarget { inst, .. },
+            ) => CodegenError::Unsupported {
                 func: f.name.clone(),
                 inst,
-                what: e.to_string(),
+                what: c.to_string(),
             },
         })?;
-        dt.compute(f, &cfg);
-        li.compute(f, &cfg, &dt);
-        pdt.compute(f, &cfg);
+        let (cfg, li) = (&cache.cfg, &cache.loops);
         if let Some(c) = li.irreducible_cycles().first() {
             return Err(CodegenError::Irreducible {
                 func: f.name.clone(),
@@ -217,8 +221,8 @@ pub(crate) fn emit_module(m: &Module, opts: &CodegenOptions) -> Result<String, C
         let mut e = FnEmitter {
             m,
             f,
-            uni: BranchUniformity::compute(f, &cfg, &dt, &pdt, &li),
-            canon: nan::observed_floats(f, &cfg),
+            uni: BranchUniformity::new(&cache.uniformity),
+            canon: nan::observed_floats(f, cfg),
             regs: SecondaryMap::with_default(0),
             counts: [0; 5],
             out: String::new(),
@@ -226,7 +230,7 @@ pub(crate) fn emit_module(m: &Module, opts: &CodegenOptions) -> Result<String, C
             slot_offsets: Vec::new(),
             helpers: &mut helpers,
         };
-        e.emit_function(&cfg, &li, &mut bodies)?;
+        e.emit_function(cfg, li, &mut bodies)?;
     }
 
     let mut out = String::with_capacity(bodies.len() + 1024);
@@ -294,7 +298,7 @@ pub(crate) fn emit_module(m: &Module, opts: &CodegenOptions) -> Result<String, C
 struct FnEmitter<'a> {
     m: &'a Module,
     f: &'a Function,
-    uni: BranchUniformity,
+    uni: BranchUniformity<'a>,
     /// Float values whose NaNs must be canonical (see [`nan`]).
     canon: BitVec,
     /// Register number per value (0: none yet).

@@ -32,6 +32,7 @@ pub mod pcopy;
 pub mod uniform;
 
 use core::fmt;
+use gyre_analysis::ModuleAnalyses;
 use gyre_ir::verifier::{verify_module, VerifierErrors};
 use gyre_ir::{Block, Inst, Module};
 
@@ -163,8 +164,21 @@ impl std::error::Error for CodegenError {}
 /// The module must verify; a function with irreducible control flow is an error naming
 /// the blocks of the cycle. Never panics on bad input.
 pub fn compile_module(module: &Module, opts: &CodegenOptions) -> Result<String, CodegenError> {
+    compile_module_with(module, opts, &mut ModuleAnalyses::new())
+}
+
+/// [`compile_module`] reading the analyses it needs (CFG, dominator trees, loops,
+/// uniformity) from `analyses`, computing only those that are not valid there: after an
+/// optimization pipeline run with the same caches
+/// (`PassManager::run_module_with`), nothing is computed twice. The caches must describe
+/// `module` as it is now.
+pub fn compile_module_with(
+    module: &Module,
+    opts: &CodegenOptions,
+    analyses: &mut ModuleAnalyses,
+) -> Result<String, CodegenError> {
     verify_module(module).map_err(CodegenError::Verify)?;
-    emit::emit_module(module, opts)
+    emit::emit_module(module, opts, analyses)
 }
 
 /// The PTX identifier for an IR name: letters, digits and `_` are kept, every other

@@ -7,27 +7,20 @@
 //! temporal dependence — docs/uniformity.md). Keeping the decision behind this one type
 //! lets the back end change its policy (e.g. never emit `bra.uni`) in one place.
 
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_ir::{Function, Inst};
+use gyre_analysis::Uniformity;
+use gyre_ir::Inst;
 
-/// The uniformity of every branch of one function.
-#[derive(Clone, Default)]
-pub struct BranchUniformity {
-    uniformity: Uniformity,
+/// The uniformity of every branch of one function: a view of the function's cached
+/// [`Uniformity`] (computed once, by whoever asked first: the optimizer or the emitter).
+#[derive(Clone, Copy)]
+pub struct BranchUniformity<'a> {
+    uniformity: &'a Uniformity,
 }
 
-impl BranchUniformity {
-    /// Analyse `func` (the analyses must be valid for it).
-    pub fn compute(
-        func: &Function,
-        cfg: &Cfg,
-        dt: &DomTree,
-        pdt: &PostDomTree,
-        li: &LoopInfo,
-    ) -> BranchUniformity {
-        BranchUniformity {
-            uniformity: Uniformity::with_function(func, cfg, dt, pdt, li),
-        }
+impl<'a> BranchUniformity<'a> {
+    /// A view of `uniformity`, which must be valid for the function being emitted.
+    pub fn new(uniformity: &'a Uniformity) -> BranchUniformity<'a> {
+        BranchUniformity { uniformity }
     }
 
     /// May `inst` (a `brif` or `br_table`) be emitted as `bra.uni`?

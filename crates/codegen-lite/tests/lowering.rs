@@ -4,8 +4,8 @@
 mod common;
 
 use common::{compare, compile, parse, ptxas_or_skip, run_ptxas};
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
-use gyre_codegen_lite::{compile_module, BranchUniformity, CodegenError, CodegenOptions, Sm};
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
+use gyre_codegen_lite::{compile_module, CodegenError, CodegenOptions, Sm};
 use gyre_interp::{Arg, Inputs, Launch, Memory};
 use gyre_ir::{Block, EntityRef, Module};
 
@@ -18,13 +18,13 @@ fn guarded_branches(ptx: &str) -> Vec<String> {
         .collect()
 }
 
-fn uniformity(m: &Module, func: usize) -> (BranchUniformity, gyre_ir::Function) {
+fn uniformity(m: &Module, func: usize) -> (Uniformity, gyre_ir::Function) {
     let f = m.functions.values().nth(func).expect("function").clone();
     let cfg = Cfg::with_function(&f).expect("cfg");
     let dt = DomTree::with_function(&f, &cfg);
     let pdt = PostDomTree::with_function(&f, &cfg);
     let li = LoopInfo::with_function(&f, &cfg, &dt);
-    (BranchUniformity::compute(&f, &cfg, &dt, &pdt, &li), f)
+    (Uniformity::with_function(&f, &cfg, &dt, &pdt, &li), f)
 }
 
 const UNIFORM_THEN_DIVERGENT: &str = "

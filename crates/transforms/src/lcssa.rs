@@ -58,8 +58,10 @@ const PHI: u8 = 3;
 /// **Gives up when**: never on valid IR. Uses in unreachable blocks are left alone (they
 /// need no dominance). A use that its definition does not dominate is an error.
 ///
-/// **Knobs**: none (`verify-loop-lcssa` asks for the check that `--verify-each` always
-/// does).
+/// **Knobs**: `verify-loop-lcssa` (default false, LLVM's option of that name): after
+/// forming, check LCSSA form on every loop and fail the pass naming the first loop where
+/// it does not hold (the check `--verify-each` always does; counted in
+/// `NumLoopsVerified`).
 ///
 /// **Stats**: `NumLCSSAParams` (exit and merge parameters added),
 /// `NumOutsideUsesRewritten` (instructions whose operands were rewritten).
@@ -122,9 +124,54 @@ impl FunctionPass for Lcssa {
         func: &mut Function,
         cx: &mut PassContext<'_>,
     ) -> Result<PassResult, PassError> {
+        let res = self.form(func, cx)?;
+        if cx.knobs.verify_loop_lcssa() {
+            // The pass preserves every analysis, so the cached ones describe the result.
+            cx.analyses
+                .ensure(func, Analyses::LOOPS)
+                .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
+            verify_lcssa(func, cx.analyses).map_err(|m| {
+                PassError(format!("{NAME}: @{}: verify-loop-lcssa: {m}", func.name))
+            })?;
+            cx.stats.add(
+                NAME,
+                "NumLoopsVerified",
+                cx.analyses.loops.num_loops() as u64,
+            );
+        }
+        Ok(res)
+    }
+}
+
+/// `-C verify-loop-lcssa`: check that every loop of `func` is in LCSSA form, naming the
+/// first loop (outermost first) that is not. `cache` must hold valid loops and dominators.
+pub fn verify_lcssa(func: &Function, cache: &AnalysisCache) -> Result<(), String> {
+    let (loops, dt) = (&cache.loops, &cache.domtree);
+    match loops
+        .loops()
+        .rev()
+        .find(|&l| !loops.is_lcssa_form(l, func, dt))
+    {
+        Some(l) => Err(format!(
+            "the loop at {} is not in LCSSA form: a value defined in it is used outside \
+             it, not through an exit-block parameter",
+            loops.header(l)
+        )),
+        None => Ok(()),
+    }
+}
+
+impl Lcssa {
+    fn form(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+    ) -> Result<PassResult, PassError> {
         let fname = func.name.clone();
         let err = |m: String| PassError(format!("{NAME}: @{fname}: {m}"));
-        cx.analyses.ensure(func, Analyses::LOOPS).map_err(err)?;
+        cx.analyses
+            .ensure(func, Analyses::LOOPS)
+            .map_err(|e| err(e.into()))?;
         let cache: &AnalysisCache = cx.analyses;
         let (cfg, loops) = (&cache.cfg, &cache.loops);
         if loops.num_loops() == 0 {

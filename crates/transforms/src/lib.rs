@@ -16,9 +16,9 @@ mod testutil;
 pub mod utils;
 pub mod verify;
 
-pub use analyses::{Analyses, AnalysisCache};
+pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
 pub use manager::{
-    Forms, FunctionPass, LoopPass, LoopUpdater, Options, PassContext, PassError, PassManager,
-    PassResult, Remark, Report, Stats,
+    Forms, FunctionPass, LoopHandle, LoopPass, LoopUpdater, Options, PassContext, PassError,
+    PassManager, PassResult, Remark, Report, Stats,
 };

@@ -120,7 +120,7 @@ impl FunctionPass for LoopSimplify {
         let mut changed = false;
 
         // Phase 0: a branch to the entry block (the entry heads a loop).
-        cx.analyses.ensure(func, Analyses::CFG).map_err(err)?;
+        cx.analyses.ensure(func, Analyses::CFG).map_err(|e| err(e.into()))?;
         if let Some(entry) = func.entry_block() {
             if !cx.analyses.cfg.preds(entry).is_empty() {
                 insert_entry_block(func, entry);
@@ -129,7 +129,7 @@ impl FunctionPass for LoopSimplify {
                 changed = true;
             }
         }
-        cx.analyses.ensure(func, Analyses::LOOPS).map_err(err)?;
+        cx.analyses.ensure(func, Analyses::LOOPS).map_err(|e| err(e.into()))?;
         irreducible_remarks(func, cx.analyses, cx.remarks);
 
         type Phase = fn(&mut Scratch, &mut Function, &AnalysisCache) -> u64;
@@ -148,7 +148,7 @@ impl FunctionPass for LoopSimplify {
                 changed = true;
                 // Recompute once per phase, not once per loop.
                 cx.analyses.invalidate(Analyses::NONE);
-                cx.analyses.ensure(func, Analyses::LOOPS).map_err(err)?;
+                cx.analyses.ensure(func, Analyses::LOOPS).map_err(|e| err(e.into()))?;
             }
         }
         if !changed {
@@ -156,7 +156,7 @@ impl FunctionPass for LoopSimplify {
         }
         // The cache holds analyses of the final function (recomputed after the last
         // change): the CFG, dominator tree and loop forest are valid.
-        cx.analyses.ensure(func, Analyses::LOOPS).map_err(err)?;
+        cx.analyses.ensure(func, Analyses::LOOPS).map_err(|e| err(e.into()))?;
         Ok(PassResult::changed(
             Analyses::CFG
                 .union(Analyses::DOMTREE)

@@ -1,17 +1,27 @@
 //! The pass manager: function passes, loop passes run innermost-first, pipelines built
-//! from strings, verification after each pass, timing, statistics and remarks.
+//! from strings or from pass objects, verification after each pass, timing, statistics
+//! and remarks.
 //!
 //! A pass reports what it changed and which analyses it preserved ([`PassResult`]); the
-//! manager invalidates the rest of the [`AnalysisCache`]. Loop passes run through a loop
-//! adaptor like LLVM's: the loops of the function in post-order of the loop forest
-//! (inner loops before their parents, siblings in layout order), and loops a pass
-//! creates (e.g. unswitching's clones) are queued through [`LoopUpdater`] and visited too.
+//! manager invalidates the rest of the function's [`AnalysisCache`] and recomputes an
+//! analysis only when a later pass asks for it. Loop passes run through a loop adaptor
+//! like LLVM's (docs/architecture.md, "The loop-pass protocol"):
+//!
+//! - the loops of the function are visited in post-order of the loop forest (inner loops
+//!   before their parents, siblings in layout order), each through the whole loop
+//!   pipeline before the next;
+//! - a loop is tracked by a stable [`LoopHandle`], not by its header: a pass reports a new
+//!   header, new loops and deleted loops through the [`LoopUpdater`]; new loops are
+//!   visited after the current one, deleted loops never;
+//! - a pass that changed nothing keeps every analysis, so a pipeline of passes that find
+//!   nothing to do costs one computation of the loop forest per function, whatever the
+//!   number of loops.
 
-use crate::analyses::{Analyses, AnalysisCache};
+use crate::analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 use crate::knobs::Knobs;
 use crate::pipeline::{parse_pipeline, PipelineElement};
 use crate::registry::{self, PassKind};
-use gyre_ir::{Block, Function, Module};
+use gyre_ir::{Block, EntityRef, Function, Module};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -152,20 +162,90 @@ pub trait FunctionPass {
     ) -> Result<PassResult, PassError>;
 }
 
-/// Lets a loop pass tell the loop adaptor about loops it created.
-#[derive(Default, Debug)]
+/// A loop as the loop adaptor knows it: a stable id that survives the passes that change
+/// the loop (rotation moves its header, unswitching clones it), unlike a
+/// [`gyre_analysis::Loop`], which names a loop of one computation of the loop forest only.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LoopHandle(u32);
+cranelift_entity::entity_impl!(LoopHandle, "loophandle");
+
+/// What a loop pass tells the loop adaptor about the loops it changed (LLVM's
+/// `LPMUpdater`): the current loop's header moved, new loops appeared, the current loop is
+/// gone.
+///
+/// A pass that changes loops without saying so here leaves the adaptor visiting the wrong
+/// blocks; under `--verify-each` the adaptor checks every report against a fresh loop
+/// forest and fails the pipeline on a loop that vanished or moved unannounced.
+#[derive(Debug)]
 pub struct LoopUpdater {
-    new_headers: Vec<Block>,
+    handle: LoopHandle,
+    header: Block,
+    new_header: Option<Block>,
+    deleted: bool,
+    new_loops: Vec<Block>,
 }
 
 impl LoopUpdater {
-    /// Queue a new loop (by its header) to be visited by the loop pipeline.
+    /// An updater for the loop `handle` headed by `header` (the adaptor makes these; tests
+    /// of a single pass may too).
+    pub fn new(handle: LoopHandle, header: Block) -> LoopUpdater {
+        LoopUpdater {
+            handle,
+            header,
+            new_header: None,
+            deleted: false,
+            new_loops: Vec::new(),
+        }
+    }
+
+    /// The stable id of the loop being visited.
+    pub fn handle(&self) -> LoopHandle {
+        self.handle
+    }
+
+    /// The header of the loop being visited, as updated by [`LoopUpdater::set_header`].
+    pub fn header(&self) -> Block {
+        self.new_header.unwrap_or(self.header)
+    }
+
+    /// The current loop's header is now `header` (LLVM's `moveToHeader`; rotation).
+    pub fn set_header(&mut self, header: Block) {
+        self.new_header = Some(header);
+    }
+
+    /// A new loop headed by `header` exists (a clone, a split-off loop). New loops are
+    /// visited by the whole loop pipeline after the current loop, in the order reported;
+    /// report a new nest innermost first.
     pub fn add_new_loop(&mut self, header: Block) {
-        self.new_headers.push(header);
+        self.new_loops.push(header);
+    }
+
+    /// The current loop no longer exists (deleted, fully unswitched): no further pass of
+    /// the pipeline visits it.
+    pub fn mark_loop_deleted(&mut self) {
+        self.deleted = true;
+    }
+
+    /// Has [`LoopUpdater::mark_loop_deleted`] been called?
+    pub fn is_loop_deleted(&self) -> bool {
+        self.deleted
+    }
+
+    /// The new loops reported so far.
+    pub fn new_loops(&self) -> &[Block] {
+        &self.new_loops
     }
 }
 
-/// A pass over one loop at a time, identified by its header.
+/// A pass over one loop at a time.
+///
+/// The loop adaptor calls [`LoopPass::run_on_loop`] with the loop's current header; the
+/// CFG, dominator tree and loop forest in `cx.analyses` are valid then (the adaptor
+/// recomputes, once, what an earlier pass did not preserve). The loop's
+/// [`gyre_analysis::Loop`] is `cx.analyses.loops.innermost_loop(header)`. The pass says in
+/// its [`PassResult`] which analyses it kept valid (updating them itself, e.g. with
+/// [`gyre_analysis::Cfg::update_block`]), and through the [`LoopUpdater`] what became of
+/// the loop.
 pub trait LoopPass {
     /// The pipeline name.
     fn name(&self) -> &'static str;
@@ -173,7 +253,7 @@ pub trait LoopPass {
     fn establishes(&self) -> Forms {
         Forms::default()
     }
-    /// Run on the loop headed by `header`; the loop forest in `cx.analyses` is valid.
+    /// Run on the loop headed by `header`.
     fn run_on_loop(
         &mut self,
         func: &mut Function,
@@ -194,7 +274,10 @@ pub enum PipelineNode {
 /// How the manager reports and checks.
 #[derive(Clone, Default, Debug)]
 pub struct Options {
-    /// Run the verifier and the promised loop-form checks after every pass.
+    /// Run the verifier and the promised loop-form checks after every pass, check that
+    /// every analysis a pass claims to preserve equals a fresh one (also when it reports no
+    /// change), that a pass reporting no change left the function as it was, and that loop
+    /// passes reported every loop they moved or deleted.
     pub verify_each: bool,
     /// Print the function after every pass.
     pub print_after_all: bool,
@@ -207,7 +290,7 @@ pub struct Options {
 pub struct Report {
     /// Time per pass name, in first-run order.
     pub pass_times: Vec<(&'static str, Duration)>,
-    /// Time per analysis name, summed over functions.
+    /// Time and number of computations per analysis, summed over functions.
     pub analysis_times: Vec<(&'static str, Duration, u32)>,
     /// Counters.
     pub stats: Stats,
@@ -215,6 +298,8 @@ pub struct Report {
     pub remarks: Vec<Remark>,
     /// `--print-after` dumps.
     pub dumps: String,
+    /// Number of loop-pass invocations, per pass name (what the loop adaptor visited).
+    pub loop_visits: Vec<(&'static str, u64)>,
 }
 
 /// A pipeline ready to run.
@@ -226,7 +311,44 @@ pub struct PassManager {
     pub options: Options,
 }
 
+/// Per-run bookkeeping shared by the function and loop drivers.
+struct Run<'a> {
+    knobs: &'a Knobs,
+    options: &'a Options,
+    module: &'a Module,
+    report: &'a mut Report,
+    pass_times: BTreeMap<&'static str, (usize, Duration)>,
+    loop_visits: BTreeMap<&'static str, u64>,
+}
+
+impl Run<'_> {
+    fn time(&mut self, name: &'static str, d: Duration) {
+        let n = self.pass_times.len();
+        self.pass_times.entry(name).or_insert((n, Duration::ZERO)).1 += d;
+    }
+}
+
 impl PassManager {
+    /// An empty pipeline; add passes with [`PassManager::add_function_pass`] and
+    /// [`PassManager::add_loop_passes`].
+    pub fn new(knobs: Knobs, options: Options) -> PassManager {
+        PassManager {
+            nodes: Vec::new(),
+            knobs,
+            options,
+        }
+    }
+
+    /// Append a function pass.
+    pub fn add_function_pass(&mut self, pass: Box<dyn FunctionPass>) {
+        self.nodes.push(PipelineNode::Function(pass));
+    }
+
+    /// Append a loop adaptor running `passes` on every loop (`loop(a,b,c)`).
+    pub fn add_loop_passes(&mut self, passes: Vec<Box<dyn LoopPass>>) {
+        self.nodes.push(PipelineNode::Loop(passes));
+    }
+
     /// Build a pipeline from its string form (`loop-simplify,lcssa,loop(loop-rotate)`).
     /// Loop passes at the top level are wrapped in a loop adaptor, as LLVM does.
     pub fn from_pipeline(
@@ -235,7 +357,7 @@ impl PassManager {
         options: Options,
     ) -> Result<PassManager, String> {
         let elems = parse_pipeline(text).map_err(|e| e.to_string())?;
-        let mut nodes = Vec::new();
+        let mut pm = PassManager::new(knobs, options);
         // An explicit stack over `function(...)` nesting.
         let mut stack: Vec<std::slice::Iter<'_, PipelineElement>> = vec![elems.iter()];
         while let Some(top) = stack.last_mut() {
@@ -250,7 +372,7 @@ impl PassManager {
                     for inner in &e.nested {
                         passes.push(build_loop_pass(inner)?);
                     }
-                    nodes.push(PipelineNode::Loop(passes));
+                    pm.add_loop_passes(passes);
                 }
                 _ if !e.nested.is_empty() => {
                     return Err(format!(
@@ -260,193 +382,268 @@ impl PassManager {
                 }
                 _ => match registry::lookup(&e.name) {
                     Some(info) if info.kind == PassKind::Loop => {
-                        nodes.push(PipelineNode::Loop(vec![build_loop_pass(e)?]));
+                        pm.add_loop_passes(vec![build_loop_pass(e)?]);
                     }
-                    Some(info) => nodes.push(PipelineNode::Function(
+                    Some(info) => pm.add_function_pass(
                         (info
                             .create_function
                             .expect("function passes have a constructor"))(
                             &e.params
                         )
                         .map_err(|m| format!("pipeline:{}: {m}", e.col))?,
-                    )),
+                    ),
                     None => return Err(unknown_pass(e)),
                 },
             }
         }
-        Ok(PassManager {
-            nodes,
-            knobs,
-            options,
-        })
+        Ok(pm)
     }
 
-    /// Run the pipeline on every function of a module.
+    /// Run the pipeline on every function of a module, with fresh analyses.
     pub fn run_module(&mut self, module: &mut Module) -> Result<Report, PassError> {
+        self.run_module_with(module, &mut ModuleAnalyses::new())
+    }
+
+    /// Run the pipeline on every function of a module, starting from (and leaving behind)
+    /// the analyses in `analyses`: whatever the last passes kept valid is there for the
+    /// next user (the PTX emitter in `gyre compile -O`).
+    pub fn run_module_with(
+        &mut self,
+        module: &mut Module,
+        analyses: &mut ModuleAnalyses,
+    ) -> Result<Report, PassError> {
         let mut report = Report::default();
-        let mut pass_times: BTreeMap<&'static str, (usize, Duration)> = BTreeMap::new();
-        let mut analysis_times = [(Duration::ZERO, 0u32); 4];
+        let before = analyses.totals();
         let ids: Vec<_> = module.functions.keys().collect();
+        let mut pass_times = BTreeMap::new();
+        let mut loop_visits = BTreeMap::new();
+        let mut result = Ok(());
         for id in ids {
             // Take the function out so passes get `&mut Function` while the rest of the
             // module stays readable for printing; a placeholder keeps the name.
             let name = module.functions[id].name.clone();
             let placeholder = Function::new(name, module.functions[id].kind, Default::default());
             let mut func = std::mem::replace(&mut module.functions[id], placeholder);
-            let mut cache = AnalysisCache::new();
-            let result =
-                self.run_function(&mut func, &mut cache, &mut report, &mut pass_times, module);
-            for (k, slot) in analysis_times.iter_mut().enumerate() {
-                slot.0 += cache.times[k];
-                slot.1 += cache.counts[k];
-            }
+            let mut run = Run {
+                knobs: &self.knobs,
+                options: &self.options,
+                module,
+                report: &mut report,
+                pass_times: core::mem::take(&mut pass_times),
+                loop_visits: core::mem::take(&mut loop_visits),
+            };
+            result = run_function(&mut self.nodes, &mut func, analyses.get_mut(id), &mut run);
+            pass_times = run.pass_times;
+            loop_visits = run.loop_visits;
             module.functions[id] = func;
-            result?;
+            if result.is_err() {
+                break;
+            }
         }
+        result?;
         let mut times: Vec<_> = pass_times.into_iter().collect();
         times.sort_by_key(|(_, (order, _))| *order);
         report.pass_times = times.into_iter().map(|(n, (_, d))| (n, d)).collect();
+        report.loop_visits = loop_visits.into_iter().collect();
+        let after = analyses.totals();
         report.analysis_times = AnalysisCache::TIMED
             .iter()
-            .zip(analysis_times)
-            .map(|(n, (d, c))| (*n, d, c))
+            .zip(after.iter().zip(before))
+            .map(|(n, (a, b))| (*n, a.0 - b.0, a.1 - b.1))
             .collect();
         Ok(report)
     }
-
-    fn run_function(
-        &mut self,
-        func: &mut Function,
-        cache: &mut AnalysisCache,
-        report: &mut Report,
-        pass_times: &mut BTreeMap<&'static str, (usize, Duration)>,
-        module: &Module,
-    ) -> Result<(), PassError> {
-        for node in &mut self.nodes {
-            match node {
-                PipelineNode::Function(pass) => {
-                    let start = Instant::now();
-                    let mut cx = PassContext {
-                        knobs: &self.knobs,
-                        analyses: cache,
-                        stats: &mut report.stats,
-                        remarks: &mut report.remarks,
-                    };
-                    let res = pass.run(func, &mut cx)?;
-                    cache.invalidate(res.preserved);
-                    let n = pass_times.len();
-                    pass_times
-                        .entry(pass.name())
-                        .or_insert((n, Duration::ZERO))
-                        .1 += start.elapsed();
-                    after_pass(
-                        &self.options,
-                        pass.name(),
-                        pass.establishes(),
-                        res,
-                        func,
-                        cache,
-                        report,
-                        module,
-                    )?;
-                }
-                PipelineNode::Loop(passes) => {
-                    run_loop_pipeline(
-                        passes,
-                        &self.knobs,
-                        &self.options,
-                        func,
-                        cache,
-                        report,
-                        pass_times,
-                        module,
-                    )?;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_loop_pipeline(
-    passes: &mut [Box<dyn LoopPass>],
-    knobs: &Knobs,
-    options: &Options,
+fn run_function(
+    nodes: &mut [PipelineNode],
     func: &mut Function,
     cache: &mut AnalysisCache,
-    report: &mut Report,
-    pass_times: &mut BTreeMap<&'static str, (usize, Duration)>,
-    module: &Module,
+    run: &mut Run<'_>,
 ) -> Result<(), PassError> {
-    cache.ensure(func, Analyses::LOOPS).map_err(PassError)?;
-    // Worklist of headers, popped from the back. `loops()` lists inner loops before the
-    // loops containing them; reversed, the innermost loops come out first.
-    let mut worklist: Vec<Block> = cache.loops.loops().map(|l| cache.loops.header(l)).collect();
-    worklist.reverse();
-    while let Some(header) = worklist.pop() {
-        for pass in passes.iter_mut() {
-            cache.ensure(func, Analyses::LOOPS).map_err(PassError)?;
-            // A previous pass may have dissolved the loop (deletion, full unswitching).
-            if !cache.loops.is_header(header) {
-                break;
+    for node in nodes {
+        match node {
+            PipelineNode::Function(pass) => {
+                let before = snapshot(run.options, func);
+                let start = Instant::now();
+                let mut cx = PassContext {
+                    knobs: run.knobs,
+                    analyses: cache,
+                    stats: &mut run.report.stats,
+                    remarks: &mut run.report.remarks,
+                };
+                let res = pass.run(func, &mut cx)?;
+                cache.invalidate(res.preserved);
+                run.time(pass.name(), start.elapsed());
+                after_pass(
+                    run,
+                    pass.name(),
+                    pass.establishes(),
+                    res,
+                    func,
+                    cache,
+                    before,
+                )?;
             }
-            let start = Instant::now();
-            let mut updater = LoopUpdater::default();
-            let mut cx = PassContext {
-                knobs,
-                analyses: cache,
-                stats: &mut report.stats,
-                remarks: &mut report.remarks,
-            };
-            let res = pass.run_on_loop(func, header, &mut cx, &mut updater)?;
-            cache.invalidate(res.preserved);
-            let n = pass_times.len();
-            pass_times
-                .entry(pass.name())
-                .or_insert((n, Duration::ZERO))
-                .1 += start.elapsed();
-            after_pass(
-                options,
-                pass.name(),
-                pass.establishes(),
-                res,
-                func,
-                cache,
-                report,
-                module,
-            )?;
-            // New loops are visited after the current one finishes the pipeline.
-            worklist.extend(updater.new_headers.into_iter().rev());
+            PipelineNode::Loop(passes) => run_loop_pipeline(passes, func, cache, run)?,
         }
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The function's text before a pass, when `--verify-each` will check a "no change" claim.
+fn snapshot(options: &Options, func: &Function) -> Option<String> {
+    options.verify_each.then(|| func.display(None).to_string())
+}
+
+/// The loop adaptor: every loop through every pass of `passes`, innermost first.
+fn run_loop_pipeline(
+    passes: &mut [Box<dyn LoopPass>],
+    func: &mut Function,
+    cache: &mut AnalysisCache,
+    run: &mut Run<'_>,
+) -> Result<(), PassError> {
+    let fname = func.name.clone();
+    let ensure = |cache: &mut AnalysisCache, func: &Function| {
+        cache
+            .ensure(func, Analyses::LOOPS)
+            .map_err(|e| PassError(format!("loop adaptor: @{fname}: {e}")))
+    };
+    ensure(cache, func)?;
+    // Stable handles: the header of each tracked loop, and whether it is gone.
+    let mut headers: Vec<Block> = Vec::with_capacity(cache.loops.num_loops());
+    let mut deleted: Vec<bool> = Vec::with_capacity(cache.loops.num_loops());
+    // Worklist of handles, popped from the back. `loops()` lists inner loops before the
+    // loops containing them (post-order); pushed reversed, the innermost come out first.
+    let mut worklist: Vec<LoopHandle> = Vec::with_capacity(cache.loops.num_loops());
+    for l in cache.loops.loops().rev() {
+        if cache.loops.contains_irreducible(l) {
+            // Loop passes need a natural loop all the way down; LoopSimplify remarks these.
+            continue;
+        }
+        worklist.push(LoopHandle::from_u32(headers.len() as u32));
+        headers.push(cache.loops.header(l));
+        deleted.push(false);
+    }
+    worklist.reverse();
+    let mut fresh_loops: Vec<Block> = Vec::new();
+    while let Some(h) = worklist.pop() {
+        fresh_loops.clear();
+        for pass in passes.iter_mut() {
+            if deleted[h.index()] {
+                break;
+            }
+            ensure(cache, func)?;
+            let header = headers[h.index()];
+            if !cache.loops.is_header(header) {
+                // Only a pass that did not report what it did gets here: `--verify-each`
+                // names it (below); without it, the loop is no longer there to visit.
+                break;
+            }
+            let before = snapshot(run.options, func);
+            let start = Instant::now();
+            let mut updater = LoopUpdater::new(h, header);
+            let mut cx = PassContext {
+                knobs: run.knobs,
+                analyses: cache,
+                stats: &mut run.report.stats,
+                remarks: &mut run.report.remarks,
+            };
+            let res = pass.run_on_loop(func, header, &mut cx, &mut updater)?;
+            cache.invalidate(res.preserved);
+            run.time(pass.name(), start.elapsed());
+            *run.loop_visits.entry(pass.name()).or_default() += 1;
+            if updater.deleted {
+                deleted[h.index()] = true;
+            }
+            if let Some(nh) = updater.new_header {
+                headers[h.index()] = nh;
+            }
+            fresh_loops.extend_from_slice(&updater.new_loops);
+            after_pass(
+                run,
+                pass.name(),
+                pass.establishes(),
+                res,
+                func,
+                cache,
+                before,
+            )?;
+            if run.options.verify_each {
+                check_loop_reports(pass.name(), func, &updater, headers[h.index()]).map_err(
+                    |m| PassError(format!("after pass '{}': @{fname}: {m}", pass.name())),
+                )?;
+            }
+        }
+        // New loops are visited next, in the order they were reported.
+        for &nh in fresh_loops.iter().rev() {
+            worklist.push(LoopHandle::from_u32(headers.len() as u32));
+            headers.push(nh);
+            deleted.push(false);
+        }
+    }
+    Ok(())
+}
+
+/// `--verify-each`: does a fresh loop forest agree with what the pass reported?
+fn check_loop_reports(
+    name: &str,
+    func: &Function,
+    updater: &LoopUpdater,
+    header: Block,
+) -> Result<(), String> {
+    let cfg = gyre_analysis::Cfg::with_function(func).map_err(|e| e.to_string())?;
+    let dt = gyre_analysis::DomTree::with_function(func, &cfg);
+    let loops = gyre_analysis::LoopInfo::with_function(func, &cfg, &dt);
+    if !updater.deleted && !loops.is_header(header) {
+        return Err(format!(
+            "the loop at {header} is gone, but the pass reported neither a new header \
+             (LoopUpdater::set_header) nor its deletion (LoopUpdater::mark_loop_deleted) \
+             [{name}]"
+        ));
+    }
+    for &nh in &updater.new_loops {
+        if !loops.is_header(nh) {
+            return Err(format!("reported a new loop at {nh}, which heads no loop"));
+        }
+    }
+    Ok(())
+}
+
 fn after_pass(
-    options: &Options,
+    run: &mut Run<'_>,
     name: &'static str,
     forms: Forms,
     res: PassResult,
     func: &Function,
     cache: &mut AnalysisCache,
-    report: &mut Report,
-    module: &Module,
+    before: Option<String>,
 ) -> Result<(), PassError> {
+    let options = run.options;
     if options.print_after_all || options.print_after.iter().any(|p| p == name) {
+        let report = &mut *run.report;
         let _ = writeln!(
             report.dumps,
             "; *** IR Dump After {name} on @{} ***",
             func.name
         );
-        let _ = gyre_ir::write::write_function(&mut report.dumps, func, Some(module));
+        let _ = gyre_ir::write::write_function(&mut report.dumps, func, Some(run.module));
         report.dumps.push('\n');
     }
     if !options.verify_each {
         return Ok(());
     }
-    crate::verify::verify_after_pass(name, forms, res, func, cache, module).map_err(PassError)
+    if !res.changed {
+        if let Some(before) = before {
+            if before != func.display(None).to_string() {
+                return Err(PassError(format!(
+                    "after pass '{name}': @{}: reported no change, but changed the function",
+                    func.name
+                )));
+            }
+        }
+    }
+    crate::verify::verify_after_pass(name, forms, func, cache, run.module).map_err(PassError)
 }
 
 fn build_loop_pass(e: &PipelineElement) -> Result<Box<dyn LoopPass>, String> {

@@ -1,17 +1,19 @@
 //! Checks run after each pass under `--verify-each` (and always in tests): the IR
 //! verifier, the loop forms the pass promises on every loop, and that every analysis the
-//! pass claims to preserve equals a fresh computation.
+//! pass claims to preserve equals a fresh computation — also when the pass reported no
+//! change, which claims that every analysis is preserved.
 
 use crate::analyses::{Analyses, AnalysisCache};
 use crate::manager::{Forms, FunctionPass, PassContext, PassError, PassResult};
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
 use gyre_ir::{Function, Module};
 
-/// Verify `func` after pass `name`. Returns a description of every problem found.
+/// Verify `func` after pass `name`: the verifier, the promised forms, and every analysis
+/// still cached (what the pass claims to preserve) against a fresh computation. Returns a
+/// description of the first problem found.
 pub fn verify_after_pass(
     name: &str,
     forms: Forms,
-    res: PassResult,
     func: &Function,
     cache: &AnalysisCache,
     module: &Module,
@@ -24,10 +26,8 @@ pub fn verify_after_pass(
     }
     let fresh = check_forms(func, forms)
         .map_err(|m| format!("after pass '{name}': @{}: {m}", func.name))?;
-    if res.changed {
-        check_preserved(cache, &fresh)
-            .map_err(|m| format!("after pass '{name}': @{}: {m}", func.name))?;
-    }
+    check_preserved(func, cache, &fresh)
+        .map_err(|m| format!("after pass '{name}': @{}: {m}", func.name))?;
     Ok(())
 }
 
@@ -70,17 +70,29 @@ pub fn check_forms(func: &Function, forms: Forms) -> Result<Fresh, String> {
 }
 
 /// Check that each valid cached analysis equals the fresh one.
-fn check_preserved(cache: &AnalysisCache, fresh: &Fresh) -> Result<(), String> {
+fn check_preserved(func: &Function, cache: &AnalysisCache, fresh: &Fresh) -> Result<(), String> {
     let valid = cache.valid();
     let layout_blocks = fresh.cfg.layout_blocks();
-    if valid.contains(Analyses::CFG) {
+    // Edges are checked whenever they are claimed valid, order stale or not.
+    if cache.cfg_edges_valid() {
         for &b in layout_blocks {
             if cache.cfg.succs(b) != fresh.cfg.succs(b) {
                 return Err(format!(
                     "claimed to preserve the CFG, but successors of {b} changed"
                 ));
             }
+            let (mut p, mut q) = (cache.cfg.preds(b).to_vec(), fresh.cfg.preds(b).to_vec());
+            p.sort_unstable();
+            q.sort_unstable();
+            if p != q {
+                return Err(format!(
+                    "claimed to preserve the CFG, but predecessors of {b} changed"
+                ));
+            }
         }
+    }
+    if valid.contains(Analyses::CFG) && cache.cfg.rpo() != fresh.cfg.rpo() {
+        return Err("claimed to preserve the CFG, but its reverse post-order changed".into());
     }
     if valid.contains(Analyses::DOMTREE) {
         for &b in layout_blocks {
@@ -108,6 +120,31 @@ fn check_preserved(cache: &AnalysisCache, fresh: &Fresh) -> Result<(), String> {
                 return Err(format!(
                     "claimed to preserve loops, but the loop of {b} changed"
                 ));
+            }
+        }
+    }
+    if valid.contains(Analyses::UNIFORMITY) {
+        let u = Uniformity::with_function(
+            func,
+            &fresh.cfg,
+            &fresh.domtree,
+            &fresh.postdom,
+            &fresh.loops,
+        );
+        for &b in layout_blocks {
+            for i in func.layout.block_insts(b) {
+                if let Some(v) = func.dfg.inst_result(i) {
+                    if cache.uniformity.is_divergent(v) != u.is_divergent(v) {
+                        return Err(format!(
+                            "claimed to preserve uniformity, but the uniformity of {v} changed"
+                        ));
+                    }
+                }
+                if cache.uniformity.is_branch_uniform(i) != u.is_branch_uniform(i) {
+                    return Err(format!(
+                        "claimed to preserve uniformity, but the uniformity of branch {i} changed"
+                    ));
+                }
             }
         }
     }

@@ -1,0 +1,39 @@
+//! The optimizer and the emitter share one analysis cache per function: after the `-O`
+//! pipeline, lowering to PTX computes only what the passes did not leave valid.
+
+use gyre_codegen_lite::{compile_module, compile_module_with, CodegenOptions, Sm};
+use gyre_transforms::{Analyses, Knobs, ModuleAnalyses, Options, PassManager};
+use std::path::Path;
+
+#[test]
+fn compile_after_the_pipeline_computes_nothing_twice() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let opts = CodegenOptions { sm: Sm::Sm80 };
+    for name in ["matmul_tiled.gir", "stencil2d.gir", "search.gir", "saxpy.gir"] {
+        let src = std::fs::read_to_string(root.join(name)).expect("example");
+        let mut m = gyre_ir::parse_module(&src).expect("parses");
+        let mut analyses = ModuleAnalyses::new();
+        let mut pm =
+            PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), Options::default())
+                .expect("pipeline");
+        pm.run_module_with(&mut m, &mut analyses).expect("runs");
+        let kept = Analyses::CFG.union(Analyses::DOMTREE).union(Analyses::LOOPS);
+        let before = analyses.computations(kept);
+        let nfuncs = m.functions.len() as u32;
+        let ptx = compile_module_with(&m, &opts, &mut analyses).expect("compiles");
+        assert_eq!(
+            analyses.computations(kept),
+            before,
+            "{name}: the emitter recomputed an analysis the pipeline left valid"
+        );
+        // The post-dominator tree and uniformity are the emitter's own: once per function.
+        assert_eq!(analyses.computations(Analyses::UNIFORMITY), nfuncs, "{name}");
+        assert_eq!(analyses.computations(Analyses::POSTDOM), nfuncs, "{name}");
+        // Sharing changes nothing in the output.
+        assert_eq!(ptx, compile_module(&m, &opts).expect("compiles"), "{name}");
+        // A second lowering with the same caches computes nothing at all.
+        let all = analyses.computations(Analyses::ALL);
+        compile_module_with(&m, &opts, &mut analyses).expect("compiles");
+        assert_eq!(analyses.computations(Analyses::ALL), all, "{name}");
+    }
+}
