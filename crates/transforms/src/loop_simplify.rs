@@ -32,6 +32,7 @@
 
 use crate::analyses::{Analyses, AnalysisCache};
 use crate::manager::{Forms, FunctionPass, PassContext, PassError, PassResult, Remark};
+use crate::utils::split::{split_predecessors, Place};
 use gyre_analysis::{Loop, LoopInfo};
 use gyre_ir::{Block, BlockCall, EntityRef, Function, InstructionData, Type, Value, ValueDef};
 
@@ -87,15 +88,6 @@ struct Scratch {
     edge_range: Vec<[u32; 2]>,
     /// Exiting blocks of one exit block that still branch to it.
     srcs: Vec<Block>,
-}
-
-/// Where to put a new block in the layout.
-#[derive(Copy, Clone)]
-pub enum Place {
-    /// Right before this block.
-    Before(Block),
-    /// Right after this block.
-    After(Block),
 }
 
 impl FunctionPass for LoopSimplify {
@@ -245,96 +237,6 @@ fn edges_to(func: &Function, pred: Block, target: Block) -> u32 {
             .for_each_dest(t, |bc| n += u32::from(bc.block == target));
     }
     n
-}
-
-/// Split the edges from `preds` (distinct blocks) into `target` off to a new block placed
-/// at `place` (LLVM's `SplitBlockPredecessors`), which then jumps to `target`.
-///
-/// The new block gets one parameter per parameter of `target` that receives different
-/// values on the redirected edges; a parameter that receives one value `v` everywhere
-/// gets `v` forwarded directly if `forward(v)` allows it, else a parameter too. Edges
-/// keep only the arguments of the new block's parameters.
-pub fn split_predecessors(
-    func: &mut Function,
-    target: Block,
-    preds: &[Block],
-    place: Place,
-    forward: impl Fn(&Function, Value) -> bool,
-) -> Block {
-    let nparams = func.dfg.block_params(target).len();
-    // Per parameter: the value every edge passes, or `None` once two edges differ.
-    let mut common: Vec<Option<Value>> = Vec::new();
-    let mut first = true;
-    for &p in preds {
-        let Some(t) = func.terminator(p) else {
-            continue;
-        };
-        func.dfg.for_each_dest(t, |bc| {
-            if bc.block != target {
-                return;
-            }
-            let args = func.dfg.block_call_args(bc);
-            if first {
-                common.extend(args.iter().map(|&a| Some(a)));
-                first = false;
-            } else {
-                for (c, &a) in common.iter_mut().zip(args) {
-                    if *c != Some(a) {
-                        *c = None;
-                    }
-                }
-            }
-        });
-    }
-    common.resize(nparams, None);
-    let new = func.dfg.make_block();
-    match place {
-        Place::Before(b) => func.layout.insert_block_before(new, b),
-        Place::After(b) => func.layout.insert_block_after(new, b),
-    }
-    let mut keep = Vec::with_capacity(nparams);
-    let mut out_args = Vec::with_capacity(nparams);
-    for (i, c) in common.iter().enumerate() {
-        match *c {
-            Some(v) if forward(func, v) => {
-                keep.push(false);
-                out_args.push(v);
-            }
-            _ => {
-                let ty = func.dfg.value_type(func.dfg.block_params(target)[i]);
-                keep.push(true);
-                out_args.push(func.dfg.append_block_param(new, ty));
-            }
-        }
-    }
-    let all_kept = keep.iter().all(|&k| k);
-    for &p in preds {
-        let Some(t) = func.terminator(p) else {
-            continue;
-        };
-        func.dfg.for_each_dest_mut(t, |bc, pool| {
-            if bc.block != target {
-                return;
-            }
-            bc.block = new;
-            if all_kept {
-                return;
-            }
-            // Keep the arguments of the kept parameters, in order, in place.
-            let args = bc.args.as_mut_slice(pool);
-            let mut w = 0;
-            for r in 0..args.len().min(keep.len()) {
-                if keep[r] {
-                    args[w] = args[r];
-                    w += 1;
-                }
-            }
-            bc.args.truncate(w, pool);
-        });
-    }
-    let dest = BlockCall::new(target, &out_args, &mut func.dfg.value_lists);
-    func.append_inst(new, InstructionData::Jump { dest }, None);
-    new
 }
 
 /// Phase 1: a preheader for every loop without one. Returns the number inserted.
