@@ -2,7 +2,11 @@
 //!
 //! - `test`: everything CI checks: installs NVIDIA's `ptxas` into `.tools/` when it is
 //!   missing, then formatting, clippy with warnings denied, the whole workspace's tests
-//!   (with `GYRE_PTXAS` pointing at ptxas), and the fuzz crate's seed corpus.
+//!   (with `GYRE_PTXAS` pointing at ptxas and `GYRE_REQUIRE_TOOLS=1`, so a test that
+//!   cannot find ptxas or LLVM 14 fails instead of skipping), and the fuzz crate's seed
+//!   corpus.
+//! - `bless`: run the filetests with `GYRE_BLESS=1`, rewriting the expected output of
+//!   precise-output tests in place (see docs/filetests.md).
 //! - `ptxas`: only install ptxas and print its path.
 //! - `conformance [--quick] [--write-doc]`: run Gyre's loop passes on LLVM's own
 //!   regression tests and compare with LLVM 14 `opt` (see `xtask::conformance`);
@@ -11,6 +15,7 @@
 //!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
 //!   arguments, which are passed through).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -21,6 +26,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
+        Some("bless") => bless(),
         Some("ptxas") => find_or_install_ptxas().map(|p| match p {
             Some(p) => println!("{}", p.display()),
             None => println!("ptxas not available"),
@@ -29,7 +35,7 @@ fn main() -> ExitCode {
         Some("perf") => perf(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|ptxas|conformance [--quick] [--write-doc]|perf [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|conformance [--quick] [--write-doc]|perf [args...]>"
             );
             return ExitCode::from(2);
         }
@@ -51,7 +57,7 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn run(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &Path)]) -> Result<(), String> {
+fn run(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &OsStr)]) -> Result<(), String> {
     eprintln!("xtask: running `{program} {}`", args.join(" "));
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(dir);
@@ -122,10 +128,15 @@ fn test() -> Result<(), String> {
     if std::env::var_os("CI").is_some() && ptxas.is_none() {
         return Err("CI must have ptxas".into());
     }
-    let envs: Vec<(&str, &Path)> = ptxas
+    let mut envs: Vec<(&str, &OsStr)> = ptxas
         .as_deref()
-        .map(|p| vec![("GYRE_PTXAS", p)])
+        .map(|p| vec![("GYRE_PTXAS", p.as_os_str())])
         .unwrap_or_default();
+    // A check that cannot run fails here rather than passing silently; an explicit
+    // GYRE_REQUIRE_TOOLS=0 in the environment is kept (a machine without LLVM 14).
+    if std::env::var_os("GYRE_REQUIRE_TOOLS").is_none() {
+        envs.push(("GYRE_REQUIRE_TOOLS", OsStr::new("1")));
+    }
     run(&root, "cargo", &["fmt", "--all", "--check"], &[])?;
     run(
         &root,
@@ -144,6 +155,17 @@ fn test() -> Result<(), String> {
     // The fuzz crate is its own workspace; its tests replay the seed corpus.
     run(&root.join("fuzz"), "cargo", &["test"], &[])?;
     Ok(())
+}
+
+/// The filetests with `GYRE_BLESS=1`: precise-output tests whose output differs get their
+/// output section rewritten; every other check still fails as usual.
+fn bless() -> Result<(), String> {
+    run(
+        &root(),
+        "cargo",
+        &["test", "-p", "gyre-filetests", "--test", "filetests"],
+        &[("GYRE_BLESS", OsStr::new("1"))],
+    )
 }
 
 /// `cargo run --release` of the `perf/` workspace's `analyses` binary with `args`. It is a

@@ -1,10 +1,5 @@
-//! Filetests of the uniformity analysis: `filetests/uniformity/*.gir`.
-//!
-//! Each file is a module (or names one with `; source: <path from the workspace root>`)
-//! followed by expectations on the annotated printout of all its functions:
-//! `; check: TEXT` — a later line contains TEXT; `; nextln: TEXT` — the line right after
-//! the previous match contains TEXT. A `test uniformity` header line is skipped. On a
-//! mismatch the whole printout is shown.
+//! The uniformity printout of every example keeps the text format. (The uniformity
+//! filetests are run by `crates/filetests`, with every other kind.)
 
 use gyre_analysis::{print_uniformity, Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
 use std::path::{Path, PathBuf};
@@ -26,71 +21,6 @@ fn annotate(src: &str, what: &str) -> String {
         out.push_str(&print_uniformity(&u, f, Some(&module)));
     }
     out
-}
-
-fn run_file(path: &Path) -> Result<usize, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let what = path.display().to_string();
-    let mut src: String = text
-        .lines()
-        .map(|l| if l.starts_with("test ") { "" } else { l })
-        .collect::<Vec<_>>()
-        .join("\n");
-    for l in text.lines() {
-        if let Some(p) = l.strip_prefix("; source:") {
-            src = std::fs::read_to_string(root().join(p.trim())).map_err(|e| e.to_string())?;
-        }
-    }
-    let out = annotate(&src, &what);
-    let lines: Vec<&str> = out.lines().collect();
-    let mut next = 0usize;
-    let mut checks = 0;
-    for l in text.lines() {
-        let (kind, pat) = if let Some(p) = l.strip_prefix("; check:") {
-            ("check", p.trim())
-        } else if let Some(p) = l.strip_prefix("; nextln:") {
-            ("nextln", p.trim())
-        } else {
-            continue;
-        };
-        checks += 1;
-        let found = if kind == "check" {
-            (next..lines.len()).find(|&i| lines[i].contains(pat))
-        } else {
-            (next < lines.len() && lines[next].contains(pat)).then_some(next)
-        };
-        match found {
-            Some(i) => next = i + 1,
-            None => {
-                return Err(format!(
-                    "{what}: `; {kind}: {pat}` not matched after line {next}\n--- output ---\n{out}"
-                ))
-            }
-        }
-    }
-    if checks == 0 {
-        return Err(format!("{what}: no checks"));
-    }
-    Ok(checks)
-}
-
-#[test]
-fn uniformity_filetests() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("filetests/uniformity");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("filetests/uniformity exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "gir"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 8, "expected the uniformity filetests");
-    let mut errors = Vec::new();
-    for f in &files {
-        if let Err(e) = run_file(f) {
-            errors.push(e);
-        }
-    }
-    assert!(errors.is_empty(), "{}", errors.join("\n\n"));
 }
 
 /// Every example parses and analyses, and the printout keeps the text format.

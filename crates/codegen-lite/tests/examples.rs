@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{compare, compile, parse, ptxas, run_ptxas};
+use common::{compare, compile, parse, ptxas_or_skip, run_ptxas};
 use gyre_codegen_lite::Sm;
 use gyre_interp::{Arg, Inputs, Launch, Memory};
 
@@ -128,10 +128,7 @@ fn examples_compile_assemble_and_match_the_interpreter() {
         names.len() >= 7,
         "expected the seven examples, found {names:?}"
     );
-    let ptxas = ptxas();
-    if ptxas.is_none() {
-        eprintln!("examples: ptxas part skipped: ptxas not found");
-    }
+    let ptxas = ptxas_or_skip("examples_compile_assemble_and_match_the_interpreter (ptxas part)");
     let mut runs = 0;
     for name in &names {
         let m = parse(&example(name));

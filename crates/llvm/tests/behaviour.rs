@@ -5,7 +5,6 @@ use gyre_interp::{run_kernel, Arg, Launch, Memory};
 use gyre_ir::verifier::verify_module;
 use gyre_ir::{FuncKind, Module};
 use gyre_llvm::{export_module, import_module, ExportOptions};
-use std::path::Path;
 use std::process::Command;
 
 fn import_ok(src: &str) -> Module {
@@ -248,16 +247,8 @@ fn mixed_constructs_import_and_run() {
 /// agree with the interpreter (via a kernel that stores what `main` returns).
 #[test]
 fn lli_agrees_with_interpreter() {
-    let lli = [
-        "/usr/bin/lli-14",
-        "/usr/bin/lli",
-        "/usr/lib/llvm-14/bin/lli",
-    ]
-    .iter()
-    .map(Path::new)
-    .find(|p| p.exists());
-    let Some(lli) = lli else {
-        println!("skipped: lli (LLVM 14) not found");
+    let test = "lli_agrees_with_interpreter";
+    let Some(lli) = gyre_test_tools::require(gyre_test_tools::Tool::Lli, test) else {
         return;
     };
     let bodies = [
@@ -309,7 +300,7 @@ fn lli_agrees_with_interpreter() {
             let p =
                 std::env::temp_dir().join(format!("gyre-llvm-lli-{}-{k}.ll", std::process::id()));
             std::fs::write(&p, &host).unwrap();
-            let mut cmd = Command::new(lli);
+            let mut cmd = Command::new(&lli);
             if opaque {
                 cmd.arg("-opaque-pointers");
             }

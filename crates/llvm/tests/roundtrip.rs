@@ -7,28 +7,13 @@ use gyre_ir::gen::{generate_from_seed, GenOptions};
 use gyre_ir::verifier::verify_module;
 use gyre_ir::Module;
 use gyre_llvm::{export_module, import_module, ExportOptions};
+use gyre_test_tools::Tool;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The first of `names` that runs, looked up in PATH and LLVM 14's bin directory.
-fn llvm_tool(names: &[&str]) -> Option<PathBuf> {
-    for n in names {
-        for dir in ["/usr/bin", "/usr/lib/llvm-14/bin", "/usr/local/bin"] {
-            let p = Path::new(dir).join(n);
-            if p.exists() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-fn opt() -> Option<PathBuf> {
-    let t = llvm_tool(&["opt-14", "opt"]);
-    if t.is_none() {
-        println!("skipped LLVM checks: opt (LLVM 14) not found");
-    }
-    t
+/// LLVM 14 `opt` for `test`, or `None` after the skip notice (see `gyre_test_tools`).
+fn opt(test: &str) -> Option<PathBuf> {
+    gyre_test_tools::require(Tool::Opt, test)
 }
 
 fn temp_file(tag: &str, text: &str) -> PathBuf {
@@ -95,8 +80,9 @@ fn examples_export_verify_and_reimport() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no examples found in {}", dir.display());
-    let opt = opt();
-    let llc = llvm_tool(&["llc-14", "llc"]);
+    let test = "examples_export_verify_and_reimport";
+    let opt = opt(test);
+    let llc = gyre_test_tools::require(Tool::Llc, test);
     for f in &files {
         let tag = f.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(f).unwrap();
@@ -133,7 +119,7 @@ fn examples_export_verify_and_reimport() {
 /// Generated modules: export passes LLVM's verifier, and import(export(m)) runs like m.
 #[test]
 fn generated_modules_round_trip_and_behave_alike() {
-    let opt = opt();
+    let opt = opt("generated_modules_round_trip_and_behave_alike");
     // GYRE_LLVM_SEEDS=N runs more seeds by hand; CI keeps the default.
     let seeds: u64 = std::env::var("GYRE_LLVM_SEEDS")
         .ok()
@@ -177,7 +163,9 @@ fn generated_modules_round_trip_and_behave_alike() {
 /// seed is also checked by `opt`.
 #[test]
 fn small_generated_functions_pass_opt() {
-    let Some(opt) = opt() else { return };
+    let Some(opt) = opt("small_generated_functions_pass_opt") else {
+        return;
+    };
     for seed in 100..115u64 {
         let (m, contract) = generate_from_seed(&GenOptions::minimal(), seed);
         let text = export_module(&m, &typed());

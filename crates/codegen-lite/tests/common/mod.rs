@@ -1,77 +1,21 @@
-//! Shared test helpers: finding and running ptxas, and running a kernel in both the IR
-//! interpreter and the PTX simulator.
+//! Shared test helpers: running ptxas (found by `gyre-test-tools`), and running a kernel
+//! in both the IR interpreter and the PTX simulator.
 #![allow(dead_code)]
 
 use gyre_codegen_lite::{compile_module, CodegenOptions, Sm};
 use gyre_interp::{Arg, Inputs};
 use gyre_ir::{Module, Type};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// ptxas: `GYRE_PTXAS`, else the project's `.tools/venv`, else `ptxas` on `PATH`.
-pub fn ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("GYRE_PTXAS") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let lib = root.join(".tools/venv/lib");
-    if let Ok(entries) = std::fs::read_dir(&lib) {
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas"))
-            .filter(|p| p.is_file())
-            .collect();
-        found.sort();
-        if let Some(p) = found.pop() {
-            return Some(p);
-        }
-    }
-    let ok = Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then(|| PathBuf::from("ptxas"))
-}
-
-/// The ptxas to use, or `None` after printing the skip notice.
+/// ptxas for `test`, or `None` after the skip notice (a panic under
+/// `GYRE_REQUIRE_TOOLS=1`): see `gyre_test_tools::require`.
 pub fn ptxas_or_skip(test: &str) -> Option<PathBuf> {
-    let p = ptxas();
-    if p.is_none() {
-        eprintln!("{test}: skipped: ptxas not found");
-    }
-    p
+    gyre_test_tools::require(gyre_test_tools::Tool::Ptxas, test)
 }
 
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Assemble with ptxas for `sm`; `Err` holds its output when it fails or prints anything
-/// (a warning counts as a failure).
+/// Assemble with ptxas for `sm`; `Err` holds its output when it fails or prints anything.
 pub fn run_ptxas(ptxas: &Path, ptx: &str, sm: Sm) -> Result<(), String> {
-    let dir = std::env::temp_dir().join("gyre-codegen-lite-tests");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let file = dir.join(format!("k{}_{n}.ptx", std::process::id()));
-    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={}", sm.target()))
-        .arg("-o")
-        .arg("/dev/null")
-        .arg(&file)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&file);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if out.status.success() && stderr.trim().is_empty() && stdout.trim().is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ptxas -arch={} failed:\n{stderr}{stdout}",
-            sm.target()
-        ))
-    }
+    gyre_test_tools::run_ptxas(ptxas, ptx, sm.target())
 }
 
 /// Compile for `sm`, panicking with the error.
