@@ -257,3 +257,6 @@ pub fn collect(root: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+#[cfg(test)]
+mod tests;
