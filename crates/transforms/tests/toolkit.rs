@@ -9,6 +9,10 @@
 //! - **clone every block** of every function, enter the copy of the entry from a new entry
 //!   block (passing the parameters, or, on odd seeds, pre-seeding the map with them) and
 //!   delete the originals: only a complete remapping verifies;
+//! - **clone loops** (after `loop-simplify,lcssa`): every top-level loop is copied and
+//!   its preheader enters the copy, or (odd seeds) branches on `tid.x & 1` to the
+//!   original or the copy, as non-trivial unswitching does; in LCSSA form the copies'
+//!   exit edges need no SSA repair;
 //! - **replace uses by copies**: each side-effect-free result gets a `clone_inst` copy
 //!   right after it (two chained copies on odd seeds), and its uses move to the copy, in
 //!   one batch (`replace_uses_batch`, chains resolved) and through `UseLists` (which must
@@ -16,17 +20,18 @@
 //!
 //! Cases are a deterministic sweep of seeds (`GYRE_PROP_CASES` to run more).
 
-use gyre_analysis::Cfg;
+use gyre_analysis::{Cfg, DomTree, LoopInfo};
 use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::gen::{generate_kernel_module, GenOptions, KernelContract, RandomSource, SplitMix64};
 use gyre_ir::verifier::verify_function;
 use gyre_ir::{
-    write_function, Block, BlockCall, Function, Inst, InstructionData, Module, Type, Value,
-    ValueDef,
+    write_function, Block, BlockCall, Function, Inst, InstructionData, Module, Opcode, SpecialReg,
+    Type, Value, ValueDef,
 };
 use gyre_transforms::utils::clone::{clone_blocks, ValueMap};
 use gyre_transforms::utils::split::{split_block, split_edge, split_edge_at, Place};
 use gyre_transforms::utils::uses::{replace_uses_batch, UseLists};
+use gyre_transforms::{Knobs, Options, PassManager};
 
 fn cases() -> u64 {
     std::env::var("GYRE_PROP_CASES")
@@ -56,13 +61,27 @@ fn profiles() -> Vec<(&'static str, GenOptions)> {
 /// as the original. `edit` returns how many edits it made.
 fn sweep(
     what: &str,
+    edit: impl FnMut(&mut Function, &mut SplitMix64, u64) -> Result<u64, String>,
+) -> u64 {
+    sweep_after(what, None, edit)
+}
+
+/// [`sweep`] on modules first put through `pipeline`.
+fn sweep_after(
+    what: &str,
+    pipeline: Option<&str>,
     mut edit: impl FnMut(&mut Function, &mut SplitMix64, u64) -> Result<u64, String>,
 ) -> u64 {
     let mut failures = Vec::new();
     let mut edits = 0;
     for (name, opts) in profiles() {
         for seed in 0..cases() {
-            let (m, contract) = generate_kernel_module(&opts, &mut SplitMix64::new(seed));
+            let (mut m, contract) = generate_kernel_module(&opts, &mut SplitMix64::new(seed));
+            if let Some(p) = pipeline {
+                let mut pm = PassManager::from_pipeline(p, Knobs::default(), Options::default())
+                    .expect("a valid pipeline");
+                pm.run_module(&mut m).expect("the pipeline runs");
+            }
             let mut after = m.clone();
             let mut rng = SplitMix64::new(seed ^ 0x7001);
             let res = (|| {
@@ -326,4 +345,75 @@ fn replace_uses_by_copies() {
     // The batch counts operand slots, the index instructions: they must differ somewhere
     // (an instruction using a value twice), or one of the counts is not what it says.
     assert!(differ > 0);
+}
+
+#[test]
+fn clone_loops_and_enter_the_copies() {
+    let n = sweep_after(
+        "clone loops",
+        Some("loop-simplify,lcssa"),
+        |f, rng, seed| {
+            let cfg = Cfg::with_function(f).map_err(|e| e.to_string())?;
+            let dt = DomTree::with_function(f, &cfg);
+            let li = LoopInfo::with_function(f, &cfg, &dt);
+            let mut n = 0;
+            for l in li.loops() {
+                if li.parent(l).is_some() || li.contains_irreducible(l) || rng.below(4) == 0 {
+                    continue;
+                }
+                let ph = li
+                    .preheader(l, &cfg)
+                    .ok_or("no preheader after loop-simplify")?;
+                let header = li.header(l);
+                let body = li.blocks(l).to_vec();
+                let last = *body.last().expect("a loop has blocks");
+                let copies = clone_blocks(f, &body, &mut ValueMap::new(), Place::After(last))
+                    .map_err(|e| e.to_string())?;
+                let copy = copies[body.iter().position(|&b| b == header).expect("header")];
+                let t = f.terminator(ph).ok_or("preheader without terminator")?;
+                let InstructionData::Jump { dest } = f.dfg.inst(t).clone() else {
+                    return Err("preheader does not end in a jump".into());
+                };
+                let args = f.dfg.block_call_args(&dest).to_vec();
+                let to_copy = BlockCall::new(copy, &args, &mut f.dfg.value_lists);
+                if seed % 2 == 0 {
+                    f.dfg
+                        .replace_inst(t, InstructionData::Jump { dest: to_copy });
+                } else {
+                    // Odd threads run the original, even ones the copy.
+                    let tid = f
+                        .insert_inst_before(
+                            t,
+                            InstructionData::Sreg {
+                                reg: SpecialReg::TidX,
+                            },
+                            Some(Type::I32),
+                        )
+                        .1
+                        .ok_or("sreg without result")?;
+                    let bit = f
+                        .insert_inst_before(
+                            t,
+                            InstructionData::Unary {
+                                opcode: Opcode::Trunc,
+                                arg: tid,
+                            },
+                            Some(Type::I1),
+                        )
+                        .1
+                        .ok_or("trunc without result")?;
+                    f.dfg.replace_inst(
+                        t,
+                        InstructionData::Brif {
+                            arg: bit,
+                            blocks: [dest, to_copy],
+                        },
+                    );
+                }
+                n += 1;
+            }
+            Ok(n)
+        },
+    );
+    assert!(n > 100, "{n} loops cloned");
 }
