@@ -219,7 +219,13 @@ impl std::error::Error for CloneError {}
 /// caller branches to them the copies are unreachable, so the function still verifies
 /// and behaves the same. Nothing else changes. Redirecting edges into the copies is the
 /// caller's job, as is repairing SSA for values defined in the set and used outside it
-/// (see `ssa_updater`).
+/// (see `ssa_updater`; in LCSSA form a whole loop's copy needs none, since its exit edges
+/// pass the copied values to the exit blocks' parameters).
+///
+/// **GPU rule**: the copies hold the originals' convergent operations (barriers, calls).
+/// Entering a copy under a condition the original was not under (unswitching, rotation)
+/// changes their control dependence: the caller checks for them first
+/// ([`gyre_ir::Opcode::is_convergent`]) and backs off.
 ///
 /// **Invalidates**: the CFG gains the copies' edges (call `Cfg::update_block` on each
 /// copy, or recompute); dominators and loops once the copies are entered. Cost:
@@ -300,7 +306,8 @@ pub fn clone_blocks(
     Ok(copies)
 }
 
-/// Rewrite every instruction of `blocks` through `map` (LLVM's
+/// Rewrite every instruction of `blocks` (distinct: a block listed twice is rewritten
+/// twice) through `map` (LLVM's
 /// `remapInstructionsInBlocks`): each value it uses (operands and branch arguments) to
 /// its mapping, each branch target to its mapping; unmapped ones stay. One step of the
 /// map is applied (no chains: call [`ValueMap::resolve_chains`] first if needed).

@@ -113,7 +113,7 @@ impl From<CfgError> for SplitError {
 /// keep only the arguments of the new block's parameters. Every edge of a listed
 /// predecessor into `target` moves (a `brif` with both arms to `target` moves both).
 ///
-/// **Requires**: `target` and the anchor of `place` laid out (panics otherwise);
+/// **Requires**: the anchor of `place` laid out (panics otherwise), `target` laid out;
 /// `forward(v)` only for values whose definition dominates the new block (the caller's
 /// business: e.g. values defined outside the loop the new block lies in).
 ///
