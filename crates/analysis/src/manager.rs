@@ -400,7 +400,12 @@ mod tests {
     fn table_lists_dependencies_first() {
         for (i, d) in Analyses::DEPS.iter().enumerate() {
             for j in d.indices() {
-                assert!(j < i, "{} depends on later {}", Analyses::NAMES[i], Analyses::NAMES[j]);
+                assert!(
+                    j < i,
+                    "{} depends on later {}",
+                    Analyses::NAMES[i],
+                    Analyses::NAMES[j]
+                );
             }
         }
     }
@@ -414,7 +419,9 @@ mod tests {
         );
         assert_eq!(
             Analyses::LOOPS.with_dependencies(),
-            Analyses::CFG.union(Analyses::DOMTREE).union(Analyses::LOOPS)
+            Analyses::CFG
+                .union(Analyses::DOMTREE)
+                .union(Analyses::LOOPS)
         );
         let src = "kernel @k(i32) {
 block0(v0: i32):
@@ -443,7 +450,9 @@ block3:
         c.invalidate(Analyses::ALL.minus(Analyses::POSTDOM));
         assert_eq!(
             c.valid(),
-            Analyses::ALL.minus(Analyses::POSTDOM).minus(Analyses::UNIFORMITY)
+            Analyses::ALL
+                .minus(Analyses::POSTDOM)
+                .minus(Analyses::UNIFORMITY)
         );
         // Losing the dominator tree loses the loops and uniformity.
         c.ensure(&f, Analyses::ALL).expect("valid");

@@ -283,10 +283,13 @@ pub struct Options {
     pub print_after_all: bool,
     /// Print the function after these passes.
     pub print_after: Vec<String>,
+    /// Time each loop-pass invocation (two clock reads per pass per loop; function passes
+    /// are always timed). Without it, `Report::pass_times` has no loop passes.
+    pub time_loop_passes: bool,
 }
 
 /// Output collected while running (printed by the CLI as requested).
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct Report {
     /// Time per pass name, in first-run order.
     pub pass_times: Vec<(&'static str, Duration)>,
@@ -513,23 +516,45 @@ fn run_loop_pipeline(
     // Stable handles: the header of each tracked loop, and whether it is gone.
     let mut headers: Vec<Block> = Vec::with_capacity(cache.loops.num_loops());
     let mut deleted: Vec<bool> = Vec::with_capacity(cache.loops.num_loops());
-    // Worklist of handles, popped from the back. `loops()` lists inner loops before the
-    // loops containing them (post-order); pushed reversed, the innermost come out first.
-    let mut worklist: Vec<LoopHandle> = Vec::with_capacity(cache.loops.num_loops());
-    for l in cache.loops.loops().rev() {
-        if cache.loops.contains_irreducible(l) {
-            // Loop passes need a natural loop all the way down; LoopSimplify remarks these.
-            continue;
+    // The loops in post-order of the forest (children in order, then their parent), with
+    // an explicit stack; the worklist is that order reversed, popped from the back.
+    let loops = &cache.loops;
+    let mut order = Vec::with_capacity(loops.num_loops());
+    let mut stack: Vec<(gyre_analysis::Loop, usize)> = Vec::new();
+    for &top in loops.top_level() {
+        stack.push((top, 0));
+        while let Some((l, next)) = stack.last_mut() {
+            let l = *l;
+            match loops.children(l).get(*next) {
+                Some(&c) => {
+                    *next += 1;
+                    stack.push((c, 0));
+                }
+                None => {
+                    stack.pop();
+                    // Loop passes need a natural loop all the way down; loop-simplify
+                    // remarks the ones with irreducible cycles inside.
+                    if !loops.contains_irreducible(l) {
+                        order.push(loops.header(l));
+                    }
+                }
+            }
         }
+    }
+    let mut worklist: Vec<LoopHandle> = Vec::with_capacity(order.len());
+    for &h in order.iter().rev() {
         worklist.push(LoopHandle::from_u32(headers.len() as u32));
-        headers.push(cache.loops.header(l));
+        headers.push(h);
         deleted.push(false);
     }
-    worklist.reverse();
     let mut fresh_loops: Vec<Block> = Vec::new();
+    // Per pass of the pipeline: time and visits, merged into the report at the end (a map
+    // update per visit would cost more than the visit of a pass that has nothing to do).
+    let mut times = vec![Duration::ZERO; passes.len()];
+    let mut visits = vec![0u64; passes.len()];
     while let Some(h) = worklist.pop() {
         fresh_loops.clear();
-        for pass in passes.iter_mut() {
+        for (k, pass) in passes.iter_mut().enumerate() {
             if deleted[h.index()] {
                 break;
             }
@@ -541,7 +566,7 @@ fn run_loop_pipeline(
                 break;
             }
             let before = snapshot(run.options, func);
-            let start = Instant::now();
+            let start = run.options.time_loop_passes.then(Instant::now);
             let mut updater = LoopUpdater::new(h, header);
             let mut cx = PassContext {
                 knobs: run.knobs,
@@ -550,9 +575,13 @@ fn run_loop_pipeline(
                 remarks: &mut run.report.remarks,
             };
             let res = pass.run_on_loop(func, header, &mut cx, &mut updater)?;
-            cache.invalidate(res.preserved);
-            run.time(pass.name(), start.elapsed());
-            *run.loop_visits.entry(pass.name()).or_default() += 1;
+            if !res.preserved.contains(Analyses::ALL) {
+                cache.invalidate(res.preserved);
+            }
+            if let Some(start) = start {
+                times[k] += start.elapsed();
+            }
+            visits[k] += 1;
             if updater.deleted {
                 deleted[h.index()] = true;
             }
@@ -560,15 +589,20 @@ fn run_loop_pipeline(
                 headers[h.index()] = nh;
             }
             fresh_loops.extend_from_slice(&updater.new_loops);
-            after_pass(
-                run,
-                pass.name(),
-                pass.establishes(),
-                res,
-                func,
-                cache,
-                before,
-            )?;
+            if run.options.verify_each
+                || !run.options.print_after.is_empty()
+                || run.options.print_after_all
+            {
+                after_pass(
+                    run,
+                    pass.name(),
+                    pass.establishes(),
+                    res,
+                    func,
+                    cache,
+                    before,
+                )?;
+            }
             if run.options.verify_each {
                 check_loop_reports(pass.name(), func, &updater, headers[h.index()]).map_err(
                     |m| PassError(format!("after pass '{}': @{fname}: {m}", pass.name())),
@@ -580,6 +614,14 @@ fn run_loop_pipeline(
             worklist.push(LoopHandle::from_u32(headers.len() as u32));
             headers.push(nh);
             deleted.push(false);
+        }
+    }
+    for (k, pass) in passes.iter().enumerate() {
+        if visits[k] > 0 {
+            if run.options.time_loop_passes {
+                run.time(pass.name(), times[k]);
+            }
+            *run.loop_visits.entry(pass.name()).or_default() += visits[k];
         }
     }
     Ok(())

@@ -1,0 +1,412 @@
+//! The loop-pass protocol, exercised with mock loop passes: the adaptor's visit order and
+//! counts, loops whose header moves, new loops, deleted loops, and `--verify-each`
+//! catching passes that lie about what they changed or preserved.
+
+use gyre_ir::{parse_module, Block, BlockCall, Function, InstructionData, Module, Type, Value};
+use gyre_transforms::{
+    Analyses, Knobs, LoopPass, LoopUpdater, Options, PassContext, PassError, PassManager,
+    PassResult,
+};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// (pass name, header) of every visit, in order.
+type Log = Rc<RefCell<Vec<(&'static str, Block)>>>;
+
+/// Does nothing; records the visit.
+struct NoOp {
+    name: &'static str,
+    log: Log,
+}
+
+impl LoopPass for NoOp {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn run_on_loop(
+        &mut self,
+        _: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        assert!(cx.analyses.valid().contains(Analyses::LOOPS));
+        assert!(cx.analyses.loops.is_header(header));
+        assert_eq!(updater.header(), header);
+        self.log.borrow_mut().push((self.name, header));
+        Ok(PassResult::UNCHANGED)
+    }
+}
+
+/// Gives the loop a new header: a new block taking the old header's parameters, which
+/// every edge into the old header now enters first. How it reports is configurable, to
+/// test that `--verify-each` catches the wrong reports.
+struct RenameHeader {
+    log: Log,
+    /// Call `LoopUpdater::set_header`.
+    report_header: bool,
+    /// What to claim in the result.
+    claim: PassResult,
+}
+
+impl LoopPass for RenameHeader {
+    fn name(&self) -> &'static str {
+        "rename-header"
+    }
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        _: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        self.log.borrow_mut().push(("rename-header", header));
+        let new = func.dfg.make_block();
+        func.layout.insert_block_before(new, header);
+        let tys: Vec<Type> = func
+            .dfg
+            .block_params(header)
+            .iter()
+            .map(|&p| func.dfg.value_type(p))
+            .collect();
+        let args: Vec<Value> = tys
+            .into_iter()
+            .map(|t| func.dfg.append_block_param(new, t))
+            .collect();
+        let blocks: Vec<Block> = func.layout.blocks().collect();
+        for b in blocks {
+            if let Some(t) = func.terminator(b) {
+                func.dfg.for_each_dest_mut(t, |bc, _| {
+                    if bc.block == header {
+                        bc.block = new;
+                    }
+                });
+            }
+        }
+        let dest = BlockCall::new(header, &args, &mut func.dfg.value_lists);
+        func.append_inst(new, InstructionData::Jump { dest }, None);
+        if self.report_header {
+            updater.set_header(new);
+        }
+        Ok(self.claim)
+    }
+}
+
+/// Deletes a loop whose only exit block takes no parameters and which stores nothing: the
+/// preheader jumps straight to the exit. (Sound on the test inputs, whose loops end.)
+struct DeleteLoop {
+    log: Log,
+}
+
+impl LoopPass for DeleteLoop {
+    fn name(&self) -> &'static str {
+        "delete-loop"
+    }
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        self.log.borrow_mut().push(("delete-loop", header));
+        let (cfg, loops) = (&cx.analyses.cfg, &cx.analyses.loops);
+        let l = loops.innermost_loop(header).expect("a loop");
+        let exits = loops.unique_exit_blocks(l, cfg);
+        let Some(pre) = loops.preheader(l, cfg) else {
+            return Ok(PassResult::UNCHANGED);
+        };
+        let stores = loops.blocks(l).iter().any(|&b| {
+            func.layout
+                .block_insts(b)
+                .any(|i| func.dfg.inst(i).opcode().has_side_effects() && !is_branch(func, i))
+        });
+        // A value of the loop used outside it would lose its definition.
+        let used_outside = func.layout.blocks().any(|b| {
+            !loops.contains(l, b)
+                && func.layout.block_insts(b).any(|i| {
+                    let mut outside_use = false;
+                    func.dfg.for_each_inst_value(i, |v| {
+                        let d = match func.dfg.value_def(v) {
+                            gyre_ir::ValueDef::Result(d) => func.layout.inst_block(d),
+                            gyre_ir::ValueDef::Param(d, _) => Some(d),
+                            gyre_ir::ValueDef::Detached => None,
+                        };
+                        outside_use |= d.is_some_and(|d| loops.contains(l, d));
+                    });
+                    outside_use
+                })
+        });
+        if exits.len() != 1 || !func.dfg.block_params(exits[0]).is_empty() || stores || used_outside
+        {
+            return Ok(PassResult::UNCHANGED);
+        }
+        let exit = exits[0];
+        let blocks = loops.blocks(l).to_vec();
+        let t = func.terminator(pre).expect("terminator");
+        let dest = BlockCall::new(exit, &[], &mut func.dfg.value_lists);
+        func.dfg.replace_inst(t, InstructionData::Jump { dest });
+        for b in blocks {
+            while let Some(i) = func.layout.first_inst(b) {
+                func.layout.remove_inst(i);
+            }
+            func.layout.remove_block(b);
+        }
+        updater.mark_loop_deleted();
+        Ok(PassResult::changed(Analyses::NONE))
+    }
+}
+
+fn is_branch(func: &Function, i: gyre_ir::Inst) -> bool {
+    func.dfg.inst(i).opcode().is_terminator()
+}
+
+/// Leaves the function alone but corrupts the cached dominator tree (computes it for a
+/// different function), then claims to have changed nothing.
+struct CorruptDomTree;
+
+impl LoopPass for CorruptDomTree {
+    fn name(&self) -> &'static str {
+        "corrupt-domtree"
+    }
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        let mut other = func.clone();
+        let log: Log = Rc::default();
+        RenameHeader {
+            log,
+            report_header: true,
+            claim: PassResult::UNCHANGED,
+        }
+        .run_on_loop(&mut other, header, cx, updater)?;
+        let cfg = gyre_analysis::Cfg::with_function(&other).expect("valid");
+        cx.analyses.domtree.compute(&other, &cfg);
+        Ok(PassResult::UNCHANGED)
+    }
+}
+
+/// An outer loop (block1) holding two inner loops in sequence (block2, block4), then a
+/// loop after the nest (block7). Every loop counts to `v0`; the kernel stores the sum.
+const NEST: &str = "
+global @out: global [1 x i32] align 4
+
+kernel @k(i32) {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    v2 = iconst.i32 1
+    jump block1(v1, v1)
+block1(v3: i32, v4: i32):
+    jump block2(v1, v4)
+block2(v5: i32, v6: i32):
+    v7 = iadd v6, v5
+    v8 = iadd v5, v2
+    v9 = icmp slt v8, v0
+    brif v9, block2(v8, v7), block3
+block3:
+    jump block4(v1, v7)
+block4(v10: i32, v11: i32):
+    v12 = iadd v11, v2
+    v13 = iadd v10, v2
+    v14 = icmp slt v13, v0
+    brif v14, block4(v13, v12), block5
+block5:
+    v15 = iadd v3, v2
+    v16 = icmp slt v15, v0
+    brif v16, block1(v15, v12), block6
+block6:
+    jump block7(v1)
+block7(v17: i32):
+    v18 = iadd v17, v2
+    v19 = icmp slt v18, v0
+    brif v19, block7(v18), block8
+block8:
+    v20 = global_addr @out
+    store v12, v20
+    return
+}
+";
+
+fn module() -> Module {
+    parse_module(NEST).expect("parses")
+}
+
+fn verify_each() -> Options {
+    Options {
+        verify_each: true,
+        ..Options::default()
+    }
+}
+
+fn b(n: u32) -> Block {
+    Block::from_u32(n)
+}
+
+fn noop(name: &'static str, log: &Log) -> Box<dyn LoopPass> {
+    Box::new(NoOp {
+        name,
+        log: log.clone(),
+    })
+}
+
+#[test]
+fn visits_innermost_first_each_loop_through_the_whole_pipeline() {
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![noop("a", &log), noop("b", &log), noop("c", &log)]);
+    let mut m = module();
+    let report = pm.run_module(&mut m).expect("runs");
+    let want: Vec<(&str, Block)> = [b(2), b(4), b(1), b(7)]
+        .into_iter()
+        .flat_map(|h| [("a", h), ("b", h), ("c", h)])
+        .collect();
+    assert_eq!(*log.borrow(), want);
+    assert_eq!(report.loop_visits, vec![("a", 4), ("b", 4), ("c", 4)]);
+    // Passes that change nothing keep every analysis: one loop forest for the function.
+    let loops = report
+        .analysis_times
+        .iter()
+        .find(|(n, _, _)| *n == "loops")
+        .expect("timed");
+    assert_eq!(loops.2, 1, "{:?}", report.analysis_times);
+}
+
+#[test]
+fn a_moved_header_is_followed() {
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![
+        noop("before", &log),
+        Box::new(RenameHeader {
+            log: log.clone(),
+            report_header: true,
+            claim: PassResult::changed(Analyses::NONE),
+        }),
+        noop("after", &log),
+    ]);
+    let mut m = module();
+    let before = m.clone();
+    pm.run_module(&mut m).expect("runs");
+    let log = log.borrow();
+    // Each loop is visited by all three passes; "after" sees the new header (a new block
+    // numbered after the original ones), never the old one.
+    for h in [b(2), b(4), b(1), b(7)] {
+        let i = log
+            .iter()
+            .position(|&e| e == ("before", h))
+            .expect("visited");
+        assert_eq!(log[i + 1], ("rename-header", h));
+        let (name, nh) = log[i + 2];
+        assert_eq!(name, "after");
+        assert!(nh.as_u32() >= 9, "after saw {nh}, not the new header");
+    }
+    assert_eq!(log.len(), 12);
+    gyre_interp::assert_same_behaviour(
+        &before,
+        &m,
+        "k",
+        &gyre_interp::Inputs {
+            launch: gyre_interp::Launch::linear(1, 1, vec![gyre_interp::Arg::Int(3)]),
+            memory: gyre_interp::Memory::new(),
+        },
+    )
+    .expect("same behaviour");
+}
+
+#[test]
+fn deleted_loops_are_never_visited_again() {
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![
+        Box::new(DeleteLoop { log: log.clone() }),
+        noop("after", &log),
+    ]);
+    let mut m = module();
+    let report = pm.run_module(&mut m).expect("runs");
+    let log = log.borrow();
+    // block7's loop has one exit without parameters and stores nothing: deleted, and
+    // "after" never sees it. The nest's loops pass values out and stay.
+    assert!(log.contains(&("delete-loop", b(7))));
+    assert!(!log.contains(&("after", b(7))), "{log:?}");
+    for h in [b(2), b(4), b(1)] {
+        assert!(log.contains(&("after", h)), "{log:?}");
+    }
+    assert_eq!(report.loop_visits, vec![("after", 3), ("delete-loop", 4)]);
+    assert!(!m
+        .functions
+        .values()
+        .next()
+        .expect("k")
+        .layout
+        .is_block_inserted(b(7)));
+}
+
+#[test]
+fn verify_each_catches_an_unreported_header_move() {
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![Box::new(RenameHeader {
+        log,
+        report_header: false,
+        claim: PassResult::changed(Analyses::NONE),
+    })]);
+    let e = pm.run_module(&mut module()).unwrap_err();
+    assert!(e.0.contains("reported neither a new header"), "{e}");
+}
+
+#[test]
+fn verify_each_catches_a_false_claim_to_preserve_the_dominator_tree() {
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![Box::new(RenameHeader {
+        log,
+        report_header: true,
+        claim: PassResult::changed(Analyses::ALL.minus(Analyses::CFG)),
+    })]);
+    // The CFG is cleared (not claimed), and with it everything computed from it: the
+    // claim is harmless. Claiming the CFG too is the lie.
+    pm.run_module(&mut module())
+        .expect("a claim that invalidation overrides");
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![Box::new(RenameHeader {
+        log,
+        report_header: true,
+        claim: PassResult::changed(Analyses::ALL),
+    })]);
+    let e = pm.run_module(&mut module()).unwrap_err();
+    assert!(e.0.contains("claimed to preserve"), "{e}");
+}
+
+#[test]
+fn verify_each_catches_a_false_no_change_report() {
+    // Changes the function but reports no change.
+    let log: Log = Rc::default();
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![Box::new(RenameHeader {
+        log,
+        report_header: true,
+        claim: PassResult::UNCHANGED,
+    })]);
+    let e = pm.run_module(&mut module()).unwrap_err();
+    assert!(
+        e.0.contains("reported no change, but changed the function"),
+        "{e}"
+    );
+    // Leaves the function alone, reports no change, but breaks the cached dominator tree.
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![Box::new(CorruptDomTree)]);
+    let e = pm.run_module(&mut module()).unwrap_err();
+    assert!(
+        e.0.contains("claimed to preserve the dominator tree"),
+        "{e}"
+    );
+    // Without --verify-each the lie goes unnoticed: the checks are what catches it.
+    let mut pm = PassManager::new(Knobs::default(), Options::default());
+    pm.add_loop_passes(vec![Box::new(CorruptDomTree)]);
+    pm.run_module(&mut module()).expect("unchecked");
+}
