@@ -417,3 +417,66 @@ fn clone_loops_and_enter_the_copies() {
     );
     assert!(n > 100, "{n} loops cloned");
 }
+
+/// All the edits in sequence on one module, one CFG kept current across them, on random
+/// seeds: split a random edge, split a block at a random point, or clone a random
+/// side-effect-free instruction and move its result's uses to the copy.
+#[test]
+fn quickcheck_mixed_edits() {
+    fn prop(seed: u64) -> quickcheck::TestResult {
+        let (m, contract) =
+            generate_kernel_module(&GenOptions::default(), &mut SplitMix64::new(seed));
+        let mut after = m.clone();
+        let mut rng = SplitMix64::new(seed);
+        let res = (|| {
+            for f in after.functions.values_mut() {
+                let mut cfg = Cfg::with_function(f).map_err(|e| e.to_string())?;
+                let mut uses = UseLists::with_function(f);
+                for _ in 0..40 {
+                    let bs = blocks(f);
+                    let b = bs[rng.below(bs.len() as u64) as usize];
+                    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+                    let i = insts[rng.below(insts.len() as u64) as usize];
+                    match rng.below(3) {
+                        0 => {
+                            let k = rng.below(f.successors(b).len() as u64) as usize;
+                            if !f.successors(b).is_empty() {
+                                split_edge_at(f, b, k, Some(&mut cfg))
+                                    .map_err(|e| e.to_string())?;
+                            }
+                        }
+                        1 => {
+                            split_block(f, i, Some(&mut cfg)).map_err(|e| e.to_string())?;
+                        }
+                        _ => {
+                            let Some(r) = f.dfg.inst_result(i) else {
+                                continue;
+                            };
+                            if f.dfg.inst(i).opcode().has_side_effects() {
+                                continue;
+                            }
+                            let c = f.dfg.clone_inst(i);
+                            let next = f.layout.next_inst(i).ok_or("result at the end")?;
+                            f.layout.insert_inst_before(c, next);
+                            uses.add_inst(f, c);
+                            let s = f.dfg.inst_result(c).ok_or("copy without result")?;
+                            uses.replace_all_uses(f, r, s);
+                        }
+                    }
+                }
+                same_cfg(f, &mut cfg)?;
+            }
+            for f in after.functions.values() {
+                verify_function(f, Some(&after)).map_err(|e| format!("does not verify:\n{e}"))?;
+            }
+            same_behaviour(&m, &after, &contract, seed)
+        })();
+        match res {
+            Ok(()) => quickcheck::TestResult::passed(),
+            Err(e) => quickcheck::TestResult::error(format!("seed {seed}: {e}")),
+        }
+    }
+    quickcheck::QuickCheck::new()
+        .tests(100)
+        .quickcheck(prop as fn(u64) -> quickcheck::TestResult);
+}
