@@ -2,7 +2,12 @@
 //! counts, loops whose header moves, new loops, deleted loops, and `--verify-each`
 //! catching passes that lie about what they changed or preserved.
 
-use gyre_ir::{parse_module, Block, BlockCall, Function, InstructionData, Module, Type, Value};
+use gyre_ir::{
+    parse_module, Block, BlockCall, Function, InstructionData, IntCC, Module, Opcode, SpecialReg,
+    Type, Value,
+};
+use gyre_transforms::utils::clone::{clone_blocks, ValueMap};
+use gyre_transforms::utils::split::Place;
 use gyre_transforms::{
     Analyses, Knobs, LoopPass, LoopUpdater, Options, PassContext, PassError, PassManager,
     PassResult,
@@ -153,6 +158,94 @@ impl LoopPass for DeleteLoop {
             func.layout.remove_block(b);
         }
         updater.mark_loop_deleted();
+        Ok(PassResult::changed(Analyses::NONE))
+    }
+}
+
+/// Versions the loop headed by `target` (in loop-simplify and LCSSA form): clones all its
+/// blocks with the toolkit and lets the preheader choose between the original and the
+/// copy on `tid.x & 1`, as non-trivial unswitching will. Reports the copies' loops, inner
+/// ones first.
+struct CloneLoop {
+    log: Log,
+    target: Block,
+}
+
+impl LoopPass for CloneLoop {
+    fn name(&self) -> &'static str {
+        "clone-loop"
+    }
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        self.log.borrow_mut().push(("clone-loop", header));
+        if header != self.target {
+            return Ok(PassResult::UNCHANGED);
+        }
+        let (cfg, loops) = (&cx.analyses.cfg, &cx.analyses.loops);
+        let l = loops.innermost_loop(header).expect("a loop");
+        let pre = loops.preheader(l, cfg).expect("loop-simplify form");
+        let blocks = loops.blocks(l).to_vec();
+        // The loop's own loops, inner first (post-order), as headers.
+        let mut inner: Vec<Block> = loops
+            .loops()
+            .filter(|&m| loops.contains_loop(l, m))
+            .map(|m| loops.header(m))
+            .collect();
+        inner.sort_by_key(|&h| std::cmp::Reverse(loops.loop_depth(h)));
+        let mut map = ValueMap::new();
+        clone_blocks(func, &blocks, &mut map, Place::After(pre)).expect("clones");
+        // Preheader: `jump header(args)` becomes a branch on tid.x & 1.
+        let t = func.terminator(pre).expect("terminator");
+        let InstructionData::Jump { dest } = func.dfg.inst(t).clone() else {
+            panic!("a preheader ends in a jump");
+        };
+        let args = func.dfg.block_call_args(&dest).to_vec();
+        let (_, tid) = func.insert_inst_before(
+            t,
+            InstructionData::Sreg {
+                reg: SpecialReg::TidX,
+            },
+            Some(Type::I32),
+        );
+        let (_, one) =
+            func.insert_inst_before(t, InstructionData::IntConst { imm: 1 }, Some(Type::I32));
+        let (_, odd) = func.insert_inst_before(
+            t,
+            InstructionData::Binary {
+                opcode: Opcode::And,
+                args: [tid.expect("result"), one.expect("result")],
+                flags: Default::default(),
+            },
+            Some(Type::I32),
+        );
+        let (_, c) = func.insert_inst_before(
+            t,
+            InstructionData::IntCompare {
+                cond: IntCC::Eq,
+                args: [odd.expect("result"), one.expect("result")],
+            },
+            Some(Type::I1),
+        );
+        let pool = &mut func.dfg.value_lists;
+        let blocks = [
+            BlockCall::new(map.map_block(header), &args, pool),
+            BlockCall::new(header, &args, pool),
+        ];
+        func.dfg.replace_inst(
+            t,
+            InstructionData::Brif {
+                arg: c.expect("result"),
+                blocks,
+            },
+        );
+        for h in inner {
+            updater.add_new_loop(map.map_block(h));
+        }
         Ok(PassResult::changed(Analyses::NONE))
     }
 }
@@ -409,4 +502,45 @@ fn verify_each_catches_a_false_no_change_report() {
     let mut pm = PassManager::new(Knobs::default(), Options::default());
     pm.add_loop_passes(vec![Box::new(CorruptDomTree)]);
     pm.run_module(&mut module()).expect("unchecked");
+}
+
+#[test]
+fn new_loops_are_visited_after_the_current_one() {
+    let log: Log = Rc::default();
+    let mut pm = PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), verify_each())
+        .expect("pipeline");
+    pm.add_loop_passes(vec![
+        Box::new(CloneLoop {
+            log: log.clone(),
+            target: b(1),
+        }),
+        noop("after", &log),
+    ]);
+    let mut m = module();
+    let before = m.clone();
+    let report = pm.run_module(&mut m).expect("runs");
+    let log = log.borrow();
+    let headers: Vec<Block> = log
+        .iter()
+        .filter(|(n, _)| *n == "after")
+        .map(|&(_, h)| h)
+        .collect();
+    // The nest (2, 4, 1), then the copies of its loops (inner ones first), then 7.
+    assert_eq!(&headers[..3], &[b(2), b(4), b(1)], "{log:?}");
+    assert_eq!(headers.len(), 7, "{log:?}");
+    assert!(headers[3..6].iter().all(|h| h.as_u32() > 8), "{log:?}");
+    assert_eq!(headers[6], b(7), "{log:?}");
+    assert_eq!(report.loop_visits, vec![("after", 7), ("clone-loop", 7)]);
+    for threads in [1, 4] {
+        gyre_interp::assert_same_behaviour(
+            &before,
+            &m,
+            "k",
+            &gyre_interp::Inputs {
+                launch: gyre_interp::Launch::linear(1, threads, vec![gyre_interp::Arg::Int(3)]),
+                memory: gyre_interp::Memory::new(),
+            },
+        )
+        .expect("same behaviour");
+    }
 }
