@@ -2,7 +2,8 @@
 //!
 //! A value defined in a loop reaches uses outside the loop only through a parameter of an
 //! exit block (LLVM's LCSSA phis). Follows LLVM's `formLCSSAForInstructions`, with block
-//! parameters for phis and a pruned iterated-dominance-frontier SSA updater:
+//! parameters for phis and the pruned iterated-dominance-frontier
+//! [`SsaUpdater`](crate::utils::ssa_updater::SsaUpdater):
 //!
 //! 1. One scan of the reachable blocks finds every use of a value outside the innermost
 //!    loop of its definition, and queues the value on that loop.
@@ -12,11 +13,11 @@
 //!      `v` is live outside `L` and which exit blocks are needed (each must be dominated
 //!      by `v`'s definition, otherwise the input was not valid SSA);
 //!    - each needed exit gets a parameter, passed `v` on every edge from inside `L`;
-//!    - `DF+` of the needed exits, pruned to the blocks where `v` is live (Cytron et al.
-//!      1991; pruned as in LLVM's `SSAUpdaterBulk`), gets a parameter too: the merge of
-//!      several exits' values;
-//!    - every outside use (and every argument for the new parameters from outside `L`) is
-//!      rewritten to the nearest dominating new parameter, memoised per block.
+//!    - the SSA updater, given the exit parameters as the variable's definitions, rewrites
+//!      every outside use and every argument for the exit parameters from outside `L`:
+//!      `DF+` of the needed exits, pruned to the blocks where `v` is live (Cytron et al.
+//!      1991; pruned as in LLVM's `SSAUpdaterBulk`), gets a parameter too (the merge of
+//!      several exits' values), and each use reads the nearest dominating new parameter.
 //! 3. A new exit parameter that lies inside an outer loop and is itself used outside that
 //!    loop is queued on it, so every level of a nest is closed.
 //!
@@ -26,6 +27,7 @@
 use crate::analyses::{Analyses, AnalysisCache};
 use crate::loop_simplify::def_block;
 use crate::manager::{Forms, FunctionPass, PassContext, PassError, PassResult};
+use crate::utils::ssa_updater::{SsaContext, SsaUpdater};
 use gyre_analysis::{DominanceFrontiers, Loop, LoopInfo};
 use gyre_ir::{Block, EntityRef, Function, Inst, Value};
 use std::collections::BTreeSet;
@@ -33,11 +35,6 @@ use std::collections::BTreeSet;
 const NAME: &str = "lcssa";
 const NO_USE: u32 = u32::MAX;
 const NO_LOOP: u32 = u32::MAX;
-
-/// Per-block state of the value being closed.
-const LIVE: u8 = 1;
-const EXIT: u8 = 2;
-const PHI: u8 = 3;
 
 /// The `lcssa` pass (LLVM's `LCSSAPass`).
 ///
@@ -70,6 +67,9 @@ const PHI: u8 = 3;
 #[derive(Default)]
 pub struct Lcssa {
     s: Scratch,
+    /// Computed once per run, read by every update (outside `Scratch`, which the
+    /// updates borrow mutably).
+    df: DominanceFrontiers,
 }
 
 /// Buffers reused across runs.
@@ -88,23 +88,21 @@ struct Scratch {
     def_loop: Vec<u32>,
     /// Per loop: values to close.
     pending: Vec<Vec<Value>>,
-    /// Generation of the per-block state below (one per closed value).
+    /// Generation of `visited` (one per closed value).
     epoch: u32,
-    state_epoch: Vec<u32>,
-    state: Vec<u8>,
-    /// The new parameter of an `EXIT` or `PHI` block.
-    val: Vec<Value>,
-    memo_epoch: Vec<u32>,
-    /// The value reaching the start of a block, once looked up.
-    memo: Vec<Value>,
+    /// Blocks the liveness walk of the value being closed has seen.
+    visited: Vec<u32>,
     pred_mark: Vec<u32>,
     pred_stamp: u32,
     stack: Vec<Block>,
     exits: Vec<Block>,
-    phis: Vec<Block>,
     uses: Vec<(Inst, Block)>,
-    chain: Vec<Block>,
-    df: DominanceFrontiers,
+    /// Terminators of the reachable predecessors outside the loop of the needed exits,
+    /// with their blocks: their argument for the exit's parameter is a use to rewrite.
+    arg_uses: Vec<(Inst, Block)>,
+    /// The instructions handed to the updater.
+    insts: Vec<Inst>,
+    up: SsaUpdater,
 }
 
 impl FunctionPass for Lcssa {
@@ -198,13 +196,14 @@ impl Lcssa {
         if active.is_empty() {
             return Ok(PassResult::UNCHANGED);
         }
-        s.df.compute(func, cfg, &cache.domtree);
+        self.df.compute(func, cfg, &cache.domtree);
+        let df = &self.df;
         let (mut params, mut rewritten) = (0, 0);
         while let Some(l) = active.pop_first() {
             let vals = core::mem::take(&mut s.pending[l as usize]);
             for v in vals {
                 let (p, r) = s
-                    .close(func, cache, Loop::from_u32(l), v, &mut active)
+                    .close(func, cache, df, Loop::from_u32(l), v, &mut active)
                     .map_err(err)?;
                 params += p;
                 rewritten += r;
@@ -247,16 +246,8 @@ impl Scratch {
         self.pending.clear();
         self.pending.resize(num_loops, Vec::new());
         self.epoch = 0;
-        self.state_epoch.clear();
-        self.state_epoch.resize(nb, 0);
-        self.state.clear();
-        self.state.resize(nb, 0);
-        self.val.clear();
-        self.val.resize(nb, Value::new(0));
-        self.memo_epoch.clear();
-        self.memo_epoch.resize(nb, 0);
-        self.memo.clear();
-        self.memo.resize(nb, Value::new(0));
+        self.visited.clear();
+        self.visited.resize(nb, 0);
         self.pred_mark.clear();
         self.pred_mark.resize(nb, 0);
         self.pred_stamp = 0;
@@ -305,6 +296,7 @@ impl Scratch {
         &mut self,
         func: &mut Function,
         cache: &AnalysisCache,
+        df: &DominanceFrontiers,
         l: Loop,
         v: Value,
         active: &mut BTreeSet<u32>,
@@ -337,7 +329,6 @@ impl Scratch {
         self.epoch += 1;
         let ep = self.epoch;
         self.exits.clear();
-        self.phis.clear();
         self.stack.clear();
         self.stack.extend(self.uses.iter().map(|&(_, b)| b));
         let not_dominated = |b: Block| {
@@ -346,10 +337,10 @@ impl Scratch {
             )
         };
         while let Some(b) = self.stack.pop() {
-            if self.state_epoch[b.index()] == ep {
+            if self.visited[b.index()] == ep {
                 continue;
             }
-            self.state_epoch[b.index()] = ep;
+            self.visited[b.index()] = ep;
             if loops.contains(l, b) {
                 return Err(not_dominated(b));
             }
@@ -358,7 +349,6 @@ impl Scratch {
                 if !dt.dominates(d, b) {
                     return Err(not_dominated(b));
                 }
-                self.state[b.index()] = EXIT;
                 self.exits.push(b);
                 for &p in preds {
                     if cfg.is_reachable(p) && !loops.contains(l, p) {
@@ -369,45 +359,25 @@ impl Scratch {
                 if cfg.entry() == Some(b) {
                     return Err(not_dominated(b));
                 }
-                self.state[b.index()] = LIVE;
                 self.stack
                     .extend(preds.iter().copied().filter(|&p| cfg.is_reachable(p)));
             }
         }
 
-        // Merge parameters: DF+ of the needed exits, pruned to where `v` is live.
-        self.stack.clear();
-        self.stack.extend_from_slice(&self.exits);
-        while let Some(x) = self.stack.pop() {
-            for &y in self.df.frontier(x) {
-                if self.state_epoch[y.index()] == ep && self.state[y.index()] == LIVE {
-                    self.state[y.index()] = PHI;
-                    self.phis.push(y);
-                    self.stack.push(y);
-                }
-            }
-        }
         let rpo = |b: &Block| cfg.rpo_number(*b);
         self.exits.sort_unstable_by_key(rpo);
-        self.phis.sort_unstable_by_key(rpo);
 
+        // Exit parameters, passed `v` on every edge; from reachable predecessors outside
+        // `l` that argument is a use for the updater to rewrite (unreachable ones need no
+        // dominance: `v` will do).
         let ty = func.dfg.value_type(v);
-        let nexits = self.exits.len();
-        for k in 0..nexits + self.phis.len() {
-            let b = if k < nexits {
-                self.exits[k]
-            } else {
-                self.phis[k - nexits]
-            };
-            self.val[b.index()] = func.dfg.append_block_param(b, ty);
-        }
-        // Arguments for the new parameters, one per edge.
-        for k in 0..nexits + self.phis.len() {
-            let j = if k < nexits {
-                self.exits[k]
-            } else {
-                self.phis[k - nexits]
-            };
+        self.up.reset(ty);
+        self.up.set_unreachable_value(v);
+        self.arg_uses.clear();
+        for k in 0..self.exits.len() {
+            let j = self.exits[k];
+            let param = func.dfg.append_block_param(j, ty);
+            self.up.add_available_value(j, param);
             self.pred_stamp += 1;
             let stamp = self.pred_stamp;
             for &p in cfg.preds(j) {
@@ -415,73 +385,67 @@ impl Scratch {
                     continue;
                 }
                 self.pred_mark[p.index()] = stamp;
-                // Unreachable predecessors need no dominance: any defined value will do.
-                let arg = if loops.contains(l, p) || !cfg.is_reachable(p) {
-                    v
-                } else {
-                    self.reaching(p, cache, l, v)?
-                };
                 let t = func
                     .terminator(p)
                     .ok_or_else(|| format!("{p} branches to {j} but has no terminator"))?;
                 func.dfg.for_each_dest_mut(t, |bc, pool| {
                     if bc.block == j {
-                        bc.args.push(arg, pool);
+                        bc.args.push(v, pool);
                     }
                 });
-                if arg != v && cfg.is_reachable(p) {
+                if cfg.is_reachable(p) && !loops.contains(l, p) {
+                    self.arg_uses.push((t, p));
+                }
+            }
+        }
+        // Merge parameters and every rewrite, in one update.
+        self.insts.clear();
+        self.insts.extend(self.uses.iter().map(|&(i, _)| i));
+        self.insts.extend(self.arg_uses.iter().map(|&(i, _)| i));
+        let sx = SsaContext::new(cfg, dt, df);
+        let ssa_err = |e| format!("{v}, defined in the loop at {h}: {e}");
+        self.up
+            .rewrite_uses(func, &sx, &self.insts, v)
+            .map_err(ssa_err)?;
+
+        // Queue the new values used outside an outer loop: the exits' arguments, the merge
+        // parameters' arguments, then the uses (this order decides the order of the
+        // outer loops' new parameters).
+        for k in 0..self.arg_uses.len() {
+            let (t, p) = self.arg_uses[k];
+            let arg = self.up.value_at_end(func, &sx, p).map_err(ssa_err)?;
+            if arg != v {
+                self.note_use(func, loops, arg, t, p, active);
+            }
+        }
+        let nmerge = self.up.new_params().len();
+        for k in 0..nmerge {
+            let j = self.up.new_params()[k].0;
+            self.pred_stamp += 1;
+            let stamp = self.pred_stamp;
+            for &p in cfg.preds(j) {
+                if self.pred_mark[p.index()] == stamp {
+                    continue;
+                }
+                self.pred_mark[p.index()] = stamp;
+                if !cfg.is_reachable(p) || loops.contains(l, p) {
+                    continue;
+                }
+                let t = func
+                    .terminator(p)
+                    .ok_or_else(|| format!("{p} branches to {j} but has no terminator"))?;
+                let arg = self.up.value_at_end(func, &sx, p).map_err(ssa_err)?;
+                if arg != v {
                     self.note_use(func, loops, arg, t, p, active);
                 }
             }
         }
-        // Rewrite the outside uses.
         for k in 0..self.uses.len() {
             let (inst, b) = self.uses[k];
-            let w = self.reaching(b, cache, l, v)?;
-            func.dfg
-                .map_inst_values(inst, |x| if x == v { w } else { x });
+            let w = self.up.use_value(func, &sx, inst).map_err(ssa_err)?;
             self.note_use(func, loops, w, inst, b, active);
         }
-        Ok(((nexits + self.phis.len()) as u64, self.uses.len() as u64))
-    }
-
-    /// The new value reaching the start of block `b` (equally its end: new definitions
-    /// are parameters): the parameter of the nearest dominating exit or merge block.
-    fn reaching(
-        &mut self,
-        b: Block,
-        cache: &AnalysisCache,
-        l: Loop,
-        v: Value,
-    ) -> Result<Value, String> {
-        let (dt, loops) = (&cache.domtree, &cache.loops);
-        let ep = self.epoch;
-        self.chain.clear();
-        let mut x = b;
-        let r = loop {
-            let i = x.index();
-            if self.state_epoch[i] == ep && (self.state[i] == EXIT || self.state[i] == PHI) {
-                break self.val[i];
-            }
-            if self.memo_epoch[i] == ep {
-                break self.memo[i];
-            }
-            self.chain.push(x);
-            match dt.idom(x) {
-                Some(up) if !loops.contains(l, up) => x = up,
-                _ => {
-                    return Err(format!(
-                        "no exit of the loop at {} dominates the use of {v} in {b}: not valid SSA",
-                        loops.header(l)
-                    ))
-                }
-            }
-        };
-        for &c in &self.chain {
-            self.memo_epoch[c.index()] = ep;
-            self.memo[c.index()] = r;
-        }
-        Ok(r)
+        Ok(((self.exits.len() + nmerge) as u64, self.uses.len() as u64))
     }
 }
 
