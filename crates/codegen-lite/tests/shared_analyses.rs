@@ -9,7 +9,12 @@ use std::path::Path;
 fn compile_after_the_pipeline_computes_nothing_twice() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let opts = CodegenOptions { sm: Sm::Sm80 };
-    for name in ["matmul_tiled.gir", "stencil2d.gir", "search.gir", "saxpy.gir"] {
+    for name in [
+        "matmul_tiled.gir",
+        "stencil2d.gir",
+        "search.gir",
+        "saxpy.gir",
+    ] {
         let src = std::fs::read_to_string(root.join(name)).expect("example");
         let mut m = gyre_ir::parse_module(&src).expect("parses");
         let mut analyses = ModuleAnalyses::new();
@@ -17,7 +22,9 @@ fn compile_after_the_pipeline_computes_nothing_twice() {
             PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), Options::default())
                 .expect("pipeline");
         pm.run_module_with(&mut m, &mut analyses).expect("runs");
-        let kept = Analyses::CFG.union(Analyses::DOMTREE).union(Analyses::LOOPS);
+        let kept = Analyses::CFG
+            .union(Analyses::DOMTREE)
+            .union(Analyses::LOOPS);
         let before = analyses.computations(kept);
         let nfuncs = m.functions.len() as u32;
         let ptx = compile_module_with(&m, &opts, &mut analyses).expect("compiles");
@@ -27,7 +34,11 @@ fn compile_after_the_pipeline_computes_nothing_twice() {
             "{name}: the emitter recomputed an analysis the pipeline left valid"
         );
         // The post-dominator tree and uniformity are the emitter's own: once per function.
-        assert_eq!(analyses.computations(Analyses::UNIFORMITY), nfuncs, "{name}");
+        assert_eq!(
+            analyses.computations(Analyses::UNIFORMITY),
+            nfuncs,
+            "{name}"
+        );
         assert_eq!(analyses.computations(Analyses::POSTDOM), nfuncs, "{name}");
         // Sharing changes nothing in the output.
         assert_eq!(ptx, compile_module(&m, &opts).expect("compiles"), "{name}");
