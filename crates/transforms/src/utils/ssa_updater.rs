@@ -109,6 +109,9 @@ pub enum SsaUpdateError {
         /// The block of the late definition.
         block: Block,
     },
+    /// The analyses are not computed, or not for this function (the CFG knows blocks the
+    /// function does not have).
+    StaleAnalyses,
 }
 
 impl fmt::Display for SsaUpdateError {
@@ -125,6 +128,9 @@ impl fmt::Display for SsaUpdateError {
             }
             SsaUpdateError::LateAvailableValue { block } => {
                 write!(f, "value made available in {block} after the first query")
+            }
+            SsaUpdateError::StaleAnalyses => {
+                write!(f, "the analyses do not describe the function")
             }
         }
     }
@@ -266,7 +272,7 @@ impl SsaUpdater {
         cx: &SsaContext<'_>,
         block: Block,
     ) -> Result<Value, SsaUpdateError> {
-        self.begin(func)?;
+        self.begin(func, cx)?;
         if self.flags(block) & DEF != 0 {
             return Ok(self.def[block.index()]);
         }
@@ -287,7 +293,7 @@ impl SsaUpdater {
         cx: &SsaContext<'_>,
         block: Block,
     ) -> Result<Value, SsaUpdateError> {
-        self.begin(func)?;
+        self.begin(func, cx)?;
         if !cx.cfg.is_reachable(block) {
             return Ok(self.fallback_value());
         }
@@ -309,7 +315,7 @@ impl SsaUpdater {
         cx: &SsaContext<'_>,
         inst: Inst,
     ) -> Result<Value, SsaUpdateError> {
-        self.begin(func)?;
+        self.begin(func, cx)?;
         let b = func
             .layout
             .inst_block(inst)
@@ -357,7 +363,7 @@ impl SsaUpdater {
         insts: &[Inst],
         old: Value,
     ) -> Result<usize, SsaUpdateError> {
-        self.begin(func)?;
+        self.begin(func, cx)?;
         for &inst in insts {
             let b = func
                 .layout
@@ -415,7 +421,13 @@ impl SsaUpdater {
     }
 
     /// Checks common to every query; the first query seals the definitions.
-    fn begin(&mut self, func: &Function) -> Result<(), SsaUpdateError> {
+    fn begin(&mut self, func: &Function, cx: &SsaContext<'_>) -> Result<(), SsaUpdateError> {
+        let slots = cx.cfg.num_block_slots();
+        if !(cx.cfg.is_valid() && cx.domtree.is_valid() && cx.frontiers.is_valid())
+            || slots > func.dfg.num_blocks()
+        {
+            return Err(SsaUpdateError::StaleAnalyses);
+        }
         if let Some(block) = self.late {
             return Err(SsaUpdateError::LateAvailableValue { block });
         }
@@ -984,6 +996,11 @@ block3:
         assert_eq!(
             up.value_at_end(&mut f, &an.cx(), b(3)),
             Err(SsaUpdateError::LateAvailableValue { block: b(2) })
+        );
+        let stale = DominanceFrontiers::new();
+        assert_eq!(
+            up.value_at_end(&mut f, &SsaContext::new(&an.cfg, &an.dt, &stale), b(3)),
+            Err(SsaUpdateError::StaleAnalyses)
         );
         let detached = f
             .dfg
