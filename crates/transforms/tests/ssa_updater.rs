@@ -5,7 +5,8 @@
 //! `freeze v` otherwise: the interpreter computes the same value) at the end of some
 //! blocks strictly dominated by `D`; make `v` at `D` and every copy at its block
 //! available; rewrite every use of `v` outside `D` (the copies' own operands included)
-//! with [`SsaUpdater::rewrite_uses`]. Then:
+//! with [`SsaUpdater::rewrite_uses`] (a third of the time one use at a time with
+//! [`SsaUpdater::rewrite_use`], in a random order). Then:
 //! - the module verifies and behaves as before on random inputs under the kernel's
 //!   contract (the interpreter is the oracle);
 //! - every rewritten use reads the definition that reaches it: random walks through the
@@ -40,6 +41,7 @@ struct Totals {
     params: u64,
     rewritten: u64,
     unchanged_checked: u64,
+    one_at_a_time: u64,
 }
 
 fn def_block(func: &Function, v: Value) -> Option<Block> {
@@ -209,9 +211,23 @@ fn one_variable(
         up.add_available_value(b, c);
     }
     let cx = SsaContext::new(cfg, dt, df);
-    let changed = up
-        .rewrite_uses(func, &cx, &uses, v)
-        .map_err(|e| format!("{v} (defined in {d}): {e}"))?;
+    let err = |e| format!("{v} (defined in {d}): {e}");
+    let changed = if rng.below(3) != 0 {
+        up.rewrite_uses(func, &cx, &uses, v).map_err(err)?
+    } else {
+        // One use at a time, in a random order: each query extends the live set and
+        // places what it needs; the result must be the bulk update's.
+        totals.one_at_a_time += 1;
+        let mut order = uses.clone();
+        for k in (1..order.len()).rev() {
+            order.swap(k, rng.below(k as u64 + 1) as usize);
+        }
+        let mut n = 0;
+        for &i in &order {
+            n += usize::from(up.rewrite_use(func, &cx, i, v).map_err(err)?);
+        }
+        n
+    };
     totals.variables += 1;
     totals.rewritten += changed as u64;
     totals.params += up.new_params().len() as u64;
@@ -428,7 +444,10 @@ fn updater_on_generated_kernels() {
     );
     // The cases must place parameters and rewrite uses, or this test proves little.
     assert!(
-        totals.params > 0 && totals.rewritten > 0 && totals.unchanged_checked > 0,
+        totals.params > 0
+            && totals.rewritten > 0
+            && totals.unchanged_checked > 0
+            && totals.one_at_a_time > 0,
         "{totals:?}"
     );
 }
