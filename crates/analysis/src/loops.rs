@@ -88,6 +88,8 @@ struct LoopData {
     /// Range into `LoopInfo::latches`.
     latches: [u32; 2],
     irreducible: bool,
+    /// Exactly one back edge (one CFG edge, not one latch block) enters the header.
+    one_back_edge: bool,
 }
 
 /// A strongly connected region with several entries (so no header dominates it).
@@ -224,6 +226,9 @@ impl LoopInfo {
                     irreducible = true;
                 }
             }
+            // Back edges are counted with multiplicity before the latches are deduplicated:
+            // a latch whose terminator reaches the header twice is two back edges.
+            let one_back_edge = latches.len() - latch_start == 1;
             match latches.len() - latch_start {
                 0 => continue,
                 1 => {}
@@ -288,6 +293,7 @@ impl LoopInfo {
                 children: [kids, kids],
                 latches: [latch_start as u32, latches.len() as u32],
                 irreducible: false,
+                one_back_edge,
             });
         }
         self.num_children = num_children;
@@ -509,18 +515,32 @@ impl LoopInfo {
         a <= s && s < b
     }
 
-    /// Blocks of `l` with an edge to the header, in RPO.
+    /// Blocks of `l` with an edge to the header, each once (however many edges it has),
+    /// in RPO.
     pub fn latches(&self, l: Loop) -> &[Block] {
         let [a, b] = self.data(l).latches;
         &self.latches[a as usize..b as usize]
     }
 
-    /// The latch, if there is exactly one latch block.
+    /// The latch, if exactly one back edge enters the header (LLVM's `getLoopLatch`,
+    /// which walks the header's predecessors one per edge): a single latch block whose
+    /// terminator branches to the header twice (a `brif` with both targets the header, a
+    /// `br_table` with two entries for it) is two back edges, and `None`. Passes ported
+    /// from LLVM rely on "the" back edge being one edge.
     pub fn latch(&self, l: Loop) -> Option<Block> {
         match self.latches(l) {
-            [one] => Some(*one),
+            [one] if self.data(l).one_back_edge => Some(*one),
             _ => None,
         }
+    }
+
+    /// Number of back edges into the header of `l`, counted per CFG edge (LLVM's
+    /// `getNumBackEdges`); at least [`LoopInfo::latches`]`.len()`.
+    pub fn num_back_edges(&self, l: Loop, cfg: &Cfg) -> usize {
+        cfg.preds(self.header(l))
+            .iter()
+            .filter(|&&p| self.contains(l, p))
+            .count()
     }
 
     /// Does `l` or one of its subloops contain an irreducible cycle?
@@ -592,7 +612,8 @@ impl LoopInfo {
     }
 
     /// The preheader: the only loop predecessor, if it has the header as its only
-    /// successor edge.
+    /// successor edge (LLVM's `getLoopPreheader`: successors are counted per edge, so a
+    /// block whose terminator branches to the header twice is not a preheader).
     pub fn preheader(&self, l: Loop, cfg: &Cfg) -> Option<Block> {
         match self.loop_predecessors(l, cfg)[..] {
             [p] if cfg.succs(p).len() == 1 => Some(p),
@@ -600,21 +621,24 @@ impl LoopInfo {
         }
     }
 
-    /// Do all predecessors of every exit block lie in `l`?
+    /// Do all predecessors of every exit block lie in `l` (LLVM's `hasDedicatedExits`)?
+    /// Unreachable predecessors count: they are outside every loop.
     pub fn has_dedicated_exits(&self, l: Loop, cfg: &Cfg) -> bool {
         self.exit_edges(l, cfg)
             .iter()
             .all(|&(_, e)| cfg.preds(e).iter().all(|&p| self.contains(l, p)))
     }
 
-    /// Loop-simplify form: a preheader, a single latch and dedicated exits.
+    /// Loop-simplify form (LLVM's `isLoopSimplifyForm`): a preheader, a single back edge
+    /// ([`LoopInfo::latch`]) and dedicated exits.
     pub fn is_loop_simplify_form(&self, l: Loop, cfg: &Cfg) -> bool {
         self.preheader(l, cfg).is_some()
             && self.latch(l).is_some()
             && self.has_dedicated_exits(l, cfg)
     }
 
-    /// Rotated form: a single latch that is also exiting (a do-while loop).
+    /// Rotated form (LLVM's `isRotatedForm`): a latch ([`LoopInfo::latch`], so a single
+    /// back edge) that is also exiting (a do-while loop).
     pub fn is_rotated_form(&self, l: Loop, cfg: &Cfg) -> bool {
         self.latch(l).is_some_and(|b| self.is_exiting(l, b, cfg))
     }

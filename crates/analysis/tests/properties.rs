@@ -442,7 +442,12 @@ fn loop_predicates_match_definitions() {
                 .iter()
                 .all(|&e| edges.iter().filter(|x| x.1 == e).all(|x| inl(x.0)));
             assert_eq!(a.li.has_dedicated_exits(l, cfg), dedicated);
-            let single_latch = latches.len() == 1;
+            // One back edge, counted per edge as LLVM's `getLoopLatch` does: a latch
+            // with two edges to the header is not a single latch.
+            let back_edges = edges.iter().filter(|e| e.1 == h && inl(e.0)).count();
+            assert_eq!(a.li.num_back_edges(l, cfg), back_edges);
+            let single_latch = back_edges == 1;
+            assert_eq!(a.li.latch(l), single_latch.then(|| latches[0]));
             assert_eq!(
                 a.li.is_loop_simplify_form(l, cfg),
                 preheader.is_some() && single_latch && dedicated

@@ -22,9 +22,16 @@
 //!    edges from inside the loop are moved to a new exit block placed before it. Loops are
 //!    visited inner to outer against the current terminators, so an exit shared by a
 //!    nest or by siblings gets one new block per loop, each dedicated.
-//! 3. **Single latch**: a loop with several latches gets one backedge block, placed after
-//!    its last latch (in RPO), that collects every backedge and merges the header
-//!    arguments.
+//! 3. **Single latch**: a loop with more than one back edge gets one backedge block,
+//!    placed after its last latch (in RPO), that collects every back edge and merges the
+//!    header arguments. Back edges are counted per edge, as LLVM does: a single latch
+//!    whose `brif` or `br_table` reaches the header twice gets a backedge block too
+//!    ([`LoopInfo::latch`]).
+//!
+//! Phases 1 and 3 count edges, not blocks, because LLVM's definitions do
+//! (`getLoopPreheader` wants one successor edge, `getLoopLatch` one predecessor entry per
+//! edge): a form that holds for Gyre then holds for LLVM on the exported function, and
+//! passes ported from LLVM may assume "the" preheader edge and "the" back edge.
 //!
 //! LLVM's further clean-ups (`separateNestedLoop`, folding exiting branches into a common
 //! exit, deleting edges from unreachable predecessors) are not done: they are
@@ -45,7 +52,7 @@ const NAME: &str = "loop-simplify";
 ///
 /// **Establishes**: for every loop that contains no irreducible cycle, loop-simplify
 /// form ([`LoopInfo::is_loop_simplify_form`]): a preheader (the header's only outside
-/// predecessor, whose only successor edge is to the header), a single latch, and
+/// predecessor, whose only successor edge is to the header), a single back edge, and
 /// dedicated exits (every predecessor of every exit block is in the loop). The entry
 /// block has no predecessors.
 ///
@@ -112,7 +119,9 @@ impl FunctionPass for LoopSimplify {
         let mut changed = false;
 
         // Phase 0: a branch to the entry block (the entry heads a loop).
-        cx.analyses.ensure(func, Analyses::CFG).map_err(|e| err(e.into()))?;
+        cx.analyses
+            .ensure(func, Analyses::CFG)
+            .map_err(|e| err(e.into()))?;
         if let Some(entry) = func.entry_block() {
             if !cx.analyses.cfg.preds(entry).is_empty() {
                 insert_entry_block(func, entry);
@@ -121,7 +130,9 @@ impl FunctionPass for LoopSimplify {
                 changed = true;
             }
         }
-        cx.analyses.ensure(func, Analyses::LOOPS).map_err(|e| err(e.into()))?;
+        cx.analyses
+            .ensure(func, Analyses::LOOPS)
+            .map_err(|e| err(e.into()))?;
         irreducible_remarks(func, cx.analyses, cx.remarks);
 
         type Phase = fn(&mut Scratch, &mut Function, &AnalysisCache) -> u64;
@@ -140,7 +151,9 @@ impl FunctionPass for LoopSimplify {
                 changed = true;
                 // Recompute once per phase, not once per loop.
                 cx.analyses.invalidate(Analyses::NONE);
-                cx.analyses.ensure(func, Analyses::LOOPS).map_err(|e| err(e.into()))?;
+                cx.analyses
+                    .ensure(func, Analyses::LOOPS)
+                    .map_err(|e| err(e.into()))?;
             }
         }
         if !changed {
@@ -148,7 +161,9 @@ impl FunctionPass for LoopSimplify {
         }
         // The cache holds analyses of the final function (recomputed after the last
         // change): the CFG, dominator tree and loop forest are valid.
-        cx.analyses.ensure(func, Analyses::LOOPS).map_err(|e| err(e.into()))?;
+        cx.analyses
+            .ensure(func, Analyses::LOOPS)
+            .map_err(|e| err(e.into()))?;
         Ok(PassResult::changed(
             Analyses::CFG
                 .union(Analyses::DOMTREE)
@@ -391,18 +406,20 @@ fn new_exit_loop(loops: &LoopInfo, l: Loop, exit: Block) -> Option<Loop> {
     }
 }
 
-/// Phase 3: one backedge block for every loop with several latches. Returns the number
-/// inserted.
+/// Phase 3: one backedge block for every loop with several back edges (several latches,
+/// or one latch with several edges to the header). Returns the number inserted.
 fn insert_backedge_blocks(_s: &mut Scratch, func: &mut Function, cache: &AnalysisCache) -> u64 {
     let loops = &cache.loops;
     let mut n = 0;
     for l in loops.loops() {
-        let latches = loops.latches(l);
-        if loops.contains_irreducible(l) || latches.len() <= 1 {
+        if loops.contains_irreducible(l) || loops.latch(l).is_some() {
             continue;
         }
+        // Every edge from these blocks to the header moves, so one latch with two edges
+        // ends with two edges to the backedge block and one edge from it.
+        let latches = loops.latches(l);
         let h = loops.header(l);
-        let last = *latches.last().expect("several latches");
+        let last = *latches.last().expect("a loop has a latch");
         // The backedge block lies in `l` itself.
         split_predecessors(func, h, latches, Place::After(last), |f, v| {
             usable_in(f, loops, v, Some(l))
