@@ -2,8 +2,7 @@
 //!
 //! A value defined in a loop reaches uses outside the loop only through a parameter of an
 //! exit block (LLVM's LCSSA phis). Follows LLVM's `formLCSSAForInstructions`, with block
-//! parameters for phis and the pruned iterated-dominance-frontier
-//! [`SsaUpdater`](crate::utils::ssa_updater::SsaUpdater):
+//! parameters for phis and the pruned `DF+` SSA updater ([`SsaUpdater`]):
 //!
 //! 1. One scan of the reachable blocks finds every use of a value outside the innermost
 //!    loop of its definition, and queues the value on that loop.

@@ -1,6 +1,7 @@
 //! An SSA updater on block parameters (LLVM's `SSAUpdater` and `SSAUpdaterBulk`).
 //!
-//! A pass that duplicates or moves a definition (loop rotation, unswitching, LCSSA) ends
+//! A pass that duplicates or moves a definition (loop rotation, unswitching, LCSSA: see
+//! [`Lcssa`](crate::lcssa::Lcssa), which uses this for its merge parameters) ends
 //! up with several definitions of one variable in different blocks. The updater is told
 //! the value the variable has at the end of each defining block
 //! ([`SsaUpdater::add_available_value`]) and then rewrites uses so that each reads the
@@ -19,7 +20,8 @@
 //! 2. **Placement.** `DF+` of the defining blocks, restricted during the iteration to the
 //!    live blocks, gets one new parameter each (sorted by reverse post-order, so numbering
 //!    is deterministic). Pruned `DF+` equals `DF+ ∩ live`: a merge block where the
-//!    variable is dead would only get a dead parameter.
+//!    variable is dead would only get a dead parameter (`tests/ssa_updater.rs` checks
+//!    the placement against `IdfCalculator` and a fixed-point liveness).
 //! 3. **Arguments and uses.** The value at the end of a block is its own definition, else
 //!    its new parameter, else the value at the end of its immediate dominator: found by
 //!    climbing the dominator tree with an explicit loop, memoised per block. Every edge
