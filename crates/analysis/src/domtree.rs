@@ -9,24 +9,39 @@
 //! [`DomTree::children`] and [`DomTree::preorder`] list children in RPO of the CFG:
 //! deterministic, and independent of predecessor order and block numbering.
 //!
+//! **Incremental updates.** [`DomTree::apply_updates`] (see the
+//! [`domtree_update`](crate::domtree_update) module) keeps `idom`, `depth` and reachability
+//! exact after edge insertions and deletions, at about the cost of the region they affect.
+//! It leaves the preorder numbering stale: [`DomTree::dominates`] and
+//! [`DomTree::nearest_common_dominator`] then climb the tree (guided by `depth`),
+//! [`DomTree::children`] follows explicit sibling links, and [`DomTree::preorder`] and
+//! [`DomTree::pre_last`] (and analyses computed from the tree: loops, frontiers) need
+//! [`DomTree::renumber`] (O(n)) first; [`DomTree::is_numbered`] says which state it is in.
+//!
 //! **Unreachable blocks** (from the entry) are not in the tree: `idom` is `None`, they have
 //! no children, and — following LLVM — an unreachable block is dominated by every block
 //! and dominates only itself. This keeps "a definition dominates its uses" true in dead
 //! code, which passes may leave behind.
 
 use crate::cfg::Cfg;
-use crate::tree::{Builder, Children, DfsOrder, Numbering, Tree};
+use crate::domtree_update::Dynamic;
+use crate::tree::{Builder, Children, DfsOrder, Numbering, Tree, NONE};
 use core::cmp::Ordering;
 use gyre_ir::{Block, Function, Inst, Layout};
 
 /// The dominator tree of a function.
 #[derive(Clone, Default)]
 pub struct DomTree {
-    tree: Tree,
+    pub(crate) tree: Tree,
     builder: Builder,
     /// Own RPO, only when the Cfg's is stale.
     order: DfsOrder,
     valid: bool,
+    /// Are `pre`, `last`, `order` and the tree's child order up to date? Cleared by
+    /// incremental updates, set by `compute` and `renumber`.
+    pub(crate) numbered: bool,
+    /// Sibling links and scratch of the incremental updater.
+    pub(crate) dynamic: Dynamic,
 }
 
 impl DomTree {
@@ -69,6 +84,8 @@ impl DomTree {
             self.builder.run(&numbering, &mut self.tree, n);
         }
         self.valid = true;
+        self.numbered = true;
+        self.dynamic.invalidate();
     }
 
     /// How many computations needed the semi-NCA fallback (tests).
@@ -77,7 +94,10 @@ impl DomTree {
         self.builder.fallbacks
     }
 
+    /// The tree with its preorder numbers (callers read `pre`/`last`): call
+    /// [`DomTree::renumber`] first after incremental updates.
     pub(crate) fn tree_ref(&self) -> &Tree {
+        debug_assert!(self.numbered, "DomTree numbering is stale: call renumber()");
         &self.tree
     }
 
@@ -85,6 +105,15 @@ impl DomTree {
     pub fn clear(&mut self) {
         self.tree.clear();
         self.valid = false;
+        self.numbered = false;
+        self.dynamic.invalidate();
+    }
+
+    /// Are the preorder numbers ([`DomTree::preorder`], [`DomTree::pre_last`]) up to date?
+    /// True after `compute` and `renumber`, false after an incremental update changed the
+    /// tree.
+    pub fn is_numbered(&self) -> bool {
+        self.numbered
     }
 
     /// Has `compute` run since the last `clear`?
@@ -114,29 +143,71 @@ impl DomTree {
         self.tree.node(block).depth
     }
 
-    /// Children of `block` in the tree (in DFS order of the CFG).
+    /// Children of `block` in the tree: in DFS order of the CFG after `compute`; after
+    /// incremental updates (and `renumber`), the same set in an unspecified order.
     pub fn children(&self, block: Block) -> Children<'_> {
-        self.tree.children(block)
+        if self.numbered || !self.dynamic.is_linked() {
+            self.tree.children(block)
+        } else {
+            let first = if self.is_reachable(block) {
+                self.dynamic.first_child(block)
+            } else {
+                NONE
+            };
+            self.tree
+                .linked_children(first, self.dynamic.next_siblings())
+        }
     }
 
     /// Reachable blocks in preorder of the tree (the entry first; every block comes before
-    /// the blocks it dominates). Reverse it for a bottom-up walk.
+    /// the blocks it dominates). Reverse it for a bottom-up walk. Needs the numbering: after
+    /// incremental updates, call [`DomTree::renumber`] first (checked in debug builds).
     pub fn preorder(&self) -> &[Block] {
+        debug_assert!(self.numbered, "DomTree numbering is stale: call renumber()");
         &self.tree.order
     }
 
     /// Preorder number in the tree (from 1) and the largest number in its subtree, or
-    /// `None` if unreachable. `a` dominates `b` iff `a.0 <= b.0 <= a.1`.
+    /// `None` if unreachable. `a` dominates `b` iff `a.0 <= b.0 <= a.1`. Needs the
+    /// numbering, as [`DomTree::preorder`].
     pub fn pre_last(&self, block: Block) -> Option<(u32, u32)> {
+        debug_assert!(self.numbered, "DomTree numbering is stale: call renumber()");
         let n = self.tree.node(block);
         (n.pre != 0).then_some((n.pre, n.last))
     }
 
     /// Does `a` dominate `b` (every path from the entry to `b` passes through `a`)? A block
-    /// dominates itself. O(1).
+    /// dominates itself. O(1) with the numbering; after incremental updates (until
+    /// [`DomTree::renumber`]) a climb from `b` to the depth of `a`, O(depth(b) - depth(a)).
     #[inline]
     pub fn dominates(&self, a: Block, b: Block) -> bool {
-        self.tree.is_ancestor(a, b)
+        if self.numbered {
+            self.tree.is_ancestor(a, b)
+        } else {
+            self.dominates_by_climbing(a, b)
+        }
+    }
+
+    /// [`DomTree::dominates`] without the numbering: climb from `b` by `idom` until the
+    /// depth of `a`.
+    fn dominates_by_climbing(&self, a: Block, b: Block) -> bool {
+        if a == b {
+            return true;
+        }
+        let nb = self.tree.node(b);
+        if nb.depth == 0 {
+            return true;
+        }
+        let na = self.tree.node(a);
+        if na.depth == 0 || na.depth > nb.depth {
+            return false;
+        }
+        let nodes = &self.tree.nodes[..];
+        let mut x = b.as_u32();
+        for _ in 0..nb.depth - na.depth {
+            x = nodes[x as usize].idom;
+        }
+        x == a.as_u32()
     }
 
     /// Does `a` dominate `b` and differ from it?
@@ -162,6 +233,23 @@ impl DomTree {
     /// The nearest block that dominates both `a` and `b`; `None` if either is unreachable.
     /// O(depth of `a`).
     pub fn nearest_common_dominator(&self, a: Block, b: Block) -> Option<Block> {
-        self.tree.nca(a, b)
+        if self.numbered {
+            return self.tree.nca(a, b);
+        }
+        if !self.is_reachable(a) || !self.is_reachable(b) {
+            return None;
+        }
+        let nodes = &self.tree.nodes[..];
+        let (mut x, mut y) = (a.as_u32(), b.as_u32());
+        while x != y {
+            if nodes[x as usize].depth < nodes[y as usize].depth {
+                core::mem::swap(&mut x, &mut y);
+            }
+            x = nodes[x as usize].idom;
+            if x == NONE {
+                return None;
+            }
+        }
+        Some(Block::from_u32(x))
     }
 }

@@ -54,6 +54,7 @@
 pub mod cfg;
 pub mod cfggen;
 pub mod domtree;
+pub mod domtree_update;
 pub mod frontier;
 pub mod loops;
 pub mod manager;
@@ -67,6 +68,7 @@ pub mod uniformity;
 
 pub use cfg::{Cfg, CfgError};
 pub use domtree::DomTree;
+pub use domtree_update::{DomUpdate, DomUpdateError};
 pub use frontier::{DominanceFrontiers, IdfCalculator};
 pub use loops::{IrreducibleCycle, Loop, LoopInfo};
 pub use manager::{Analyses, Analysis, AnalysisCache, AnalysisError, ModuleAnalyses};

@@ -629,7 +629,7 @@ pub(crate) struct TreeNode {
 }
 
 impl TreeNode {
-    const UNREACHABLE: TreeNode = TreeNode {
+    pub(crate) const UNREACHABLE: TreeNode = TreeNode {
         idom: NONE,
         pre: 0,
         last: 0,
@@ -662,9 +662,11 @@ impl Tree {
             .unwrap_or(TreeNode::UNREACHABLE)
     }
 
+    /// Is `b` in the tree? Read from `depth` (0 outside the tree), which the incremental
+    /// updater keeps exact while the preorder numbers are stale.
     #[inline]
     pub fn contains(&self, b: Block) -> bool {
-        self.node(b).pre != 0
+        self.node(b).depth != 0
     }
 
     #[inline]
@@ -713,6 +715,18 @@ impl Tree {
             tree: self,
             next: if n.pre == 0 { 1 } else { n.pre + 1 },
             end: if n.pre == 0 { 0 } else { n.last },
+            siblings: None,
+        }
+    }
+
+    /// Children from explicit sibling links (`first` child, `next_sibling` per block,
+    /// `NONE`-terminated), for a tree whose preorder numbers are stale.
+    pub fn linked_children<'a>(&'a self, first: u32, next_sibling: &'a [u32]) -> Children<'a> {
+        Children {
+            tree: self,
+            next: first,
+            end: 0,
+            siblings: Some(next_sibling),
         }
     }
 }
@@ -720,14 +734,25 @@ impl Tree {
 /// Iterator over the children of a tree node, in DFS order of the graph.
 pub struct Children<'a> {
     tree: &'a Tree,
-    /// Preorder number of the next child.
+    /// Preorder number of the next child; with `siblings`, the next child itself (`NONE`
+    /// at the end).
     next: u32,
     end: u32,
+    /// Next-sibling links, when the preorder numbers are stale (after incremental updates).
+    siblings: Option<&'a [u32]>,
 }
 
 impl Iterator for Children<'_> {
     type Item = Block;
     fn next(&mut self) -> Option<Block> {
+        if let Some(sib) = self.siblings {
+            if self.next == NONE {
+                return None;
+            }
+            let b = self.next;
+            self.next = sib[b as usize];
+            return Some(Block::from_u32(b));
+        }
         if self.next > self.end {
             return None;
         }
