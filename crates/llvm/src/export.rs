@@ -3,9 +3,12 @@
 //! - Values print as `%vN`, blocks as `%blockN`; constants (`iconst`, `fconst`) and
 //!   global addresses are printed inline at each use, so they need no instruction.
 //! - Block parameters become `phi`s. An edge whose target has parameters and that
-//!   shares its (predecessor, target) pair with another edge of the same terminator goes
-//!   through a trampoline block, since LLVM `phi`s name predecessors, not edges. A
-//!   branch to the entry block gets a fresh LLVM entry (`start`) in front of it.
+//!   shares its (predecessor, target) pair with another edge of the same terminator
+//!   passing different arguments goes through a trampoline block, since LLVM `phi`s name
+//!   predecessors, not edges. Edges passing the same arguments stay direct (a `phi` may
+//!   repeat a predecessor with the same value): a trampoline would be a block outside the
+//!   loop of the branch, so a loop exit edge through one breaks LCSSA for LLVM. A branch
+//!   to the entry block gets a fresh LLVM entry (`start`) in front of it.
 //! - Pointers are `i8 addrspace(N)*` (typed, default) or `ptr addrspace(N)` (opaque):
 //!   `ptradd` is a byte `getelementptr`, loads and stores bitcast to the accessed type.
 //! - Slots become `alloca i8, i32 SIZE` in the entry block; `slot_addr` casts one to
@@ -339,16 +342,23 @@ impl Exporter<'_> {
                 dests.push((bc.block, f.dfg.block_call_args(bc).to_vec()))
             });
             let mut marks = vec![false; dests.len()];
-            let mut times: FxHashMap<Block, u32> = FxHashMap::default();
-            for d in &dests {
-                *times.entry(d.0).or_default() += 1;
+            // Per target: the number of edges, and whether they all pass the arguments of
+            // the first one.
+            let mut times: FxHashMap<Block, (u32, bool)> = FxHashMap::default();
+            let mut first: FxHashMap<Block, usize> = FxHashMap::default();
+            for (k, d) in dests.iter().enumerate() {
+                let f = *first.entry(d.0).or_insert(k);
+                let e = times.entry(d.0).or_insert((0, true));
+                e.0 += 1;
+                e.1 &= dests[f].1 == d.1;
             }
             for (k, (tb, args)) in dests.iter().enumerate() {
                 if *tb == entry {
                     entry_has_preds = true;
                 }
                 let has_params = !f.dfg.block_params(*tb).is_empty() || *tb == entry;
-                let dup = times[tb] > 1;
+                let (n, same) = times[tb];
+                let dup = n > 1 && !same;
                 let label = if has_params && dup {
                     marks[k] = true;
                     let l = format!("block{}.e{k}", b.as_u32());
