@@ -12,7 +12,10 @@
 //!    LLVM 14 cannot read it, on Gyre's export of the imported input), imports its
 //!    output and computes the same facts, which must agree with Gyre's;
 //! 5. runs every function of Gyre's output against the input in the interpreter on
-//!    random inputs ([`behaviour`]), except functions that call external stubs.
+//!    random inputs ([`behaviour`]), except functions that call external stubs;
+//! 6. for every imported file, whatever its pipeline, runs LLVM's `loop-simplify,lcssa`
+//!    on Gyre's exported `loop-simplify,lcssa` output and lists the functions LLVM still
+//!    changes ([`rerun`]), each of which needs a reason in [`rerun::KNOWN`].
 //!
 //! [`report`] turns the results into totals, target checks and docs/conformance.md.
 //! Disagreements with `opt` are expected to be rare and each needs a one-line reason in
@@ -21,6 +24,7 @@
 pub mod behaviour;
 pub mod pipeline;
 pub mod report;
+pub mod rerun;
 pub mod shape;
 
 use behaviour::Behaviour;
@@ -241,6 +245,9 @@ pub struct FileReport {
     pub mapped: Result<Mapped, String>,
     /// Present when the file imported and Gyre has every pass of its pipeline.
     pub checked: Option<Box<Checked>>,
+    /// LLVM 14 re-run on Gyre's `loop-simplify,lcssa` output ([`rerun`]), whatever the
+    /// file's pipeline; present when the file imported and `opt` was found.
+    pub rerun: Option<Result<rerun::Rerun, String>>,
 }
 
 impl FileReport {
@@ -363,6 +370,7 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         imported: Err(String::new()),
         mapped,
         checked: None,
+        rerun: None,
     };
     let path = corpus.join(&e.dir).join(&e.file);
     let src = match std::fs::read_to_string(&path) {
@@ -385,6 +393,7 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         .values()
         .filter(|f| f.layout.entry_block().is_some() && !stubs.contains(&f.name))
         .count());
+    report.rerun = opt.map(|o| rerun::check(o, &input, &stubs, &e.key()));
     let Ok(Mapped::Gyre {
         text,
         passes,

@@ -1,6 +1,6 @@
 //! Totals, target checks and the text of docs/conformance.md.
 
-use super::{FileReport, Mode, OptOutcome, Setup};
+use super::{rerun, FileReport, Mode, OptOutcome, Setup};
 use std::fmt::Write as _;
 
 /// One-line reasons for each file whose Gyre result differs from `opt`'s (or where
@@ -78,6 +78,15 @@ pub struct Summary {
     pub not_implemented_imported: u32,
     /// Per Gyre pass, in registry order.
     pub passes: Vec<PassTotals>,
+    /// Files on which LLVM was re-run on Gyre's `loop-simplify,lcssa` output
+    /// ([`super::rerun`]) without error.
+    pub rerun_files: u32,
+    /// Functions compared by the re-run.
+    pub rerun_functions: u32,
+    /// Of those, functions LLVM changed.
+    pub rerun_changed: u32,
+    /// Of those, functions with a reason in [`super::rerun::KNOWN`].
+    pub rerun_explained: u32,
     /// Each missed target, as a sentence.
     pub unmet: Vec<String>,
 }
@@ -103,6 +112,45 @@ fn loop_difference(r: &FileReport) -> Option<String> {
     match (&c.agree, &c.same_loops) {
         (Some(Ok(())), Some(Err(d))) => Some(d.clone()),
         _ => None,
+    }
+}
+
+/// Count the LLVM re-run of one file; unexplained changes, stale reasons and failures
+/// are missed targets.
+fn rerun_totals(r: &FileReport, s: &mut Summary) {
+    let key = r.entry.key();
+    let rr = match &r.rerun {
+        None => return,
+        Some(Err(e)) => {
+            s.unmet
+                .push(format!("{key}: LLVM re-run on Gyre's output: {e}"));
+            return;
+        }
+        Some(Ok(rr)) => rr,
+    };
+    s.rerun_files += 1;
+    s.rerun_functions += rr.functions;
+    for c in &rr.changed {
+        s.rerun_changed += 1;
+        if rerun::known(&key, &c.function).is_some() {
+            s.rerun_explained += 1;
+        } else {
+            s.unmet.push(format!(
+                "{key}@{}: LLVM's {} changes Gyre's output, unexplained: {}",
+                c.function,
+                rerun::PIPELINE,
+                c.first
+            ));
+        }
+    }
+    for (k, _) in rerun::KNOWN {
+        if let Some((file, f)) = k.split_once('@') {
+            if file == key && !rr.changed.iter().any(|c| c.function == f) {
+                s.unmet.push(format!(
+                    "{k}: LLVM no longer changes this function; drop it from rerun::KNOWN"
+                ));
+            }
+        }
     }
 }
 
@@ -135,6 +183,7 @@ pub fn summarize(reports: &[FileReport]) -> Summary {
     let mut implemented_imported = 0u32;
     let mut opt_seen = false;
     for r in reports {
+        rerun_totals(r, &mut s);
         let imported = r.imported.is_ok();
         s.imported += u32::from(imported);
         if !r.implemented() {
@@ -245,6 +294,30 @@ pub fn console(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
             t.pass, t.files, t.input_holds, t.verified, t.holds, t.agree, t.files, t.same_loops, t.explained, t.behaviour_ok, t.functions, t.runs, t.endless, t.not_comparable
         );
     }
+    if s.rerun_files > 0 {
+        let _ = writeln!(
+            o,
+            "  LLVM re-run ({}) on Gyre's output changes {} of {} functions ({} files), {} explained",
+            rerun::PIPELINE,
+            s.rerun_changed,
+            s.rerun_functions,
+            s.rerun_files,
+            s.rerun_explained
+        );
+    }
+    for r in reports {
+        if let Some(Ok(rr)) = &r.rerun {
+            for c in &rr.changed {
+                let key = r.entry.key();
+                let why = rerun::known(&key, &c.function).unwrap_or("UNEXPLAINED");
+                let _ = writeln!(
+                    o,
+                    "  re-run changes {key}@{}: [{why}] {}",
+                    c.function, c.first
+                );
+            }
+        }
+    }
     for r in reports {
         let key = r.entry.key();
         let why = explanation(&key).unwrap_or("UNEXPLAINED");
@@ -286,8 +359,8 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
          `verify<...>`, `print<...>`, `require<...>` dropped) runs in Gyre with verification \
          after each pass and in LLVM 14 `opt` ({}). Both outputs are judged by Gyre's \
          analyses: the loop forms the pipeline's passes promise (loop-simplify: preheader, \
-         single latch, dedicated exits on every reducible loop; lcssa: every loop in LCSSA \
-         form), plus the loop count of every function. Gyre's output then runs against the \
+         single back edge, dedicated exits on every reducible loop, edges counted as LLVM \
+         counts them; lcssa: every loop in LCSSA form), plus the loop count of every function. Gyre's output then runs against the \
          input in the interpreter on random arguments: each function is called from a \
          wrapper kernel, pointer arguments point into 4 KiB buffers, calls to external \
          declarations reach the importer's stubs (no effect, result 0: sound, since passes \
@@ -322,6 +395,18 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
         "- Pass not implemented: {} files ({} of them import).",
         s.not_implemented, s.not_implemented_imported
     );
+    if s.rerun_files > 0 {
+        let _ = writeln!(
+            w,
+            "- LLVM re-run on Gyre's output: `opt -passes={}` changes {} of {} functions \
+             ({} files), {} of them explained (see below).",
+            rerun::PIPELINE,
+            s.rerun_changed,
+            s.rerun_functions,
+            s.rerun_files,
+            s.rerun_explained
+        );
+    }
     if s.unmet.is_empty() {
         let _ = writeln!(w, "- Targets: all met.\n");
     } else {
@@ -415,6 +500,7 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
     if !any {
         let _ = writeln!(w, "None.");
     }
+    rerun_section(w, reports, s);
     let _ = writeln!(w, "\n## Import failures\n");
     any = false;
     for r in reports {
@@ -536,4 +622,121 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
         );
     }
     o
+}
+
+/// The section on LLVM's re-run of `loop-simplify,lcssa` on Gyre's output.
+fn rerun_section(w: &mut String, reports: &[FileReport], s: &Summary) {
+    let _ = writeln!(w, "\n## LLVM re-run on Gyre's output\n");
+    let _ = writeln!(
+        w,
+        "Every imported file, whatever its pipeline, goes through Gyre's `{p}` (the module \
+         verifies and every reducible loop has both forms), is exported, and LLVM 14 runs \
+         `opt -passes={p}` on the export. A function whose text LLVM changes (compared with \
+         `opt -passes=verify` on the same export) is one where LLVM finds work left: either \
+         Gyre's forms and LLVM's definitions differ, or LLVM's passes do more than their \
+         forms ask. Gyre's forms count edges as LLVM does: a preheader has one successor \
+         edge, a loop has one back edge (a latch with two edges to the header, through a \
+         `brif` or a `br_table`, gets a backedge block), and the export sends two edges of \
+         one terminator to one block through trampoline blocks only when their arguments \
+         differ (a trampoline on a loop exit lies outside the loop, where LLVM's LCSSA \
+         wants a phi). Set `GYRE_RERUN_DUMP=<dir>` to keep the three texts of every file.\n",
+        p = rerun::PIPELINE
+    );
+    let _ = writeln!(
+        w,
+        "LLVM changes {} of {} functions ({} files checked); {} explained.\n",
+        s.rerun_changed, s.rerun_functions, s.rerun_files, s.rerun_explained
+    );
+    let _ = writeln!(w, "| reason | explanation |\n|---|---|");
+    for (k, v) in rerun::REASONS {
+        let _ = writeln!(w, "| `{k}` | {} |", cell(v));
+    }
+    let _ = writeln!(
+        w,
+        "\n| file | function | reason | first difference (before -> after) |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|");
+    let mut failed = Vec::new();
+    for r in reports {
+        let key = r.entry.key();
+        match &r.rerun {
+            Some(Ok(rr)) => {
+                for c in &rr.changed {
+                    let why = rerun::known(&key, &c.function)
+                        .map_or("**unexplained**".to_string(), |k| format!("`{k}`"));
+                    let _ = writeln!(
+                        w,
+                        "| `{key}` | `@{}` | {why} | {} |",
+                        cell(&c.function),
+                        cell(&c.first)
+                    );
+                }
+            }
+            Some(Err(e)) => failed.push(format!("- `{key}`: {}", cell(e))),
+            None => {}
+        }
+    }
+    if !failed.is_empty() {
+        let _ = writeln!(w, "\nFiles the re-run could not check:\n");
+        for f in failed {
+            let _ = writeln!(w, "{f}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance::rerun::{Changed, Rerun};
+    use crate::conformance::Entry;
+
+    fn report(dir: &str, file: &str, changed: &[&str]) -> FileReport {
+        FileReport {
+            entry: Entry {
+                dir: dir.into(),
+                file: file.into(),
+                run_passes: "loop-simplify".into(),
+                parses_with_llvm14: true,
+                notes: String::new(),
+            },
+            pipeline: "loop-simplify".into(),
+            imported: Ok(2),
+            mapped: Err("not looked at".into()),
+            checked: None,
+            rerun: Some(Ok(Rerun {
+                functions: 2,
+                changed: changed
+                    .iter()
+                    .map(|f| Changed {
+                        function: f.to_string(),
+                        first: "`a` -> `b`".into(),
+                    })
+                    .collect(),
+            })),
+        }
+    }
+
+    #[test]
+    fn rerun_changes_need_a_known_reason() {
+        // A known function: counted and explained.
+        let s = summarize(&[report("LoopSimplify", "pr26682.ll", &["foo"])]);
+        assert_eq!((s.rerun_files, s.rerun_functions), (1, 2));
+        assert_eq!((s.rerun_changed, s.rerun_explained), (1, 1));
+        assert!(s.unmet.is_empty(), "{:?}", s.unmet);
+        // Another function of the same file: a missed target.
+        let s = summarize(&[report("LoopSimplify", "pr26682.ll", &["foo", "bar"])]);
+        assert_eq!((s.rerun_changed, s.rerun_explained), (2, 1));
+        assert_eq!(s.unmet.len(), 1, "{:?}", s.unmet);
+        assert!(s.unmet[0].contains("pr26682.ll@bar"), "{:?}", s.unmet);
+        // A known function LLVM no longer changes: a stale reason, also missed.
+        let s = summarize(&[report("LoopSimplify", "pr26682.ll", &[])]);
+        assert_eq!(s.unmet.len(), 1, "{:?}", s.unmet);
+        assert!(s.unmet[0].contains("no longer changes"), "{:?}", s.unmet);
+        // A failed re-run is missed too.
+        let mut r = report("LoopSimplify", "other.ll", &[]);
+        r.rerun = Some(Err("opt: boom".into()));
+        let s = summarize(&[r]);
+        assert_eq!(s.rerun_files, 0);
+        assert!(s.unmet[0].contains("opt: boom"), "{:?}", s.unmet);
+    }
 }

@@ -243,6 +243,33 @@ exit:
     }
 
     #[test]
+    fn one_latch_with_two_back_edges_is_not_simplified() {
+        // LLVM's `getLoopLatch` counts edges: `br i1 %d, label %h, label %h` is two.
+        let s = shape(
+            "
+define void @f(i1 %c, i1 %d) {
+entry:
+  br label %h
+h:
+  br i1 %c, label %a, label %exit
+a:
+  br i1 %d, label %h, label %h
+exit:
+  ret void
+}
+",
+        );
+        let forms = Forms {
+            loop_simplify: true,
+            ..Forms::default()
+        };
+        let err = s
+            .holds(forms)
+            .expect_err("two back edges break simplify form");
+        assert!(err.contains("1 of 1 loops not in simplify form"), "{err}");
+    }
+
+    #[test]
     fn compare_reports_the_differing_function() {
         let a = shape(TWO_LATCHES);
         let b = shape("define void @f(i1 %c, i1 %d) {\nentry:\n  ret void\n}\n");
