@@ -485,6 +485,45 @@ mod tests {
     }
 
     #[test]
+    fn one_latch_with_two_back_edges_gets_a_backedge_block() {
+        // block2 is the only latch, but reaches the header by both edges of its `brif`:
+        // two back edges for LLVM, so not loop-simplify form until they share one block.
+        let src = "kernel @k(i32) {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    jump block1
+block1:
+    v2 = icmp slt v0, v1
+    brif v2, block2, block3
+block2:
+    brif v2, block1, block1
+block3:
+    return
+}
+";
+        let mut f = gyre_ir::parse_function(src).expect("parses");
+        let cfg = Cfg::with_function(&f).expect("valid");
+        let dt = DomTree::with_function(&f, &cfg);
+        let li = LoopInfo::with_function(&f, &cfg, &dt);
+        let l = li.loops().next().expect("one loop");
+        assert_eq!(li.latches(l).len(), 1);
+        assert_eq!(li.num_back_edges(l, &cfg), 2);
+        assert!(li.latch(l).is_none() && !li.is_loop_simplify_form(l, &cfg));
+        let (res, stats) = run_pass(&mut LoopSimplify::default(), &mut f);
+        assert!(res.changed);
+        assert_eq!(stats.get(NAME, "NumLatchesInserted"), 1);
+        assert_eq!(stats.get(NAME, "NumPreheadersInserted"), 0);
+        let cfg = Cfg::with_function(&f).expect("valid");
+        let dt = DomTree::with_function(&f, &cfg);
+        let li = LoopInfo::with_function(&f, &cfg, &dt);
+        let l = li.loops().next().expect("one loop");
+        assert_eq!(li.num_back_edges(l, &cfg), 1);
+        assert!(li.is_loop_simplify_form(l, &cfg));
+        let (again, _) = run_pass(&mut LoopSimplify::default(), &mut f);
+        assert_eq!(again, PassResult::UNCHANGED);
+    }
+
+    #[test]
     fn forwarding_respects_loops() {
         // The exit edge passes v3, defined in the loop: the new exit block must take it as
         // a parameter. v1, defined before the loop, is forwarded.
