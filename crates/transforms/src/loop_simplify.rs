@@ -34,8 +34,11 @@
 //! passes ported from LLVM may assume "the" preheader edge and "the" back edge.
 //!
 //! LLVM's further clean-ups (`separateNestedLoop`, folding exiting branches into a common
-//! exit, deleting edges from unreachable predecessors) are not done: they are
-//! optimisations, not part of the form.
+//! exit after hoisting the invariant instructions of the exiting blocks, folding header
+//! phis that `SimplifyInstruction` simplifies, deleting edges from unreachable
+//! predecessors) are not done: they are optimisations, not part of the form. The
+//! conformance run (`cargo xtask conformance`, docs/conformance.md) lists every function
+//! on which LLVM's `loop-simplify,lcssa` still changes Gyre's output, with its reason.
 
 use crate::analyses::{Analyses, AnalysisCache};
 use crate::manager::{Forms, FunctionPass, PassContext, PassError, PassResult, Remark};
