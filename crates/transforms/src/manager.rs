@@ -423,9 +423,11 @@ impl PassManager {
         let mut result = Ok(());
         for id in ids {
             // Take the function out so passes get `&mut Function` while the rest of the
-            // module stays readable for printing; a placeholder keeps the name.
-            let name = module.functions[id].name.clone();
-            let placeholder = Function::new(name, module.functions[id].kind, Default::default());
+            // module stays readable for printing and verification; a placeholder keeps the
+            // name and signature (a call to the function itself is checked against it).
+            let old = &module.functions[id];
+            let mut placeholder = Function::new(old.name.clone(), old.kind, old.sig.clone());
+            placeholder.convergent = old.convergent;
             let mut func = std::mem::replace(&mut module.functions[id], placeholder);
             let mut run = Run {
                 knobs: &self.knobs,

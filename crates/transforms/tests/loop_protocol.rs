@@ -544,3 +544,28 @@ fn new_loops_are_visited_after_the_current_one() {
         .expect("same behaviour");
     }
 }
+
+#[test]
+fn a_function_calling_itself_verifies_under_verify_each() {
+    // While a function is being transformed, the module holds a placeholder in its place;
+    // the verifier checks the recursive call against the placeholder's signature.
+    let src = "
+func @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    v2 = icmp sgt v0, v1
+    brif v2, block1, block2
+block1:
+    v3 = iconst.i32 1
+    v4 = isub v0, v3
+    v5 = call @f(v4)
+    return v5
+block2:
+    return v1
+}
+";
+    let mut m = parse_module(src).expect("parses");
+    let mut pm = PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), verify_each())
+        .expect("pipeline");
+    pm.run_module(&mut m).expect("verifies");
+}
