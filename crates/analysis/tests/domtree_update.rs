@@ -224,9 +224,14 @@ fn random_start(rng: &mut Rng, seed: u64) -> (u32, Vec<(u32, u32)>) {
 #[test]
 fn random_edit_sequences_match_a_fresh_tree() {
     let mut rng = Rng::new(12345);
-    let mut batches = 0;
+    let mut batches = 0u64;
     let mut changed_reachability = 0;
-    for seed in 0..400u64 {
+    // `GYRE_DOMUPD_SEEDS=N` for a longer sweep.
+    let seeds: u64 = std::env::var("GYRE_DOMUPD_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
+    for seed in 0..seeds {
         let (n, edges) = random_start(&mut rng, seed);
         let mut s = Subject::new(n, edges);
         s.check(&mut rng, "start");
@@ -247,7 +252,7 @@ fn random_edit_sequences_match_a_fresh_tree() {
             batches += 1;
         }
     }
-    assert_eq!(batches, 400 * 12);
+    assert_eq!(batches, seeds * 12);
     assert!(changed_reachability > 100, "{changed_reachability}");
 }
 
@@ -519,4 +524,22 @@ fn deep_chain_does_not_overflow_the_stack() {
     assert_eq!(s.dt.idom(b(n)), Some(b(0)));
     assert_eq!(s.dt.depth(b(n - 1)), n - mid + 1);
     s.check(&mut rng, "deep chain");
+}
+
+#[test]
+fn large_regions_fall_back_to_recomputation() {
+    // A 3,002-block chain of loops: edits near the top move or rebuild most of the tree,
+    // past the batch's work budget (an eighth of the blocks, at least 128), so the
+    // updater stops part-way and recomputes; edits near the bottom stay incremental.
+    let mut rng = Rng::new(10);
+    let (n, edges) = loop_sequence(1000);
+    let mut s = Subject::new(n, edges);
+    for step in 0..40 {
+        let (mut n2, mut e2) = (s.n, s.edges.clone());
+        for _ in 0..1 + rng.below(3) {
+            n2 = random_edit(&mut rng, n2, &mut e2);
+        }
+        s.edit(n2, e2, step % 2 == 0);
+        s.check(&mut rng, &format!("step {step}"));
+    }
 }
