@@ -11,7 +11,9 @@
 //! branches to the copy), delete the loop (the preheader jumps to the exit). Each edit is
 //! timed alone (the CFG, the edited function and a copy of the tree are prepared
 //! beforehand), minimum of 3 runs, and averaged over the loops; `compute` is a full
-//! recomputation for comparison.
+//! recomputation for comparison. Then a whole pass: every preheader edge split in turn
+//! on one tree, the `Cfg` kept up to date with `update_block` (checked against a fresh
+//! tree at the end).
 
 use gyre_analysis::testutil::function_from_edges;
 use gyre_analysis::{Cfg, DomTree, DomUpdate};
@@ -120,6 +122,7 @@ fn main() {
         sizes
     };
     println!("family  blocks  edit      updates  ns/edit  (compute ns)");
+    let mut pass_rows = Vec::new();
     for chain in [false, true] {
         for &size in &sizes {
             let f = family(chain, size);
@@ -133,6 +136,7 @@ fn main() {
             let (p0, _, _) = f.loops[0];
             base.apply_updates(&func, &cfg, &[DomUpdate::Insert(b(p0), b(p0 + 1))])
                 .expect("valid");
+            pass_rows.push(pass(&f, chain));
             for edit in ["split", "guard", "redirect", "clone", "delete"] {
                 let step = (f.loops.len() / 64).max(1);
                 let (mut total, mut count, mut nups) = (0u128, 0u128, 0usize);
@@ -166,4 +170,52 @@ fn main() {
             }
         }
     }
+    println!();
+    println!("a pass splitting every preheader edge, one loop after the other, with");
+    println!("Cfg::update_block per changed block (no recomputation between loops):");
+    println!("family  blocks  loops  ns/loop (update_block + apply_updates)");
+    for row in pass_rows {
+        println!("{row}");
+    }
+}
+
+/// Split the preheader edge of every loop in turn on one tree, as a pass would: the
+/// final function holds every new block; the `Cfg` is brought to each intermediate state
+/// with `update_block` on the two blocks one split changes.
+fn pass(f: &Family, chain: bool) -> String {
+    let k = f.loops.len() as u32;
+    let mut e = f.edges.clone();
+    for (i, &(p, _, _)) in f.loops.iter().enumerate() {
+        let new = f.n + i as u32;
+        replace(&mut e, (p, p + 1), (p, new));
+        e.push((new, p + 1));
+    }
+    let old = function_from_edges(f.n as usize, &f.edges);
+    let fin = function_from_edges((f.n + k) as usize, &e);
+    let mut cfg = Cfg::with_function(&old).expect("valid");
+    let mut dt = DomTree::with_function(&old, &cfg);
+    let t = Instant::now();
+    for (i, &(p, _, _)) in f.loops.iter().enumerate() {
+        let new = f.n + i as u32;
+        cfg.update_block(&fin, b(p)).expect("valid");
+        cfg.update_block(&fin, b(new)).expect("valid");
+        let ups = [
+            DomUpdate::Delete(b(p), b(p + 1)),
+            DomUpdate::Insert(b(p), b(new)),
+            DomUpdate::Insert(b(new), b(p + 1)),
+        ];
+        dt.apply_updates(&fin, &cfg, &ups).expect("valid");
+    }
+    let ns = t.elapsed().as_nanos() / u128::from(k);
+    // The result is the tree of the final function.
+    let fresh = DomTree::with_function(&fin, &Cfg::with_function(&fin).expect("valid"));
+    for i in 0..f.n + k {
+        assert_eq!(dt.idom(b(i)), fresh.idom(b(i)));
+    }
+    format!(
+        "{:6}  {:6}  {:5}  {ns}",
+        if chain { "chain" } else { "wide" },
+        f.n,
+        k
+    )
 }
