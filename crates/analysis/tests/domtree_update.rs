@@ -49,6 +49,18 @@ impl Subject {
     /// `update_block` per changed block, leaving its order stale, or from scratch), and
     /// apply the updates `diff_succs` reports for every changed block.
     fn edit(&mut self, n: u32, edges: Vec<(u32, u32)>, incremental_cfg: bool) -> Vec<DomUpdate> {
+        self.edit_with_noise(n, edges, incremental_cfg, &[])
+    }
+
+    /// [`Subject::edit`], with `noise` (updates of pairs that did not change, of either
+    /// kind) added to the batch: they must change nothing.
+    fn edit_with_noise(
+        &mut self,
+        n: u32,
+        edges: Vec<(u32, u32)>,
+        incremental_cfg: bool,
+        noise: &[DomUpdate],
+    ) -> Vec<DomUpdate> {
         assert!(n >= self.n);
         let func = function_from_edges(n as usize, &edges);
         let mut updates = Vec::new();
@@ -74,6 +86,7 @@ impl Subject {
         } else {
             self.cfg = Cfg::with_function(&func).expect("valid");
         }
+        updates.extend_from_slice(noise);
         self.dt
             .apply_updates(&func, &self.cfg, &updates)
             .expect("valid updates");
@@ -242,7 +255,18 @@ fn random_edit_sequences_match_a_fresh_tree() {
                 n2 = random_edit(&mut rng, n2, &mut e2);
             }
             let before: Vec<bool> = (0..s.n).map(|i| s.dt.is_reachable(b(i))).collect();
-            s.edit(n2, e2, rng.below(2) == 0);
+            // Sometimes noise: updates of random pairs, changed or not, either kind.
+            let noise: Vec<DomUpdate> = (0..2 * rng.below(2))
+                .map(|_| {
+                    let (x, y) = (b(rng.below(n2)), b(rng.below(n2)));
+                    if rng.below(2) == 0 {
+                        DomUpdate::Insert(x, y)
+                    } else {
+                        DomUpdate::Delete(x, y)
+                    }
+                })
+                .collect();
+            s.edit_with_noise(n2, e2, rng.below(2) == 0, &noise);
             changed_reachability += before
                 .iter()
                 .enumerate()
@@ -542,4 +566,30 @@ fn large_regions_fall_back_to_recomputation() {
         s.edit(n2, e2, step % 2 == 0);
         s.check(&mut rng, &format!("step {step}"));
     }
+}
+
+#[test]
+fn new_block_helper_lists_its_edges() {
+    // 0 -> 1 -> 2; a new block 3 on a second path 0 -> 3 -> 2, reported with the helper
+    // (plus the changed terminator of 0 with diff_succs: the pair 0 -> 3 twice, harmless).
+    let mut rng = Rng::new(11);
+    let mut s = Subject::new(3, vec![(0, 1), (1, 2)]);
+    let e = vec![(0, 1), (0, 3), (1, 2), (3, 2)];
+    let func = function_from_edges(4, &e);
+    s.cfg.update_block(&func, b(0)).expect("valid");
+    s.cfg.update_block(&func, b(3)).expect("valid");
+    let mut ups = Vec::new();
+    DomUpdate::new_block(&s.cfg, b(3), &mut ups);
+    assert_eq!(
+        ups,
+        vec![DomUpdate::Insert(b(0), b(3)), DomUpdate::Insert(b(3), b(2))]
+    );
+    DomUpdate::diff_succs(b(0), &[b(1)], &[b(1), b(3)], &mut ups);
+    s.dt.apply_updates(&func, &s.cfg, &ups).expect("valid");
+    s.func = func;
+    s.n = 4;
+    s.edges = e;
+    assert_eq!(s.dt.idom(b(2)), Some(b(0)));
+    assert_eq!(s.dt.idom(b(3)), Some(b(0)));
+    s.check(&mut rng, "new block");
 }
