@@ -723,14 +723,20 @@ impl Updater<'_> {
         self.nodes[b as usize].idom
     }
 
-    /// Nearest common ancestor of two blocks in the tree (both in it).
+    /// Nearest common ancestor of two blocks in the tree (both in it; if a caller broke
+    /// the preconditions and one is not, some block rather than a panic).
     fn nca(&self, mut a: u32, mut b: u32) -> u32 {
         let nodes = &self.nodes[..];
         while a != b {
             if nodes[a as usize].depth < nodes[b as usize].depth {
                 core::mem::swap(&mut a, &mut b);
             }
-            a = nodes[a as usize].idom;
+            let p = nodes[a as usize].idom;
+            if p == NONE {
+                debug_assert!(false, "nca of a block outside the tree");
+                return a;
+            }
+            a = p;
         }
         a
     }
