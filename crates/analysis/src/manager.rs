@@ -18,6 +18,9 @@
 //! recompute the reverse post-order. [`AnalysisCache::valid`] does not count such a CFG as
 //! valid, [`AnalysisCache::cfg_edges_valid`] does, and [`AnalysisCache::ensure`] repairs it
 //! with [`Cfg::compute_order`] (linear, no terminator decoding) instead of a full rebuild.
+//! The dominator tree has the same third state after [`DomTree::apply_updates`]: immediate
+//! dominators exact, preorder numbering stale ([`AnalysisCache::domtree_idoms_valid`]);
+//! `ensure` repairs it with [`DomTree::renumber`].
 //!
 //! [`ModuleAnalyses`] holds one cache per function, so that `gyre compile -O` hands the
 //! analyses its passes left valid to the PTX emitter, which computes nothing twice.
@@ -103,11 +106,21 @@ impl Analysis for DomTree {
         DomTree::compute(self, func, &cache.cfg);
         Ok(())
     }
+    fn update(&mut self, func: &Function, cache: &AnalysisCache) -> Result<(), AnalysisError> {
+        if DomTree::is_valid(self) {
+            // Idoms kept current by `DomTree::apply_updates`; only the preorder numbering
+            // (which the loop forest and dominance frontiers read) is stale.
+            self.renumber();
+            Ok(())
+        } else {
+            Analysis::compute(self, func, cache)
+        }
+    }
     fn clear(&mut self) {
         DomTree::clear(self)
     }
     fn is_valid(&self) -> bool {
-        DomTree::is_valid(self)
+        DomTree::is_valid(self) && self.is_numbered()
     }
 }
 
@@ -316,6 +329,12 @@ impl AnalysisCache {
         self.cfg.is_valid()
     }
 
+    /// Are the dominator tree's immediate dominators valid (its preorder numbering may be
+    /// stale after [`DomTree::apply_updates`])?
+    pub fn domtree_idoms_valid(&self) -> bool {
+        self.domtree.is_valid()
+    }
+
     fn record(&mut self, idx: usize, start: Instant) {
         self.times[idx] += start.elapsed();
         self.counts[idx] += 1;
@@ -466,5 +485,60 @@ block3:
         assert!(c.cfg_edges_valid() && !c.valid().contains(Analyses::CFG));
         c.ensure(&f, Analyses::CFG).expect("valid");
         assert!(c.valid().contains(Analyses::CFG));
+    }
+
+    #[test]
+    fn a_dominator_tree_kept_by_incremental_updates_is_renumbered_not_rebuilt() {
+        use crate::DomUpdate;
+        use gyre_ir::{Block, BlockCall, InstructionData};
+        let src = "kernel @k(i32) {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    v2 = icmp slt v0, v1
+    jump block1
+block1:
+    jump block2
+block2:
+    return
+}
+";
+        let mut f = gyre_ir::parse_function(src).expect("parses");
+        let mut c = AnalysisCache::new();
+        c.ensure(&f, Analyses::ALL).expect("valid");
+        let (b0, b1, b2) = (Block::from_u32(0), Block::from_u32(1), Block::from_u32(2));
+        assert_eq!(c.domtree.idom(b2), Some(b1));
+        // block0 now branches to block2 as well: block2's idom becomes block0.
+        let t = f.terminator(b0).expect("terminator");
+        let icmp = f.layout.prev_inst(t).expect("icmp");
+        let v2 = f.dfg.inst_result(icmp).expect("a result");
+        let pool = &mut f.dfg.value_lists;
+        let blocks = [BlockCall::new(b1, &[], pool), BlockCall::new(b2, &[], pool)];
+        f.dfg
+            .replace_inst(t, InstructionData::Brif { arg: v2, blocks });
+        c.cfg.update_block(&f, b0).expect("valid");
+        c.domtree
+            .apply_updates(&f, &c.cfg, &[DomUpdate::Insert(b0, b2)])
+            .expect("valid");
+        // The pass kept the CFG edges and the idoms; the loops and the rest go.
+        c.invalidate(Analyses::CFG.union(Analyses::DOMTREE));
+        assert!(c.cfg_edges_valid() && c.domtree_idoms_valid());
+        assert!(!c.valid().intersects(Analyses::CFG.union(Analyses::DOMTREE)));
+        let n = c.computations(Analyses::DOMTREE);
+        c.ensure(&f, Analyses::LOOPS).expect("valid");
+        assert_eq!(
+            c.valid(),
+            Analyses::CFG
+                .union(Analyses::DOMTREE)
+                .union(Analyses::LOOPS)
+        );
+        assert_eq!(c.domtree.idom(b2), Some(b0));
+        assert!(c.domtree.dominates(b0, b2) && !c.domtree.dominates(b1, b2));
+        // Repaired (counted as one computation), from the kept idoms.
+        assert_eq!(c.computations(Analyses::DOMTREE), n + 1);
+        let fresh =
+            crate::DomTree::with_function(&f, &crate::Cfg::with_function(&f).expect("valid"));
+        for b in [b0, b1, b2] {
+            assert_eq!(c.domtree.idom(b), fresh.idom(b));
+        }
     }
 }
