@@ -94,7 +94,8 @@ fn check_preserved(func: &Function, cache: &AnalysisCache, fresh: &Fresh) -> Res
     if valid.contains(Analyses::CFG) && cache.cfg.rpo() != fresh.cfg.rpo() {
         return Err("claimed to preserve the CFG, but its reverse post-order changed".into());
     }
-    if valid.contains(Analyses::DOMTREE) {
+    // Immediate dominators are checked whenever claimed, numbering stale or not.
+    if cache.domtree_idoms_valid() {
         for &b in layout_blocks {
             if cache.domtree.idom(b) != fresh.domtree.idom(b) {
                 return Err(format!(
