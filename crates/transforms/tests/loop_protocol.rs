@@ -52,6 +52,8 @@ struct RenameHeader {
     report_header: bool,
     /// What to claim in the result.
     claim: PassResult,
+    /// Keep the cached CFG's edges current (`Cfg::update_block` on every changed block).
+    keep_cfg: bool,
 }
 
 impl LoopPass for RenameHeader {
@@ -62,7 +64,7 @@ impl LoopPass for RenameHeader {
         &mut self,
         func: &mut Function,
         header: Block,
-        _: &mut PassContext<'_>,
+        cx: &mut PassContext<'_>,
         updater: &mut LoopUpdater,
     ) -> Result<PassResult, PassError> {
         self.log.borrow_mut().push(("rename-header", header));
@@ -79,17 +81,28 @@ impl LoopPass for RenameHeader {
             .map(|t| func.dfg.append_block_param(new, t))
             .collect();
         let blocks: Vec<Block> = func.layout.blocks().collect();
+        let mut changed = vec![new];
         for b in blocks {
             if let Some(t) = func.terminator(b) {
+                let mut hit = false;
                 func.dfg.for_each_dest_mut(t, |bc, _| {
                     if bc.block == header {
                         bc.block = new;
+                        hit = true;
                     }
                 });
+                if hit {
+                    changed.push(b);
+                }
             }
         }
         let dest = BlockCall::new(header, &args, &mut func.dfg.value_lists);
         func.append_inst(new, InstructionData::Jump { dest }, None);
+        if self.keep_cfg {
+            for b in changed {
+                cx.analyses.cfg.update_block(func, b).expect("valid");
+            }
+        }
         if self.report_header {
             updater.set_header(new);
         }
@@ -275,6 +288,7 @@ impl LoopPass for CorruptDomTree {
             log,
             report_header: true,
             claim: PassResult::UNCHANGED,
+            keep_cfg: false,
         }
         .run_on_loop(&mut other, header, cx, updater)?;
         let cfg = gyre_analysis::Cfg::with_function(&other).expect("valid");
@@ -378,6 +392,7 @@ fn a_moved_header_is_followed() {
             log: log.clone(),
             report_header: true,
             claim: PassResult::changed(Analyses::NONE),
+            keep_cfg: false,
         }),
         noop("after", &log),
     ]);
@@ -438,62 +453,55 @@ fn deleted_loops_are_never_visited_again() {
         .is_block_inserted(b(7)));
 }
 
+/// Run one loop pass over every loop of [`NEST`] under `--verify-each`.
+fn run_checked(pass: Box<dyn LoopPass>) -> Result<gyre_transforms::Report, PassError> {
+    let mut pm = PassManager::new(Knobs::default(), verify_each());
+    pm.add_loop_passes(vec![pass]);
+    pm.run_module(&mut module())
+}
+
+fn rename(report_header: bool, claim: PassResult, keep_cfg: bool) -> Box<dyn LoopPass> {
+    Box::new(RenameHeader {
+        log: Rc::default(),
+        report_header,
+        claim,
+        keep_cfg,
+    })
+}
+
 #[test]
 fn verify_each_catches_an_unreported_header_move() {
-    let log: Log = Rc::default();
-    let mut pm = PassManager::new(Knobs::default(), verify_each());
-    pm.add_loop_passes(vec![Box::new(RenameHeader {
-        log,
-        report_header: false,
-        claim: PassResult::changed(Analyses::NONE),
-    })]);
-    let e = pm.run_module(&mut module()).unwrap_err();
+    let e = run_checked(rename(false, PassResult::changed(Analyses::NONE), false)).unwrap_err();
     assert!(e.0.contains("reported neither a new header"), "{e}");
 }
 
 #[test]
 fn verify_each_catches_a_false_claim_to_preserve_the_dominator_tree() {
-    let log: Log = Rc::default();
-    let mut pm = PassManager::new(Knobs::default(), verify_each());
-    pm.add_loop_passes(vec![Box::new(RenameHeader {
-        log,
-        report_header: true,
-        claim: PassResult::changed(Analyses::ALL.minus(Analyses::CFG)),
-    })]);
-    // The CFG is cleared (not claimed), and with it everything computed from it: the
-    // claim is harmless. Claiming the CFG too is the lie.
-    pm.run_module(&mut module())
-        .expect("a claim that invalidation overrides");
-    let log: Log = Rc::default();
-    let mut pm = PassManager::new(Knobs::default(), verify_each());
-    pm.add_loop_passes(vec![Box::new(RenameHeader {
-        log,
-        report_header: true,
-        claim: PassResult::changed(Analyses::ALL),
-    })]);
-    let e = pm.run_module(&mut module()).unwrap_err();
-    assert!(e.0.contains("claimed to preserve"), "{e}");
+    // The CFG is kept current and claimed; the dominator tree is claimed but not kept
+    // (the new header now dominates the old one).
+    let keeps_cfg = Analyses::CFG.union(Analyses::DOMTREE);
+    let e = run_checked(rename(true, PassResult::changed(keeps_cfg), true)).unwrap_err();
+    assert!(
+        e.0.contains("claimed to preserve the dominator tree"),
+        "{e}"
+    );
+    // Claiming only the CFG, which it did keep, is the truth.
+    run_checked(rename(true, PassResult::changed(Analyses::CFG), true)).expect("honest");
+    // Without keeping the CFG, claiming it is caught too.
+    let e = run_checked(rename(true, PassResult::changed(Analyses::CFG), false)).unwrap_err();
+    assert!(e.0.contains("claimed to preserve the CFG"), "{e}");
 }
 
 #[test]
 fn verify_each_catches_a_false_no_change_report() {
     // Changes the function but reports no change.
-    let log: Log = Rc::default();
-    let mut pm = PassManager::new(Knobs::default(), verify_each());
-    pm.add_loop_passes(vec![Box::new(RenameHeader {
-        log,
-        report_header: true,
-        claim: PassResult::UNCHANGED,
-    })]);
-    let e = pm.run_module(&mut module()).unwrap_err();
+    let e = run_checked(rename(true, PassResult::UNCHANGED, false)).unwrap_err();
     assert!(
         e.0.contains("reported no change, but changed the function"),
         "{e}"
     );
     // Leaves the function alone, reports no change, but breaks the cached dominator tree.
-    let mut pm = PassManager::new(Knobs::default(), verify_each());
-    pm.add_loop_passes(vec![Box::new(CorruptDomTree)]);
-    let e = pm.run_module(&mut module()).unwrap_err();
+    let e = run_checked(Box::new(CorruptDomTree)).unwrap_err();
     assert!(
         e.0.contains("claimed to preserve the dominator tree"),
         "{e}"
