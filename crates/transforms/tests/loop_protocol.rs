@@ -4,10 +4,10 @@
 
 use gyre_ir::{
     parse_module, Block, BlockCall, Function, InstructionData, IntCC, Module, Opcode, SpecialReg,
-    Type, Value,
+    Type,
 };
 use gyre_transforms::utils::clone::{clone_blocks, ValueMap};
-use gyre_transforms::utils::split::Place;
+use gyre_transforms::utils::split::{split_predecessors, Place};
 use gyre_transforms::{
     Analyses, Knobs, LoopPass, LoopUpdater, Options, PassContext, PassError, PassManager,
     PassResult,
@@ -68,36 +68,14 @@ impl LoopPass for RenameHeader {
         updater: &mut LoopUpdater,
     ) -> Result<PassResult, PassError> {
         self.log.borrow_mut().push(("rename-header", header));
-        let new = func.dfg.make_block();
-        func.layout.insert_block_before(new, header);
-        let tys: Vec<Type> = func
-            .dfg
-            .block_params(header)
-            .iter()
-            .map(|&p| func.dfg.value_type(p))
-            .collect();
-        let args: Vec<Value> = tys
-            .into_iter()
-            .map(|t| func.dfg.append_block_param(new, t))
-            .collect();
-        let blocks: Vec<Block> = func.layout.blocks().collect();
-        let mut changed = vec![new];
-        for b in blocks {
-            if let Some(t) = func.terminator(b) {
-                let mut hit = false;
-                func.dfg.for_each_dest_mut(t, |bc, _| {
-                    if bc.block == header {
-                        bc.block = new;
-                        hit = true;
-                    }
-                });
-                if hit {
-                    changed.push(b);
-                }
-            }
-        }
-        let dest = BlockCall::new(header, &args, &mut func.dfg.value_lists);
-        func.append_inst(new, InstructionData::Jump { dest }, None);
+        // Every edge into the header moves to a new block that takes all its parameters
+        // (nothing forwarded) and jumps to it: the new block heads the loop.
+        let mut preds = cx.analyses.cfg.preds(header).to_vec();
+        preds.sort_unstable();
+        preds.dedup();
+        let new = split_predecessors(func, header, &preds, Place::Before(header), |_, _| false);
+        let mut changed = preds;
+        changed.push(new);
         if self.keep_cfg {
             for b in changed {
                 cx.analyses.cfg.update_block(func, b).expect("valid");

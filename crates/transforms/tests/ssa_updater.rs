@@ -24,6 +24,8 @@
 //! The cases are a deterministic sweep of seeds over a few generator profiles, plus a
 //! quickcheck property with random seeds.
 
+mod common;
+
 use gyre_analysis::{Cfg, DomTree, DominanceFrontiers, IdfCalculator};
 use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::gen::{generate_kernel_module, GenOptions, RandomSource, SplitMix64};
@@ -388,44 +390,12 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     Ok(())
 }
 
-fn profiles() -> Vec<(&'static str, GenOptions)> {
-    let base = GenOptions::default();
-    vec![
-        ("default", base.clone()),
-        (
-            "loopy",
-            GenOptions {
-                max_blocks: 80,
-                max_nesting: 4,
-                max_stmts: 5,
-                allow_memory: false,
-                allow_barriers: false,
-                allow_calls: false,
-                ..base.clone()
-            },
-        ),
-        (
-            "switchy",
-            GenOptions {
-                max_blocks: 50,
-                max_nesting: 3,
-                allow_calls: false,
-                allow_barriers: false,
-                ..base
-            },
-        ),
-    ]
-}
-
 #[test]
 fn updater_on_generated_kernels() {
-    let per_profile: u64 = std::env::var("GYRE_PROP_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(150);
+    let per_profile = common::cases(150);
     let mut totals = Totals::default();
     let mut failures = Vec::new();
-    for (name, opts) in profiles() {
+    for (name, opts) in common::profiles(&["default", "loopy", "switchy"]) {
         for seed in 0..per_profile {
             if let Err(e) = check_case(&opts, seed, &mut totals) {
                 failures.push(format!("profile {name}, seed {seed}: {e}"));

@@ -20,6 +20,8 @@
 //!
 //! Cases are a deterministic sweep of seeds (`GYRE_PROP_CASES` to run more).
 
+mod common;
+
 use gyre_analysis::{Cfg, DomTree, LoopInfo};
 use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::gen::{generate_kernel_module, GenOptions, KernelContract, RandomSource, SplitMix64};
@@ -32,30 +34,6 @@ use gyre_transforms::utils::clone::{clone_blocks, ValueMap};
 use gyre_transforms::utils::split::{split_block, split_edge, split_edge_at, Place};
 use gyre_transforms::utils::uses::{replace_uses_batch, UseLists};
 use gyre_transforms::{Knobs, Options, PassManager};
-
-fn cases() -> u64 {
-    std::env::var("GYRE_PROP_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(150)
-}
-
-fn profiles() -> Vec<(&'static str, GenOptions)> {
-    let base = GenOptions::default();
-    vec![
-        ("default", base.clone()),
-        (
-            "switchy",
-            GenOptions {
-                max_blocks: 50,
-                max_nesting: 3,
-                allow_calls: false,
-                allow_barriers: false,
-                ..base
-            },
-        ),
-    ]
-}
 
 /// Run `edit` on every function of a module per case; the result must verify and behave
 /// as the original. `edit` returns how many edits it made.
@@ -74,8 +52,8 @@ fn sweep_after(
 ) -> u64 {
     let mut failures = Vec::new();
     let mut edits = 0;
-    for (name, opts) in profiles() {
-        for seed in 0..cases() {
+    for (name, opts) in common::profiles(&["default", "switchy"]) {
+        for seed in 0..common::cases(150) {
             let (mut m, contract) = generate_kernel_module(&opts, &mut SplitMix64::new(seed));
             if let Some(p) = pipeline {
                 let mut pm = PassManager::from_pipeline(p, Knobs::default(), Options::default())

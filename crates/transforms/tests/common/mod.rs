@@ -1,0 +1,49 @@
+//! Generator profiles and case counts shared by the property tests of this crate.
+
+use gyre_ir::gen::GenOptions;
+
+/// Seeds per profile: `GYRE_PROP_CASES` if set, else `default`.
+pub fn cases(default: u64) -> u64 {
+    std::env::var("GYRE_PROP_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The named generator profiles, in the order given: `default`; `loopy` (deep nests, no
+/// memory, barriers or calls); `reducible` (no two-entry cycles); `switchy` (small, many
+/// switches).
+pub fn profiles(names: &[&'static str]) -> Vec<(&'static str, GenOptions)> {
+    let base = GenOptions::default();
+    names
+        .iter()
+        .map(|&name| {
+            let opts = match name {
+                "default" => base.clone(),
+                "loopy" => GenOptions {
+                    max_blocks: 80,
+                    max_nesting: 4,
+                    max_stmts: 5,
+                    allow_memory: false,
+                    allow_barriers: false,
+                    allow_calls: false,
+                    ..base.clone()
+                },
+                "reducible" => GenOptions {
+                    max_blocks: 60,
+                    allow_irreducible: false,
+                    ..base.clone()
+                },
+                "switchy" => GenOptions {
+                    max_blocks: 50,
+                    max_nesting: 3,
+                    allow_calls: false,
+                    allow_barriers: false,
+                    ..base.clone()
+                },
+                _ => panic!("no generator profile named {name}"),
+            };
+            (name, opts)
+        })
+        .collect()
+}
