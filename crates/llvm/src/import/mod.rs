@@ -149,6 +149,9 @@ pub(crate) enum Callee {
 pub(crate) struct FuncInfo {
     pub ret: TyId,
     pub params: Vec<TyId>,
+    /// The `byval(T)` type of each parameter that has one: the caller passes a pointer
+    /// to a fresh copy of `sizeof(T)` bytes.
+    pub byval: Vec<Option<TyId>>,
     pub vararg: bool,
     pub callee: Callee,
 }
@@ -499,6 +502,21 @@ impl ModState {
         } else {
             Some(parse_const(&mut c, &mut self.types, 0)?)
         };
+        if name == "llvm.used" || name == "llvm.compiler.used" {
+            // Only keeps the listed symbols alive through LLVM's optimizer: Gyre never
+            // deletes globals, so the list is checked for its form and dropped.
+            let ok = match &init {
+                Some(CVal::Aggregate(es)) => es.iter().all(|(_, e)| {
+                    matches!(e, CVal::Global(_) | CVal::Cast { .. } | CVal::Gep { .. })
+                }),
+                Some(CVal::Zero) => true,
+                _ => false,
+            };
+            if !ok {
+                return Err(c.unsup_at(ty_tok, format!("@{name} of this form")));
+            }
+            return Ok(());
+        }
         let mut align = None;
         while c.eat_punct(b',') {
             match c.peek() {
@@ -760,6 +778,7 @@ impl ModState {
         let mut ptoks = Vec::new();
         let mut vararg = false;
         let mut by_copy = None;
+        let mut byval = Vec::new();
         if !c.eat_punct(b')') {
             loop {
                 if matches!(c.peek(), Tok::Ellipsis) {
@@ -769,10 +788,11 @@ impl ModState {
                     ptoks.push(c.i);
                     let t = parse_type(&mut c, &mut self.types)?;
                     let pt = c.tok();
-                    let attrs = skip_param_attrs(&mut c)?;
+                    let attrs = skip_param_attrs(&mut c, &mut self.types)?;
                     if let Some(a) = attrs.by_copy {
                         by_copy = Some((pt, a));
                     }
+                    byval.push(attrs.byval.map(|b| (b, pt)));
                     let pname = match c.peek() {
                         Tok::Local(n) => {
                             let n = n.clone();
@@ -857,6 +877,7 @@ impl ModState {
                 FuncInfo {
                     ret,
                     params: ptypes,
+                    byval: byval.iter().map(|b| b.map(|(t, _)| t)).collect(),
                     vararg,
                     callee: Callee::Declared,
                 },
@@ -871,8 +892,13 @@ impl ModState {
             return Err(c.unsup_at(t, format!("{a} parameter")));
         }
         let kernel = kernel_cc || self.annotated_kernel(&name);
+        if kernel {
+            if let Some((_, t)) = byval.iter().flatten().next() {
+                return Err(c.unsup_at(t, "byval parameter of a kernel"));
+            }
+        }
         let sig = self.signature(&c, ret_i, ret, &ptoks, &ptypes)?;
-        if kernel && sig.ret.is_some() {
+        if kernel && !matches!(self.types.get(ret), LType::Void) {
             return Err(c.unsup_at(name_tok, "kernel returning a value"));
         }
         let kind = if kernel {
@@ -890,6 +916,7 @@ impl ModState {
             FuncInfo {
                 ret,
                 params: ptypes,
+                byval: byval.iter().map(|b| b.map(|(t, _)| t)).collect(),
                 vararg,
                 callee: Callee::Func(id),
             },
@@ -902,6 +929,10 @@ impl ModState {
         }))
     }
 
+    /// The Gyre signature of an LLVM function type. An aggregate parameter becomes one
+    /// parameter per leaf; an aggregate return becomes a hidden last parameter, a
+    /// `ptr.local` to the caller's buffer the callee stores the leaves into (at their
+    /// offsets in the LLVM layout), and the function returns nothing.
     fn signature(
         &self,
         c: &Cur,
@@ -910,20 +941,33 @@ impl ModState {
         ptoks: &[usize],
         params: &[TyId],
     ) -> PResult<Signature> {
+        let mut out = Vec::new();
+        for (&p, &i) in params.iter().zip(ptoks) {
+            let err = |m| c.unsup_at(c.at(i), m);
+            match self.types.leaves(p).map_err(err)? {
+                Some(ls) => {
+                    for (_, lt) in ls {
+                        out.push(self.types.scalar(lt).map_err(err)?);
+                    }
+                }
+                None => out.push(self.types.scalar(p).map_err(err)?),
+            }
+        }
+        let err = |m| c.unsup_at(c.at(ret_i), m);
         let ret = match self.types.get(ret) {
             LType::Void => None,
-            _ => Some(
-                self.types
-                    .scalar(ret)
-                    .map_err(|m| c.unsup_at(c.at(ret_i), m))?,
-            ),
+            _ => match self.types.leaves(ret).map_err(err)? {
+                Some(ls) => {
+                    for (_, lt) in ls {
+                        self.types.scalar(lt).map_err(err)?;
+                    }
+                    out.push(Type::Ptr(AddrSpace::Local));
+                    None
+                }
+                None => Some(self.types.scalar(ret).map_err(err)?),
+            },
         };
-        let params = params
-            .iter()
-            .zip(ptoks)
-            .map(|(&p, &i)| self.types.scalar(p).map_err(|m| c.unsup_at(c.at(i), m)))
-            .collect::<PResult<Vec<_>>>()?;
-        Ok(Signature { params, ret })
+        Ok(Signature { params: out, ret })
     }
 
     /// Give stubbed externals a body: return zero of the return type, or nothing.
