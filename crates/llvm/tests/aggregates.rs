@@ -314,3 +314,62 @@ define void @k(i32 addrspace(1)* %o, i32 %x, i32 %y) {{
     assert_eq!(m.globals.len(), 1, "only @c is a Gyre global");
     assert_eq!(run_i32(&src, "used", 1, &[0, 0]), vec![6]);
 }
+
+/// A kernel `byval` struct parameter keeps LLVM's ABI: a `ptr.local byval(N, align A)`
+/// parameter whose bytes the launch supplies; the export is `byval([N x i8])` again.
+#[test]
+fn kernel_byval_parameter() {
+    let src = format!(
+        r#"{HEADER}
+%struct.uchar4 = type {{ i8, i8, i8, i8 }}
+
+define void @k(i32 addrspace(1)* %o, %struct.uchar4* byval(%struct.uchar4) align 4 %c, i32 %x) {{
+  %g = getelementptr inbounds %struct.uchar4, %struct.uchar4* %c, i32 0, i32 1
+  %v = load i8, i8* %g, align 1
+  %w = zext i8 %v to i32
+  %r = mul i32 %w, %x
+  store i8 9, i8* %g, align 1
+  %v2 = load i8, i8* %g, align 1
+  %w2 = zext i8 %v2 to i32
+  %r2 = add i32 %r, %w2
+  store i32 %r2, i32 addrspace(1)* %o
+  ret void
+}}
+!nvvm.annotations = !{{!0}}
+!0 = !{{void (i32 addrspace(1)*, %struct.uchar4*, i32)* @k, !"kernel", i32 1}}
+"#
+    );
+    llvm_accepts(&src, "kbyval-input");
+    let m = import_ok(&src);
+    let f = &m.functions[m.func_by_name("k").unwrap()];
+    assert_eq!(
+        f.byval,
+        vec![gyre_ir::ByValParam {
+            index: 1,
+            size: 4,
+            align: 4
+        }]
+    );
+    for opaque in [false, true] {
+        let text = export_module(
+            &m,
+            &ExportOptions {
+                opaque_pointers: opaque,
+            },
+        );
+        assert!(text.contains("byval([4 x i8]) align 4"), "{text}");
+        if !opaque {
+            llvm_accepts(&text, "kbyval-export");
+            let back = import_ok(&text);
+            assert_eq!(
+                back.functions[back.func_by_name("k").unwrap()].byval,
+                f.byval
+            );
+        }
+    }
+    let mut mem = Memory::new();
+    mem.alloc_zeroed("o", 4);
+    let args = vec![Arg::buffer("o"), Arg::Bytes(vec![1, 20, 3, 4]), Arg::Int(3)];
+    run_kernel(&m, "k", &Launch::linear(1, 1, args), &mut mem).expect("runs");
+    assert_eq!(mem.read::<i32>("o").unwrap(), vec![69]);
+}

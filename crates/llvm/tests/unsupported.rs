@@ -188,8 +188,8 @@ fn variadic_and_byval() {
         "t.ll:1:13: unsupported: variadic function",
     );
     assert_unsupported(
-        "%S = type { i32 }\ndefine void @f(ptr byval(%S) %s) {\n  ret void\n}\n!nvvm.annotations = !{!0}\n!0 = !{ptr @f, !\"kernel\", i32 1}\n",
-        "t.ll:2:20: unsupported: byval parameter of a kernel",
+        "%S = type { i32 }\ndefine void @f(ptr addrspace(1) byval(%S) %s) {\n  ret void\n}\n!nvvm.annotations = !{!0}\n!0 = !{ptr @f, !\"kernel\", i32 1}\n",
+        "t.ll:2:33: unsupported: byval parameter in this address space",
     );
     assert_unsupported(
         "define void @f(ptr inalloca(i32) %s) {\n  ret void\n}\n",

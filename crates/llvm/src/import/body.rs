@@ -134,6 +134,7 @@ pub(crate) fn lower_body(st: &mut ModState, toks: &[Token], pb: &PendingBody) ->
     let header = &st.module.functions[pb.id];
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
+    f.byval = header.byval.clone();
     let entry = f.append_new_block();
     let mut c = Cur::new(toks);
     c.i = pb.open;
@@ -231,7 +232,16 @@ impl<'a> Lower<'a> {
             let mut vs = Vec::new();
             for _ in 0..n.unwrap_or(1) {
                 let t = *next.next().expect("signature has a parameter per leaf");
-                vs.push(self.f.dfg.append_block_param(self.entry, t));
+                let gi = self.f.dfg.block_params(self.entry).len();
+                let mut v = self.f.dfg.append_block_param(self.entry, t);
+                if self.f.byval_param(gi).is_some()
+                    && matches!(self.st.types.get(*ty), LType::Ptr(0))
+                {
+                    // The body's LLVM pointer is generic.
+                    let g = Type::Ptr(AddrSpace::Generic);
+                    v = self.unary(None, Opcode::AddrspaceCast, v, g);
+                }
+                vs.push(v);
             }
             if n.is_some() {
                 self.bind_agg(Some(name), vs, pb.name_tok)?;

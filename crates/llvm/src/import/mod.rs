@@ -792,7 +792,7 @@ impl ModState {
                     if let Some(a) = attrs.by_copy {
                         by_copy = Some((pt, a));
                     }
-                    byval.push(attrs.byval.map(|b| (b, pt)));
+                    byval.push(attrs.byval.map(|b| (b, pt, attrs.align.unwrap_or(1))));
                     let pname = match c.peek() {
                         Tok::Local(n) => {
                             let n = n.clone();
@@ -877,7 +877,7 @@ impl ModState {
                 FuncInfo {
                     ret,
                     params: ptypes,
-                    byval: byval.iter().map(|b| b.map(|(t, _)| t)).collect(),
+                    byval: byval.iter().map(|b| b.map(|(t, _, _)| t)).collect(),
                     vararg,
                     callee: Callee::Declared,
                 },
@@ -892,12 +892,38 @@ impl ModState {
             return Err(c.unsup_at(t, format!("{a} parameter")));
         }
         let kernel = kernel_cc || self.annotated_kernel(&name);
+        let mut sig = self.signature(&c, ret_i, ret, &ptoks, &ptypes)?;
+        // A kernel's byval parameter keeps LLVM's ABI (the launch passes the bytes):
+        // a `ptr.local` parameter with a `byval` description. A device function's is a
+        // plain pointer; each call makes the copy.
+        let mut byval_params = Vec::new();
         if kernel {
-            if let Some((_, t)) = byval.iter().flatten().next() {
-                return Err(c.unsup_at(t, "byval parameter of a kernel"));
+            let mut gi = 0usize;
+            for (k, &p) in ptypes.iter().enumerate() {
+                if let Some((bt, t, a)) = byval[k] {
+                    let (size, abi) = self.types.size_align(bt).map_err(|m| c.unsup_at(t, m))?;
+                    let size = u32::try_from(size)
+                        .map_err(|_| c.unsup_at(t, "byval parameter too large"))?;
+                    if !matches!(self.types.get(p), LType::Ptr(0 | 5)) {
+                        return Err(c.unsup_at(t, "byval parameter in this address space"));
+                    }
+                    let align = abi.max(a).clamp(1, 1 << 16);
+                    if !align.is_power_of_two() {
+                        return Err(c.err_at(t, "byval alignment must be a power of two"));
+                    }
+                    sig.params[gi] = Type::Ptr(AddrSpace::Local);
+                    byval_params.push(gyre_ir::ByValParam {
+                        index: gi as u32,
+                        size,
+                        align: align as u32,
+                    });
+                }
+                gi += self
+                    .types
+                    .leaf_count(p)
+                    .map_err(|m| c.unsup_at(c.at(ptoks[k]), m))?;
             }
         }
-        let sig = self.signature(&c, ret_i, ret, &ptoks, &ptypes)?;
         if kernel && !matches!(self.types.get(ret), LType::Void) {
             return Err(c.unsup_at(name_tok, "kernel returning a value"));
         }
@@ -908,6 +934,7 @@ impl ModState {
         };
         let mut f = Function::new(name.clone(), kind, sig);
         f.convergent = convergent;
+        f.byval = byval_params;
         let id = self.module.functions.push(f);
         self.fn_pos
             .insert(name.clone(), (name_tok.line, name_tok.col));
@@ -916,7 +943,7 @@ impl ModState {
             FuncInfo {
                 ret,
                 params: ptypes,
-                byval: byval.iter().map(|b| b.map(|(t, _)| t)).collect(),
+                byval: byval.iter().map(|b| b.map(|(t, _, _)| t)).collect(),
                 vararg,
                 callee: Callee::Func(id),
             },
