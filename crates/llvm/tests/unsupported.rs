@@ -328,6 +328,44 @@ fn errors_in_several_functions_are_all_reported() {
     );
 }
 
+/// Every unsupported construct of one function is reported, and nothing that is only
+/// a consequence of one: uses of a rejected instruction's result (scalar or aggregate),
+/// a rejected multi-line `switch` (a terminator) followed by more blocks.
+#[test]
+fn every_unsupported_construct_in_a_function_is_reported() {
+    let src = "declare i32 @llvm.nvvm.vote.any.sync(i32, i1)
+declare { i32, i1 } @llvm.uadd.with.overflow.i32(i32, i32)
+define i32 @f(i32 %x, ptr %p) {
+entry:
+  %a = call i32 @llvm.nvvm.vote.any.sync(i32 -1, i1 true)
+  %b = add i32 %a, %x
+  %s = call { i32, i1 } @llvm.uadd.with.overflow.i32(i32 %b, i32 1)
+  %s0 = extractvalue { i32, i1 } %s, 0
+  fence seq_cst
+  switch <2 x i8> zeroinitializer, label %d [
+    i32 0, label %d
+  ]
+d:
+  %v = load atomic i32, ptr %p seq_cst, align 4
+  %w = add i32 %v, %s0
+  ret i32 %w
+}
+";
+    let e = import_module(src).expect_err("unsupported");
+    let r: Vec<String> = e.errors.iter().map(|e| e.render("t.ll")).collect();
+    assert_eq!(
+        r,
+        vec![
+            "t.ll:5:17: unsupported: intrinsic @llvm.nvvm.vote.any.sync",
+            "t.ll:7:25: unsupported: aggregate result of @llvm.uadd.with.overflow.i32",
+            "t.ll:9:3: unsupported: fence",
+            "t.ll:10:19: unsupported: vector type",
+            "t.ll:14:8: unsupported: atomic load",
+        ]
+    );
+    assert!(e.errors.iter().all(|e| e.kind == ErrorKind::Unsupported));
+}
+
 /// SplitMix64, for a reproducible mutation stream without a dependency.
 struct Rng(u64);
 impl Rng {

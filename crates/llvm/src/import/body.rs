@@ -75,6 +75,10 @@ enum NameState {
     /// A first-class aggregate (struct or array) value: one Gyre value per scalar
     /// leaf, in memory order ([`crate::types::Types::leaves`]).
     Agg(Vec<Value>),
+    /// Defined by an instruction that was rejected as unsupported: uses get a dummy
+    /// value, so the rest of the body is still scanned for unsupported constructs
+    /// without errors that are only consequences of the first.
+    Failed,
 }
 
 struct BlockRef {
@@ -127,10 +131,16 @@ struct Lower<'a> {
     call_agg: Option<Vec<Value>>,
     /// The `align` attribute of each argument of the call being lowered.
     call_aligns: Vec<u64>,
+    /// The unsupported constructs found so far (the body is scanned to its end).
+    errors: Vec<crate::ImportError>,
 }
 
 /// Lower the body of `pb`.
-pub(crate) fn lower_body(st: &mut ModState, toks: &[Token], pb: &PendingBody) -> PResult<Function> {
+pub(crate) fn lower_body(
+    st: &mut ModState,
+    toks: &[Token],
+    pb: &PendingBody,
+) -> Result<Function, Vec<crate::ImportError>> {
     let header = &st.module.functions[pb.id];
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
@@ -155,8 +165,15 @@ pub(crate) fn lower_body(st: &mut ModState, toks: &[Token], pb: &PendingBody) ->
         agg_ret: None,
         call_agg: None,
         call_aligns: Vec::new(),
+        errors: Vec::new(),
     };
-    l.run(pb)?;
+    let r = l.run(pb);
+    if !l.errors.is_empty() {
+        // Every unsupported construct of the body. An error that ended the scan after
+        // one of them is dropped: it may be a consequence (a skipped terminator, ...).
+        return Err(l.errors);
+    }
+    r.map_err(|e| vec![e])?;
     Ok(l.f)
 }
 
@@ -327,7 +344,14 @@ impl<'a> Lower<'a> {
                             b
                         }
                     };
-                    let (is_term, was_phi) = self.inst(b, phis_ok)?;
+                    let (is_term, was_phi) = match self.inst(b, phis_ok) {
+                        Ok(r) => r,
+                        Err(e) if e.kind == crate::ErrorKind::Unsupported => {
+                            self.errors.push(e);
+                            (self.recover(ti), false)
+                        }
+                        Err(e) => return Err(e),
+                    };
                     phis_ok &= was_phi;
                     if is_term {
                         cur = None;
@@ -335,7 +359,55 @@ impl<'a> Lower<'a> {
                 }
             }
         }
+        if !self.errors.is_empty() {
+            return Ok(());
+        }
         self.finish()
+    }
+
+    /// After an unsupported instruction starting at token `start`: mark the name it
+    /// defines as failed and skip to the next statement (a new line outside brackets, so
+    /// a multi-line `switch` is skipped whole). Returns whether it was a terminator.
+    fn recover(&mut self, start: usize) -> bool {
+        let toks = self.c.toks;
+        let mut i = start;
+        if let (Some(Tok::Local(n)), Some(Tok::Punct(b'='))) =
+            (toks.get(i).map(|t| &t.tok), toks.get(i + 1).map(|t| &t.tok))
+        {
+            self.note_number(n);
+            if !matches!(
+                self.names.get(n),
+                Some(NameState::Def(_) | NameState::Agg(_))
+            ) {
+                self.names.insert(n.clone(), NameState::Failed);
+            }
+            i += 2;
+        }
+        let is_term = matches!(
+            toks.get(i).map(|t| &t.tok),
+            Some(Tok::Word(w)) if matches!(
+                w.as_str(),
+                "br" | "switch" | "ret" | "unreachable" | "indirectbr" | "invoke" | "resume"
+                    | "callbr" | "catchswitch" | "catchret" | "cleanupret"
+            )
+        );
+        let mut depth = 0usize;
+        let mut prev_line = toks.get(i).map_or(0, |t| t.line);
+        while let Some(t) = toks.get(i) {
+            match t.tok {
+                Tok::Eof => break,
+                Tok::Punct(b'}') if depth == 0 => break,
+                Tok::Label(_) if depth == 0 => break,
+                _ if depth == 0 && t.line > prev_line && i > start => break,
+                Tok::Punct(b'(' | b'[' | b'{' | b'<') => depth += 1,
+                Tok::Punct(b')' | b']' | b'}' | b'>') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            prev_line = t.line;
+            i += 1;
+        }
+        self.c.i = i;
+        is_term
     }
 
     fn fresh_number(&mut self) -> String {
@@ -436,6 +508,12 @@ impl<'a> Lower<'a> {
             Operand::Local(name) => {
                 let vs = match self.names.get(name) {
                     Some(NameState::Agg(vs)) => vs.clone(),
+                    Some(NameState::Failed) => {
+                        return Ok(leaves
+                            .iter()
+                            .map(|l| self.f.dfg.make_detached_value(l.2))
+                            .collect())
+                    }
                     None => {
                         return Err(self.unsup(
                             at,
@@ -779,6 +857,7 @@ impl<'a> Lower<'a> {
                             format!("aggregate %{name} used as {}", self.st.types.display(ty)),
                         ))
                     }
+                    Some(NameState::Failed) => return Ok(self.f.dfg.make_detached_value(st)),
                     None => {
                         let ph = self.f.dfg.make_detached_value(st);
                         self.names.insert(name.clone(), NameState::Fwd(ph));

@@ -87,7 +87,7 @@ pub fn import_module_with(src: &str, opts: &ImportOptions) -> Result<Module, Imp
     for b in bodies {
         match body::lower_body(&mut st, &toks, &b) {
             Ok(f) => st.module.functions[b.id] = f,
-            Err(e) => errors.push(e),
+            Err(e) => errors.extend(e),
         }
     }
     if errors.is_empty() {
