@@ -453,7 +453,7 @@ impl FnEmitter<'_> {
                 let mut k = 0u64;
                 while k < size {
                     let mut u = unit_max;
-                    while u > 1 && (k % u != 0 || k + u > size) {
+                    while u > 1 && (!k.is_multiple_of(u) || k + u > size) {
                         u /= 2;
                     }
                     let bits = u * 8;

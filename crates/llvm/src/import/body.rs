@@ -723,7 +723,7 @@ impl<'a> Lower<'a> {
         let mut out = Vec::with_capacity(ls.len());
         for (o, t) in ls {
             let (s, _) = self.st.types.size_align(t).ok()?;
-            if o != next || !matches!(s, 1 | 2 | 4 | 8) || o % s != 0 {
+            if o != next || !matches!(s, 1 | 2 | 4 | 8) || !o.is_multiple_of(s) {
                 return None;
             }
             out.push((o, s));
@@ -2966,7 +2966,7 @@ fn unit_pieces(len: u64, align: u64) -> Vec<(u64, u64)> {
     let mut off = 0;
     while off < len {
         let mut u = align;
-        while u > 1 && (off % u != 0 || off + u > len) {
+        while u > 1 && (!off.is_multiple_of(u) || off + u > len) {
             u /= 2;
         }
         out.push((off, u));
