@@ -20,7 +20,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "1")]
     pub block: String,
     /// A kernel argument `INDEX=VALUE` (also `vN=VALUE` naming the entry parameter):
-    /// an integer, a float (`1.5`, `1e3`), or `@NAME` for the address of a buffer.
+    /// an integer, a float (`1.5`, `1e3`), `@NAME` for the address of a buffer, or
+    /// `bytes:HEX` for the bytes of a `byval` parameter (`bytes:01020304`).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// A global buffer `NAME=TYPE:COUNT:INIT`, TYPE one of i8 i16 i32 i64 f32 f64,
@@ -248,13 +249,24 @@ fn parse_arg(spec: &str, nparams: usize) -> Result<(usize, Arg), CliError> {
     }
     let arg = if let Some(buf) = value.strip_prefix('@') {
         Arg::buffer(buf)
+    } else if let Some(hex) = value.strip_prefix("bytes:") {
+        // A byval parameter's bytes, in memory order: `bytes:0a0b0c0d`.
+        if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(format!("'{hex}' is not an even number of hex digits")));
+        }
+        Arg::Bytes(
+            (0..hex.len())
+                .step_by(2)
+                .map(|k| u8::from_str_radix(&hex[k..k + 2], 16).expect("checked hex"))
+                .collect(),
+        )
     } else if let Ok(i) = value.parse::<i64>() {
         Arg::Int(i as u64)
     } else if let Ok(f) = value.parse::<f64>() {
         Arg::F64(f)
     } else {
         return Err(bad(format!(
-            "'{value}' is not an integer, float or @buffer"
+            "'{value}' is not an integer, float, @buffer or bytes:HEX"
         )));
     };
     Ok((idx, arg))

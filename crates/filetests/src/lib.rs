@@ -107,13 +107,14 @@ impl Runner {
         &self.config
     }
 
-    /// ptxas, searched on first use.
+    /// LLVM 14 `opt`, searched on first use.
     pub(crate) fn opt(&self) -> Option<&Path> {
         self.opt
             .get_or_init(|| gyre_test_tools::find(gyre_test_tools::Tool::Opt))
             .as_deref()
     }
 
+    /// ptxas, searched on first use.
     pub(crate) fn ptxas(&self) -> Option<&Path> {
         self.ptxas
             .get_or_init(|| gyre_test_tools::find(gyre_test_tools::Tool::Ptxas))
@@ -229,7 +230,7 @@ impl Runner {
         Ok((outcome, new_text))
     }
 
-    /// Run every `.gir` file under `root` (that passes the filter), in path order.
+    /// Run every `.gir` and `.ll` file under `root` (that passes the filter), in path order.
     pub fn run_tree(&self, root: &Path) -> Summary {
         let mut s = Summary::default();
         for f in collect(root) {

@@ -199,7 +199,28 @@ pub(crate) fn run(
 
     // Kernel arguments.
     let mut argv = Vec::with_capacity(launch.args.len());
+    let mut byval = Vec::new();
     for (i, (a, &t)) in launch.args.iter().zip(&kf.sig.params).enumerate() {
+        let bv = kf.byval_param(i);
+        if let Some(b) = bv {
+            let Arg::Bytes(bytes) = a else {
+                return Err(bad(format!(
+                    "argument {i}: byval parameter needs {} bytes, got {a:?}",
+                    b.size
+                )));
+            };
+            if bytes.len() != b.size as usize {
+                return Err(bad(format!(
+                    "argument {i}: byval parameter needs {} bytes, got {}",
+                    b.size,
+                    bytes.len()
+                )));
+            }
+            // The address is set per thread, in its own local memory.
+            byval.push((i, bytes.clone(), u64::from(b.align)));
+            argv.push(0);
+            continue;
+        }
         let v = match (a, t) {
             (Arg::Int(x), t) if t.is_int() => x & sem::mask(t.bits() as u8),
             (Arg::F32(x), Type::F32) => u64::from(x.to_bits()),
@@ -221,7 +242,7 @@ pub(crate) fn run(
             a.shadow = vec![Default::default(); a.data.len()];
         }
     }
-    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv);
+    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv, &byval);
     mem.set_shadows(false);
     res
 }
@@ -246,6 +267,7 @@ fn run_grid(
     konst: &mut Heap,
     shared_proto: &Heap,
     argv: &[u64],
+    byval: &[(usize, Vec<u8>, u64)],
 ) -> Result<Outcome, ExecError> {
     let [bx, by, bz] = launch.block;
     let [gx, gy, gz] = launch.grid;
@@ -279,7 +301,7 @@ fn run_grid(
                 for tz in 0..bz {
                     for ty in 0..by {
                         for tx in 0..bx {
-                            threads.push(new_thread([tx, ty, tz], lin, kernel, argv));
+                            threads.push(new_thread([tx, ty, tz], lin, kernel, argv, byval));
                             lin += 1;
                         }
                     }
@@ -355,7 +377,15 @@ fn schedule(order: &mut Vec<usize>, n: usize, s: Schedule, round: u64) {
     }
 }
 
-fn new_thread(tid: [u32; 3], lin: u32, kernel: &DFunc, argv: &[u64]) -> Thread {
+/// A fresh thread at the kernel's entry; `byval` lists (parameter index, bytes,
+/// alignment) of the kernel's `byval` parameters, copied into the thread's local memory.
+fn new_thread(
+    tid: [u32; 3],
+    lin: u32,
+    kernel: &DFunc,
+    argv: &[u64],
+    byval: &[(usize, Vec<u8>, u64)],
+) -> Thread {
     let n = kernel.nregs as usize;
     let mut t = Thread {
         tid,
@@ -370,6 +400,15 @@ fn new_thread(tid: [u32; 3], lin: u32, kernel: &DFunc, argv: &[u64]) -> Thread {
     for (&p, &v) in kernel.params.iter().zip(argv) {
         t.regs[p as usize] = v;
         t.pois[p as usize] = false;
+    }
+    for (i, bytes, align) in byval {
+        let n = bytes.len();
+        let base = t
+            .local
+            .push(String::new(), bytes.clone(), vec![false; n], *align);
+        if let Some(&p) = kernel.params.get(*i) {
+            t.regs[p as usize] = base;
+        }
     }
     let local_base = push_slots(&mut t.local, kernel);
     t.frames.push(Frame {

@@ -93,6 +93,9 @@ pub enum Arg {
     Ptr(u64),
     /// The address of a named buffer of [`Memory`] plus a byte offset.
     Buffer(String, u64),
+    /// The bytes of a kernel's `byval` parameter: each thread's parameter points to
+    /// its own fresh local copy of them (exactly the declared size).
+    Bytes(Vec<u8>),
 }
 
 impl Arg {

@@ -26,7 +26,7 @@ pub mod write;
 pub use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 pub use dfg::{DataFlowGraph, ValueDef};
 pub use entities::{Block, FuncId, GlobalId, Inst, JumpTable, Slot, Value};
-pub use function::{FuncKind, Function, Signature, SlotData};
+pub use function::{ByValParam, FuncKind, Function, Signature, SlotData};
 pub use instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     Opcode, SpecialReg, ValueList, ValueListPool,

@@ -43,6 +43,9 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
             w.write_str(", ")?;
         }
         write!(w, "{t}")?;
+        if let Some(b) = func.byval_param(i) {
+            write!(w, " byval({}, align {})", b.size, b.align)?;
+        }
     }
     w.write_char(')')?;
     if let Some(r) = func.sig.ret {

@@ -79,7 +79,16 @@ pub fn export_module(m: &Module, opts: &ExportOptions) -> String {
             let fty = if x.opaque {
                 "ptr".to_string()
             } else {
-                let ps: Vec<String> = f.sig.params.iter().map(|&t| x.ty(t)).collect();
+                let ps: Vec<String> = f
+                    .sig
+                    .params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &t)| match f.byval_param(i) {
+                        Some(b) => x.byval_ty(b.size),
+                        None => x.ty(t),
+                    })
+                    .collect();
                 format!("{} ({})*", x.ret_ty(f.sig.ret), ps.join(", "))
             };
             let _ = writeln!(
@@ -192,6 +201,12 @@ impl Exporter<'_> {
 
     fn ret_ty(&self, t: Option<Type>) -> String {
         t.map_or_else(|| "void".to_string(), |t| self.ty(t))
+    }
+
+    /// The generic pointer type of a `byval` parameter of `size` bytes (the attribute's
+    /// type is `[size x i8]`).
+    fn byval_ty(&self, size: u32) -> String {
+        self.ptr_ty(&format!("[{size} x i8]"), AddrSpace::Generic)
     }
 
     /// A pointer to `elem` in space `a` (opaque mode ignores `elem`).
@@ -389,19 +404,47 @@ impl Exporter<'_> {
         }
         // Header.
         let entry_params = f.dfg.block_params(entry);
+        let mut byval_casts = String::new();
         let params: Vec<String> = f
             .sig
             .params
             .iter()
             .enumerate()
             .map(|(i, &t)| {
-                if entry_has_preds {
-                    format!("{} %arg{i}", self.ty(t))
+                let name = if entry_has_preds {
+                    format!("%arg{i}")
                 } else {
                     match entry_params.get(i) {
-                        Some(&v) => format!("{} %v{}", self.ty(t), v.as_u32()),
-                        None => format!("{} %arg{i}", self.ty(t)),
+                        Some(&v) => format!("%v{}", v.as_u32()),
+                        None => format!("%arg{i}"),
                     }
+                };
+                match f.byval_param(i) {
+                    // A byval pointer is generic in LLVM; the body sees it as local.
+                    Some(b) => {
+                        let bt = self.byval_ty(b.size);
+                        let from = if self.opaque {
+                            format!("{bt} {name}.byval")
+                        } else {
+                            // Typed pointers cast the address space of an `i8*`.
+                            let _ = writeln!(
+                                byval_casts,
+                                "  {name}.i8 = bitcast {bt} {name}.byval to i8*"
+                            );
+                            format!("i8* {name}.i8")
+                        };
+                        let _ = writeln!(
+                            byval_casts,
+                            "  {name} = addrspacecast {from} to {}",
+                            self.ty(t)
+                        );
+                        format!(
+                            "{bt} byval([{} x i8]) align {} {name}.byval",
+                            b.size,
+                            b.align.max(1)
+                        )
+                    }
+                    None => format!("{} {name}", self.ty(t)),
                 }
             })
             .collect();
@@ -419,7 +462,7 @@ impl Exporter<'_> {
             tmp: 0,
         };
         // Allocas go first in the LLVM entry block.
-        let mut allocas = String::new();
+        let mut allocas = byval_casts;
         for (s, d) in f.slots.iter() {
             let _ = writeln!(
                 allocas,

@@ -847,9 +847,25 @@ impl<'a> Parser<'a> {
         let (name, pos) = self.name()?;
         self.expect(Tok::LParen, "`(`")?;
         let mut sig = Signature::default();
+        let mut byval = Vec::new();
         if self.tok.kind != Tok::RParen {
             loop {
                 sig.params.push(self.ty()?);
+                if self.tok.kind == Tok::Ident && self.tok.text == "byval" {
+                    // `byval(SIZE, align A)`
+                    self.advance();
+                    self.expect(Tok::LParen, "`(`")?;
+                    let size = self.u32_lit("a byval size")?;
+                    self.expect(Tok::Comma, "`,`")?;
+                    self.expect_word("align")?;
+                    let align = self.u32_lit("a byval alignment")?;
+                    self.expect(Tok::RParen, "`)`")?;
+                    byval.push(crate::ByValParam {
+                        index: sig.params.len() as u32 - 1,
+                        size,
+                        align,
+                    });
+                }
                 if self.tok.kind != Tok::Comma {
                     break;
                 }
@@ -870,6 +886,7 @@ impl<'a> Parser<'a> {
         self.expect_eol()?;
         let mut f = Function::new(name.into_owned(), kind, sig);
         f.convergent = convergent;
+        f.byval = byval;
         Ok((f, pos))
     }
 

@@ -96,6 +96,8 @@
 //! **Function and module**
 //! - Kernels return nothing [`KernelReturnsValue`]; slot alignments are non-zero
 //!   powers of two [`SlotAlign`].
+//! - `byval` parameters are `ptr.local` parameters of kernels, listed once each by
+//!   increasing index, with a power-of-two alignment [`ByValParam`].
 //! - Function and global names are unique, together: both are `@name` symbols in PTX
 //!   [`DuplicateName`].
 //! - Globals live in global, shared or const space [`GlobalAddrSpace`] with a non-zero
@@ -365,6 +367,9 @@ pub enum VerifierErrorKind {
     KernelReturnsValue,
     /// A slot alignment that is not a non-zero power of two.
     SlotAlign,
+    /// A `byval` parameter that is not a kernel's `ptr.local` parameter, is listed twice
+    /// or out of order, or has an alignment that is not a power of two.
+    ByValParam,
     /// Two functions or globals share a name.
     DuplicateName,
     /// A global in generic or local space.
@@ -706,6 +711,34 @@ impl FuncCx<'_> {
                     AnyEntity::Function(func.name.clone()),
                     VerifierErrorKind::KernelReturnsValue,
                     format!("kernel declares return type {t}; kernels return nothing"),
+                );
+            }
+        }
+        let mut prev: Option<u32> = None;
+        for b in &func.byval {
+            let bad = if func.kind != FuncKind::Kernel {
+                Some("byval parameters are only for kernels".to_string())
+            } else if func.sig.params.get(b.index as usize) != Some(&Type::Ptr(AddrSpace::Local)) {
+                Some(format!(
+                    "byval parameter {} is not a ptr.local parameter",
+                    b.index
+                ))
+            } else if prev.is_some_and(|p| p >= b.index) {
+                Some(format!(
+                    "byval parameter {} listed twice or out of order",
+                    b.index
+                ))
+            } else if !b.align.is_power_of_two() {
+                Some(format!("byval alignment {} is not a power of two", b.align))
+            } else {
+                None
+            };
+            prev = Some(b.index);
+            if let Some(m) = bad {
+                self.report(
+                    AnyEntity::Function(func.name.clone()),
+                    VerifierErrorKind::ByValParam,
+                    m,
                 );
             }
         }

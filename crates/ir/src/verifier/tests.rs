@@ -1600,6 +1600,41 @@ fn kernel_returns_value_and_slot_align() {
     assert_only(&errors_of(&f, None), K::SlotAlign, AnyEntity::Slot(s));
 }
 
+#[test]
+fn byval_params() {
+    let bv = |index, align| crate::ByValParam {
+        index,
+        size: 4,
+        align,
+    };
+    let local = Type::Ptr(AddrSpace::Local);
+    // A kernel's ptr.local parameter: fine.
+    let (mut f, b0, _) = kernel(&[Type::I32, local]);
+    ret(&mut f, b0, &[]);
+    f.byval = vec![bv(1, 4)];
+    assert!(errors_of(&f, None).is_empty());
+    let k = AnyEntity::Function("k".into());
+    // Not a ptr.local parameter, a bad alignment, listed twice.
+    for byval in [
+        vec![bv(0, 4)],
+        vec![bv(1, 3)],
+        vec![bv(1, 4), bv(1, 4)],
+        vec![bv(2, 4)],
+    ] {
+        f.byval = byval;
+        assert_only(&errors_of(&f, None), K::ByValParam, k.clone());
+    }
+    // Device functions take no byval parameters (the importer copies at the call).
+    let (mut f, b0, _) = new_func("d", FuncKind::Device, &[local], None);
+    ret(&mut f, b0, &[]);
+    f.byval = vec![bv(0, 4)];
+    assert_only(
+        &errors_of(&f, None),
+        K::ByValParam,
+        AnyEntity::Function("d".into()),
+    );
+}
+
 fn global(name: &str, space: AddrSpace, elem: Type, init: Option<Vec<u64>>) -> GlobalData {
     GlobalData {
         name: name.into(),
