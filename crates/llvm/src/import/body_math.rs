@@ -1,0 +1,533 @@
+//! CUDA's math library (`__nv_*` libdevice calls, NVVM math intrinsics and LLVM's math
+//! intrinsics) expanded into Gyre IR.
+//!
+//! The fast functions (`__nv_fast_*`, `__nv_rsqrtf`, `__nv_exp2f`, ...) are the PTX
+//! primitives `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx`, `rsqrt_approx`
+//! and `fdiv_approx`, scaled by a constant where libdevice scales, exactly as libdevice
+//! computes them. The accurate functions (`expf`, `exp10f`, `logf`, `log2f`,
+//! `log10f`, `frexpf`) are straight-line expansions: argument reduction, a polynomial
+//! or one primitive, and `select`s for the special cases (no branches, so no new blocks
+//! in the middle of the importer's block; every operation is defined on every input,
+//! so no poison can arise on the unselected paths). The algorithms and constants of the
+//! logarithms are FreeBSD msun's `e_logf.c`, `e_log2f.c` and `e_log10f.c` (as in musl;
+//! BSD-style licence: "Developed at SunPro, a Sun Microsystems, Inc. business.
+//! Permission to use, copy, modify, and distribute this software is freely granted,
+//! provided that this notice is preserved."). docs/llvm.md lists every function with
+//! its accuracy, and `tests/math.rs` checks each against the host's libm.
+//!
+//! Why inline and not a library of device functions: each expansion is 15-35
+//! instructions without control flow, so a call would cost about as much as the body,
+//! and inline code stays visible to every pass (constant folding, hoisting out of
+//! loops) without an inliner.
+
+use super::Lower;
+use super::PResult;
+use gyre_ir::{Block, FloatCC, InstructionData, IntCC, IntFlags, MemFlags, Opcode, Type, Value};
+
+/// An f32 constant from its bits (the msun constants are given as bit patterns).
+const fn fb(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+impl Lower<'_> {
+    // ---- small emitters, all appending to block `b` --------------------------------------
+
+    fn m_f32(&mut self, x: f32) -> Value {
+        self.fconst(Type::F32, u64::from(x.to_bits()))
+    }
+
+    fn m_i32(&mut self, x: i32) -> Value {
+        self.iconst(Type::I32, x as u32 as u64)
+    }
+
+    fn m_bin(&mut self, b: Block, op: Opcode, x: Value, y: Value) -> Value {
+        self.binary(Some(b), op, x, y, IntFlags::NONE)
+    }
+
+    fn m_un(&mut self, b: Block, op: Opcode, x: Value) -> Value {
+        let t = self.f.dfg.value_type(x);
+        self.unary(Some(b), op, x, t)
+    }
+
+    fn m_fma(&mut self, b: Block, x: Value, y: Value, z: Value) -> Value {
+        let t = self.f.dfg.value_type(x);
+        self.emit(
+            Some(b),
+            InstructionData::Ternary {
+                opcode: Opcode::Fma,
+                args: [x, y, z],
+            },
+            t,
+        )
+    }
+
+    fn m_sel(&mut self, b: Block, c: Value, x: Value, y: Value) -> Value {
+        let t = self.f.dfg.value_type(x);
+        self.emit(
+            Some(b),
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                args: [c, x, y],
+            },
+            t,
+        )
+    }
+
+    fn m_fcmp(&mut self, b: Block, cond: FloatCC, x: Value, y: Value) -> Value {
+        self.emit(
+            Some(b),
+            InstructionData::FloatCompare { cond, args: [x, y] },
+            Type::I1,
+        )
+    }
+
+    fn m_icmp(&mut self, b: Block, cond: IntCC, x: Value, y: Value) -> Value {
+        self.emit(
+            Some(b),
+            InstructionData::IntCompare { cond, args: [x, y] },
+            Type::I1,
+        )
+    }
+
+    fn m_cast(&mut self, b: Block, op: Opcode, x: Value, to: Type) -> Value {
+        self.unary(Some(b), op, x, to)
+    }
+
+    /// `x * c` for an f32 constant `c`.
+    fn m_mulc(&mut self, b: Block, x: Value, c: f32) -> Value {
+        let k = self.m_f32(c);
+        self.m_bin(b, Opcode::Fmul, x, k)
+    }
+
+    // ---- the functions ---------------------------------------------------------------------
+
+    /// A libdevice function of the math set (`r` without `__nv_`), or `None` if `r` is
+    /// not one. Checks the signature against the arguments and the declared return type.
+    pub(super) fn math_libdevice(
+        &mut self,
+        b: Block,
+        r: &str,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Option<Value>>> {
+        let tys: Vec<Type> = args.iter().map(|&a| self.f.dfg.value_type(a)).collect();
+        let sig = |want: &[Type], ret: Type| tys == want && rt == Some(ret);
+        let bad = |l: &Self| Err(l.perr(at, format!("unexpected signature for @{callee}")));
+        use Type::{F32, F64, I32};
+        let unary_f32: Option<fn(&mut Self, Block, Value) -> Value> = match r {
+            "fast_expf" => Some(|l, b, x| {
+                let t = l.m_mulc(b, x, std::f32::consts::LOG2_E);
+                l.m_un(b, Opcode::Ex2Approx, t)
+            }),
+            "fast_exp10f" => Some(|l, b, x| {
+                let t = l.m_mulc(b, x, std::f32::consts::LOG2_10);
+                l.m_un(b, Opcode::Ex2Approx, t)
+            }),
+            "exp2f" | "fast_exp2f" => Some(|l, b, x| l.m_un(b, Opcode::Ex2Approx, x)),
+            "fast_log2f" => Some(|l, b, x| l.m_un(b, Opcode::Lg2Approx, x)),
+            "fast_logf" => Some(|l, b, x| {
+                let t = l.m_un(b, Opcode::Lg2Approx, x);
+                l.m_mulc(b, t, std::f32::consts::LN_2)
+            }),
+            "fast_log10f" => Some(|l, b, x| {
+                let t = l.m_un(b, Opcode::Lg2Approx, x);
+                l.m_mulc(b, t, std::f32::consts::LOG10_2)
+            }),
+            "fast_sinf" => Some(|l, b, x| l.m_un(b, Opcode::SinApprox, x)),
+            "fast_cosf" => Some(|l, b, x| l.m_un(b, Opcode::CosApprox, x)),
+            "fast_tanf" => Some(|l, b, x| {
+                let s = l.m_un(b, Opcode::SinApprox, x);
+                let c = l.m_un(b, Opcode::CosApprox, x);
+                l.m_bin(b, Opcode::FdivApprox, s, c)
+            }),
+            "rsqrtf" => Some(|l, b, x| l.m_un(b, Opcode::RsqrtApprox, x)),
+            "saturatef" => Some(|l, b, x| l.saturate(b, x)),
+            "expf" => Some(|l, b, x| l.exp_f32(b, x, false)),
+            "exp10f" => Some(|l, b, x| l.exp_f32(b, x, true)),
+            "logf" => Some(|l, b, x| l.log_f32(b, x, LogBase::E)),
+            "log2f" => Some(|l, b, x| l.log_f32(b, x, LogBase::Two)),
+            "log10f" => Some(|l, b, x| l.log_f32(b, x, LogBase::Ten)),
+            _ => None,
+        };
+        if let Some(g) = unary_f32 {
+            if !sig(&[F32], F32) {
+                return bad(self);
+            }
+            return Ok(Some(Some(g(self, b, args[0]))));
+        }
+        match r {
+            "rsqrt" => {
+                if !sig(&[F64], F64) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.m_un(b, Opcode::RsqrtApprox, args[0]))))
+            }
+            "fast_fdividef" | "fdividef" => {
+                if !sig(&[F32, F32], F32) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.m_bin(
+                    b,
+                    Opcode::FdivApprox,
+                    args[0],
+                    args[1],
+                ))))
+            }
+            "fast_powf" => {
+                if !sig(&[F32, F32], F32) {
+                    return bad(self);
+                }
+                let l2 = self.m_un(b, Opcode::Lg2Approx, args[0]);
+                let t = self.m_bin(b, Opcode::Fmul, args[1], l2);
+                Ok(Some(Some(self.m_un(b, Opcode::Ex2Approx, t))))
+            }
+            "mul24" | "umul24" => {
+                if !sig(&[I32, I32], I32) {
+                    return bad(self);
+                }
+                let op = if r == "mul24" {
+                    Opcode::Mul24
+                } else {
+                    Opcode::Umul24
+                };
+                Ok(Some(Some(self.m_bin(b, op, args[0], args[1]))))
+            }
+            "frexpf" => {
+                if tys.len() != 2 || tys[0] != F32 || !tys[1].is_ptr() || rt != Some(F32) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.frexp_f32(b, args[0], args[1]))))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// An NVVM math intrinsic (`r` without `llvm.nvvm.`), or `None` if `r` is not one.
+    /// The `.ftz` forms are the same operation: Gyre keeps subnormals, which refines
+    /// flushing them (PTX allows either result for `.ftz`-less code on old targets too).
+    pub(super) fn math_nvvm(
+        &mut self,
+        b: Block,
+        r: &str,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Option<Value>>> {
+        let tys: Vec<Type> = args.iter().map(|&a| self.f.dfg.value_type(a)).collect();
+        let base = r.replace(".ftz", "");
+        let (op, want, ret): (Opcode, &[Type], Type) = match base.as_str() {
+            "mul24.i" => (Opcode::Mul24, &[Type::I32, Type::I32], Type::I32),
+            "umul24.i" => (Opcode::Umul24, &[Type::I32, Type::I32], Type::I32),
+            "ex2.approx.f" => (Opcode::Ex2Approx, &[Type::F32], Type::F32),
+            "lg2.approx.f" => (Opcode::Lg2Approx, &[Type::F32], Type::F32),
+            "sin.approx.f" => (Opcode::SinApprox, &[Type::F32], Type::F32),
+            "cos.approx.f" => (Opcode::CosApprox, &[Type::F32], Type::F32),
+            "rsqrt.approx.f" => (Opcode::RsqrtApprox, &[Type::F32], Type::F32),
+            "rsqrt.approx.d" => (Opcode::RsqrtApprox, &[Type::F64], Type::F64),
+            // div.approx differs from div.full only for |b| > 2^126 (0 instead of the
+            // tiny quotient); Gyre's fdiv_approx means the exact quotient either way.
+            "div.approx.f" | "div.full" => (Opcode::FdivApprox, &[Type::F32, Type::F32], Type::F32),
+            "saturate.f" => (Opcode::Fmax, &[Type::F32], Type::F32),
+            _ => return Ok(None),
+        };
+        if tys != want || rt != Some(ret) {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let v = match (op, want.len()) {
+            (Opcode::Fmax, _) => self.saturate(b, args[0]),
+            (_, 1) => self.m_un(b, op, args[0]),
+            _ => self.m_bin(b, op, args[0], args[1]),
+        };
+        Ok(Some(Some(v)))
+    }
+
+    /// An LLVM math intrinsic beyond the 1:1 ones (`head` is the name's first part after
+    /// `llvm.`), or `None`.
+    pub(super) fn math_llvm(
+        &mut self,
+        b: Block,
+        head: &str,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Option<Value>>> {
+        let tys: Vec<Type> = args.iter().map(|&a| self.f.dfg.value_type(a)).collect();
+        let bad = |l: &Self| Err(l.perr(at, format!("unexpected signature for @{callee}")));
+        match head {
+            "exp" | "exp2" | "log" | "log2" | "log10" => {
+                if tys.as_slice() == [Type::F64] {
+                    return Err(self.unsup(at, format!("intrinsic @{callee} (f64)")));
+                }
+                if tys.as_slice() != [Type::F32] || rt != Some(Type::F32) {
+                    return bad(self);
+                }
+                let x = args[0];
+                let v = match head {
+                    "exp" => self.exp_f32(b, x, false),
+                    "exp2" => self.m_un(b, Opcode::Ex2Approx, x),
+                    "log" => self.log_f32(b, x, LogBase::E),
+                    "log2" => self.log_f32(b, x, LogBase::Two),
+                    _ => self.log_f32(b, x, LogBase::Ten),
+                };
+                Ok(Some(Some(v)))
+            }
+            "copysign" => {
+                let t = tys.first().copied().unwrap_or(Type::I1);
+                if !t.is_float() || tys.as_slice() != [t, t] || rt != Some(t) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.copysign(b, args[0], args[1]))))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// `copysign(x, y)` on the bits: the magnitude of `x`, the sign of `y` (NaNs too).
+    fn copysign(&mut self, b: Block, x: Value, y: Value) -> Value {
+        let t = self.f.dfg.value_type(x);
+        let it = if t == Type::F64 { Type::I64 } else { Type::I32 };
+        let sign = if t == Type::F64 { 1u64 << 63 } else { 1 << 31 };
+        let (xi, yi) = (
+            self.m_cast(b, Opcode::Bitcast, x, it),
+            self.m_cast(b, Opcode::Bitcast, y, it),
+        );
+        let mag = self.iconst(it, !sign);
+        let sg = self.iconst(it, sign);
+        let xm = self.m_bin(b, Opcode::And, xi, mag);
+        let ys = self.m_bin(b, Opcode::And, yi, sg);
+        let r = self.m_bin(b, Opcode::Or, xm, ys);
+        self.m_cast(b, Opcode::Bitcast, r, t)
+    }
+
+    /// `__saturatef`: clamp to [0, 1]; NaN gives +0 (`fmax` ignores the NaN operand).
+    fn saturate(&mut self, b: Block, x: Value) -> Value {
+        let z = self.m_f32(0.0);
+        let one = self.m_f32(1.0);
+        let t = self.m_bin(b, Opcode::Fmax, x, z);
+        self.m_bin(b, Opcode::Fmin, t, one)
+    }
+
+    /// `expf` (or `exp10f`): `x = j·ln2 + r` (Cody-Waite, two-part constant), `e^r` as
+    /// `ex2_approx(r·log2 e)`, scaled by `2^j` in two exact steps so that results down to
+    /// the subnormals and up to the overflow are one rounding away from `2^j·e^r`.
+    /// Error ≤ 1 ulp in the interpreter (where `ex2_approx` is exact); on hardware
+    /// `ex2.approx`'s 2^-22 relative error adds about 2 ulp, as CUDA documents for its
+    /// own `expf` (2 ulp).
+    fn exp_f32(&mut self, b: Block, x: Value, ten: bool) -> Value {
+        // (log2 of the base, ln(2)/ln(base) split so that j·hi is exact for |j| < 2^9)
+        let (log2b, hi, lo, lim_lo, lim_hi) = if ten {
+            // log10(2) = 0x3e9a2080 + 0x355427db (msun's e_log10f.c split)
+            (std::f32::consts::LOG2_10, fb(0x3e9a_2080), fb(0x3554_27db), -46.0, 39.0)
+        } else {
+            // ln(2) = 0x3f317200 + 0x35bfbe8e (msun's e_expf.c split)
+            (std::f32::consts::LOG2_E, fb(0x3f31_7200), fb(0x35bf_be8e), -104.0, 89.0)
+        };
+        // Clamp first (a NaN becomes the lower limit here and is restored at the end), so
+        // that the exponent arithmetic below stays in range: the clamped results are
+        // already 0 or inf.
+        let lo_c = self.m_f32(lim_lo);
+        let hi_c = self.m_f32(lim_hi);
+        let xa = self.m_bin(b, Opcode::Fmax, x, lo_c);
+        let xc = self.m_bin(b, Opcode::Fmin, xa, hi_c);
+        let t = self.m_mulc(b, xc, log2b);
+        let j = self.m_un(b, Opcode::Nearest, t);
+        let nhi = self.m_f32(-hi);
+        let nlo = self.m_f32(-lo);
+        let r1 = self.m_fma(b, j, nhi, xc);
+        let r = self.m_fma(b, j, nlo, r1);
+        let rl = self.m_mulc(b, r, log2b);
+        let p = self.m_un(b, Opcode::Ex2Approx, rl);
+        // 2^j = 2^h · 2^(j-h), h = j >> 1: both halves are normal for j in [-152, 129].
+        let ji = self.m_cast(b, Opcode::Fptosi, j, Type::I32);
+        let one = self.m_i32(1);
+        let h = self.m_bin(b, Opcode::Ashr, ji, one);
+        let h2 = self.m_bin(b, Opcode::Isub, ji, h);
+        let s1 = self.pow2_f32(b, h);
+        let s2 = self.pow2_f32(b, h2);
+        let y1 = self.m_bin(b, Opcode::Fmul, p, s1);
+        let y = self.m_bin(b, Opcode::Fmul, y1, s2);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
+    /// `2^k` as an f32 for `k` in the normal range [-126, 127].
+    fn pow2_f32(&mut self, b: Block, k: Value) -> Value {
+        let bias = self.m_i32(127);
+        let sh = self.m_i32(23);
+        let e = self.m_bin(b, Opcode::Iadd, k, bias);
+        let bits = self.m_bin(b, Opcode::Shl, e, sh);
+        self.m_cast(b, Opcode::Bitcast, bits, Type::F32)
+    }
+
+    /// `logf`, `log2f`, `log10f` after msun (`e_logf.c`, `e_log2f.c`, `e_log10f.c`):
+    /// `x = 2^k·(1+f)` with `1+f` in [√2/2, √2], `log(1+f) = f - f²/2 + s·(f²/2 + R(s²))`
+    /// with `s = f/(2+f)`; the base-2 and base-10 forms split `f - f²/2` so that the
+    /// products with the two-part constants are exact. Error < 1 ulp (msun's bound),
+    /// checked against the host's libm in `tests/math.rs`.
+    fn log_f32(&mut self, b: Block, x: Value, base: LogBase) -> Value {
+        // Lg1..Lg4: msun's minimax coefficients, |error| < 2^-25.
+        let lg1 = fb(0x3f2a_aaaa);
+        let lg2 = fb(0x3ecc_ce13);
+        let lg3 = fb(0x3e91_e9ee);
+        let lg4 = fb(0x3e78_9e26);
+        let xi = self.m_cast(b, Opcode::Bitcast, x, Type::I32);
+        // Subnormals: scale by 2^25 first.
+        let min_normal = self.m_i32(0x0080_0000);
+        let is_sub = self.m_icmp(b, IntCC::Ult, xi, min_normal);
+        let xs = self.m_mulc(b, x, fb(0x4c00_0000)); // 2^25
+        let xsi = self.m_cast(b, Opcode::Bitcast, xs, Type::I32);
+        let ix = self.m_sel(b, is_sub, xsi, xi);
+        let m25 = self.m_i32(-25);
+        let z0 = self.m_i32(0);
+        let k0 = self.m_sel(b, is_sub, m25, z0);
+        // Reduce into [√2/2, √2]: 0x3f3504f3 is √2/2.
+        let adj = self.m_i32(0x3f80_0000 - 0x3f35_04f3);
+        let ix2 = self.m_bin(b, Opcode::Iadd, ix, adj);
+        let sh = self.m_i32(23);
+        let e = self.m_bin(b, Opcode::Lshr, ix2, sh);
+        let bias = self.m_i32(0x7f);
+        let e2 = self.m_bin(b, Opcode::Isub, e, bias);
+        let k = self.m_bin(b, Opcode::Iadd, k0, e2);
+        let mmask = self.m_i32(0x007f_ffff);
+        let mb = self.m_bin(b, Opcode::And, ix2, mmask);
+        let s2 = self.m_i32(0x3f35_04f3);
+        let mi = self.m_bin(b, Opcode::Iadd, mb, s2);
+        let m = self.m_cast(b, Opcode::Bitcast, mi, Type::F32);
+        let one = self.m_f32(1.0);
+        let two = self.m_f32(2.0);
+        let f = self.m_bin(b, Opcode::Fsub, m, one);
+        let den = self.m_bin(b, Opcode::Fadd, two, f);
+        let s = self.m_bin(b, Opcode::Fdiv, f, den);
+        let z = self.m_bin(b, Opcode::Fmul, s, s);
+        let w = self.m_bin(b, Opcode::Fmul, z, z);
+        // t1 = z*(Lg2 + w*Lg4); t2 = w*(Lg1 + w*Lg3); R = t2 + t1
+        let c4 = self.m_mulc(b, w, lg4);
+        let c2 = self.m_f32(lg2);
+        let a1 = self.m_bin(b, Opcode::Fadd, c2, c4);
+        let t1 = self.m_bin(b, Opcode::Fmul, z, a1);
+        let c3 = self.m_mulc(b, w, lg3);
+        let c1 = self.m_f32(lg1);
+        let a2 = self.m_bin(b, Opcode::Fadd, c1, c3);
+        let t2 = self.m_bin(b, Opcode::Fmul, w, a2);
+        let rr = self.m_bin(b, Opcode::Fadd, t2, t1);
+        // hfsq = 0.5*f*f
+        let hf = self.m_mulc(b, f, 0.5);
+        let hfsq = self.m_bin(b, Opcode::Fmul, hf, f);
+        let dk = self.m_cast(b, Opcode::Sitofp, k, Type::F32);
+        let hr = self.m_bin(b, Opcode::Fadd, hfsq, rr);
+        let shr = self.m_bin(b, Opcode::Fmul, s, hr);
+        let y = match base {
+            LogBase::E => {
+                // s*(hfsq+R) + dk*ln2_lo - hfsq + f + dk*ln2_hi, left to right
+                let lo = self.m_mulc(b, dk, fb(0x3717_f7d1));
+                let hi = self.m_mulc(b, dk, fb(0x3f31_7180));
+                let a = self.m_bin(b, Opcode::Fadd, shr, lo);
+                let a = self.m_bin(b, Opcode::Fsub, a, hfsq);
+                let a = self.m_bin(b, Opcode::Fadd, a, f);
+                self.m_bin(b, Opcode::Fadd, a, hi)
+            }
+            LogBase::Two | LogBase::Ten => {
+                // hi = f - hfsq with its low 12 bits cleared; lo = f - hi - hfsq + s*(hfsq+R)
+                let fh = self.m_bin(b, Opcode::Fsub, f, hfsq);
+                let fhi = self.m_cast(b, Opcode::Bitcast, fh, Type::I32);
+                let cut = self.m_i32(0xffff_f000_u32 as i32);
+                let hib = self.m_bin(b, Opcode::And, fhi, cut);
+                let hi = self.m_cast(b, Opcode::Bitcast, hib, Type::F32);
+                let lo = self.m_bin(b, Opcode::Fsub, f, hi);
+                let lo = self.m_bin(b, Opcode::Fsub, lo, hfsq);
+                let lo = self.m_bin(b, Opcode::Fadd, lo, shr);
+                let sum = self.m_bin(b, Opcode::Fadd, lo, hi);
+                if base == LogBase::Two {
+                    // (lo+hi)*ivln2lo + lo*ivln2hi + hi*ivln2hi + k
+                    let a = self.m_mulc(b, sum, fb(0xb938_9ad4));
+                    let c = self.m_mulc(b, lo, fb(0x3fb8_b000));
+                    let d = self.m_mulc(b, hi, fb(0x3fb8_b000));
+                    let a = self.m_bin(b, Opcode::Fadd, a, c);
+                    let a = self.m_bin(b, Opcode::Fadd, a, d);
+                    self.m_bin(b, Opcode::Fadd, a, dk)
+                } else {
+                    // dk*log10_2lo + (lo+hi)*ivln10lo + lo*ivln10hi + hi*ivln10hi + dk*log10_2hi
+                    let a = self.m_mulc(b, dk, fb(0x3554_27db));
+                    let c = self.m_mulc(b, sum, fb(0xb804_ead9));
+                    let d = self.m_mulc(b, lo, fb(0x3ede_6000));
+                    let e = self.m_mulc(b, hi, fb(0x3ede_6000));
+                    let g = self.m_mulc(b, dk, fb(0x3e9a_2080));
+                    let a = self.m_bin(b, Opcode::Fadd, a, c);
+                    let a = self.m_bin(b, Opcode::Fadd, a, d);
+                    let a = self.m_bin(b, Opcode::Fadd, a, e);
+                    self.m_bin(b, Opcode::Fadd, a, g)
+                }
+            }
+        };
+        // Special cases, innermost last: x = 1 → +0 exactly (the formula can give -0 for
+        // the base-10 form); +inf and NaN → x; x < 0 → NaN; ±0 → -inf.
+        let is_one = self.m_fcmp(b, FloatCC::Oeq, x, one);
+        let zero = self.m_f32(0.0);
+        let y = self.m_sel(b, is_one, zero, y);
+        let inf = self.m_f32(f32::INFINITY);
+        let not_fin = self.m_fcmp(b, FloatCC::Ueq, x, inf);
+        let y = self.m_sel(b, not_fin, x, y);
+        let neg = self.m_fcmp(b, FloatCC::Olt, x, zero);
+        let nan = self.m_f32(f32::NAN);
+        let y = self.m_sel(b, neg, nan, y);
+        let is_zero = self.m_fcmp(b, FloatCC::Oeq, x, zero);
+        let ninf = self.m_f32(f32::NEG_INFINITY);
+        self.m_sel(b, is_zero, ninf, y)
+    }
+
+    /// `frexpf(x, e)`: the mantissa in [0.5, 1) with `x`'s sign, and `*e` the exponent;
+    /// ±0, ±inf and NaN give `x` itself (NaN quieted) and `*e = 0`, as C requires.
+    /// Exact.
+    fn frexp_f32(&mut self, b: Block, x: Value, ep: Value) -> Value {
+        let xa = self.m_un(b, Opcode::Fabs, x);
+        let min_normal = self.m_f32(f32::MIN_POSITIVE);
+        let is_sub = self.m_fcmp(b, FloatCC::Olt, xa, min_normal);
+        let xs = self.m_mulc(b, x, fb(0x4b80_0000)); // 2^24
+        let xv = self.m_sel(b, is_sub, xs, x);
+        let c24 = self.m_i32(24);
+        let z0 = self.m_i32(0);
+        let d = self.m_sel(b, is_sub, c24, z0);
+        let bits = self.m_cast(b, Opcode::Bitcast, xv, Type::I32);
+        let sh = self.m_i32(23);
+        let eb = self.m_bin(b, Opcode::Lshr, bits, sh);
+        let ff = self.m_i32(0xff);
+        let e = self.m_bin(b, Opcode::And, eb, ff);
+        let bias = self.m_i32(126);
+        let e1 = self.m_bin(b, Opcode::Isub, e, bias);
+        let exp = self.m_bin(b, Opcode::Isub, e1, d);
+        let keep = self.m_i32(0x807f_ffff_u32 as i32);
+        let half = self.m_i32(0x3f00_0000);
+        let mb = self.m_bin(b, Opcode::And, bits, keep);
+        let mb = self.m_bin(b, Opcode::Or, mb, half);
+        let mant = self.m_cast(b, Opcode::Bitcast, mb, Type::F32);
+        // Special: zero (e = 0 after scaling only for ±0), inf or NaN (e = 255).
+        let zero = self.m_f32(0.0);
+        let is_zero = self.m_fcmp(b, FloatCC::Oeq, x, zero);
+        let is_inf_nan = self.m_icmp(b, IntCC::Eq, e, ff);
+        let special = self.m_bin(b, Opcode::Or, is_zero, is_inf_nan);
+        let xx = self.m_bin(b, Opcode::Fadd, x, x);
+        let m = self.m_sel(b, special, xx, mant);
+        let ex = self.m_sel(b, special, z0, exp);
+        self.f.append_inst(
+            b,
+            InstructionData::Store {
+                args: [ex, ep],
+                flags: MemFlags::default(),
+            },
+            None,
+        );
+        m
+    }
+}
+
+/// The base of a logarithm.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum LogBase {
+    E,
+    Two,
+    Ten,
+}
