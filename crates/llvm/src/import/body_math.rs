@@ -404,15 +404,15 @@ impl Lower<'_> {
         let s = self.m_bin(b, Opcode::Fdiv, f, den);
         let z = self.m_bin(b, Opcode::Fmul, s, s);
         let w = self.m_bin(b, Opcode::Fmul, z, z);
-        // t1 = z*(Lg2 + w*Lg4); t2 = w*(Lg1 + w*Lg3); R = t2 + t1
+        // t1 = w*(Lg2 + w*Lg4); t2 = z*(Lg1 + w*Lg3); R = t2 + t1
         let c4 = self.m_mulc(b, w, lg4);
         let c2 = self.m_f32(lg2);
         let a1 = self.m_bin(b, Opcode::Fadd, c2, c4);
-        let t1 = self.m_bin(b, Opcode::Fmul, z, a1);
+        let t1 = self.m_bin(b, Opcode::Fmul, w, a1);
         let c3 = self.m_mulc(b, w, lg3);
         let c1 = self.m_f32(lg1);
         let a2 = self.m_bin(b, Opcode::Fadd, c1, c3);
-        let t2 = self.m_bin(b, Opcode::Fmul, w, a2);
+        let t2 = self.m_bin(b, Opcode::Fmul, z, a2);
         let rr = self.m_bin(b, Opcode::Fadd, t2, t1);
         // hfsq = 0.5*f*f
         let hf = self.m_mulc(b, f, 0.5);
