@@ -19,11 +19,13 @@ pub enum TestKind {
     PrintLoops,
     /// PTX from `gyre_codegen_lite`, also assembled by ptxas when it is found.
     Compile,
+    /// The module as imported from LLVM IR (a `.ll` file), printed in Gyre's text format.
+    Import,
 }
 
 impl TestKind {
     /// Every kind.
-    pub const ALL: [TestKind; 7] = [
+    pub const ALL: [TestKind; 8] = [
         TestKind::Opt,
         TestKind::Uniformity,
         TestKind::PrintCfg,
@@ -31,6 +33,7 @@ impl TestKind {
         TestKind::PrintPostdomtree,
         TestKind::PrintLoops,
         TestKind::Compile,
+        TestKind::Import,
     ];
 
     /// The name after `; test:`.
@@ -43,6 +46,7 @@ impl TestKind {
             TestKind::PrintPostdomtree => "print-postdomtree",
             TestKind::PrintLoops => "print-loops",
             TestKind::Compile => "compile",
+            TestKind::Import => "import",
         }
     }
 }
@@ -198,6 +202,7 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
             TestKind::PrintDomtree,
             TestKind::PrintPostdomtree,
             TestKind::PrintLoops,
+            TestKind::Import,
         ];
         match key {
             "test" => {

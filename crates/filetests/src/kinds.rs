@@ -104,6 +104,7 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                 .map_err(|e| FileError::at(line, format!("codegen failed: {e}")))?;
             p.sm = Some(sm);
         }
+        TestKind::Import => p.text = print_module(module),
         kind => {
             for f in module.functions.values() {
                 let cfg = Cfg::with_function(f)
@@ -127,7 +128,9 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                         let u = Uniformity::with_function(f, &cfg, &dt, &pdt, &li);
                         gyre_analysis::print_uniformity(&u, f, Some(module))
                     }
-                    TestKind::Opt | TestKind::Compile => unreachable!("handled above"),
+                    TestKind::Opt | TestKind::Compile | TestKind::Import => {
+                        unreachable!("handled above")
+                    }
                 };
                 p.text.push_str(&text);
             }

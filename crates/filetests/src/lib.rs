@@ -156,12 +156,23 @@ impl Runner {
             }
             None => (name.to_string(), src.to_string()),
         };
-        let module = gyre_ir::parse_module(&module_src).map_err(|e| {
-            FileError::whole(format!(
-                "the module does not parse:\n{}",
-                e.render(&module_name, &module_src)
-            ))
-        })?;
+        // LLVM IR (a `.ll` file, whose `;` comments hold the directives too) is imported;
+        // anything else is Gyre text.
+        let module = if module_name.ends_with(".ll") {
+            gyre_llvm::import_module(&module_src).map_err(|e| {
+                FileError::whole(format!(
+                    "the module does not import:\n{}",
+                    e.render(&module_name)
+                ))
+            })?
+        } else {
+            gyre_ir::parse_module(&module_src).map_err(|e| {
+                FileError::whole(format!(
+                    "the module does not parse:\n{}",
+                    e.render(&module_name, &module_src)
+                ))
+            })?
+        };
         let mut outcome = Outcome::default();
         let produced = kinds::produce(&t, &module)?;
         let output = produced.text.as_str();
@@ -211,7 +222,7 @@ impl Runner {
         Ok((outcome, new_text))
     }
 
-    /// Run every `.gir` file under `root` (that passes the filter), in path order.
+    /// Run every `.gir` and `.ll` file under `root` (that passes the filter), in path order.
     pub fn run_tree(&self, root: &Path) -> Summary {
         let mut s = Summary::default();
         for f in collect(root) {
@@ -237,7 +248,7 @@ impl Runner {
     }
 }
 
-/// Every `.gir` file under `root`, sorted (an explicit stack: no recursion over the tree).
+/// Every `.gir` and `.ll` file under `root`, sorted (an explicit stack: no recursion over the tree).
 pub fn collect(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -249,7 +260,7 @@ pub fn collect(root: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "gir") {
+            } else if p.extension().is_some_and(|x| x == "gir" || x == "ll") {
                 out.push(p);
             }
         }
