@@ -532,6 +532,19 @@ mod tests {
             u64::from(NAN32)
         );
         assert_eq!(fun(FUnOp::Nearest, false, f(2.5)), f(2.0));
+        // The math primitives: exactly rounded values; mul24 on the low 24 bits.
+        assert_eq!(fun(FUnOp::Ex2, false, f(-1.0)), f(0.5));
+        assert_eq!(fun(FUnOp::Ex2, false, f(f32::NEG_INFINITY)), f(0.0));
+        assert_eq!(fun(FUnOp::Lg2, false, f(0.0)), f(f32::NEG_INFINITY));
+        assert_eq!(fun(FUnOp::Lg2, false, f(-1.0)), u64::from(0x7fc0_0000u32));
+        assert_eq!(fun(FUnOp::Rsqrt, false, f(0.25)), f(2.0));
+        assert_eq!(fun(FUnOp::Rsqrt, false, f(-0.0)), f(f32::NEG_INFINITY));
+        assert_eq!(fun(FUnOp::Sin, false, f(0.5)), f(0.5f64.sin() as f32));
+        assert_eq!(fbin(FBinOp::DivApprox, false, f(1.0), f(3.0)), f(1.0 / 3.0));
+        // 0x00ff_ffff is -1 in 24 bits; bit 24 and up are ignored.
+        assert_eq!(bin(BinOp::Mul24, 32, 0, 0x01ff_ffff, 3), (0xffff_fffd, false));
+        assert_eq!(bin(BinOp::Umul24, 32, 0, 0x01ff_ffff, 3), (0x02ff_fffd, false));
+        assert_eq!(bin(BinOp::Umul24, 32, 0, 0xff_ffff, 0xff_ffff), (0xfe00_0001, false));
         assert_eq!(fun(FUnOp::Neg, false, 0x7fc0_0001), 0xffc0_0001);
         // fma rounds once: (1+2^-12)^2 - 1 keeps the 2^-24 term a separate multiply drops.
         let e = 1.0f32 + 1.0 / 4096.0;
