@@ -545,3 +545,198 @@ fn export_passes_opt_verify() {
         assert!(src.contains(name), "export uses {name}");
     }
 }
+
+fn ulps64(a: f64, b: f64) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+    }
+    let key = |x: f64| {
+        let b = x.to_bits();
+        if b >> 63 == 1 {
+            -((b & !(1 << 63)) as i128)
+        } else {
+            b as i128
+        }
+    };
+    (key(a) - key(b)).unsigned_abs() as u64
+}
+
+/// The f64 functions against the host's f64 libm (itself within 1 ulp, so two correct
+/// implementations may differ by 1 ulp more than either's error).
+#[test]
+fn f64_exp_and_log() {
+    let mut r = Rng(0xfeed);
+    let mut xs: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        f64::MAX,
+        709.78,
+        709.79,
+        -708.4,
+        -745.1,
+        -745.2,
+        std::f64::consts::E,
+        0.5,
+        2.0,
+    ];
+    for k in 1..64u64 {
+        xs.push(f64::from_bits(1f64.to_bits() + k));
+        xs.push(f64::from_bits(1f64.to_bits() - k));
+    }
+    for _ in 0..1200 {
+        xs.push(f64::from_bits(r.next()));
+    }
+    for _ in 0..1200 {
+        xs.push(-750.0 + 1470.0 * f64::from(r.unit()) + f64::from(r.unit()) * 1e-7);
+    }
+    for _ in 0..300 {
+        xs.push(f64::from_bits(r.next() & 0x800f_ffff_ffff_ffff));
+    }
+    for (name, f) in [
+        ("__nv_exp", f64::exp as fn(f64) -> f64),
+        ("__nv_log", f64::ln),
+        ("llvm.exp.f64", f64::exp),
+        ("llvm.log.f64", f64::ln),
+    ] {
+        let src = format!(
+            r#"
+declare double @{name}(double)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+define void @k(double* %p) {{
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %cn = mul i32 %c, %n
+  %i = add i32 %cn, %t
+  %ie = sext i32 %i to i64
+  %q = getelementptr double, double* %p, i64 %ie
+  %x = load double, double* %q
+  %y = call double @{name}(double %x)
+  store double %y, double* %q
+  ret void
+}}
+!nvvm.annotations = !{{!0}}
+!0 = !{{void (double*)* @k, !"kernel", i32 1}}
+"#
+        );
+        while xs.len() % THREADS as usize != 0 {
+            xs.push(1.5);
+        }
+        let m = import_module(&src).expect("imports");
+        let mut mem = Memory::new();
+        mem.alloc_from("p", &xs);
+        let launch = Launch::linear(xs.len() as u32 / THREADS, THREADS, vec![Arg::buffer("p")]);
+        run_kernel(&m, "k", &launch, &mut mem).expect("runs");
+        let got: Vec<f64> = mem.read("p").unwrap();
+        let mut worst = 0;
+        for (x, y) in xs.iter().zip(&got) {
+            let want = f(*x);
+            let d = ulps64(*y, want);
+            assert!(d <= 1, "{name}({x:e}) = {y:e}, libm {want:e}: {d} ulp");
+            worst = worst.max(d);
+        }
+        println!("{name}: {} inputs, worst {worst} ulp", xs.len());
+        // ptx-sim agrees with the interpreter bit for bit: no approximate primitive.
+        let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm80 }).expect("codegen");
+        let sim = gyre_ptx_sim::parse(&ptx).expect("ptx-sim parses");
+        let mut smem = gyre_ptx_sim::Memory::new();
+        let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let base = smem.alloc(bytes.len(), 256);
+        smem.write_bytes(base, &bytes).unwrap();
+        gyre_ptx_sim::run_kernel(
+            &sim,
+            &gyre_codegen_lite::mangle("k"),
+            &gyre_ptx_sim::Launch {
+                grid: [xs.len() as u32 / THREADS, 1, 1],
+                block: [THREADS, 1, 1],
+            },
+            &[gyre_ptx_sim::ParamValue::U64(base)],
+            &mut smem,
+        )
+        .expect("ptx-sim runs");
+        let sb = smem.read_bytes(base, bytes.len()).unwrap();
+        for (i, c) in sb.chunks(8).enumerate() {
+            let v = f64::from_le_bytes(c.try_into().unwrap());
+            assert!(
+                v.to_bits() == got[i].to_bits() || (v.is_nan() && got[i].is_nan()),
+                "{name}({:e}): ptx-sim {v:e}, interpreter {:e}",
+                xs[i],
+                got[i]
+            );
+        }
+        if let Some(ptxas) = gyre_test_tools::require(Tool::Ptxas, "math f64") {
+            gyre_test_tools::run_ptxas(&ptxas, &ptx, Sm::Sm80.target()).expect("ptxas");
+        }
+    }
+}
+
+/// powf against the host's pow (in f64, rounded): ≤ 1 ulp, on random pairs and on every
+/// pair of special values (C99 Annex F's cases).
+#[test]
+fn accurate_powf() {
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        2.5,
+        -2.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::MAX,
+        16777216.0,
+        -16777215.0,
+        1.0000001,
+        0.99999994,
+    ];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &specials {
+        for &y in &specials {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let mut r = Rng(31);
+    for _ in 0..3000 {
+        let x = match r.next() % 4 {
+            0 => f32::from_bits(r.next() as u32),
+            1 => -10.0 + 20.0 * r.unit(),
+            _ => 1e-3 + 100.0 * r.unit(),
+        };
+        let y = match r.next() % 4 {
+            0 => f32::from_bits(r.next() as u32),
+            1 => ((r.next() % 41) as f32) - 20.0,
+            _ => -40.0 + 80.0 * r.unit(),
+        };
+        a.push(x);
+        b.push(y);
+    }
+    while a.len() % THREADS as usize != 0 {
+        a.push(2.0);
+        b.push(0.5);
+    }
+    let ins = vec![a, b];
+    let reference = |v: &[f32]| f64::from(v[0]).powf(f64::from(v[1])) as f32;
+    check("__nv_powf", &ins, reference, |_| 1, true);
+    check("llvm.pow.f32", &ins, reference, |_| 1, false);
+}

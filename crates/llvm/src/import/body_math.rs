@@ -5,11 +5,12 @@
 //! primitives `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx`, `rsqrt_approx`
 //! and `fdiv_approx`, scaled by a constant where libdevice scales, exactly as libdevice
 //! computes them. The accurate functions (`expf`, `exp10f`, `logf`, `log2f`,
-//! `log10f`, `frexpf`) are straight-line expansions: argument reduction, a polynomial
+//! `log10f`, `powf`, `exp`, `log`, `frexpf`) are straight-line expansions: argument reduction, a polynomial
 //! or one primitive, and `select`s for the special cases (no branches, so no new blocks
 //! in the middle of the importer's block; every operation is defined on every input,
 //! so no poison can arise on the unselected paths). The algorithms and constants of the
-//! logarithms are FreeBSD msun's `e_logf.c`, `e_log2f.c` and `e_log10f.c` (as in musl;
+//! logarithms and of the f64 exponential are FreeBSD msun's `e_logf.c`, `e_log2f.c`,
+//! `e_log10f.c`, `e_log.c` and `e_exp.c` (as in musl;
 //! BSD-style licence: "Developed at SunPro, a Sun Microsystems, Inc. business.
 //! Permission to use, copy, modify, and distribute this software is freely granted,
 //! provided that this notice is preserved."). docs/llvm.md lists every function with
@@ -34,6 +35,20 @@ impl Lower<'_> {
 
     fn m_f32(&mut self, x: f32) -> Value {
         self.fconst(Type::F32, u64::from(x.to_bits()))
+    }
+
+    fn m_f64(&mut self, x: f64) -> Value {
+        self.fconst(Type::F64, x.to_bits())
+    }
+
+    fn m_i64(&mut self, x: i64) -> Value {
+        self.iconst(Type::I64, x as u64)
+    }
+
+    /// `x * c` for an f64 constant `c`.
+    fn m_mulc64(&mut self, b: Block, x: Value, c: f64) -> Value {
+        let k = self.m_f64(c);
+        self.m_bin(b, Opcode::Fmul, x, k)
     }
 
     fn m_i32(&mut self, x: i32) -> Value {
@@ -157,7 +172,24 @@ impl Lower<'_> {
             }
             return Ok(Some(Some(g(self, b, args[0]))));
         }
+        let unary_f64: Option<fn(&mut Self, Block, Value) -> Value> = match r {
+            "exp" => Some(|l, b, x| l.exp_f64(b, x)),
+            "log" => Some(|l, b, x| l.log_f64(b, x)),
+            _ => None,
+        };
+        if let Some(g) = unary_f64 {
+            if !sig(&[F64], F64) {
+                return bad(self);
+            }
+            return Ok(Some(Some(g(self, b, args[0]))));
+        }
         match r {
+            "powf" => {
+                if !sig(&[F32, F32], F32) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.pow_f32(b, args[0], args[1]))))
+            }
             "rsqrt" => {
                 if !sig(&[F64], F64) {
                     return bad(self);
@@ -205,8 +237,8 @@ impl Lower<'_> {
     }
 
     /// An NVVM math intrinsic (`r` without `llvm.nvvm.`), or `None` if `r` is not one.
-    /// The `.ftz` forms are the same operation: Gyre keeps subnormals, which refines
-    /// flushing them (PTX allows either result for `.ftz`-less code on old targets too).
+    /// The `.ftz` forms are the same opcode: Gyre keeps subnormals, so the result differs
+    /// from the `.ftz` instruction only where that flushes an operand or result to zero.
     pub(super) fn math_nvvm(
         &mut self,
         b: Block,
@@ -258,6 +290,23 @@ impl Lower<'_> {
         let tys: Vec<Type> = args.iter().map(|&a| self.f.dfg.value_type(a)).collect();
         let bad = |l: &Self| Err(l.perr(at, format!("unexpected signature for @{callee}")));
         match head {
+            "exp" | "log" if tys.as_slice() == [Type::F64] => {
+                if rt != Some(Type::F64) {
+                    return bad(self);
+                }
+                let v = if head == "exp" {
+                    self.exp_f64(b, args[0])
+                } else {
+                    self.log_f64(b, args[0])
+                };
+                Ok(Some(Some(v)))
+            }
+            "pow" if tys.as_slice() == [Type::F32, Type::F32] => {
+                if rt != Some(Type::F32) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.pow_f32(b, args[0], args[1]))))
+            }
             "exp" | "exp2" | "log" | "log2" | "log10" => {
                 if tys.as_slice() == [Type::F64] {
                     return Err(self.unsup(at, format!("intrinsic @{callee} (f64)")));
@@ -463,20 +512,228 @@ impl Lower<'_> {
                 }
             }
         };
-        // Special cases, innermost last: x = 1 → +0 exactly (the formula can give -0 for
-        // the base-10 form); +inf and NaN → x; x < 0 → NaN; ±0 → -inf.
+        // x = 1 gives +0 exactly (the base-10 form could give -0 there).
+        self.log_specials(b, x, y)
+    }
+
+    /// `exp` (f64) after msun's `e_exp.c`: `x = k·ln2 + r` (two-part ln 2), a degree-5
+    /// rational approximation `1 + r + r·c/(2 - c)`, scaled by `2^k` in two exact steps.
+    /// Clamping first keeps `k` in range (the clamped results are already 0 or inf); a
+    /// NaN is restored at the end. Error < 1 ulp (msun's bound).
+    fn exp_f64(&mut self, b: Block, x: Value) -> Value {
+        let (p1, p2, p3, p4, p5) = (
+            f64::from_bits(0x3fc5_5555_5555_553e),
+            f64::from_bits(0xbf66_c16c_16be_bd93),
+            f64::from_bits(0x3f11_566a_af25_de2c),
+            f64::from_bits(0xbebb_bd41_c5d2_6bf1),
+            f64::from_bits(0x3e66_3769_72be_a4d0),
+        );
+        let ln2_hi = f64::from_bits(0x3fe6_2e42_fee0_0000);
+        let ln2_lo = f64::from_bits(0x3dea_39ef_3579_3c76);
+        let lo_c = self.m_f64(-746.0);
+        let hi_c = self.m_f64(710.0);
+        let xa = self.m_bin(b, Opcode::Fmax, x, lo_c);
+        let xc = self.m_bin(b, Opcode::Fmin, xa, hi_c);
+        let t = self.m_mulc64(b, xc, std::f64::consts::LOG2_E);
+        let k = self.m_un(b, Opcode::Nearest, t);
+        let nhi = self.m_f64(-ln2_hi);
+        let hi = self.m_fma(b, k, nhi, xc);
+        let lo = self.m_mulc64(b, k, ln2_lo);
+        let r = self.m_bin(b, Opcode::Fsub, hi, lo);
+        let rr = self.m_bin(b, Opcode::Fmul, r, r);
+        // c = r - rr*(P1 + rr*(P2 + rr*(P3 + rr*(P4 + rr*P5))))
+        let mut poly = self.m_mulc64(b, rr, p5);
+        for p in [p4, p3, p2] {
+            let c = self.m_f64(p);
+            let a = self.m_bin(b, Opcode::Fadd, c, poly);
+            poly = self.m_bin(b, Opcode::Fmul, rr, a);
+        }
+        let c1 = self.m_f64(p1);
+        let a = self.m_bin(b, Opcode::Fadd, c1, poly);
+        let ta = self.m_bin(b, Opcode::Fmul, rr, a);
+        let c = self.m_bin(b, Opcode::Fsub, r, ta);
+        // y = 1 - ((lo - (r*c)/(2 - c)) - hi)
+        let two = self.m_f64(2.0);
+        let one = self.m_f64(1.0);
+        let rc = self.m_bin(b, Opcode::Fmul, r, c);
+        let d = self.m_bin(b, Opcode::Fsub, two, c);
+        let q = self.m_bin(b, Opcode::Fdiv, rc, d);
+        let u = self.m_bin(b, Opcode::Fsub, lo, q);
+        let u = self.m_bin(b, Opcode::Fsub, u, hi);
+        let y = self.m_bin(b, Opcode::Fsub, one, u);
+        // 2^k = 2^h · 2^(k-h), h = k >> 1: both normal for k in [-1077, 1025].
+        let ki = self.m_cast(b, Opcode::Fptosi, k, Type::I64);
+        let c1i = self.m_i64(1);
+        let h = self.m_bin(b, Opcode::Ashr, ki, c1i);
+        let h2 = self.m_bin(b, Opcode::Isub, ki, h);
+        let s1 = self.pow2_f64(b, h);
+        let s2 = self.pow2_f64(b, h2);
+        let y1 = self.m_bin(b, Opcode::Fmul, y, s1);
+        let y = self.m_bin(b, Opcode::Fmul, y1, s2);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
+    /// `2^k` as an f64 for `k` (i64) in the normal range [-1022, 1023].
+    fn pow2_f64(&mut self, b: Block, k: Value) -> Value {
+        let bias = self.m_i64(1023);
+        let sh = self.m_i64(52);
+        let e = self.m_bin(b, Opcode::Iadd, k, bias);
+        let bits = self.m_bin(b, Opcode::Shl, e, sh);
+        self.m_cast(b, Opcode::Bitcast, bits, Type::F64)
+    }
+
+    /// `log` (f64) after msun's `e_log.c`, in the single-expression form musl used:
+    /// the same reduction as `logf` on the high word, a degree-14 polynomial in `s`.
+    /// Error < 1 ulp (msun's bound).
+    fn log_f64(&mut self, b: Block, x: Value) -> Value {
+        let lg = [
+            f64::from_bits(0x3fe5_5555_5555_5593),
+            f64::from_bits(0x3fd9_9999_9997_fa04),
+            f64::from_bits(0x3fd2_4924_9422_9359),
+            f64::from_bits(0x3fcc_71c5_1d8e_78af),
+            f64::from_bits(0x3fc7_4664_96cb_03de),
+            f64::from_bits(0x3fc3_9a09_d078_c69f),
+            f64::from_bits(0x3fc2_f112_df3e_5244),
+        ];
+        let ln2_hi = f64::from_bits(0x3fe6_2e42_fee0_0000);
+        let ln2_lo = f64::from_bits(0x3dea_39ef_3579_3c76);
+        let xi = self.m_cast(b, Opcode::Bitcast, x, Type::I64);
+        let min_normal = self.m_i64(0x0010_0000_0000_0000);
+        let is_sub = self.m_icmp(b, IntCC::Ult, xi, min_normal);
+        let xs = self.m_mulc64(b, x, f64::from_bits(0x4350_0000_0000_0000)); // 2^54
+        let xsi = self.m_cast(b, Opcode::Bitcast, xs, Type::I64);
+        let ix = self.m_sel(b, is_sub, xsi, xi);
+        let m54 = self.m_i64(-54);
+        let z0 = self.m_i64(0);
+        let k0 = self.m_sel(b, is_sub, m54, z0);
+        // Reduce into [√2/2, √2] on the high word: 0x3fe6a09e is √2/2's.
+        let adj = self.m_i64((0x3ff0_0000 - 0x3fe6_a09e) << 32);
+        let ix2 = self.m_bin(b, Opcode::Iadd, ix, adj);
+        let sh = self.m_i64(52);
+        let e = self.m_bin(b, Opcode::Lshr, ix2, sh);
+        let bias = self.m_i64(0x3ff);
+        let e2 = self.m_bin(b, Opcode::Isub, e, bias);
+        let k = self.m_bin(b, Opcode::Iadd, k0, e2);
+        let mmask = self.m_i64(0x000f_ffff_ffff_ffff);
+        let mb = self.m_bin(b, Opcode::And, ix2, mmask);
+        let s2 = self.m_i64(0x3fe6_a09e << 32);
+        let mi = self.m_bin(b, Opcode::Iadd, mb, s2);
+        let m = self.m_cast(b, Opcode::Bitcast, mi, Type::F64);
+        let one = self.m_f64(1.0);
+        let two = self.m_f64(2.0);
+        let f = self.m_bin(b, Opcode::Fsub, m, one);
+        let den = self.m_bin(b, Opcode::Fadd, two, f);
+        let s = self.m_bin(b, Opcode::Fdiv, f, den);
+        let z = self.m_bin(b, Opcode::Fmul, s, s);
+        let w = self.m_bin(b, Opcode::Fmul, z, z);
+        // t1 = w*(Lg2 + w*(Lg4 + w*Lg6)); t2 = z*(Lg1 + w*(Lg3 + w*(Lg5 + w*Lg7)))
+        let horner = |l: &mut Self, cs: &[f64]| -> Value {
+            let mut acc = l.m_f64(cs[cs.len() - 1]);
+            for &c in cs[..cs.len() - 1].iter().rev() {
+                let t = l.m_bin(b, Opcode::Fmul, w, acc);
+                let cv = l.m_f64(c);
+                acc = l.m_bin(b, Opcode::Fadd, cv, t);
+            }
+            acc
+        };
+        let a1 = horner(self, &[lg[1], lg[3], lg[5]]);
+        let t1 = self.m_bin(b, Opcode::Fmul, w, a1);
+        let a2 = horner(self, &[lg[0], lg[2], lg[4], lg[6]]);
+        let t2 = self.m_bin(b, Opcode::Fmul, z, a2);
+        let rr = self.m_bin(b, Opcode::Fadd, t2, t1);
+        let hf = self.m_mulc64(b, f, 0.5);
+        let hfsq = self.m_bin(b, Opcode::Fmul, hf, f);
+        let dk = self.m_cast(b, Opcode::Sitofp, k, Type::F64);
+        let hr = self.m_bin(b, Opcode::Fadd, hfsq, rr);
+        let shr = self.m_bin(b, Opcode::Fmul, s, hr);
+        // s*(hfsq+R) + dk*ln2_lo - hfsq + f + dk*ln2_hi, left to right
+        let lo = self.m_mulc64(b, dk, ln2_lo);
+        let hi = self.m_mulc64(b, dk, ln2_hi);
+        let a = self.m_bin(b, Opcode::Fadd, shr, lo);
+        let a = self.m_bin(b, Opcode::Fsub, a, hfsq);
+        let a = self.m_bin(b, Opcode::Fadd, a, f);
+        let y = self.m_bin(b, Opcode::Fadd, a, hi);
+        self.log_specials(b, x, y)
+    }
+
+    /// The special cases of a logarithm of `x` (either float type) over the value `y`
+    /// computed for finite positive `x`: 1 → +0, +inf and NaN → x, x < 0 → NaN,
+    /// ±0 → -inf.
+    fn log_specials(&mut self, b: Block, x: Value, y: Value) -> Value {
+        let t = self.f.dfg.value_type(x);
+        let c = |l: &mut Self, v: f64| {
+            if t == Type::F64 {
+                l.m_f64(v)
+            } else {
+                l.m_f32(v as f32)
+            }
+        };
+        let one = c(self, 1.0);
         let is_one = self.m_fcmp(b, FloatCC::Oeq, x, one);
-        let zero = self.m_f32(0.0);
+        let zero = c(self, 0.0);
         let y = self.m_sel(b, is_one, zero, y);
-        let inf = self.m_f32(f32::INFINITY);
+        let inf = c(self, f64::INFINITY);
         let not_fin = self.m_fcmp(b, FloatCC::Ueq, x, inf);
         let y = self.m_sel(b, not_fin, x, y);
         let neg = self.m_fcmp(b, FloatCC::Olt, x, zero);
-        let nan = self.m_f32(f32::NAN);
+        let nan = c(self, f64::NAN);
         let y = self.m_sel(b, neg, nan, y);
         let is_zero = self.m_fcmp(b, FloatCC::Oeq, x, zero);
-        let ninf = self.m_f32(f32::NEG_INFINITY);
+        let ninf = c(self, f64::NEG_INFINITY);
         self.m_sel(b, is_zero, ninf, y)
+    }
+
+    /// `powf(x, y)`: `exp(y·log|x|)` evaluated in f64 with `log_f64` and `exp_f64`
+    /// (their error, amplified by |y·log x| < 2^8 where the result is finite, stays far
+    /// below an f32 ulp), rounded once to f32; then C99's special cases: sign for a
+    /// negative base and an odd integer exponent, NaN for a finite negative base and a
+    /// non-integer exponent, `pow(x, ±0) = 1`, `pow(1, y) = 1`, `pow(-1, ±inf) = 1`.
+    fn pow_f32(&mut self, b: Block, x: Value, y: Value) -> Value {
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let axd = self.m_cast(b, Opcode::Fpext, ax, Type::F64);
+        let yd = self.m_cast(b, Opcode::Fpext, y, Type::F64);
+        let l = self.log_f64(b, axd);
+        let t = self.m_bin(b, Opcode::Fmul, yd, l);
+        let e = self.exp_f64(b, t);
+        let r = self.m_cast(b, Opcode::Fptrunc, e, Type::F32);
+        // y odd? (frem is exact: ±1 exactly for odd integers; infinities are not odd)
+        let yt = self.m_un(b, Opcode::Ftrunc, y);
+        let two = self.m_f32(2.0);
+        let ym = self.m_bin(b, Opcode::Frem, y, two);
+        let yma = self.m_un(b, Opcode::Fabs, ym);
+        let one = self.m_f32(1.0);
+        let y_odd = self.m_fcmp(b, FloatCC::Oeq, yma, one);
+        // The sign bit of x (so -0 and -inf count as negative bases).
+        let xi = self.m_cast(b, Opcode::Bitcast, x, Type::I32);
+        let z0 = self.m_i32(0);
+        let x_neg = self.m_icmp(b, IntCC::Slt, xi, z0);
+        let flip = self.m_bin(b, Opcode::And, x_neg, y_odd);
+        let nr = self.m_un(b, Opcode::Fneg, r);
+        let r = self.m_sel(b, flip, nr, r);
+        // A finite negative base with a non-integer exponent: NaN.
+        let zero = self.m_f32(0.0);
+        let ninf = self.m_f32(f32::NEG_INFINITY);
+        let lt0 = self.m_fcmp(b, FloatCC::Olt, x, zero);
+        let fin = self.m_fcmp(b, FloatCC::Ogt, x, ninf);
+        let fneg = self.m_bin(b, Opcode::And, lt0, fin);
+        let not_int = self.m_fcmp(b, FloatCC::Une, yt, y);
+        let bad = self.m_bin(b, Opcode::And, fneg, not_int);
+        let nan = self.m_f32(f32::NAN);
+        let r = self.m_sel(b, bad, nan, r);
+        // pow(-1, ±inf) = 1
+        let m1 = self.m_f32(-1.0);
+        let x_m1 = self.m_fcmp(b, FloatCC::Oeq, x, m1);
+        let ya = self.m_un(b, Opcode::Fabs, y);
+        let inf = self.m_f32(f32::INFINITY);
+        let y_inf = self.m_fcmp(b, FloatCC::Oeq, ya, inf);
+        let m1inf = self.m_bin(b, Opcode::And, x_m1, y_inf);
+        // pow(1, y) = 1 and pow(x, ±0) = 1, even for NaN
+        let x_1 = self.m_fcmp(b, FloatCC::Oeq, x, one);
+        let y_0 = self.m_fcmp(b, FloatCC::Oeq, y, zero);
+        let ones = self.m_bin(b, Opcode::Or, x_1, y_0);
+        let ones = self.m_bin(b, Opcode::Or, ones, m1inf);
+        self.m_sel(b, ones, one, r)
     }
 
     /// `frexpf(x, e)`: the mantissa in [0.5, 1) with `x`'s sign, and `*e` the exponent;
