@@ -542,9 +542,18 @@ mod tests {
         assert_eq!(fun(FUnOp::Sin, false, f(0.5)), f(0.5f64.sin() as f32));
         assert_eq!(fbin(FBinOp::DivApprox, false, f(1.0), f(3.0)), f(1.0 / 3.0));
         // 0x00ff_ffff is -1 in 24 bits; bit 24 and up are ignored.
-        assert_eq!(bin(BinOp::Mul24, 32, 0, 0x01ff_ffff, 3), (0xffff_fffd, false));
-        assert_eq!(bin(BinOp::Umul24, 32, 0, 0x01ff_ffff, 3), (0x02ff_fffd, false));
-        assert_eq!(bin(BinOp::Umul24, 32, 0, 0xff_ffff, 0xff_ffff), (0xfe00_0001, false));
+        assert_eq!(
+            bin(BinOp::Mul24, 32, 0, 0x01ff_ffff, 3),
+            (0xffff_fffd, false)
+        );
+        assert_eq!(
+            bin(BinOp::Umul24, 32, 0, 0x01ff_ffff, 3),
+            (0x02ff_fffd, false)
+        );
+        assert_eq!(
+            bin(BinOp::Umul24, 32, 0, 0xff_ffff, 0xff_ffff),
+            (0xfe00_0001, false)
+        );
         assert_eq!(fun(FUnOp::Neg, false, 0x7fc0_0001), 0xffc0_0001);
         // fma rounds once: (1+2^-12)^2 - 1 keeps the 2^-24 term a separate multiply drops.
         let e = 1.0f32 + 1.0 / 4096.0;

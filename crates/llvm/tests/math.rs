@@ -18,7 +18,11 @@ const THREADS: u32 = 128;
 /// Distance in units in the last place between two f32s; NaN only matches NaN.
 fn ulps(a: f32, b: f32) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let key = |x: f32| {
         let b = x.to_bits();
@@ -96,7 +100,7 @@ fn inputs(lo: f32, hi: f32) -> Vec<f32> {
     for _ in 0..200 {
         v.push(f32::from_bits((r.next() as u32) & 0x807f_ffff)); // subnormals
     }
-    while v.len() % THREADS as usize != 0 {
+    while !v.len().is_multiple_of(THREADS as usize) {
         v.push(r.unit());
     }
     v
@@ -256,27 +260,105 @@ fn accurate_exp_and_log() {
     let ins = vec![inputs(-110.0, 110.0)];
     check("__nv_expf", &ins, |a| f64_ref(a[0], f64::exp), |_| 1, true);
     let ins10 = vec![inputs(-50.0, 50.0)];
-    check("__nv_exp10f", &ins10, |a| f64_ref(a[0], |x| 10f64.powf(x)), |_| 1, true);
+    check(
+        "__nv_exp10f",
+        &ins10,
+        |a| f64_ref(a[0], |x| 10f64.powf(x)),
+        |_| 1,
+        true,
+    );
     let pos = vec![inputs(0.0, 1000.0)];
     check("__nv_logf", &pos, |a| f64_ref(a[0], f64::ln), |_| 1, true);
-    check("__nv_log2f", &pos, |a| f64_ref(a[0], f64::log2), |_| 1, true);
-    check("__nv_log10f", &pos, |a| f64_ref(a[0], f64::log10), |_| 1, true);
-    check("llvm.exp.f32", &ins, |a| f64_ref(a[0], f64::exp), |_| 1, false);
-    check("llvm.log.f32", &pos, |a| f64_ref(a[0], f64::ln), |_| 1, false);
-    check("llvm.log2.f32", &pos, |a| f64_ref(a[0], f64::log2), |_| 1, false);
-    check("llvm.log10.f32", &pos, |a| f64_ref(a[0], f64::log10), |_| 1, false);
+    check(
+        "__nv_log2f",
+        &pos,
+        |a| f64_ref(a[0], f64::log2),
+        |_| 1,
+        true,
+    );
+    check(
+        "__nv_log10f",
+        &pos,
+        |a| f64_ref(a[0], f64::log10),
+        |_| 1,
+        true,
+    );
+    check(
+        "llvm.exp.f32",
+        &ins,
+        |a| f64_ref(a[0], f64::exp),
+        |_| 1,
+        false,
+    );
+    check(
+        "llvm.log.f32",
+        &pos,
+        |a| f64_ref(a[0], f64::ln),
+        |_| 1,
+        false,
+    );
+    check(
+        "llvm.log2.f32",
+        &pos,
+        |a| f64_ref(a[0], f64::log2),
+        |_| 1,
+        false,
+    );
+    check(
+        "llvm.log10.f32",
+        &pos,
+        |a| f64_ref(a[0], f64::log10),
+        |_| 1,
+        false,
+    );
 }
 
 #[test]
 fn primitives_and_fast_functions() {
     let ins = vec![inputs(-100.0, 100.0)];
     // exp2f and the primitives are exactly rounded in the interpreter.
-    check("__nv_exp2f", &ins, |a| f64_ref(a[0], f64::exp2), |_| 0, true);
-    check("llvm.exp2.f32", &ins, |a| f64_ref(a[0], f64::exp2), |_| 0, false);
-    check("__nv_fast_log2f", &ins, |a| f64_ref(a[0], f64::log2), |_| 0, true);
-    check("__nv_rsqrtf", &ins, |a| f64_ref(a[0], |x| 1.0 / x.sqrt()), |_| 0, true);
-    check("__nv_fast_sinf", &ins, |a| f64_ref(a[0], f64::sin), |_| 0, true);
-    check("__nv_fast_cosf", &ins, |a| f64_ref(a[0], f64::cos), |_| 0, true);
+    check(
+        "__nv_exp2f",
+        &ins,
+        |a| f64_ref(a[0], f64::exp2),
+        |_| 0,
+        true,
+    );
+    check(
+        "llvm.exp2.f32",
+        &ins,
+        |a| f64_ref(a[0], f64::exp2),
+        |_| 0,
+        false,
+    );
+    check(
+        "__nv_fast_log2f",
+        &ins,
+        |a| f64_ref(a[0], f64::log2),
+        |_| 0,
+        true,
+    );
+    check(
+        "__nv_rsqrtf",
+        &ins,
+        |a| f64_ref(a[0], |x| 1.0 / x.sqrt()),
+        |_| 0,
+        true,
+    );
+    check(
+        "__nv_fast_sinf",
+        &ins,
+        |a| f64_ref(a[0], f64::sin),
+        |_| 0,
+        true,
+    );
+    check(
+        "__nv_fast_cosf",
+        &ins,
+        |a| f64_ref(a[0], f64::cos),
+        |_| 0,
+        true,
+    );
     // The scaled ones: CUDA's documented bounds for __expf (2 + 1.16|x|) and
     // __exp10f (2 + 2.95|x|); the logs are two roundings from the exact value.
     check(
@@ -293,13 +375,37 @@ fn primitives_and_fast_functions() {
         |a| ((2.95 * a[0].abs()) as u64).saturating_add(2),
         true,
     );
-    check("__nv_fast_logf", &ins, |a| f64_ref(a[0], f64::ln), |_| 2, true);
-    check("__nv_fast_log10f", &ins, |a| f64_ref(a[0], f64::log10), |_| 2, true);
-    check("__nv_fast_tanf", &ins, |a| f64_ref(a[0], f64::tan), |_| 2, true);
+    check(
+        "__nv_fast_logf",
+        &ins,
+        |a| f64_ref(a[0], f64::ln),
+        |_| 2,
+        true,
+    );
+    check(
+        "__nv_fast_log10f",
+        &ins,
+        |a| f64_ref(a[0], f64::log10),
+        |_| 2,
+        true,
+    );
+    check(
+        "__nv_fast_tanf",
+        &ins,
+        |a| f64_ref(a[0], f64::tan),
+        |_| 2,
+        true,
+    );
     check(
         "__nv_saturatef",
         &ins,
-        |a| if a[0].is_nan() { 0.0 } else { a[0].clamp(0.0, 1.0) },
+        |a| {
+            if a[0].is_nan() {
+                0.0
+            } else {
+                a[0].clamp(0.0, 1.0)
+            }
+        },
         |_| 0,
         true,
     );
@@ -317,14 +423,14 @@ fn two_argument_functions() {
         })
         .collect();
     let ins = vec![a, b];
+    check("__nv_fast_fdividef", &ins, |a| a[0] / a[1], |_| 0, true);
     check(
-        "__nv_fast_fdividef",
+        "llvm.copysign.f32",
         &ins,
-        |a| a[0] / a[1],
+        |a| a[0].copysign(a[1]),
         |_| 0,
         true,
     );
-    check("llvm.copysign.f32", &ins, |a| a[0].copysign(a[1]), |_| 0, true);
     // ex2(y·lg2 x): the rounding of the product is amplified by |y·log2 x|.
     let small: Vec<Vec<f32>> = vec![
         ins[0].iter().map(|x| x.abs().min(1e3)).collect(),
@@ -429,7 +535,11 @@ fn frexp_and_mul24_are_exact() {
                 "frexpf({xv:e}) mantissa {mv:e}"
             );
             // m·2^e == x, exactly (in f64, where every f32 scaling is exact).
-            assert_eq!(f64::from(mv) * 2f64.powi(ev), f64::from(xv), "frexpf({xv:e})");
+            assert_eq!(
+                f64::from(mv) * 2f64.powi(ev),
+                f64::from(xv),
+                "frexpf({xv:e})"
+            );
         }
         let u = (a[i] & 0xff_ffff).wrapping_mul(b[i] & 0xff_ffff);
         let s24 = |v: u32| ((v << 8) as i32) >> 8;
@@ -485,7 +595,18 @@ entry:
 !0 = !{void (double*)* @k, !"kernel", i32 1}
 "#;
     let m = import_module(SRC).expect("imports");
-    let xs: Vec<f64> = vec![4.0, 2.0, 0.0, -0.0, -1.0, f64::INFINITY, 1e-310, 1e300, 0.3, 7.5];
+    let xs: Vec<f64> = vec![
+        4.0,
+        2.0,
+        0.0,
+        -0.0,
+        -1.0,
+        f64::INFINITY,
+        1e-310,
+        1e300,
+        0.3,
+        7.5,
+    ];
     let mut mem = Memory::new();
     mem.alloc_from("p", &xs);
     let launch = Launch::linear(1, xs.len() as u32, vec![Arg::buffer("p")]);
@@ -505,7 +626,10 @@ entry:
 #[test]
 fn export_passes_opt_verify() {
     let mut src = String::new();
-    let mut modules = vec![("frexp/mul24".to_string(), import_module(FREXP_MUL24).expect("imports"))];
+    let mut modules = vec![(
+        "frexp/mul24".to_string(),
+        import_module(FREXP_MUL24).expect("imports"),
+    )];
     for (c, arity) in [
         ("__nv_expf", 1),
         ("__nv_logf", 1),
@@ -541,14 +665,22 @@ fn export_passes_opt_verify() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    for name in ["llvm.nvvm.ex2.approx.f", "llvm.nvvm.rsqrt.approx.f", "llvm.nvvm.mul24.i"] {
+    for name in [
+        "llvm.nvvm.ex2.approx.f",
+        "llvm.nvvm.rsqrt.approx.f",
+        "llvm.nvvm.mul24.i",
+    ] {
         assert!(src.contains(name), "export uses {name}");
     }
 }
 
 fn ulps64(a: f64, b: f64) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let key = |x: f64| {
         let b = x.to_bits();
@@ -630,7 +762,7 @@ entry:
 !0 = !{{void (double*)* @k, !"kernel", i32 1}}
 "#
         );
-        while xs.len() % THREADS as usize != 0 {
+        while !xs.len().is_multiple_of(THREADS as usize) {
             xs.push(1.5);
         }
         let m = import_module(&src).expect("imports");
@@ -731,7 +863,7 @@ fn accurate_powf() {
         a.push(x);
         b.push(y);
     }
-    while a.len() % THREADS as usize != 0 {
+    while !a.len().is_multiple_of(THREADS as usize) {
         a.push(2.0);
         b.push(0.5);
     }

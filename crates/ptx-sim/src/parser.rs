@@ -1513,9 +1513,7 @@ impl Dec<'_> {
                         "sub" if has("sat") => IBinOp::SubSat,
                         "add" => IBinOp::Add,
                         "sub" => IBinOp::Sub,
-                        "mul24" if has("hi") => {
-                            return self.err("mul24.hi is not supported")
-                        }
+                        "mul24" if has("hi") => return self.err("mul24.hi is not supported"),
                         "mul24" => IBinOp::Mul24Lo,
                         "mul" if has("hi") => IBinOp::MulHi,
                         "mul" if has("wide") => IBinOp::MulWide,

@@ -1013,8 +1013,16 @@ fn mul24_lo() {
         let s = u32::from_le_bytes(got[0..4].try_into().unwrap());
         let u = u32::from_le_bytes(got[4..8].try_into().unwrap());
         let s24 = |v: u32| ((v << 8) as i32) >> 8;
-        assert_eq!(s, s24(a).wrapping_mul(s24(b)) as u32, "mul24.lo.s32 {a:#x} {b:#x}");
-        assert_eq!(u, (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff), "mul24.lo.u32");
+        assert_eq!(
+            s,
+            s24(a).wrapping_mul(s24(b)) as u32,
+            "mul24.lo.s32 {a:#x} {b:#x}"
+        );
+        assert_eq!(
+            u,
+            (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff),
+            "mul24.lo.u32"
+        );
     }
     let bad = SRC.replace("mul24.lo.s32", "mul24.lo.s64");
     assert!(parse(&bad).is_err(), "mul24 is 32-bit only");

@@ -1242,8 +1242,18 @@ fn arithmetic_types() {
         Some(Type::F64),
     );
     // The math primitives exist for one type only (PTX has no other form).
-    one_inst_error(&ps, K::IntArithType, b(Opcode::Mul24, 1, 1), Some(Type::I64));
-    one_inst_error(&ps, K::IntArithType, b(Opcode::Umul24, 1, 1), Some(Type::I64));
+    one_inst_error(
+        &ps,
+        K::IntArithType,
+        b(Opcode::Mul24, 1, 1),
+        Some(Type::I64),
+    );
+    one_inst_error(
+        &ps,
+        K::IntArithType,
+        b(Opcode::Umul24, 1, 1),
+        Some(Type::I64),
+    );
     one_inst_error(
         &ps,
         K::FloatArithType,

@@ -370,10 +370,22 @@ impl Lower<'_> {
         // (log2 of the base, ln(2)/ln(base) split so that j·hi is exact for |j| < 2^9)
         let (log2b, hi, lo, lim_lo, lim_hi) = if ten {
             // log10(2) = 0x3e9a2080 + 0x355427db (msun's e_log10f.c split)
-            (std::f32::consts::LOG2_10, fb(0x3e9a_2080), fb(0x3554_27db), -46.0, 39.0)
+            (
+                std::f32::consts::LOG2_10,
+                fb(0x3e9a_2080),
+                fb(0x3554_27db),
+                -46.0,
+                39.0,
+            )
         } else {
             // ln(2) = 0x3f317200 + 0x35bfbe8e (msun's e_expf.c split)
-            (std::f32::consts::LOG2_E, fb(0x3f31_7200), fb(0x35bf_be8e), -104.0, 89.0)
+            (
+                std::f32::consts::LOG2_E,
+                fb(0x3f31_7200),
+                fb(0x35bf_be8e),
+                -104.0,
+                89.0,
+            )
         };
         // Clamp first (a NaN becomes the lower limit here and is restored at the end), so
         // that the exponent arithmetic below stays in range: the clamped results are
