@@ -872,3 +872,90 @@ fn accurate_powf() {
     check("__nv_powf", &ins, reference, |_| 1, true);
     check("llvm.pow.f32", &ins, reference, |_| 1, false);
 }
+
+/// sinf, cosf, tanf (and llvm.sin/cos.f32) over the whole range, large arguments
+/// included (Payne-Hanek), against the host's f64 functions rounded: ≤ 1 ulp.
+#[test]
+fn accurate_trig() {
+    let mut v = inputs(-10.0, 10.0);
+    let mut r = Rng(2024);
+    // Around the switch to Payne-Hanek, and near multiples of π/2 (cancellation).
+    for _ in 0..200 {
+        v.push(524_288.0 * (0.5 + r.unit()));
+        v.push(-(1e6 + 1e8 * r.unit()));
+    }
+    for k in 1..200i32 {
+        let m = (f64::from(k) * std::f64::consts::FRAC_PI_2) as f32;
+        v.push(m);
+        v.push(f32::from_bits(m.to_bits() + 1));
+        v.push(-m);
+    }
+    // Huge arguments (π·2^100 among them) and the extremes.
+    v.extend([
+        1.0e22f32,
+        6.0e22,
+        f32::from_bits(0x71c9_0fdb),
+        3.4e38,
+        -3.4e38,
+        105_615.0,
+        1.5707964,
+    ]);
+    while !v.len().is_multiple_of(THREADS as usize) {
+        v.push(r.unit() * 1e30);
+    }
+    let ins = vec![v];
+    check("__nv_sinf", &ins, |a| f64_ref(a[0], f64::sin), |_| 1, true);
+    check("__nv_cosf", &ins, |a| f64_ref(a[0], f64::cos), |_| 1, true);
+    check("__nv_tanf", &ins, |a| f64_ref(a[0], f64::tan), |_| 1, true);
+    check(
+        "llvm.sin.f32",
+        &ins,
+        |a| f64_ref(a[0], f64::sin),
+        |_| 1,
+        false,
+    );
+    check(
+        "llvm.cos.f32",
+        &ins,
+        |a| f64_ref(a[0], f64::cos),
+        |_| 1,
+        false,
+    );
+}
+
+/// sincosf stores sinf and cosf through its pointers.
+#[test]
+fn sincosf_stores_both() {
+    const SRC: &str = r#"
+declare void @__nv_sincosf(float, float*, float*)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+define void @k(float* %x, float* %s, float* %c) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ie = sext i32 %t to i64
+  %px = getelementptr float, float* %x, i64 %ie
+  %xv = load float, float* %px
+  %ps = getelementptr float, float* %s, i64 %ie
+  %pc = getelementptr float, float* %c, i64 %ie
+  call void @__nv_sincosf(float %xv, float* %ps, float* %pc)
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, float*, float*)* @k, !"kernel", i32 1}
+"#;
+    let m = import_module(SRC).expect("imports");
+    let xs: Vec<f32> = (0..64).map(|i| (i as f32 - 32.0) * 0.7).collect();
+    let mut mem = Memory::new();
+    mem.alloc_from("x", &xs);
+    mem.alloc_from("s", &[0f32; 64]);
+    mem.alloc_from("c", &[0f32; 64]);
+    let args = ["x", "s", "c"].map(Arg::buffer).to_vec();
+    run_kernel(&m, "k", &Launch::linear(1, 64, args), &mut mem).expect("runs");
+    let s: Vec<f32> = mem.read("s").unwrap();
+    let c: Vec<f32> = mem.read("c").unwrap();
+    for i in 0..64 {
+        let x = f64::from(xs[i]);
+        assert!(ulps(s[i], x.sin() as f32) <= 1, "sin({x})");
+        assert!(ulps(c[i], x.cos() as f32) <= 1, "cos({x})");
+    }
+}

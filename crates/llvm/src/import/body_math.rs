@@ -5,7 +5,8 @@
 //! primitives `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx`, `rsqrt_approx`
 //! and `fdiv_approx`, scaled by a constant where libdevice scales, exactly as libdevice
 //! computes them. The accurate functions (`expf`, `exp10f`, `logf`, `log2f`,
-//! `log10f`, `powf`, `exp`, `log`, `frexpf`) are straight-line expansions: argument reduction, a polynomial
+//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `frexpf`) are
+//! straight-line expansions: argument reduction, a polynomial
 //! or one primitive, and `select`s for the special cases (no branches, so no new blocks
 //! in the middle of the importer's block; every operation is defined on every input,
 //! so no poison can arise on the unselected paths). The algorithms and constants of the
@@ -159,6 +160,9 @@ impl Lower<'_> {
             }),
             "rsqrtf" => Some(|l, b, x| l.m_un(b, Opcode::RsqrtApprox, x)),
             "saturatef" => Some(|l, b, x| l.saturate(b, x)),
+            "sinf" => Some(|l, b, x| l.trig_f32(b, x)[0]),
+            "cosf" => Some(|l, b, x| l.trig_f32(b, x)[1]),
+            "tanf" => Some(|l, b, x| l.trig_f32(b, x)[2]),
             "expf" => Some(|l, b, x| l.exp_f32(b, x, false)),
             "exp10f" => Some(|l, b, x| l.exp_f32(b, x, true)),
             "logf" => Some(|l, b, x| l.log_f32(b, x, LogBase::E)),
@@ -225,6 +229,26 @@ impl Lower<'_> {
                     Opcode::Umul24
                 };
                 Ok(Some(Some(self.m_bin(b, op, args[0], args[1]))))
+            }
+            "sincosf" => {
+                if tys.len() != 3 || tys[0] != F32 || !tys[1].is_ptr() || !tys[2].is_ptr() {
+                    return bad(self);
+                }
+                if rt.is_some() {
+                    return bad(self);
+                }
+                let [sv, cv, _] = self.trig_f32(b, args[0]);
+                for (v, p) in [(sv, args[1]), (cv, args[2])] {
+                    self.f.append_inst(
+                        b,
+                        InstructionData::Store {
+                            args: [v, p],
+                            flags: MemFlags::default(),
+                        },
+                        None,
+                    );
+                }
+                Ok(Some(None))
             }
             "frexpf" => {
                 if tys.len() != 2 || tys[0] != F32 || !tys[1].is_ptr() || rt != Some(F32) {
@@ -323,6 +347,13 @@ impl Lower<'_> {
                     _ => self.log_f32(b, x, LogBase::Ten),
                 };
                 Ok(Some(Some(v)))
+            }
+            "sin" | "cos" if tys.as_slice() == [Type::F32] => {
+                if rt != Some(Type::F32) {
+                    return bad(self);
+                }
+                let t = self.trig_f32(b, args[0]);
+                Ok(Some(Some(if head == "sin" { t[0] } else { t[1] })))
             }
             "copysign" => {
                 let t = tys.first().copied().unwrap_or(Type::I1);
@@ -746,6 +777,173 @@ impl Lower<'_> {
         let ones = self.m_bin(b, Opcode::Or, x_1, y_0);
         let ones = self.m_bin(b, Opcode::Or, ones, m1inf);
         self.m_sel(b, ones, one, r)
+    }
+
+    /// `sinf`, `cosf` and `tanf` of `x` (all three; unused ones are dead code), computed
+    /// in f64 and rounded once. The reduction `|x| = j·π/2 + r`, |r| ≤ π/4, is
+    /// Cody-Waite with a three-part π/2 (30 + 23 bits of `FRAC_PI_2`, then π/2 - FRAC_PI_2)
+    /// below 2^19, where every product `j·P` is exact and every subtraction exact or
+    /// harmless; above, it is Payne-Hanek: with `|x| = M·2^E` (M the 24-bit significand),
+    /// `|x|·2/π mod 4` is the top 64 bits of `M` times a 96-bit window of the bits of 2/π
+    /// (the window starts where the bits of weight 4 and more end; the dropped tail is
+    /// below 2^-70). sin and cos of `r` are Taylor polynomials to degree 15/16 in f64
+    /// (truncation error below 2^-60), so the f32 results are within 1 ulp; tan is
+    /// their quotient. Both reductions are computed and one selected (no branches);
+    /// the fast path's input is clamped so that it stays defined for any `x`.
+    fn trig_f32(&mut self, b: Block, x: Value) -> [Value; 3] {
+        use std::f64::consts::FRAC_PI_2;
+        let xd = self.m_cast(b, Opcode::Fpext, x, Type::F64);
+        let ax = self.m_un(b, Opcode::Fabs, xd);
+        // --- Cody-Waite, |x| < 2^19 ---
+        let p1 = f64::from_bits(FRAC_PI_2.to_bits() & !((1u64 << 23) - 1));
+        let p2 = FRAC_PI_2 - p1;
+        let p3 = f64::from_bits(0x3c91_a626_3314_5c07); // π/2 - FRAC_PI_2
+        let lim = self.m_f64(524_288.0);
+        let axf = self.m_bin(b, Opcode::Fmin, ax, lim);
+        let t = self.m_mulc64(b, axf, std::f64::consts::FRAC_2_PI);
+        let j = self.m_un(b, Opcode::Nearest, t);
+        let np1 = self.m_f64(-p1);
+        let np2 = self.m_f64(-p2);
+        let np3 = self.m_f64(-p3);
+        let r1 = self.m_fma(b, j, np1, axf);
+        let r2 = self.m_fma(b, j, np2, r1);
+        let r_fast = self.m_fma(b, j, np3, r2);
+        let ji = self.m_cast(b, Opcode::Fptosi, j, Type::I64);
+        // --- Payne-Hanek, |x| >= 2^19 ---
+        // 2/π = 0.A2F9836E 4E441529 FC2757D1 ... (hex), after 64 zero bits of padding.
+        let q: [u64; 5] = [
+            0,
+            0xa2f9_836e_4e44_1529,
+            0xfc27_57d1_f534_ddc0,
+            0xdb62_9599_3c43_9041,
+            0xfe51_63ab_debb_c561,
+        ];
+        let xi = self.m_cast(b, Opcode::Bitcast, x, Type::I32);
+        let xl = self.m_cast(b, Opcode::Zext, xi, Type::I64);
+        let c23 = self.m_i64(23);
+        let eb = self.m_bin(b, Opcode::Lshr, xl, c23);
+        let c255 = self.m_i64(0xff);
+        let e = self.m_bin(b, Opcode::And, eb, c255);
+        let mmask = self.m_i64(0x7f_ffff);
+        let implicit = self.m_i64(0x80_0000);
+        let mb = self.m_bin(b, Opcode::And, xl, mmask);
+        let mm = self.m_bin(b, Opcode::Or, mb, implicit);
+        // First window bit (0-based in the padded string): E + 62 with E = e - 150.
+        let c88 = self.m_i64(88);
+        let sp = self.m_bin(b, Opcode::Isub, e, c88);
+        let z64 = self.m_i64(0);
+        let sp = self.m_bin(b, Opcode::Smax, sp, z64);
+        let c6 = self.m_i64(6);
+        let wi = self.m_bin(b, Opcode::Lshr, sp, c6);
+        let c63 = self.m_i64(63);
+        let sh = self.m_bin(b, Opcode::And, sp, c63);
+        let inv = self.m_bin(b, Opcode::Isub, c63, sh);
+        // word(k) = q[wi + k] for wi in 0..=2 (larger e only for inf/NaN: any value).
+        let one = self.m_i64(1);
+        let two = self.m_i64(2);
+        let is1 = self.m_icmp(b, IntCC::Eq, wi, one);
+        let is2 = self.m_icmp(b, IntCC::Uge, wi, two);
+        let mut words = [z64; 3];
+        for (k, w) in words.iter_mut().enumerate() {
+            let a0 = self.m_i64(q[k] as i64);
+            let a1 = self.m_i64(q[k + 1] as i64);
+            let a2 = self.m_i64(q[k + 2] as i64);
+            let s01 = self.m_sel(b, is1, a1, a0);
+            *w = self.m_sel(b, is2, a2, s01);
+        }
+        // (a << sh) | ((c >> 1) >> (63 - sh)): every shift amount below 64.
+        let funnel = |l: &mut Self, a: Value, c: Value| {
+            let hi = l.m_bin(b, Opcode::Shl, a, sh);
+            let c1 = l.m_bin(b, Opcode::Lshr, c, one);
+            let lo = l.m_bin(b, Opcode::Lshr, c1, inv);
+            l.m_bin(b, Opcode::Or, hi, lo)
+        };
+        let w_hi = funnel(self, words[0], words[1]);
+        let w_mid = funnel(self, words[1], words[2]);
+        let c32 = self.m_i64(32);
+        let w_lo = self.m_bin(b, Opcode::Lshr, w_mid, c32);
+        // top64 = M·W_hi + (M·W_lo >> 32) (mod 2^64) = (|x|·2/π mod 4)·2^62.
+        let ph = self.m_bin(b, Opcode::Imul, mm, w_hi);
+        let pl = self.m_bin(b, Opcode::Imul, mm, w_lo);
+        let pls = self.m_bin(b, Opcode::Lshr, pl, c32);
+        let top = self.m_bin(b, Opcode::Iadd, ph, pls);
+        // Round to the nearest quadrant: q = (top + 2^61) >> 62, fraction as signed 2^-64s.
+        let half = self.m_i64(1 << 61);
+        let tr = self.m_bin(b, Opcode::Iadd, top, half);
+        let c62 = self.m_i64(62);
+        let q_slow = self.m_bin(b, Opcode::Lshr, tr, c62);
+        let fr = self.m_bin(b, Opcode::Shl, top, two);
+        let frf = self.m_cast(b, Opcode::Sitofp, fr, Type::F64);
+        // 2^-64 · π/2
+        let r_slow = self.m_mulc64(b, frf, FRAC_PI_2 / 18_446_744_073_709_551_616.0);
+        // --- pick one ---
+        let big = self.m_fcmp(b, FloatCC::Oge, ax, lim);
+        let r = self.m_sel(b, big, r_slow, r_fast);
+        let qv = self.m_sel(b, big, q_slow, ji);
+        // --- sin and cos of r, |r| <= π/4: Taylor to x^15 / x^16 ---
+        let z = self.m_bin(b, Opcode::Fmul, r, r);
+        let taylor = |l: &mut Self, first: u32| -> Value {
+            // Σ (-1)^k z^k / (first + 2k)! · (first + ...)! normalised: coefficients
+            // c_k = (-1)^k / (first + 2k)!, k = 0..=7, by Horner in z.
+            let mut fact = [0f64; 8];
+            let mut f = 1f64;
+            for n in 1..=first + 14 {
+                f *= f64::from(n);
+                if n >= first && (n - first) % 2 == 0 {
+                    let k = ((n - first) / 2) as usize;
+                    fact[k] = if k % 2 == 0 { 1.0 / f } else { -1.0 / f };
+                }
+            }
+            if first == 0 {
+                fact[0] = 1.0;
+            }
+            let mut acc = l.m_f64(fact[7]);
+            for &c in fact[..7].iter().rev() {
+                let m = l.m_bin(b, Opcode::Fmul, acc, z);
+                let cv = l.m_f64(c);
+                acc = l.m_bin(b, Opcode::Fadd, m, cv);
+            }
+            acc
+        };
+        let sp_ = taylor(self, 1);
+        let sn = self.m_bin(b, Opcode::Fmul, r, sp_);
+        let cs = taylor(self, 0);
+        // Quadrant: sin(|x|) = [s, c, -s, -c][q], cos(|x|) = [c, -s, -c, s][q],
+        // tan(|x|) = q odd ? -c/s : s/c.
+        let c3 = self.m_i64(3);
+        let qq = self.m_bin(b, Opcode::And, qv, c3);
+        let odd = self.m_bin(b, Opcode::And, qq, one);
+        let is_odd = self.m_icmp(b, IntCC::Ne, odd, z64);
+        let hi_half = self.m_icmp(b, IntCC::Uge, qq, two);
+        let qp1 = self.m_bin(b, Opcode::Iadd, qq, one);
+        let qp1 = self.m_bin(b, Opcode::And, qp1, c3);
+        let cos_neg = self.m_icmp(b, IntCC::Uge, qp1, two);
+        let s_or_c = self.m_sel(b, is_odd, cs, sn);
+        let c_or_s = self.m_sel(b, is_odd, sn, cs);
+        let ns = self.m_un(b, Opcode::Fneg, s_or_c);
+        let sin_ax = self.m_sel(b, hi_half, ns, s_or_c);
+        let nc = self.m_un(b, Opcode::Fneg, c_or_s);
+        let cos_ax = self.m_sel(b, cos_neg, nc, c_or_s);
+        let tq = self.m_bin(b, Opcode::Fdiv, sn, cs);
+        let cq = self.m_bin(b, Opcode::Fdiv, cs, sn);
+        let ncq = self.m_un(b, Opcode::Fneg, cq);
+        let tan_ax = self.m_sel(b, is_odd, ncq, tq);
+        // Odd functions take x's sign (so sin(-0) = -0); inf and NaN give NaN.
+        let zi = self.m_i32(0);
+        let x_neg = self.m_icmp(b, IntCC::Slt, xi, zi);
+        let nsin = self.m_un(b, Opcode::Fneg, sin_ax);
+        let sin_x = self.m_sel(b, x_neg, nsin, sin_ax);
+        let ntan = self.m_un(b, Opcode::Fneg, tan_ax);
+        let tan_x = self.m_sel(b, x_neg, ntan, tan_ax);
+        let inf = self.m_f64(f64::INFINITY);
+        let bad = self.m_fcmp(b, FloatCC::Ueq, ax, inf);
+        let nan = self.m_f64(f64::NAN);
+        let mut out = [sin_x, cos_ax, tan_x];
+        for v in &mut out {
+            let w = self.m_sel(b, bad, nan, *v);
+            *v = self.m_cast(b, Opcode::Fptrunc, w, Type::F32);
+        }
+        out
     }
 
     /// `frexpf(x, e)`: the mantissa in [0.5, 1) with `x`'s sign, and `*e` the exponent;
