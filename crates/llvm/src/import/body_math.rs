@@ -882,20 +882,21 @@ impl Lower<'_> {
         let qv = self.m_sel(b, big, q_slow, ji);
         // --- sin and cos of r, |r| <= π/4: Taylor to x^15 / x^16 ---
         let z = self.m_bin(b, Opcode::Fmul, r, r);
+        // Horner in z over c_k = (-1)^k / (first + 2k)!, k = 0..=7 (first = 1: sin(r)/r,
+        // first = 0: cos(r)).
         let taylor = |l: &mut Self, first: u32| -> Value {
-            // Σ (-1)^k z^k / (first + 2k)! · (first + ...)! normalised: coefficients
-            // c_k = (-1)^k / (first + 2k)!, k = 0..=7, by Horner in z.
-            let mut fact = [0f64; 8];
+            let mut fact = [1f64; 8];
             let mut f = 1f64;
             for n in 1..=first + 14 {
                 f *= f64::from(n);
-                if n >= first && (n - first) % 2 == 0 {
+                if n >= first && (n - first).is_multiple_of(2) {
                     let k = ((n - first) / 2) as usize;
-                    fact[k] = if k % 2 == 0 { 1.0 / f } else { -1.0 / f };
+                    fact[k] = if k.is_multiple_of(2) {
+                        1.0 / f
+                    } else {
+                        -1.0 / f
+                    };
                 }
-            }
-            if first == 0 {
-                fact[0] = 1.0;
             }
             let mut acc = l.m_f64(fact[7]);
             for &c in fact[..7].iter().rev() {
