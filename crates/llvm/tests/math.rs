@@ -959,3 +959,184 @@ entry:
         assert!(ulps(c[i], x.cos() as f32) <= 1, "cos({x})");
     }
 }
+
+/// compiler-rt's `__powisf2`/`__powidf2` (square and multiply), the reference for
+/// libdevice's `powif`/`powi` and `llvm.powi`.
+fn powi_ref<F: Copy + std::ops::Mul<Output = F> + std::ops::Div<Output = F>>(
+    mut a: F,
+    mut b: i32,
+    one: F,
+) -> F {
+    let recip = b < 0;
+    let mut r = one;
+    loop {
+        if b & 1 != 0 {
+            r = r * a;
+        }
+        b /= 2;
+        if b == 0 {
+            break;
+        }
+        a = a * a;
+    }
+    if recip {
+        one / r
+    } else {
+        r
+    }
+}
+
+/// powif/powi (libdevice and `llvm.powi`) become a call of one library device function
+/// per module (a loop): bit for bit the reference algorithm, in the interpreter and in
+/// ptx-sim, and ptxas accepts the `.func`.
+#[test]
+fn powi_library_function() {
+    const SRC: &str = r#"
+declare float @__nv_powif(float, i32)
+declare double @__nv_powi(double, i32)
+declare float @llvm.powi.f32.i32(float, i32)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+define void @k(float* %x, double* %d, i32* %n, float* %o1, double* %o2, float* %o3) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nt = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %cn = mul i32 %c, %nt
+  %i = add i32 %cn, %t
+  %ie = sext i32 %i to i64
+  %px = getelementptr float, float* %x, i64 %ie
+  %xv = load float, float* %px
+  %pd = getelementptr double, double* %d, i64 %ie
+  %dv = load double, double* %pd
+  %pn = getelementptr i32, i32* %n, i64 %ie
+  %nv = load i32, i32* %pn
+  %r1 = call float @__nv_powif(float %xv, i32 %nv)
+  %r2 = call double @__nv_powi(double %dv, i32 %nv)
+  %r3 = call float @llvm.powi.f32.i32(float %xv, i32 %nv)
+  %p1 = getelementptr float, float* %o1, i64 %ie
+  store float %r1, float* %p1
+  %p2 = getelementptr double, double* %o2, i64 %ie
+  store double %r2, double* %p2
+  %p3 = getelementptr float, float* %o3, i64 %ie
+  store float %r3, float* %p3
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, double*, i32*, float*, double*, float*)* @k, !"kernel", i32 1}
+"#;
+    let m = import_module(SRC).expect("imports");
+    // One library function per callee, added once.
+    let names: Vec<&str> = m.functions.values().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names.iter().filter(|n| **n == "__nv_powif").count(),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| **n == "__nv_powi").count(),
+        1,
+        "{names:?}"
+    );
+    let mut r = Rng(5);
+    let n = 1024usize;
+    let mut xs: Vec<f32> = Vec::new();
+    let mut ns: Vec<i32> = Vec::new();
+    for i in 0..n {
+        xs.push(match i % 5 {
+            0 => f32::from_bits(r.next() as u32),
+            1 => 0.5 + r.unit(),
+            2 => -2.0 + 4.0 * r.unit(),
+            3 => [0.0, -0.0, f32::INFINITY, f32::NAN, -1.0, 1.0][i % 6],
+            _ => 1.0 + 1e-3 * r.unit(),
+        });
+        ns.push(match i % 4 {
+            0 => (r.next() as i32) % 64,
+            1 => r.next() as i32,
+            2 => [0, 1, -1, i32::MIN, i32::MAX, 2, -2][i % 7],
+            _ => (r.next() % 2000) as i32 - 1000,
+        });
+    }
+    let ds: Vec<f64> = xs.iter().map(|&x| f64::from(x) * 1.000_000_1).collect();
+    let mut mem = Memory::new();
+    mem.alloc_from("x", &xs);
+    mem.alloc_from("d", &ds);
+    mem.alloc_from("n", &ns);
+    mem.alloc_from("o1", &vec![0f32; n]);
+    mem.alloc_from("o2", &vec![0f64; n]);
+    mem.alloc_from("o3", &vec![0f32; n]);
+    let args = ["x", "d", "n", "o1", "o2", "o3"].map(Arg::buffer).to_vec();
+    run_kernel(&m, "k", &Launch::linear(8, 128, args), &mut mem).expect("runs");
+    let o1: Vec<f32> = mem.read("o1").unwrap();
+    let o2: Vec<f64> = mem.read("o2").unwrap();
+    let o3: Vec<f32> = mem.read("o3").unwrap();
+    for i in 0..n {
+        let w1 = powi_ref(xs[i], ns[i], 1.0f32);
+        let w2 = powi_ref(ds[i], ns[i], 1.0f64);
+        let same32 = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        assert!(
+            same32(o1[i], w1),
+            "powif({:e}, {}) = {:e}, want {w1:e}",
+            xs[i],
+            ns[i],
+            o1[i]
+        );
+        assert!(same32(o3[i], w1), "llvm.powi({:e}, {})", xs[i], ns[i]);
+        assert!(
+            o2[i].to_bits() == w2.to_bits() || (o2[i].is_nan() && w2.is_nan()),
+            "powi({:e}, {}) = {:e}, want {w2:e}",
+            ds[i],
+            ns[i],
+            o2[i]
+        );
+    }
+    // PTX: ptxas, and ptx-sim's o1 equals the interpreter's.
+    let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm70 }).expect("codegen");
+    assert!(ptx.contains(".func"), "a device function");
+    if let Some(ptxas) = gyre_test_tools::require(Tool::Ptxas, "math powi") {
+        gyre_test_tools::run_ptxas(&ptxas, &ptx, Sm::Sm70.target()).expect("ptxas");
+    }
+    let sim = gyre_ptx_sim::parse(&ptx).expect("parses");
+    let mut smem = gyre_ptx_sim::Memory::new();
+    let mut params = Vec::new();
+    let mut outs = Vec::new();
+    let bufs: [(Vec<u8>, bool); 6] = [
+        (xs.iter().flat_map(|v| v.to_le_bytes()).collect(), false),
+        (ds.iter().flat_map(|v| v.to_le_bytes()).collect(), false),
+        (ns.iter().flat_map(|v| v.to_le_bytes()).collect(), false),
+        (vec![0; 4 * n], true),
+        (vec![0; 8 * n], true),
+        (vec![0; 4 * n], true),
+    ];
+    for (bytes, out) in &bufs {
+        let base = smem.alloc(bytes.len(), 256);
+        smem.write_bytes(base, bytes).unwrap();
+        params.push(gyre_ptx_sim::ParamValue::U64(base));
+        if *out {
+            outs.push((base, bytes.len()));
+        }
+    }
+    gyre_ptx_sim::run_kernel(
+        &sim,
+        &gyre_codegen_lite::mangle("k"),
+        &gyre_ptx_sim::Launch {
+            grid: [8, 1, 1],
+            block: [128, 1, 1],
+        },
+        &params,
+        &mut smem,
+    )
+    .expect("ptx-sim runs");
+    let got = smem.read_bytes(outs[0].0, outs[0].1).unwrap();
+    for (i, c) in got.chunks(4).enumerate() {
+        let v = f32::from_le_bytes(c.try_into().unwrap());
+        assert!(
+            v.to_bits() == o1[i].to_bits() || (v.is_nan() && o1[i].is_nan()),
+            "ptx-sim powif({:e}, {}) = {v:e}, interpreter {:e}",
+            xs[i],
+            ns[i],
+            o1[i]
+        );
+    }
+}

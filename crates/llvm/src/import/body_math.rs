@@ -24,7 +24,9 @@
 
 use super::Lower;
 use super::PResult;
-use gyre_ir::{Block, FloatCC, InstructionData, IntCC, IntFlags, MemFlags, Opcode, Type, Value};
+use gyre_ir::{
+    Block, FloatCC, InstructionData, IntCC, IntFlags, MemFlags, Opcode, Type, Value, ValueList,
+};
 
 /// An f32 constant from its bits (the msun constants are given as bit patterns).
 const fn fb(bits: u32) -> f32 {
@@ -188,6 +190,18 @@ impl Lower<'_> {
             return Ok(Some(Some(g(self, b, args[0]))));
         }
         match r {
+            "powif" | "powi" => {
+                let (t, name) = if r == "powif" {
+                    (F32, "f32")
+                } else {
+                    (F64, "f64")
+                };
+                if !sig(&[t, I32], t) {
+                    return bad(self);
+                }
+                let src = POWI_GIR.replace("NAME", callee).replace("T", name);
+                Ok(Some(Some(self.library_call(b, callee, &src, args, t))))
+            }
             "powf" => {
                 if !sig(&[F32, F32], F32) {
                     return bad(self);
@@ -325,6 +339,21 @@ impl Lower<'_> {
                 };
                 Ok(Some(Some(v)))
             }
+            "powi" if matches!(tys.as_slice(), [Type::F32 | Type::F64, Type::I32]) => {
+                let t = tys[0];
+                if rt != Some(t) {
+                    return bad(self);
+                }
+                // The same function as libdevice's __nv_powif/__nv_powi (LLVM leaves the
+                // order of the multiplications unspecified).
+                let (name, ts) = if t == Type::F32 {
+                    ("__nv_powif", "f32")
+                } else {
+                    ("__nv_powi", "f64")
+                };
+                let src = POWI_GIR.replace("NAME", name).replace("T", ts);
+                Ok(Some(Some(self.library_call(b, name, &src, args, t))))
+            }
             "pow" if tys.as_slice() == [Type::F32, Type::F32] => {
                 if rt != Some(Type::F32) {
                     return bad(self);
@@ -364,6 +393,46 @@ impl Lower<'_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// A call of the library function `name` (a device function of the module, added
+    /// from its Gyre text `src` at the first call). For functions that need a loop: an
+    /// expansion here cannot split the block the importer is filling.
+    fn library_call(
+        &mut self,
+        b: Block,
+        name: &str,
+        src: &str,
+        args: &[Value],
+        ret: Type,
+    ) -> Value {
+        // A defined LLVM function of this name would have been called directly, and a
+        // declared one has no Gyre function, so a function of this name is ours.
+        let id = match self.st.module.func_by_name(name) {
+            Some(id) => id,
+            None => {
+                let lib = gyre_ir::parse_module(src).expect("library function text parses");
+                let f = lib
+                    .functions
+                    .into_iter()
+                    .next()
+                    .expect("library text holds one function")
+                    .1;
+                self.st.module.functions.push(f)
+            }
+        };
+        let list = ValueList::from_slice(args, &mut self.f.dfg.value_lists);
+        self.f
+            .append_inst(
+                b,
+                InstructionData::Call {
+                    func: id,
+                    args: list,
+                },
+                Some(ret),
+            )
+            .1
+            .expect("typed call")
     }
 
     /// `copysign(x, y)` on the bits: the magnitude of `x`, the sign of `y` (NaNs too).
@@ -991,6 +1060,37 @@ impl Lower<'_> {
         m
     }
 }
+
+/// `powi(x, n)` (NAME and the float type T substituted): square and multiply over the
+/// bits of |n| from the lowest, then the reciprocal for negative n; the same
+/// multiplications in the same order as libdevice's `__nv_powif`/`__nv_powi` and
+/// compiler-rt's `__powisf2` (the algorithm is the textbook one). `|INT_MIN|` wraps to
+/// `INT_MIN`, whose bits read unsigned (`lshr`) are 2^31, as in those.
+const POWI_GIR: &str = "
+func @NAME(T, i32) -> T {
+block0(v0: T, v1: i32):
+    v2 = iconst.i32 0
+    v3 = isub v2, v1
+    v4 = smax v1, v3
+    v5 = fconst.T 1.0
+    v20 = iconst.i32 1
+    jump block1(v0, v4, v5)
+block1(v6: T, v7: i32, v8: T):
+    v10 = and v7, v20
+    v11 = icmp ne v10, v2
+    v12 = fmul v8, v6
+    v13 = select v11, v12, v8
+    v14 = lshr v7, v20
+    v15 = icmp eq v14, v2
+    v16 = fmul v6, v6
+    brif v15, block2, block1(v16, v14, v13)
+block2:
+    v17 = icmp slt v1, v2
+    v18 = fdiv v5, v13
+    v19 = select v17, v18, v13
+    return v19
+}
+";
 
 /// The base of a logarithm.
 #[derive(Copy, Clone, PartialEq, Eq)]
