@@ -1140,3 +1140,86 @@ entry:
         );
     }
 }
+
+/// The f32 functions evaluated in f64 (hyperbolic, expm1/log1p, cbrt, inverse
+/// trigonometric): ≤ 1 ulp against the host's f64 functions rounded.
+#[test]
+fn f32_functions_via_f64() {
+    let wide = vec![inputs(-100.0, 100.0)];
+    let unit = vec![inputs(-1.0, 1.0)];
+    let small = vec![inputs(-0.1, 0.1)];
+    let cases: [(&str, &Vec<Vec<f32>>); 13] = [
+        ("__nv_sinhf", &wide),
+        ("__nv_coshf", &wide),
+        ("__nv_tanhf", &wide),
+        ("__nv_tanhf", &small),
+        ("__nv_expm1f", &wide),
+        ("__nv_expm1f", &small),
+        ("__nv_log1pf", &wide),
+        ("__nv_log1pf", &small),
+        ("__nv_cbrtf", &wide),
+        ("__nv_atanf", &wide),
+        ("__nv_asinf", &unit),
+        ("__nv_acosf", &unit),
+        ("__nv_sinhf", &small),
+    ];
+    for (name, ins) in cases {
+        let reference = match name {
+            "__nv_sinhf" => |a: &[f32]| f64::from(a[0]).sinh() as f32,
+            "__nv_coshf" => |a: &[f32]| f64::from(a[0]).cosh() as f32,
+            "__nv_tanhf" => |a: &[f32]| f64::from(a[0]).tanh() as f32,
+            "__nv_expm1f" => |a: &[f32]| f64::from(a[0]).exp_m1() as f32,
+            "__nv_log1pf" => |a: &[f32]| f64::from(a[0]).ln_1p() as f32,
+            "__nv_cbrtf" => |a: &[f32]| f64::from(a[0]).cbrt() as f32,
+            "__nv_atanf" => |a: &[f32]| f64::from(a[0]).atan() as f32,
+            "__nv_asinf" => |a: &[f32]| f64::from(a[0]).asin() as f32,
+            _ => |a: &[f32]| f64::from(a[0]).acos() as f32,
+        };
+        check(name, ins, reference, |_| 1, name == "__nv_atanf");
+    }
+    // Two arguments, with every pair of special values.
+    let sp = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        -3.5,
+        1e-30,
+    ];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &sp {
+        for &y in &sp {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let mut r = Rng(77);
+    while !a.len().is_multiple_of(THREADS as usize) || a.len() < 3000 {
+        let pick = |r: &mut Rng| match r.next() % 3 {
+            0 => f32::from_bits(r.next() as u32),
+            _ => -10.0 + 20.0 * r.unit(),
+        };
+        a.push(pick(&mut r));
+        b.push(pick(&mut r));
+    }
+    let ins = vec![a, b];
+    check(
+        "__nv_atan2f",
+        &ins,
+        |v| f64::from(v[0]).atan2(f64::from(v[1])) as f32,
+        |_| 1,
+        true,
+    );
+    check(
+        "__nv_hypotf",
+        &ins,
+        |v| f64::from(v[0]).hypot(f64::from(v[1])) as f32,
+        |_| 1,
+        false,
+    );
+}

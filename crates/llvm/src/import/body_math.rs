@@ -162,6 +162,15 @@ impl Lower<'_> {
             }),
             "rsqrtf" => Some(|l, b, x| l.m_un(b, Opcode::RsqrtApprox, x)),
             "saturatef" => Some(|l, b, x| l.saturate(b, x)),
+            "sinhf" => Some(|l, b, x| l.via_f64(b, x, Self::sinh_d)),
+            "coshf" => Some(|l, b, x| l.via_f64(b, x, Self::cosh_d)),
+            "tanhf" => Some(|l, b, x| l.via_f64(b, x, Self::tanh_d)),
+            "expm1f" => Some(|l, b, x| l.via_f64(b, x, Self::expm1_d)),
+            "log1pf" => Some(|l, b, x| l.via_f64(b, x, Self::log1p_d)),
+            "cbrtf" => Some(|l, b, x| l.via_f64(b, x, Self::cbrt_d)),
+            "atanf" => Some(|l, b, x| l.via_f64(b, x, Self::atan_d)),
+            "asinf" => Some(|l, b, x| l.via_f64(b, x, Self::asin_d)),
+            "acosf" => Some(|l, b, x| l.via_f64(b, x, Self::acos_d)),
             "sinf" => Some(|l, b, x| l.trig_f32(b, x)[0]),
             "cosf" => Some(|l, b, x| l.trig_f32(b, x)[1]),
             "tanf" => Some(|l, b, x| l.trig_f32(b, x)[2]),
@@ -201,6 +210,19 @@ impl Lower<'_> {
                 }
                 let src = POWI_GIR.replace("NAME", callee).replace("T", name);
                 Ok(Some(Some(self.library_call(b, callee, &src, args, t))))
+            }
+            "atan2f" | "hypotf" => {
+                if !sig(&[F32, F32], F32) {
+                    return bad(self);
+                }
+                let y = self.m_cast(b, Opcode::Fpext, args[0], F64);
+                let x = self.m_cast(b, Opcode::Fpext, args[1], F64);
+                let v = if r == "atan2f" {
+                    self.atan2_d(b, y, x)
+                } else {
+                    self.hypot_d(b, y, x)
+                };
+                Ok(Some(Some(self.m_cast(b, Opcode::Fptrunc, v, F32))))
             }
             "powf" => {
                 if !sig(&[F32, F32], F32) {
@@ -1014,6 +1036,243 @@ impl Lower<'_> {
             *v = self.m_cast(b, Opcode::Fptrunc, w, Type::F32);
         }
         out
+    }
+
+    // ---- f32 functions evaluated in f64 ---------------------------------------------------
+    //
+    // Each of these computes the f32 function in f64 from `exp_f64`, `log_f64`, `sqrt`,
+    // `fdiv` and the `atan_core` below, with relative error far below 2^-40 (cancellation
+    // is avoided by a Taylor polynomial near zero), so one rounding to f32 gives ≤ 1 ulp.
+    // The special values fall out of the f64 arithmetic (checked against the host in
+    // tests/math.rs) or are selected explicitly.
+
+    /// `g(fpext x)` rounded to f32.
+    fn via_f64(&mut self, b: Block, x: Value, g: fn(&mut Self, Block, Value) -> Value) -> Value {
+        let xd = self.m_cast(b, Opcode::Fpext, x, Type::F64);
+        let y = g(self, b, xd);
+        self.m_cast(b, Opcode::Fptrunc, y, Type::F32)
+    }
+
+    /// Σ c_k x^k (Horner), `cs` from the constant term up.
+    fn poly_d(&mut self, b: Block, x: Value, cs: &[f64]) -> Value {
+        let mut acc = self.m_f64(cs[cs.len() - 1]);
+        for &c in cs[..cs.len() - 1].iter().rev() {
+            let m = self.m_bin(b, Opcode::Fmul, acc, x);
+            let cv = self.m_f64(c);
+            acc = self.m_bin(b, Opcode::Fadd, m, cv);
+        }
+        acc
+    }
+
+    /// `select(|x| < lim, near, far)`.
+    fn near_zero(&mut self, b: Block, x: Value, lim: f64, near: Value, far: Value) -> Value {
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let l = self.m_f64(lim);
+        let small = self.m_fcmp(b, FloatCC::Olt, ax, l);
+        self.m_sel(b, small, near, far)
+    }
+
+    /// Odd Taylor series `x·Σ c_k x^(2k)`.
+    fn odd_series(&mut self, b: Block, x: Value, cs: &[f64]) -> Value {
+        let z = self.m_bin(b, Opcode::Fmul, x, x);
+        let p = self.poly_d(b, z, cs);
+        self.m_bin(b, Opcode::Fmul, x, p)
+    }
+
+    /// sinh = (e^x - e^-x)/2; x + x³/6 + x⁵/120 + x⁷/5040 below 2^-5.
+    fn sinh_d(&mut self, b: Block, x: Value) -> Value {
+        let e = self.exp_f64(b, x);
+        let nx = self.m_un(b, Opcode::Fneg, x);
+        let en = self.exp_f64(b, nx);
+        let d = self.m_bin(b, Opcode::Fsub, e, en);
+        let far = self.m_mulc64(b, d, 0.5);
+        let near = self.odd_series(b, x, &[1.0, 1.0 / 6.0, 1.0 / 120.0, 1.0 / 5040.0]);
+        self.near_zero(b, x, 1.0 / 32.0, near, far)
+    }
+
+    /// cosh = (e^x + e^-x)/2.
+    fn cosh_d(&mut self, b: Block, x: Value) -> Value {
+        let e = self.exp_f64(b, x);
+        let nx = self.m_un(b, Opcode::Fneg, x);
+        let en = self.exp_f64(b, nx);
+        let s = self.m_bin(b, Opcode::Fadd, e, en);
+        self.m_mulc64(b, s, 0.5)
+    }
+
+    /// tanh = (e^2x - 1)/(e^2x + 1) on x clamped to [-20, 20] (tanh(20) rounds to 1 in
+    /// f32); Taylor to x⁹ below 2^-5.
+    fn tanh_d(&mut self, b: Block, x: Value) -> Value {
+        let lo = self.m_f64(-20.0);
+        let hi = self.m_f64(20.0);
+        let xa = self.m_bin(b, Opcode::Fmax, x, lo);
+        let xc = self.m_bin(b, Opcode::Fmin, xa, hi);
+        let x2 = self.m_mulc64(b, xc, 2.0);
+        let e = self.exp_f64(b, x2);
+        let one = self.m_f64(1.0);
+        let n = self.m_bin(b, Opcode::Fsub, e, one);
+        let d = self.m_bin(b, Opcode::Fadd, e, one);
+        let far = self.m_bin(b, Opcode::Fdiv, n, d);
+        let near = self.odd_series(
+            b,
+            x,
+            &[1.0, -1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0, 62.0 / 2835.0],
+        );
+        let y = self.near_zero(b, x, 1.0 / 32.0, near, far);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
+    /// expm1 = e^x - 1; Taylor to x⁷ below 2^-5.
+    fn expm1_d(&mut self, b: Block, x: Value) -> Value {
+        let e = self.exp_f64(b, x);
+        let one = self.m_f64(1.0);
+        let far = self.m_bin(b, Opcode::Fsub, e, one);
+        let cs = [
+            1.0,
+            0.5,
+            1.0 / 6.0,
+            1.0 / 24.0,
+            1.0 / 120.0,
+            1.0 / 720.0,
+            1.0 / 5040.0,
+        ];
+        let p = self.poly_d(b, x, &cs);
+        let near = self.m_bin(b, Opcode::Fmul, x, p);
+        self.near_zero(b, x, 1.0 / 32.0, near, far)
+    }
+
+    /// log1p = log(1 + x): 1 + x is exact in f64 for an f32 x ≥ 2^-29 in magnitude;
+    /// below that log1p(x) rounds to x.
+    fn log1p_d(&mut self, b: Block, x: Value) -> Value {
+        let one = self.m_f64(1.0);
+        let s = self.m_bin(b, Opcode::Fadd, one, x);
+        let far = self.log_f64(b, s);
+        self.near_zero(b, x, f64::from_bits(0x3e20_0000_0000_0000), x, far) // 2^-29
+    }
+
+    /// cbrt = sign(x)·exp(log|x|/3).
+    fn cbrt_d(&mut self, b: Block, x: Value) -> Value {
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let l = self.log_f64(b, ax);
+        let t = self.m_mulc64(b, l, 1.0 / 3.0);
+        let e = self.exp_f64(b, t);
+        let y = self.copysign(b, e, x);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
+    /// atan(t) for t ≥ 0 (inf included): atan(t) = π/2 - atan(1/t) above 1, then two
+    /// halvings atan(u) = 2·atan(u / (1 + √(1 + u²))) bring u below tan(π/16) < 0.2, where
+    /// the Taylor series to u^23 is below 2^-55 off.
+    fn atan_core(&mut self, b: Block, t: Value) -> Value {
+        let one = self.m_f64(1.0);
+        let big = self.m_fcmp(b, FloatCC::Ogt, t, one);
+        let inv = self.m_bin(b, Opcode::Fdiv, one, t);
+        let mut u = self.m_sel(b, big, inv, t);
+        for _ in 0..2 {
+            let uu = self.m_bin(b, Opcode::Fmul, u, u);
+            let s = self.m_bin(b, Opcode::Fadd, one, uu);
+            let r = self.m_un(b, Opcode::Sqrt, s);
+            let d = self.m_bin(b, Opcode::Fadd, one, r);
+            u = self.m_bin(b, Opcode::Fdiv, u, d);
+        }
+        let cs: Vec<f64> = (0..12)
+            .map(|k| {
+                let v = 1.0 / f64::from(2 * k + 1);
+                if k % 2 == 0 {
+                    v
+                } else {
+                    -v
+                }
+            })
+            .collect();
+        let a = self.odd_series(b, u, &cs);
+        let a = self.m_mulc64(b, a, 4.0);
+        let hp = self.m_f64(std::f64::consts::FRAC_PI_2);
+        let c = self.m_bin(b, Opcode::Fsub, hp, a);
+        self.m_sel(b, big, c, a)
+    }
+
+    /// atan(x) = sign(x)·atan_core(|x|) (NaN passes through every step).
+    fn atan_d(&mut self, b: Block, x: Value) -> Value {
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let a = self.atan_core(b, ax);
+        let y = self.copysign(b, a, x);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
+    /// asin(x) = atan(x/√(1 - x²)) (1 - x² is exact near |x| = 1; |x| > 1 gives NaN).
+    fn asin_d(&mut self, b: Block, x: Value) -> Value {
+        let one = self.m_f64(1.0);
+        let xx = self.m_bin(b, Opcode::Fmul, x, x);
+        let d = self.m_bin(b, Opcode::Fsub, one, xx);
+        let r = self.m_un(b, Opcode::Sqrt, d);
+        let q = self.m_bin(b, Opcode::Fdiv, x, r);
+        let y = self.atan_d(b, q);
+        // asin(±1) = ±π/2 through ±1/0 = ±inf; NaN for |x| > 1 through sqrt.
+        let bad = self.m_fcmp(b, FloatCC::Uno, r, r);
+        let nan = self.m_f64(f64::NAN);
+        self.m_sel(b, bad, nan, y)
+    }
+
+    /// acos(x) = 2·atan(√((1 - x)/(1 + x))) (1 ± x exact for an f32 x).
+    fn acos_d(&mut self, b: Block, x: Value) -> Value {
+        let one = self.m_f64(1.0);
+        let n = self.m_bin(b, Opcode::Fsub, one, x);
+        let d = self.m_bin(b, Opcode::Fadd, one, x);
+        let q = self.m_bin(b, Opcode::Fdiv, n, d);
+        let r = self.m_un(b, Opcode::Sqrt, q);
+        let a = self.atan_core(b, r);
+        let y = self.m_mulc64(b, a, 2.0);
+        let bad = self.m_fcmp(b, FloatCC::Uno, r, r);
+        let nan = self.m_f64(f64::NAN);
+        self.m_sel(b, bad, nan, y)
+    }
+
+    /// atan2(y, x): atan_core(|y|/|x|), π minus that for a negative x (sign bit, so -0
+    /// too), y's sign; 0/0 counts as 0 and inf/inf as 1 (C99's cases for zeros and
+    /// infinities); NaN if either is NaN.
+    fn atan2_d(&mut self, b: Block, y: Value, x: Value) -> Value {
+        let ay = self.m_un(b, Opcode::Fabs, y);
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let q = self.m_bin(b, Opcode::Fdiv, ay, ax);
+        let zero = self.m_f64(0.0);
+        let one = self.m_f64(1.0);
+        let inf = self.m_f64(f64::INFINITY);
+        let y0 = self.m_fcmp(b, FloatCC::Oeq, ay, zero);
+        let q = self.m_sel(b, y0, zero, q);
+        let yi = self.m_fcmp(b, FloatCC::Oeq, ay, inf);
+        let xi = self.m_fcmp(b, FloatCC::Oeq, ax, inf);
+        let both = self.m_bin(b, Opcode::And, yi, xi);
+        let q = self.m_sel(b, both, one, q);
+        let a = self.atan_core(b, q);
+        let pi = self.m_f64(std::f64::consts::PI);
+        let pa = self.m_bin(b, Opcode::Fsub, pi, a);
+        let xb = self.m_cast(b, Opcode::Bitcast, x, Type::I64);
+        let z = self.m_i64(0);
+        let xneg = self.m_icmp(b, IntCC::Slt, xb, z);
+        let a = self.m_sel(b, xneg, pa, a);
+        let r = self.copysign(b, a, y);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, y);
+        let nv = self.m_f64(f64::NAN);
+        self.m_sel(b, nan, nv, r)
+    }
+
+    /// hypot(x, y) = √(x² + y²) (the squares of f32s are exact in f64, nothing
+    /// overflows); an infinite operand gives +inf even beside a NaN (C99).
+    fn hypot_d(&mut self, b: Block, x: Value, y: Value) -> Value {
+        let xx = self.m_bin(b, Opcode::Fmul, x, x);
+        let yy = self.m_bin(b, Opcode::Fmul, y, y);
+        let s = self.m_bin(b, Opcode::Fadd, xx, yy);
+        let r = self.m_un(b, Opcode::Sqrt, s);
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let ay = self.m_un(b, Opcode::Fabs, y);
+        let inf = self.m_f64(f64::INFINITY);
+        let xi = self.m_fcmp(b, FloatCC::Oeq, ax, inf);
+        let yi = self.m_fcmp(b, FloatCC::Oeq, ay, inf);
+        let any = self.m_bin(b, Opcode::Or, xi, yi);
+        self.m_sel(b, any, inf, r)
     }
 
     /// `frexpf(x, e)`: the mantissa in [0.5, 1) with `x`'s sign, and `*e` the exponent;
