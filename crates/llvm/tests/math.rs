@@ -1223,3 +1223,140 @@ fn f32_functions_via_f64() {
         false,
     );
 }
+
+/// More of libdevice's f32 set: inverse hyperbolic functions, reciprocal cube root and
+/// hypotenuse (≤ 1 ulp), and the exact ones (fdimf, copysignf).
+#[test]
+fn more_f32_functions() {
+    let wide = vec![inputs(-100.0, 100.0)];
+    let unit = vec![inputs(-1.0, 1.0)];
+    let above1 = vec![inputs(1.0, 50.0)];
+    check(
+        "__nv_asinhf",
+        &wide,
+        |a| f64::from(a[0]).asinh() as f32,
+        |_| 1,
+        true,
+    );
+    check(
+        "__nv_acoshf",
+        &above1,
+        |a| f64::from(a[0]).acosh() as f32,
+        |_| 1,
+        false,
+    );
+    check(
+        "__nv_atanhf",
+        &unit,
+        |a| f64::from(a[0]).atanh() as f32,
+        |_| 1,
+        false,
+    );
+    check(
+        "__nv_rcbrtf",
+        &wide,
+        |a| (1.0 / f64::from(a[0]).cbrt()) as f32,
+        |_| 1,
+        false,
+    );
+    let mut r = Rng(11);
+    let a = inputs(-10.0, 10.0);
+    let b: Vec<f32> = a
+        .iter()
+        .map(|_| match r.next() % 3 {
+            0 => f32::from_bits(r.next() as u32),
+            _ => -10.0 + 20.0 * r.unit(),
+        })
+        .collect();
+    let two = vec![a, b];
+    check(
+        "__nv_rhypotf",
+        &two,
+        |v| (1.0 / f64::from(v[0]).hypot(f64::from(v[1]))) as f32,
+        |_| 1,
+        false,
+    );
+    check(
+        "__nv_fdimf",
+        &two,
+        |v| {
+            if v[0].is_nan() || v[1].is_nan() {
+                f32::NAN
+            } else if v[0] > v[1] {
+                v[0] - v[1]
+            } else {
+                0.0
+            }
+        },
+        |_| 0,
+        true,
+    );
+    check(
+        "__nv_copysignf",
+        &two,
+        |v| v[0].copysign(v[1]),
+        |_| 0,
+        false,
+    );
+}
+
+/// ldexpf/scalbnf: correctly rounded x·2^n for any n (exact unless the result is
+/// subnormal or overflows).
+#[test]
+fn ldexpf_is_correctly_rounded() {
+    const SRC: &str = r#"
+declare float @__nv_ldexpf(float, i32)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+define void @k(float* %x, i32* %n) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nt = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %cn = mul i32 %c, %nt
+  %i = add i32 %cn, %t
+  %ie = sext i32 %i to i64
+  %px = getelementptr float, float* %x, i64 %ie
+  %xv = load float, float* %px
+  %pn = getelementptr i32, i32* %n, i64 %ie
+  %nv = load i32, i32* %pn
+  %r = call float @__nv_ldexpf(float %xv, i32 %nv)
+  store float %r, float* %px
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, i32*)* @k, !"kernel", i32 1}
+"#;
+    let m = import_module(SRC).expect("imports");
+    let xs = inputs(-1e3, 1e3);
+    let mut r = Rng(3);
+    let ns: Vec<i32> = (0..xs.len())
+        .map(|i| match i % 3 {
+            0 => r.next() as i32,
+            _ => (r.next() % 600) as i32 - 300,
+        })
+        .collect();
+    let mut mem = Memory::new();
+    mem.alloc_from("x", &xs);
+    mem.alloc_from("n", &ns);
+    let launch = Launch::linear(
+        xs.len() as u32 / THREADS,
+        THREADS,
+        vec![Arg::buffer("x"), Arg::buffer("n")],
+    );
+    run_kernel(&m, "k", &launch, &mut mem).expect("runs");
+    let got: Vec<f32> = mem.read("x").unwrap();
+    for i in 0..xs.len() {
+        // x·2^n in f64 is exact for n in [-400, 400]; beyond, 400 already saturates.
+        let n = ns[i].clamp(-400, 400);
+        let want = (f64::from(xs[i]) * 2f64.powi(n)) as f32;
+        assert!(
+            got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()),
+            "ldexpf({:e}, {}) = {:e}, want {want:e}",
+            xs[i],
+            ns[i],
+            got[i]
+        );
+    }
+}

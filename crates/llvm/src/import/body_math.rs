@@ -171,6 +171,16 @@ impl Lower<'_> {
             "atanf" => Some(|l, b, x| l.via_f64(b, x, Self::atan_d)),
             "asinf" => Some(|l, b, x| l.via_f64(b, x, Self::asin_d)),
             "acosf" => Some(|l, b, x| l.via_f64(b, x, Self::acos_d)),
+            "asinhf" => Some(|l, b, x| l.via_f64(b, x, Self::asinh_d)),
+            "acoshf" => Some(|l, b, x| l.via_f64(b, x, Self::acosh_d)),
+            "atanhf" => Some(|l, b, x| l.via_f64(b, x, Self::atanh_d)),
+            "rcbrtf" => Some(|l, b, x| {
+                l.via_f64(b, x, |l, b, x| {
+                    let c = l.cbrt_d(b, x);
+                    let one = l.m_f64(1.0);
+                    l.m_bin(b, Opcode::Fdiv, one, c)
+                })
+            }),
             "sinf" => Some(|l, b, x| l.trig_f32(b, x)[0]),
             "cosf" => Some(|l, b, x| l.trig_f32(b, x)[1]),
             "tanf" => Some(|l, b, x| l.trig_f32(b, x)[2]),
@@ -211,16 +221,69 @@ impl Lower<'_> {
                 let src = POWI_GIR.replace("NAME", callee).replace("T", name);
                 Ok(Some(Some(self.library_call(b, callee, &src, args, t))))
             }
-            "atan2f" | "hypotf" => {
+            "ldexpf" | "scalbnf" => {
+                if !sig(&[F32, I32], F32) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.ldexp_f32(b, args[0], args[1]))))
+            }
+            "copysignf" | "copysign" => {
+                let t = tys.first().copied().unwrap_or(I32);
+                if !t.is_float() || !sig(&[t, t], t) {
+                    return bad(self);
+                }
+                Ok(Some(Some(self.copysign(b, args[0], args[1]))))
+            }
+            "fdimf" | "fdim" => {
+                let t = tys.first().copied().unwrap_or(I32);
+                if !t.is_float() || !sig(&[t, t], t) {
+                    return bad(self);
+                }
+                // x - y if x > y, +0 if not, NaN if either is NaN.
+                let (x, y) = (args[0], args[1]);
+                let d = self.m_bin(b, Opcode::Fsub, x, y);
+                let gt = self.m_fcmp(b, FloatCC::Ogt, x, y);
+                let z = self.zero(t);
+                let r = self.m_sel(b, gt, d, z);
+                let nan = self.m_fcmp(b, FloatCC::Uno, x, y);
+                let s = self.m_bin(b, Opcode::Fadd, x, y);
+                Ok(Some(Some(self.m_sel(b, nan, s, r))))
+            }
+            "fast_sincosf" => {
+                if tys.len() != 3 || tys[0] != F32 || !tys[1].is_ptr() || !tys[2].is_ptr() {
+                    return bad(self);
+                }
+                if rt.is_some() {
+                    return bad(self);
+                }
+                let sv = self.m_un(b, Opcode::SinApprox, args[0]);
+                let cv = self.m_un(b, Opcode::CosApprox, args[0]);
+                for (v, p) in [(sv, args[1]), (cv, args[2])] {
+                    self.f.append_inst(
+                        b,
+                        InstructionData::Store {
+                            args: [v, p],
+                            flags: MemFlags::default(),
+                        },
+                        None,
+                    );
+                }
+                Ok(Some(None))
+            }
+            "atan2f" | "hypotf" | "rhypotf" => {
                 if !sig(&[F32, F32], F32) {
                     return bad(self);
                 }
                 let y = self.m_cast(b, Opcode::Fpext, args[0], F64);
                 let x = self.m_cast(b, Opcode::Fpext, args[1], F64);
-                let v = if r == "atan2f" {
-                    self.atan2_d(b, y, x)
-                } else {
-                    self.hypot_d(b, y, x)
+                let v = match r {
+                    "atan2f" => self.atan2_d(b, y, x),
+                    "hypotf" => self.hypot_d(b, y, x),
+                    _ => {
+                        let h = self.hypot_d(b, y, x);
+                        let one = self.m_f64(1.0);
+                        self.m_bin(b, Opcode::Fdiv, one, h)
+                    }
                 };
                 Ok(Some(Some(self.m_cast(b, Opcode::Fptrunc, v, F32))))
             }
@@ -1273,6 +1336,66 @@ impl Lower<'_> {
         let yi = self.m_fcmp(b, FloatCC::Oeq, ay, inf);
         let any = self.m_bin(b, Opcode::Or, xi, yi);
         self.m_sel(b, any, inf, r)
+    }
+
+    /// asinh = sign(x)·log(|x| + √(x² + 1)); odd Taylor series to x⁹ below 2^-5.
+    fn asinh_d(&mut self, b: Block, x: Value) -> Value {
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let one = self.m_f64(1.0);
+        let xx = self.m_bin(b, Opcode::Fmul, x, x);
+        let s = self.m_bin(b, Opcode::Fadd, xx, one);
+        let r = self.m_un(b, Opcode::Sqrt, s);
+        let a = self.m_bin(b, Opcode::Fadd, ax, r);
+        let l = self.log_f64(b, a);
+        let far = self.copysign(b, l, x);
+        let near = self.odd_series(
+            b,
+            x,
+            &[1.0, -1.0 / 6.0, 3.0 / 40.0, -15.0 / 336.0, 105.0 / 3456.0],
+        );
+        let y = self.near_zero(b, x, 1.0 / 32.0, near, far);
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
+    /// acosh = log(x + √(x² - 1)) (x² - 1 exact in f64 for an f32 x; x < 1 gives NaN).
+    fn acosh_d(&mut self, b: Block, x: Value) -> Value {
+        let one = self.m_f64(1.0);
+        let xx = self.m_bin(b, Opcode::Fmul, x, x);
+        let d = self.m_bin(b, Opcode::Fsub, xx, one);
+        let r = self.m_un(b, Opcode::Sqrt, d);
+        let a = self.m_bin(b, Opcode::Fadd, x, r);
+        let y = self.log_f64(b, a);
+        let lt1 = self.m_fcmp(b, FloatCC::Olt, x, one);
+        let nan = self.m_f64(f64::NAN);
+        self.m_sel(b, lt1, nan, y)
+    }
+
+    /// atanh = log((1 + x)/(1 - x))/2 (1 ± x exact); odd Taylor series to x¹¹ below 2^-5.
+    fn atanh_d(&mut self, b: Block, x: Value) -> Value {
+        let one = self.m_f64(1.0);
+        let n = self.m_bin(b, Opcode::Fadd, one, x);
+        let d = self.m_bin(b, Opcode::Fsub, one, x);
+        let q = self.m_bin(b, Opcode::Fdiv, n, d);
+        let l = self.log_f64(b, q);
+        let far = self.m_mulc64(b, l, 0.5);
+        let cs: Vec<f64> = (0..6).map(|k| 1.0 / f64::from(2 * k + 1)).collect();
+        let near = self.odd_series(b, x, &cs);
+        self.near_zero(b, x, 1.0 / 32.0, near, far)
+    }
+
+    /// `ldexpf(x, n)`: `x·2^n` in f64 with n clamped to [-400, 400] (enough to reach
+    /// zero or infinity from any f32), exact there, then rounded once: correctly rounded.
+    fn ldexp_f32(&mut self, b: Block, x: Value, n: Value) -> Value {
+        let lo = self.m_i32(-400);
+        let hi = self.m_i32(400);
+        let a = self.m_bin(b, Opcode::Smax, n, lo);
+        let c = self.m_bin(b, Opcode::Smin, a, hi);
+        let k = self.m_cast(b, Opcode::Sext, c, Type::I64);
+        let p = self.pow2_f64(b, k);
+        let xd = self.m_cast(b, Opcode::Fpext, x, Type::F64);
+        let y = self.m_bin(b, Opcode::Fmul, xd, p);
+        self.m_cast(b, Opcode::Fptrunc, y, Type::F32)
     }
 
     /// `frexpf(x, e)`: the mantissa in [0.5, 1) with `x`'s sign, and `*e` the exponent;
