@@ -388,6 +388,14 @@ fn ibin(op: IBinOp, ty: Ty, a: u64, b: u64) -> u64 {
         IBinOp::Add => a.wrapping_add(b),
         IBinOp::Sub => a.wrapping_sub(b),
         IBinOp::MulLo => a.wrapping_mul(b),
+        IBinOp::Mul24Lo => {
+            if signed {
+                let e = |x: u64| ((x << 40) as i64 >> 40) as u64;
+                e(a).wrapping_mul(e(b))
+            } else {
+                (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff)
+            }
+        }
         IBinOp::AddSat => (sx(ty, a) + sx(ty, b)).clamp(i32::MIN as i64, i32::MAX as i64) as u64,
         IBinOp::SubSat => (sx(ty, a) - sx(ty, b)).clamp(i32::MIN as i64, i32::MAX as i64) as u64,
         IBinOp::MulHi => {

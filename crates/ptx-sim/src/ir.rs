@@ -196,6 +196,9 @@ pub(crate) enum IBinOp {
     MulLo,
     MulHi,
     MulWide,
+    /// `mul24.lo`: the low 32 bits of the product of the low 24 bits (sign- or
+    /// zero-extended by the type).
+    Mul24Lo,
     Div,
     Rem,
     Min,

@@ -52,7 +52,7 @@
 //!   local, const), integer `add sub mul{.lo,.hi,.wide} mad{.lo,.hi,.wide}
 //!   div rem abs neg min max and or xor not cnot shl shr popc clz brev bfind
 //!   bfe bfi prmt` (default mode) and `add.sat`/`sub.sat` on `.s32`; float
-//!   `add sub mul div fma mad sqrt rcp rsqrt abs neg min max (.NaN) copysign
+//!   `add sub mul mul24.lo div fma mad sqrt rcp rsqrt abs neg min max (.NaN) copysign
 //!   sin cos ex2 lg2 tanh testp` on `.f32`/`.f64`; `setp` (all comparisons,
 //!   `p|q` destinations, `.and/.or/.xor` combination), `set`, `selp`, `cvt`
 //!   between all integer and float types including `.f16`, with every

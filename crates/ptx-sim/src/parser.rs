@@ -1465,8 +1465,8 @@ impl Dec<'_> {
                     a,
                 }
             }
-            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
-            | "shl" | "shr" | "copysign" => {
+            "add" | "sub" | "mul" | "mul24" | "div" | "rem" | "min" | "max" | "and" | "or"
+            | "xor" | "shl" | "shr" | "copysign" => {
                 let ty = one_ty(self)?;
                 self.nops(ops, 3)?;
                 if has("cc") {
@@ -1513,6 +1513,8 @@ impl Dec<'_> {
                         "sub" if has("sat") => IBinOp::SubSat,
                         "add" => IBinOp::Add,
                         "sub" => IBinOp::Sub,
+                        "mul24" if has("hi") => return self.err("mul24.hi is not supported"),
+                        "mul24" => IBinOp::Mul24Lo,
                         "mul" if has("hi") => IBinOp::MulHi,
                         "mul" if has("wide") => IBinOp::MulWide,
                         "mul" => IBinOp::MulLo,
@@ -1532,6 +1534,9 @@ impl Dec<'_> {
                     }
                     if matches!(op, IBinOp::AddSat | IBinOp::SubSat) && ty != Ty::S32 {
                         return self.err(".sat integer arithmetic requires .s32");
+                    }
+                    if op == IBinOp::Mul24Lo && !matches!(ty, Ty::S32 | Ty::U32) {
+                        return self.err("mul24 requires .s32 or .u32");
                     }
                     if op == IBinOp::MulWide && ty.widen().is_none() {
                         return self.err("mul.wide requires a 16- or 32-bit integer type");
