@@ -12,6 +12,7 @@
 //! ; input: unverified               the input need not pass the verifier
 //! ; target: sm_70|sm_80|sm_90       compile (default sm_80)
 //! ; source: examples/saxpy.gir      the module is that file, not this one
+//!                                   (a `.ll` file, or a `.ll` test, is imported as LLVM IR)
 //! ; precise-output                  the whole output is kept after '; output:'
 //! ;; prose
 //! <module>
@@ -156,12 +157,22 @@ impl Runner {
             }
             None => (name.to_string(), src.to_string()),
         };
-        let module = gyre_ir::parse_module(&module_src).map_err(|e| {
-            FileError::whole(format!(
-                "the module does not parse:\n{}",
-                e.render(&module_name, &module_src)
-            ))
-        })?;
+        let module = if module_name.ends_with(".ll") {
+            // LLVM IR: the directives are LLVM comments, so the file is its own input.
+            gyre_llvm::import_module(&module_src).map_err(|e| {
+                FileError::whole(format!(
+                    "the module does not import:\n{}",
+                    e.render(&module_name)
+                ))
+            })?
+        } else {
+            gyre_ir::parse_module(&module_src).map_err(|e| {
+                FileError::whole(format!(
+                    "the module does not parse:\n{}",
+                    e.render(&module_name, &module_src)
+                ))
+            })?
+        };
         let mut outcome = Outcome::default();
         let produced = kinds::produce(&t, &module)?;
         let output = produced.text.as_str();
@@ -211,7 +222,8 @@ impl Runner {
         Ok((outcome, new_text))
     }
 
-    /// Run every `.gir` file under `root` (that passes the filter), in path order.
+    /// Run every `.gir` and `.ll` file under `root` (that passes the filter), in path
+    /// order.
     pub fn run_tree(&self, root: &Path) -> Summary {
         let mut s = Summary::default();
         for f in collect(root) {
@@ -237,7 +249,8 @@ impl Runner {
     }
 }
 
-/// Every `.gir` file under `root`, sorted (an explicit stack: no recursion over the tree).
+/// Every `.gir` and `.ll` file under `root`, sorted (an explicit stack: no recursion over
+/// the tree).
 pub fn collect(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -249,7 +262,7 @@ pub fn collect(root: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "gir") {
+            } else if p.extension().is_some_and(|x| x == "gir" || x == "ll") {
                 out.push(p);
             }
         }

@@ -862,7 +862,7 @@ impl Exporter<'_> {
             InstructionData::Shfl { mode, args } => {
                 let t = f.dfg.value_type(args[0]);
                 let ts = self.ty(t);
-                let n = format!("llvm.nvvm.shfl.sync.{}.{ts}", mode.name());
+                let n = format!("llvm.nvvm.shfl.sync.{}.{}", mode.name(), intr_suffix(t));
                 self.declare(&n, &ts, &["i32", &ts, "i32", "i32"]);
                 format!(
                     "{lhs}call {ts} @{n}({}, {}, {}, {})",
