@@ -12,16 +12,21 @@
 //! linear id / 32) is performed and resumes, provided every non-exited thread the mask
 //! names waits at the same dynamic instruction with the same mask (else a
 //! [`DivergentWarp`]); lanes past the end of the CTA count as exited, as in PTX. Only
-//! when no thread waits at a warp collective are barriers checked. A warp collective
-//! does not start a race-detection epoch: accesses it orders on hardware may still be
-//! reported as races (conservative: no race is missed).
+//! when no thread waits at a warp collective are barriers checked.
+//!
+//! Race detection: accesses of one barrier epoch are ordered only by warp collectives.
+//! Each thread keeps a vector clock over the lanes of its warp; a collective joins its
+//! group's clocks and then advances each member's own entry, so an earlier access by
+//! lane `l` is ordered before this thread's access exactly when a chain of collectives
+//! carried lane `l`'s clock of that access here (happens-before, as in FastTrack).
+//! Threads of different warps are ordered by barriers only.
 //!
 //! [`DivergentBarrier`]: ExecError::DivergentBarrier
 //! [`DivergentWarp`]: ExecError::DivergentWarp
 
 use crate::decode::{AtomKind, CastOp, DFunc, GlobalAddrs, Op, Program, WarpKind, R};
 use crate::error::{ExecError, Location, PoisonUse};
-use crate::memory::{self, split_generic, window_base, Access, Fault, Heap, Memory};
+use crate::memory::{self, fresh_clock, split_generic, window_base, Access, Fault, Heap, Memory};
 use crate::semantics::{self as sem, DivTrap};
 use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
 use cranelift_entity::SecondaryMap;
@@ -65,6 +70,8 @@ struct Thread {
     state: State,
     /// Instructions executed before the current `run_thread` (for `clock`).
     steps: u64,
+    /// Warp vector clock for race detection (see the module doc).
+    vc: [u32; 32],
 }
 
 enum Stop {
@@ -372,6 +379,7 @@ fn new_thread(tid: [u32; 3], lin: u32, kernel: &DFunc, argv: &[u64]) -> Thread {
         local: Heap::new(0),
         state: State::Running,
         steps: 0,
+        vc: fresh_clock(lin % 32),
     };
     for (&p, &v) in kernel.params.iter().zip(argv) {
         t.regs[p as usize] = v;
@@ -527,6 +535,22 @@ impl Cta<'_> {
                         }
                     }
                 }
+                // The collective orders the members' accesses: join, then advance.
+                let mut join = [0u32; 32];
+                for lane in 0..32 {
+                    if members & (1 << lane) != 0 {
+                        for (j, &c) in join.iter_mut().zip(&threads[lo + lane].vc) {
+                            *j = (*j).max(c);
+                        }
+                    }
+                }
+                for lane in 0..32 {
+                    if members & (1 << lane) != 0 {
+                        let t = &mut threads[lo + lane];
+                        t.vc = join;
+                        t.vc[lane] += 1;
+                    }
+                }
                 handled |= members;
             }
         }
@@ -599,6 +623,7 @@ impl Cta<'_> {
             tid: t.lin,
             epoch: self.epoch,
             check: self.detect,
+            vc: &t.vc,
         };
 
         // The current frame's registers, as slices so the optimizer keeps their
