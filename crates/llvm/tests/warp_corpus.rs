@@ -65,6 +65,35 @@ fn cases() -> Vec<Case> {
             buffers: vec![words([0, 0, 0xffff, 0, 0xff, 0, 0, 0, 0, 0, 0])],
             args: vec![A::Buf(0)],
         },
+        {
+            // Bit-packing with atomicOr: 32 threads, 4 source words each, destination
+            // positions the prefix sums of the bit sizes. Sizes are whole words: with
+            // others, a thread's last atomicOr reaches the word after its range, which
+            // the next thread stores to plainly, a real race the interpreter reports.
+            let sizes: Vec<u32> = (0..32).map(|_| 32 * (1 + rnd() % 4)).collect();
+            let pos: Vec<u32> = sizes
+                .iter()
+                .scan(0, |acc, &s| {
+                    let p = *acc;
+                    *acc += s;
+                    Some(p)
+                })
+                .collect();
+            let total: u32 = sizes.iter().sum();
+            Case {
+                file: "rodinia__huffman_pack2.ll",
+                kernel: "_ZL5pack2PjS_S_S_j",
+                grid: [2, 1, 1],
+                block: [16, 1, 1],
+                buffers: vec![
+                    words((0..128).map(|_| rnd())),
+                    words(sizes),
+                    words(pos),
+                    words((0..total / 32 + 2).map(|_| 0)),
+                ],
+                args: vec![A::Buf(0), A::Buf(1), A::Buf(2), A::Buf(3), A::I32(4)],
+            }
+        },
         Case {
             file: "cudasamples__shfl_scan_shfl_vertical_shfl.ll",
             kernel: "_Z18shfl_vertical_shflPjii",
