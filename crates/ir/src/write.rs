@@ -375,6 +375,18 @@ impl fmt::Debug for Module {
     }
 }
 
+/// ` <order> <scope>` of an atomic, each left out when it is the default (relaxed, gpu),
+/// so that atomics written before orderings existed print as they did.
+fn order_scope(w: &mut dyn Write, order: MemOrder, scope: MemScope) -> fmt::Result {
+    if order != MemOrder::default() {
+        write!(w, " {order}")?;
+    }
+    if scope != MemScope::default() {
+        write!(w, " {scope}")?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,16 +418,4 @@ mod tests {
         write_name(&mut s, "").unwrap();
         assert_eq!(s, "@_Z3fooi.x$1@\"a \\\"b\\\"\\\\\\0a\"@\"\"");
     }
-}
-
-/// ` <order> <scope>` of an atomic, each left out when it is the default (relaxed, gpu),
-/// so that atomics written before orderings existed print as they did.
-fn order_scope(w: &mut dyn Write, order: MemOrder, scope: MemScope) -> fmt::Result {
-    if order != MemOrder::default() {
-        write!(w, " {order}")?;
-    }
-    if scope != MemScope::default() {
-        write!(w, " {scope}")?;
-    }
-    Ok(())
 }
