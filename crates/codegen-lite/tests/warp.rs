@@ -171,3 +171,49 @@ fn orders_scopes_and_clock_lower_as_documented() {
     assert!(ptx.contains("shfl.sync.down.b32"), "{ptx}");
     assert!(ptx.contains("shfl.sync.idx.b32"), "{ptx}");
 }
+
+/// Generated UB-free kernels with warp collectives: ptxas accepts them and ptx-sim
+/// computes what the interpreter does, with and without the `-O` pipeline.
+#[test]
+fn generated_warp_kernels_match_the_interpreter() {
+    use gyre_ir::gen::{generate_from_seed, GenOptions};
+    let opts = GenOptions {
+        allow_warp_ops: true,
+        allow_irreducible: false,
+        ..GenOptions::default()
+    };
+    let ptxas = ptxas_or_skip("generated_warp_kernels_match_the_interpreter (ptxas part)");
+    let mut with_warp = 0;
+    for seed in 0..40u64 {
+        let (m, contract) = generate_from_seed(&opts, seed);
+        let kernel = m.functions[contract.kernel].name.clone();
+        let inputs = gyre_interp::random_inputs(&contract, seed ^ 0x77);
+        let mut opt = m.clone();
+        gyre_transforms::PassManager::from_pipeline(
+            "loop-simplify,lcssa",
+            gyre_transforms::Knobs::default(),
+            gyre_transforms::Options::default(),
+        )
+        .unwrap()
+        .run_module(&mut opt)
+        .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        with_warp +=
+            usize::from(common::text(&m).contains("shfl_") || common::text(&m).contains("vote_"));
+        for (what, module) in [("plain", &m), ("-O", &opt)] {
+            for sm in [Sm::Sm70, Sm::Sm90] {
+                let ptx = compile(module, sm);
+                if let Some(p) = &ptxas {
+                    run_ptxas(p, &ptx, sm)
+                        .unwrap_or_else(|e| panic!("seed {seed} {what} {sm:?}: {e}"));
+                }
+                compare(module, &kernel, &inputs, &ptx).unwrap_or_else(|e| {
+                    panic!("seed {seed} {what} {sm:?}: {e}\n{}", common::text(module))
+                });
+            }
+        }
+    }
+    assert!(
+        with_warp >= 8,
+        "only {with_warp} kernels with shuffles or votes"
+    );
+}
