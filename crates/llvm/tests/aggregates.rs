@@ -373,3 +373,38 @@ define void @k(i32 addrspace(1)* %o, %struct.uchar4* byval(%struct.uchar4) align
     run_kernel(&m, "k", &Launch::linear(1, 1, args), &mut mem).expect("runs");
     assert_eq!(mem.read::<i32>("o").unwrap(), vec![69]);
 }
+
+/// A byval argument's `align` is the known alignment of the source: a struct with an
+/// `i64` passed from a 4-aligned address is copied with 4-byte accesses (an `i64` load
+/// there would be misaligned), into a copy aligned for the type.
+#[test]
+fn byval_copy_respects_the_source_alignment() {
+    let src = format!(
+        r#"{HEADER}
+%struct.T = type {{ i64 }}
+
+define internal i32 @use(%struct.T* byval(%struct.T) align 4 %t) {{
+  %a = getelementptr %struct.T, %struct.T* %t, i64 0, i32 0
+  %v = load i64, i64* %a, align 8
+  %s = lshr i64 %v, 32
+  %h = trunc i64 %s to i32
+  %l = trunc i64 %v to i32
+  %r = sub i32 %h, %l
+  ret i32 %r
+}}
+
+define void @k(i32 addrspace(1)* %o, i32 %x, i32 %y) {{
+  %buf = alloca [4 x i32], align 8
+  %e1 = getelementptr [4 x i32], [4 x i32]* %buf, i64 0, i64 1
+  %e2 = getelementptr [4 x i32], [4 x i32]* %buf, i64 0, i64 2
+  store i32 %x, i32* %e1, align 4
+  store i32 %y, i32* %e2, align 4
+  %p = bitcast i32* %e1 to %struct.T*
+  %r = call i32 @use(%struct.T* byval(%struct.T) align 4 %p)
+  store i32 %r, i32 addrspace(1)* %o
+  ret void
+}}
+{KERNEL_MD}"#
+    );
+    assert_eq!(run_i32(&src, "byval-align", 1, &[5, 12]), vec![7]);
+}

@@ -2141,7 +2141,8 @@ impl<'a> Lower<'a> {
                             self.no_odd(ty, ai)?;
                             let v = self.use_operand(&op, ty, vi)?;
                             args.push((ty, v, vi));
-                            self.call_aligns.push(attrs.align.unwrap_or(1));
+                            // 0: no `align` attribute.
+                            self.call_aligns.push(attrs.align.unwrap_or(0));
                         }
                         Err(_) if is_dropped_intrinsic(&callee) => {}
                         Err(m) => match self.agg_leaves(ty, ai) {
@@ -2213,7 +2214,14 @@ impl<'a> Lower<'a> {
                         .types
                         .size_align(*bt)
                         .map_err(|m| self.unsup(args[pos].2, m))?;
-                    let align = talign.max(self.call_aligns[pos]).min(1 << 16);
+                    // `align` on a byval argument is the known alignment of the source
+                    // (LLVM); without it, the type's.
+                    let src_align = match self.call_aligns[pos] {
+                        0 => talign,
+                        a => a,
+                    }
+                    .clamp(1, 1 << 16);
+                    let align = talign.max(src_align).min(1 << 16);
                     let size32 = u32::try_from(size)
                         .map_err(|_| self.unsup(args[pos].2, "byval argument too large"))?;
                     let slot = self.f.slots.push(SlotData {
@@ -2222,8 +2230,10 @@ impl<'a> Lower<'a> {
                     });
                     let local = Type::Ptr(AddrSpace::Local);
                     let mut dst = self.emit(None, InstructionData::SlotAddr { slot }, local);
-                    let pieces = self.type_pieces(*bt);
-                    self.copy_bytes(b, dst, src, size, align, false, pieces, args[pos].2)?;
+                    let pieces = self
+                        .type_pieces(*bt)
+                        .filter(|ps| ps.iter().all(|&(_, s)| s <= src_align));
+                    self.copy_bytes(b, dst, src, size, src_align, false, pieces, args[pos].2)?;
                     if pt != local {
                         if pt != Type::Ptr(AddrSpace::Generic) {
                             return Err(
@@ -2499,7 +2509,7 @@ impl<'a> Lower<'a> {
             return Err(self.perr(at, format!("@{callee}: isvolatile must be a constant")));
         };
         let volatile = vol & 1 != 0;
-        let dalign = self.call_aligns.first().copied().unwrap_or(1);
+        let dalign = self.call_aligns.first().copied().unwrap_or(1).max(1);
         if r.starts_with("memset.") {
             let v = args[1];
             if self.f.dfg.value_type(v) != Type::I8 {
@@ -2542,7 +2552,7 @@ impl<'a> Lower<'a> {
         if !self.f.dfg.value_type(args[1]).is_ptr() {
             return Err(self.perr(at, format!("unexpected signature for @{callee}")));
         }
-        let salign = self.call_aligns.get(1).copied().unwrap_or(1);
+        let salign = self.call_aligns.get(1).copied().unwrap_or(1).max(1);
         self.copy_bytes(
             b,
             args[0],
