@@ -14,7 +14,7 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::{Analyses, Cfg, LoopInfo, ModuleAnalyses};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
-    IntCC, Module, Opcode, SpecialReg, Type, Value,
+    IntCC, Linkage, Module, Opcode, SpecialReg, Type, Value,
 };
 
 /// A PTX register class.
@@ -268,15 +268,33 @@ pub(crate) fn emit_module(
         out.push('\n');
     }
     for g in m.globals.values() {
-        let size = g.size().max(1);
         let space = space_qual(g.space);
+        if g.linkage == Linkage::Extern {
+            // The dynamic shared array: its size is the launch's, as llc declares it.
+            let _ = writeln!(
+                out,
+                ".extern {space} .align {} .b8 {}[];",
+                g.align.max(1),
+                mangle(&g.name)
+            );
+            continue;
+        }
+        let size = g.size().max(1);
+        let visible = if g.linkage == Linkage::Visible {
+            ".visible "
+        } else {
+            ""
+        };
         let _ = write!(
             out,
-            "{space} .align {} .b8 {}[{size}]",
+            "{visible}{space} .align {} .b8 {}[{size}]",
             g.align.max(1),
             mangle(&g.name)
         );
-        if let (Some(init), false) = (&g.init, g.space == AddrSpace::Shared) {
+        // PTX zero-fills `.global` and `.const` variables, so an all-zero initializer is
+        // left out (as llc does; for a host-initialised global it would only be noise).
+        let init = g.init.as_ref().filter(|v| v.iter().any(|&b| b != 0));
+        if let (Some(init), false) = (init, g.space == AddrSpace::Shared) {
             out.push_str(" = {");
             let n = g.elem.bytes() as usize;
             let mut first = true;

@@ -19,13 +19,17 @@ pub enum TestKind {
     PrintLoops,
     /// PTX from `gyre_codegen_lite`, also assembled by ptxas when it is found.
     Compile,
-    /// The module as imported from LLVM IR (a `.ll` file), printed in Gyre's text format.
+    /// The module as read (a `.ll` input: what the LLVM importer makes of it), printed
+    /// in the text format.
     Import,
+    /// The module exported as LLVM IR text (`gyre_llvm::export_module`), also checked by
+    /// LLVM 14 `opt -passes=verify` when it is found.
+    Export,
 }
 
 impl TestKind {
     /// Every kind.
-    pub const ALL: [TestKind; 8] = [
+    pub const ALL: [TestKind; 9] = [
         TestKind::Opt,
         TestKind::Uniformity,
         TestKind::PrintCfg,
@@ -34,6 +38,7 @@ impl TestKind {
         TestKind::PrintLoops,
         TestKind::Compile,
         TestKind::Import,
+        TestKind::Export,
     ];
 
     /// The name after `; test:`.
@@ -47,6 +52,7 @@ impl TestKind {
             TestKind::PrintLoops => "print-loops",
             TestKind::Compile => "compile",
             TestKind::Import => "import",
+            TestKind::Export => "export",
         }
     }
 }
@@ -203,6 +209,7 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
             TestKind::PrintPostdomtree,
             TestKind::PrintLoops,
             TestKind::Import,
+            TestKind::Export,
         ];
         match key {
             "test" => {

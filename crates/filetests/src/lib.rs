@@ -89,6 +89,7 @@ pub struct Summary {
 pub struct Runner {
     config: Config,
     ptxas: OnceLock<Option<PathBuf>>,
+    opt: OnceLock<Option<PathBuf>>,
 }
 
 impl Runner {
@@ -97,6 +98,7 @@ impl Runner {
         Runner {
             config,
             ptxas: OnceLock::new(),
+            opt: OnceLock::new(),
         }
     }
 
@@ -106,6 +108,12 @@ impl Runner {
     }
 
     /// ptxas, searched on first use.
+    pub(crate) fn opt(&self) -> Option<&Path> {
+        self.opt
+            .get_or_init(|| gyre_test_tools::find(gyre_test_tools::Tool::Opt))
+            .as_deref()
+    }
+
     pub(crate) fn ptxas(&self) -> Option<&Path> {
         self.ptxas
             .get_or_init(|| gyre_test_tools::find(gyre_test_tools::Tool::Ptxas))
@@ -156,12 +164,11 @@ impl Runner {
             }
             None => (name.to_string(), src.to_string()),
         };
-        // LLVM IR (a `.ll` file, whose `;` comments hold the directives too) is imported;
-        // anything else is Gyre text.
+        // LLVM IR comments are `;` lines too, so a `.ll` file carries the same header.
         let module = if module_name.ends_with(".ll") {
             gyre_llvm::import_module(&module_src).map_err(|e| {
                 FileError::whole(format!(
-                    "the module does not import:\n{}",
+                    "the LLVM module does not import:\n{}",
                     e.render(&module_name)
                 ))
             })?
@@ -222,7 +229,7 @@ impl Runner {
         Ok((outcome, new_text))
     }
 
-    /// Run every `.gir` and `.ll` file under `root` (that passes the filter), in path order.
+    /// Run every `.gir` file under `root` (that passes the filter), in path order.
     pub fn run_tree(&self, root: &Path) -> Summary {
         let mut s = Summary::default();
         for f in collect(root) {

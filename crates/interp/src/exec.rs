@@ -14,7 +14,7 @@ use crate::memory::{self, split_generic, window_base, Access, Fault, Heap, Memor
 use crate::semantics::{self as sem, DivTrap};
 use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
 use cranelift_entity::SecondaryMap;
-use gyre_ir::{AddrSpace, AtomicOp, Module, SpecialReg, Type};
+use gyre_ir::{AddrSpace, AtomicOp, GlobalData, Linkage, Module, SpecialReg, Type};
 
 /// A suspended call frame.
 #[derive(Copy, Clone)]
@@ -104,7 +104,40 @@ pub(crate) fn run(
     let mut gaddr: GlobalAddrs = SecondaryMap::new();
     let mut konst = Heap::new(0);
     let mut shared_proto = Heap::new(0);
+    // Every `extern` shared array of a kernel starts at the launch's dynamic shared
+    // memory, as in CUDA; it is laid out once, on first use.
+    let mut dynamic_shared: Option<u64> = None;
     for (id, g) in m.globals.iter() {
+        if g.linkage == Linkage::Extern {
+            if g.space != AddrSpace::Shared {
+                return Err(bad(format!("extern global @{} is not shared", g.name)));
+            }
+            let base = match dynamic_shared {
+                Some(b) => b,
+                None => {
+                    let n = launch.dynamic_shared_bytes as usize;
+                    // 16 bytes: the most any PTX type needs, as CUDA guarantees.
+                    let align = m
+                        .globals
+                        .values()
+                        .filter(|g| g.linkage == Linkage::Extern)
+                        .map(|g| u64::from(g.align.max(1)))
+                        .max()
+                        .unwrap_or(1)
+                        .max(16);
+                    let b = shared_proto.push(
+                        "dynamic shared memory".to_string(),
+                        vec![0; n],
+                        vec![true; n],
+                        align,
+                    );
+                    dynamic_shared = Some(b);
+                    b
+                }
+            };
+            gaddr[id] = base;
+            continue;
+        }
         let size = g.size() as usize;
         let mut bytes = vec![0u8; size];
         let elem = g.elem.bytes() as usize;
@@ -116,6 +149,9 @@ pub(crate) fn run(
         let align = u64::from(g.align.max(1));
         gaddr[id] = match g.space {
             AddrSpace::Global | AddrSpace::Generic => {
+                if g.externally_initialized && !mem.contains(&g.name) {
+                    return Err(host_input_missing(g));
+                }
                 if let Some(b) = mem.bytes(&g.name) {
                     if b.len() < size {
                         return Err(bad(format!(
@@ -130,6 +166,20 @@ pub(crate) fn run(
                 }
             }
             AddrSpace::Const => {
+                let bytes = if g.externally_initialized {
+                    // The host's contents, copied: const memory is read-only.
+                    let b = mem.bytes(&g.name).ok_or_else(|| host_input_missing(g))?;
+                    if b.len() < size {
+                        return Err(bad(format!(
+                            "buffer {} has {} bytes, global needs {size}",
+                            g.name,
+                            b.len()
+                        )));
+                    }
+                    b[..size].to_vec()
+                } else {
+                    bytes
+                };
                 let b = konst.push(g.name.clone(), bytes, vec![false; size], align);
                 konst.allocs.last_mut().expect("just pushed").read_only = true;
                 b
@@ -195,6 +245,19 @@ pub(crate) fn run(
     let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv, &byval);
     mem.set_shadows(false);
     res
+}
+
+/// The error for an `externally_initialized` global the caller gave no contents for:
+/// the host writes it before the launch, so zeros (or the compiled-in initializer) would
+/// silently stand for data the kernel never sees.
+fn host_input_missing(g: &GlobalData) -> ExecError {
+    ExecError::BadLaunch {
+        reason: format!(
+            "global @{0} is externally_initialized (the host writes it before the launch): \
+             give its contents as a buffer named {0} (`gyre run --global {0}=...`)",
+            g.name
+        ),
+    }
 }
 
 fn run_grid(

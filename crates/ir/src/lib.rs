@@ -32,7 +32,7 @@ pub use instructions::{
     Opcode, SpecialReg, ValueList, ValueListPool,
 };
 pub use layout::Layout;
-pub use module::{GlobalData, Module};
+pub use module::{GlobalData, Linkage, Module};
 pub use parser::{parse_function, parse_module, ParseError, ParseErrors};
 pub use types::{AddrSpace, Type};
 pub use write::{write_function, write_module, DisplayFunction};

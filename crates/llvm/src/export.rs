@@ -23,8 +23,8 @@
 use crate::import::{f32_bits_to_f64_bits, trunc_bits};
 use core::fmt::Write;
 use gyre_ir::{
-    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Module, Opcode, SecondaryMap,
-    Type, Value, ValueDef,
+    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Linkage, Module, Opcode,
+    SecondaryMap, Type, Value, ValueDef,
 };
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -236,10 +236,25 @@ impl Exporter<'_> {
         } else {
             format!("addrspace({n}) ")
         };
-        let kind = if g.space == AddrSpace::Const {
+        // Contents the host may write are not a `constant` for LLVM.
+        let kind = if g.space == AddrSpace::Const && !g.externally_initialized {
             "constant"
         } else {
             "global"
+        };
+        let (linkage, ext_init) = match g.linkage {
+            Linkage::Internal => ("internal ", ""),
+            Linkage::Visible if g.externally_initialized => ("", "externally_initialized "),
+            Linkage::Visible => ("", ""),
+            Linkage::Extern => {
+                let _ = writeln!(
+                    self.out,
+                    "{} = external {space}global {arr}, align {}",
+                    global_name(&g.name),
+                    g.align.max(1)
+                );
+                return;
+            }
         };
         let init = match &g.init {
             None if g.space == AddrSpace::Shared => "undef".to_string(),
@@ -262,7 +277,7 @@ impl Exporter<'_> {
         };
         let _ = writeln!(
             self.out,
-            "{} = internal {space}{kind} {arr} {init}, align {}",
+            "{} = {linkage}{space}{ext_init}{kind} {arr} {init}, align {}",
             global_name(&g.name),
             g.align.max(1)
         );

@@ -14,7 +14,7 @@ use crate::instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     Opcode, SpecialReg, ValueList,
 };
-use crate::module::GlobalData;
+use crate::module::{GlobalData, Linkage};
 use crate::types::{AddrSpace, Type};
 use cranelift_entity::EntityRef;
 use rustc_hash::FxHashMap;
@@ -665,7 +665,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `global @name: space [count x type] align A [= [lit, ...]]`
+    /// `global @name: space [count x type] align A [visible|extern]
+    /// [externally_initialized] [= [lit, ...]]`
     fn global(&mut self) -> PResult<(GlobalData, u32)> {
         self.advance();
         let (name, pos) = self.name()?;
@@ -683,6 +684,22 @@ impl<'a> Parser<'a> {
         self.expect(Tok::RBracket, "`]`")?;
         self.expect_word("align")?;
         let align = self.u32_lit("an alignment")?;
+        let mut linkage = Linkage::Internal;
+        if self.tok.kind == Tok::Ident {
+            linkage = match self.tok.text {
+                "visible" => Linkage::Visible,
+                "extern" => Linkage::Extern,
+                _ => Linkage::Internal,
+            };
+            if linkage != Linkage::Internal {
+                self.advance();
+            }
+        }
+        let externally_initialized =
+            self.tok.kind == Tok::Ident && self.tok.text == "externally_initialized";
+        if externally_initialized {
+            self.advance();
+        }
         let mut init = None;
         if self.tok.kind == Tok::Equals {
             self.advance();
@@ -717,6 +734,8 @@ impl<'a> Parser<'a> {
             count,
             align,
             init,
+            linkage,
+            externally_initialized,
         };
         Ok((g, pos))
     }

@@ -105,7 +105,11 @@
 //!   [`GlobalInitLength`] each fitting the element width [`GlobalInitValue`]; shared
 //!   globals have no initializer [`SharedGlobalInit`], and neither do pointer-typed
 //!   globals, whose addresses are not known at compile time [`PointerGlobalInit`].
-//!   Any element type, pointers included, is allowed.
+//!   Any element type, pointers included, is allowed. Linkage [`GlobalLinkage`]: an
+//!   `externally_initialized` global is `visible` and in global or const space (the host
+//!   writes it by name); a `visible` global is not shared (shared memory is per CTA and
+//!   has no host symbol); an `extern` global is the dynamic shared array: shared, no
+//!   elements, no initializer.
 //!
 //! # Not checked (yet)
 //! - Convergence rules (e.g. a barrier under divergent control flow): that needs the
@@ -184,6 +188,7 @@
 //! [`GlobalInitValue`]: VerifierErrorKind::GlobalInitValue
 //! [`SharedGlobalInit`]: VerifierErrorKind::SharedGlobalInit
 //! [`PointerGlobalInit`]: VerifierErrorKind::PointerGlobalInit
+//! [`GlobalLinkage`]: VerifierErrorKind::GlobalLinkage
 //!
 //! # Cost
 //! Linear in the size of the function, plus the dominator computation (Cooper–Harvey–
@@ -198,7 +203,7 @@ use crate::dfg::ValueDef;
 use crate::entities::{Block, GlobalId, Inst, Slot, Value};
 use crate::function::{FuncKind, Function};
 use crate::instructions::{BlockCall, InstructionData};
-use crate::module::Module;
+use crate::module::{Linkage, Module};
 use crate::types::{AddrSpace, Type};
 use core::fmt;
 use core::fmt::Write as _;
@@ -379,6 +384,9 @@ pub enum VerifierErrorKind {
     SharedGlobalInit,
     /// A pointer-typed global with an initializer.
     PointerGlobalInit,
+    /// A linkage or `externally_initialized` flag the global's space or shape does not
+    /// allow.
+    GlobalLinkage,
 }
 
 /// One broken invariant.
@@ -581,6 +589,29 @@ impl Verifier {
                         "global @{} has alignment {}, not a power of two",
                         g.name, g.align
                     ),
+                );
+            }
+            let linkage_error = if g.externally_initialized
+                && (g.linkage != Linkage::Visible || g.space == AddrSpace::Shared)
+            {
+                Some(
+                    "is externally_initialized, so it must be visible and in global or const space",
+                )
+            } else if g.linkage == Linkage::Visible && g.space == AddrSpace::Shared {
+                Some("is visible but shared: shared memory has no host-visible symbol")
+            } else if g.linkage == Linkage::Extern
+                && (g.space != AddrSpace::Shared || g.count != 0 || g.init.is_some())
+            {
+                Some("is extern, which only the dynamic shared array (shared, no elements, no initializer) may be")
+            } else {
+                None
+            };
+            if let Some(why) = linkage_error {
+                err(
+                    &mut self.errors,
+                    loc.clone(),
+                    VerifierErrorKind::GlobalLinkage,
+                    format!("global @{} {why}", g.name),
                 );
             }
             let Some(init) = &g.init else { continue };

@@ -16,7 +16,7 @@ use crate::lexer::{lex, Tok};
 use crate::types::{LType, TyId, Types};
 use crate::ImportErrors;
 use gyre_ir::{
-    AddrSpace, FuncId, FuncKind, Function, GlobalData, GlobalId, Module, Signature, Type,
+    AddrSpace, FuncId, FuncKind, Function, GlobalData, GlobalId, Linkage, Module, Signature, Type,
 };
 use parse::{
     is_type_start, parse_const, parse_opt_addrspace, parse_type, skip_param_attrs, CVal, Cur,
@@ -464,6 +464,8 @@ impl ModState {
         c.expect_punct(b'=')?;
         let mut space = 0u32;
         let mut external = false;
+        let mut internal = false;
+        let mut externally_initialized = false;
         let is_const;
         loop {
             match c.peek() {
@@ -483,6 +485,14 @@ impl ModState {
                     "thread_local" => return Err(c.unsup("thread_local global")),
                     "external" | "extern_weak" => {
                         external = true;
+                        c.bump();
+                    }
+                    "internal" | "private" => {
+                        internal = true;
+                        c.bump();
+                    }
+                    "externally_initialized" => {
+                        externally_initialized = true;
                         c.bump();
                     }
                     _ => {
@@ -577,6 +587,28 @@ impl ModState {
         } else {
             init
         };
+        // Linkage. Shared memory is per CTA and has no host symbol: a declared-only
+        // shared array of no elements is the dynamic shared memory (`extern __shared__`),
+        // any other shared global is module-private. Elsewhere a symbol LLVM does not
+        // keep private is visible to the host; one only declared here (`external`,
+        // `extern_weak`) has contents that come from outside, like an
+        // `externally_initialized` one.
+        let (linkage, externally_initialized) = if gspace == AddrSpace::Shared {
+            if external {
+                if count != 0 {
+                    return Err(c.unsup_at(name_tok, "external shared global with a size"));
+                }
+                (Linkage::Extern, false)
+            } else {
+                (Linkage::Internal, false)
+            }
+        } else if internal && !externally_initialized {
+            (Linkage::Internal, false)
+        } else {
+            // (`internal externally_initialized` keeps the flag: that the contents may
+            // change before launch matters more than the symbol's visibility.)
+            (Linkage::Visible, externally_initialized || external)
+        };
         let id = self.module.globals.push(GlobalData {
             name: name.clone(),
             space: gspace,
@@ -584,6 +616,8 @@ impl ModState {
             count,
             align: align.unwrap_or(abi as u32).max(1),
             init,
+            linkage,
+            externally_initialized,
         });
         self.globals.insert(
             name.clone(),
