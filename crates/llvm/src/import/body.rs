@@ -269,8 +269,10 @@ impl<'a> Lower<'a> {
         if let Some(&t) = next.next() {
             // The hidden out-pointer of an aggregate return.
             let v = self.f.dfg.append_block_param(self.entry, t);
-            let rt = self.st.funcs[&self.f.name].ret;
-            self.agg_ret = Some((rt, v));
+            // The header registered the function under its name (no panic if not).
+            if let Some(fi) = self.st.funcs.get(&self.f.name) {
+                self.agg_ret = Some((fi.ret, v));
+            }
         }
         let mut cur: Option<Block> = None;
         let mut started = false;
@@ -2202,7 +2204,12 @@ impl<'a> Lower<'a> {
                     return Err(self.unsup(ci, format!("call to kernel @{callee}")));
                 }
                 // `byval`: the callee gets a pointer to a fresh copy, made here.
-                let byval = self.st.funcs[&callee].byval.clone();
+                let byval = self
+                    .st
+                    .funcs
+                    .get(&callee)
+                    .map(|fi| fi.byval.clone())
+                    .unwrap_or_default();
                 for (k, bt) in byval.iter().enumerate() {
                     let (Some(bt), Some(&(pos, 1))) = (bt, arg_pos.get(k)) else {
                         continue;
