@@ -408,3 +408,109 @@ define void @k(i32 addrspace(1)* %o, i32 %x, i32 %y) {{
     );
     assert_eq!(run_i32(&src, "byval-align", 1, &[5, 12]), vec![7]);
 }
+
+/// The corpus's byval kernel (cuda-samples Mandelbrot, a `uchar4` colour passed by
+/// value): Gyre's PTX keeps llc's parameter layout, so the same parameter buffer
+/// launches both, and in ptx-sim both write what the interpreter writes.
+#[test]
+fn mandelbrot_byval_kernel_matches_llc_in_ptx_sim() {
+    const FILE: &str = "/work/shared/corpus/cuda/cudasamples__Mandelbrot_Mandelbrot0_float.ll";
+    const K: &str = "_Z11Mandelbrot0IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib";
+    let Ok(src) = std::fs::read_to_string(FILE) else {
+        println!("skipped: {FILE} not found");
+        return;
+    };
+    let m = import_ok(&src);
+    let (w, h) = (8u32, 8u32);
+    let n = (w * h) as usize;
+    let colors = vec![10u8, 20, 30, 40];
+    let (x_off, y_off, scale) = (-1.0f32, -1.0f32, 0.25f32);
+    // The interpreter.
+    let mut mem = Memory::new();
+    mem.alloc_zeroed("dst", n * 4);
+    let args = vec![
+        Arg::buffer("dst"),
+        Arg::Int(u64::from(w)),
+        Arg::Int(u64::from(h)),
+        Arg::Int(64),
+        Arg::F32(x_off),
+        Arg::F32(y_off),
+        Arg::F32(0.0),
+        Arg::F32(0.0),
+        Arg::F32(scale),
+        Arg::Bytes(colors.clone()),
+        Arg::Int(0),
+        Arg::Int(0),
+        Arg::Int(1),
+        Arg::Int(1),
+        Arg::Int(0),
+    ];
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [w, h, 1],
+        ..Launch::linear(1, 1, args)
+    };
+    run_kernel(&m, K, &launch, &mut mem).expect("interpreter runs");
+    let want = mem.bytes("dst").unwrap().to_vec();
+    assert!(want.iter().any(|&b| b != 0), "the kernel writes colours");
+    // ptx-sim on Gyre's PTX and on llc's, with one parameter list.
+    let ptx_of = |text: String, who: &str| {
+        gyre_ptx_sim::parse(&text).unwrap_or_else(|e| panic!("{who}'s PTX: {e}"))
+    };
+    let mut sims = vec![(
+        "gyre",
+        ptx_of(
+            gyre_codegen_lite::compile_module(
+                &m,
+                &gyre_codegen_lite::CodegenOptions {
+                    sm: gyre_codegen_lite::Sm::Sm70,
+                },
+            )
+            .expect("compiles"),
+            "gyre",
+        ),
+        gyre_codegen_lite::mangle(K),
+    )];
+    if let Some(llc) = gyre_test_tools::require(Tool::Llc, "mandelbrot_byval_kernel_matches_llc") {
+        let out = Command::new(llc)
+            .args(["-march=nvptx64", "-mcpu=sm_70", FILE, "-o", "-"])
+            .output()
+            .expect("llc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("PTX is text");
+        sims.push(("llc", ptx_of(text, "llc"), K.to_string()));
+    }
+    for (who, sim, name) in sims {
+        use gyre_ptx_sim::ParamValue as P;
+        let mut smem = gyre_ptx_sim::Memory::new();
+        let dst = smem.alloc(n * 4, 256);
+        let params = vec![
+            P::U64(dst),
+            P::U32(w),
+            P::U32(h),
+            P::U32(64),
+            P::F32(x_off),
+            P::F32(y_off),
+            P::F32(0.0),
+            P::F32(0.0),
+            P::F32(scale),
+            P::Bytes(colors.clone()),
+            P::U32(0),
+            P::U32(0),
+            P::U32(1),
+            P::U32(1),
+            P::U8(0),
+        ];
+        let l = gyre_ptx_sim::Launch {
+            grid: [1, 1, 1],
+            block: [w, h, 1],
+        };
+        gyre_ptx_sim::run_kernel(&sim, &name, &l, &params, &mut smem)
+            .unwrap_or_else(|e| panic!("{who}'s PTX in ptx-sim: {e}"));
+        assert_eq!(smem.read_bytes(dst, n * 4).unwrap(), want, "{who}'s PTX");
+    }
+}
