@@ -414,66 +414,91 @@ define void @k(i32 addrspace(1)* %o, i32 %x, i32 %y) {{
 /// launches both, and in ptx-sim both write what the interpreter writes.
 #[test]
 fn mandelbrot_byval_kernel_matches_llc_in_ptx_sim() {
-    const FILE: &str = "/work/shared/corpus/cuda/cudasamples__Mandelbrot_Mandelbrot0_float.ll";
-    const K: &str = "_Z11Mandelbrot0IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib";
-    let Ok(src) = std::fs::read_to_string(FILE) else {
-        println!("skipped: {FILE} not found");
-        return;
+    use gyre_ptx_sim::ParamValue as P;
+    let (w, h) = (8u32, 8u32);
+    let int = |v: u32| Param::Val(Arg::Int(u64::from(v)), P::U32(v));
+    let float = |v: f32| Param::Val(Arg::F32(v), P::F32(v));
+    let colors = vec![10u8, 20, 30, 40];
+    let out = corpus_kernel_agrees(
+        "/work/shared/corpus/cuda/cudasamples__Mandelbrot_Mandelbrot0_float.ll",
+        "_Z11Mandelbrot0IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib",
+        [w, h, 1],
+        vec![
+            Param::Buf(vec![0; (w * h * 4) as usize]),
+            int(w),
+            int(h),
+            int(64),
+            float(-1.0),
+            float(-1.0),
+            float(0.0),
+            float(0.0),
+            float(0.25),
+            Param::Val(Arg::Bytes(colors.clone()), P::Bytes(colors)),
+            int(0),
+            int(0),
+            int(1),
+            int(1),
+            Param::Val(Arg::Int(0), P::U8(0)),
+        ],
+    );
+    if let Some(out) = out {
+        assert!(out[0].iter().any(|&b| b != 0), "the kernel writes colours");
+    }
+}
+
+/// A kernel parameter for [`corpus_kernel_agrees`]: a buffer (its initial bytes) or a
+/// scalar given to the interpreter and to ptx-sim.
+enum Param {
+    Buf(Vec<u8>),
+    Val(Arg, gyre_ptx_sim::ParamValue),
+}
+
+/// Run kernel `k` of corpus file `file` on one CTA of `block` threads in the
+/// interpreter, and in ptx-sim from Gyre's PTX and from llc's (one parameter list for
+/// both: the same ABI); every buffer must end equal. Returns the interpreter's
+/// buffers (`None` when the corpus is missing).
+fn corpus_kernel_agrees(
+    file: &str,
+    k: &str,
+    block: [u32; 3],
+    params: Vec<Param>,
+) -> Option<Vec<Vec<u8>>> {
+    let Ok(src) = std::fs::read_to_string(file) else {
+        println!("skipped: {file} not found");
+        return None;
     };
     let m = import_ok(&src);
-    let (w, h) = (8u32, 8u32);
-    let n = (w * h) as usize;
-    let colors = vec![10u8, 20, 30, 40];
-    let (x_off, y_off, scale) = (-1.0f32, -1.0f32, 0.25f32);
-    // The interpreter.
     let mut mem = Memory::new();
-    mem.alloc_zeroed("dst", n * 4);
-    let args = vec![
-        Arg::buffer("dst"),
-        Arg::Int(u64::from(w)),
-        Arg::Int(u64::from(h)),
-        Arg::Int(64),
-        Arg::F32(x_off),
-        Arg::F32(y_off),
-        Arg::F32(0.0),
-        Arg::F32(0.0),
-        Arg::F32(scale),
-        Arg::Bytes(colors.clone()),
-        Arg::Int(0),
-        Arg::Int(0),
-        Arg::Int(1),
-        Arg::Int(1),
-        Arg::Int(0),
-    ];
+    let mut args = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        match p {
+            Param::Buf(b) => {
+                mem.alloc_buffer(&format!("b{i}"), b.clone());
+                args.push(Arg::buffer(&format!("b{i}")));
+            }
+            Param::Val(a, _) => args.push(a.clone()),
+        }
+    }
     let launch = Launch {
         grid: [1, 1, 1],
-        block: [w, h, 1],
+        block,
         ..Launch::linear(1, 1, args)
     };
-    run_kernel(&m, K, &launch, &mut mem).expect("interpreter runs");
-    let want = mem.bytes("dst").unwrap().to_vec();
-    assert!(want.iter().any(|&b| b != 0), "the kernel writes colours");
-    // ptx-sim on Gyre's PTX and on llc's, with one parameter list.
-    let ptx_of = |text: String, who: &str| {
-        gyre_ptx_sim::parse(&text).unwrap_or_else(|e| panic!("{who}'s PTX: {e}"))
-    };
+    run_kernel(&m, k, &launch, &mut mem).expect("interpreter runs");
     let mut sims = vec![(
-        "gyre",
-        ptx_of(
-            gyre_codegen_lite::compile_module(
-                &m,
-                &gyre_codegen_lite::CodegenOptions {
-                    sm: gyre_codegen_lite::Sm::Sm70,
-                },
-            )
-            .expect("compiles"),
-            "gyre",
-        ),
-        gyre_codegen_lite::mangle(K),
+        "gyre".to_string(),
+        gyre_codegen_lite::compile_module(
+            &m,
+            &gyre_codegen_lite::CodegenOptions {
+                sm: gyre_codegen_lite::Sm::Sm70,
+            },
+        )
+        .expect("compiles"),
+        gyre_codegen_lite::mangle(k),
     )];
-    if let Some(llc) = gyre_test_tools::require(Tool::Llc, "mandelbrot_byval_kernel_matches_llc") {
+    if let Some(llc) = gyre_test_tools::require(Tool::Llc, "corpus_kernel_agrees") {
         let out = Command::new(llc)
-            .args(["-march=nvptx64", "-mcpu=sm_70", FILE, "-o", "-"])
+            .args(["-march=nvptx64", "-mcpu=sm_70", file, "-o", "-"])
             .output()
             .expect("llc runs");
         assert!(
@@ -482,35 +507,76 @@ fn mandelbrot_byval_kernel_matches_llc_in_ptx_sim() {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8(out.stdout).expect("PTX is text");
-        sims.push(("llc", ptx_of(text, "llc"), K.to_string()));
+        sims.push(("llc".to_string(), text, k.to_string()));
     }
-    for (who, sim, name) in sims {
-        use gyre_ptx_sim::ParamValue as P;
+    for (who, text, name) in sims {
+        let sim = gyre_ptx_sim::parse(&text).unwrap_or_else(|e| panic!("{who}'s PTX: {e}"));
         let mut smem = gyre_ptx_sim::Memory::new();
-        let dst = smem.alloc(n * 4, 256);
-        let params = vec![
-            P::U64(dst),
-            P::U32(w),
-            P::U32(h),
-            P::U32(64),
-            P::F32(x_off),
-            P::F32(y_off),
-            P::F32(0.0),
-            P::F32(0.0),
-            P::F32(scale),
-            P::Bytes(colors.clone()),
-            P::U32(0),
-            P::U32(0),
-            P::U32(1),
-            P::U32(1),
-            P::U8(0),
-        ];
+        let mut pv = Vec::new();
+        let mut bufs = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            match p {
+                Param::Buf(b) => {
+                    let a = smem.alloc(b.len().max(1), 256);
+                    smem.write_bytes(a, b).unwrap();
+                    bufs.push((i, a, b.len()));
+                    pv.push(gyre_ptx_sim::ParamValue::U64(a));
+                }
+                Param::Val(_, v) => pv.push(v.clone()),
+            }
+        }
         let l = gyre_ptx_sim::Launch {
             grid: [1, 1, 1],
-            block: [w, h, 1],
+            block,
         };
-        gyre_ptx_sim::run_kernel(&sim, &name, &l, &params, &mut smem)
+        gyre_ptx_sim::run_kernel(&sim, &name, &l, &pv, &mut smem)
             .unwrap_or_else(|e| panic!("{who}'s PTX in ptx-sim: {e}"));
-        assert_eq!(smem.read_bytes(dst, n * 4).unwrap(), want, "{who}'s PTX");
+        for (i, a, len) in bufs {
+            let want = mem.bytes(&format!("b{i}")).unwrap();
+            assert_eq!(
+                smem.read_bytes(a, len).unwrap(),
+                want,
+                "{who}'s PTX, buffer {i}"
+            );
+        }
+    }
+    let bufs = params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p, Param::Buf(_)))
+        .map(|(i, _)| mem.bytes(&format!("b{i}")).unwrap().to_vec())
+        .collect();
+    Some(bufs)
+}
+
+/// cuda-samples alignedTypes (RGBA32): a 16-byte struct copied with `llvm.memcpy`
+/// (two 8-byte accesses after import) agrees with llc.
+#[test]
+fn aligned_types_memcpy_kernel_matches_llc_in_ptx_sim() {
+    use gyre_ptx_sim::ParamValue as P;
+    let n = 40usize;
+    let input: Vec<u8> = (0..n * 16).map(|i| (i * 7 + 3) as u8).collect();
+    let out = corpus_kernel_agrees(
+        "/work/shared/corpus/cuda/cudasamples__alignedTypes_testKernel_RGBA32.ll",
+        "_Z10testKernelI6RGBA32EvPT_S2_i",
+        [32, 1, 1],
+        vec![
+            Param::Buf(vec![0; n * 16]),
+            Param::Buf(input),
+            Param::Val(Arg::Int(n as u64 - 3), P::U32(n as u32 - 3)),
+        ],
+    );
+    // The first n - 3 elements are copied, the rest stay zero.
+    if let Some(out) = out {
+        let want: Vec<u8> = (0..n * 16)
+            .map(|i| {
+                if i < (n - 3) * 16 {
+                    (i * 7 + 3) as u8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        assert_eq!(out[0], want);
     }
 }
