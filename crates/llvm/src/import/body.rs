@@ -272,8 +272,10 @@ impl<'a> Lower<'a> {
         if let Some(&t) = next.next() {
             // The hidden out-pointer of an aggregate return.
             let v = self.f.dfg.append_block_param(self.entry, t);
-            let rt = self.st.funcs[&self.f.name].ret;
-            self.agg_ret = Some((rt, v));
+            // The header registered the function under its name (no panic if not).
+            if let Some(fi) = self.st.funcs.get(&self.f.name) {
+                self.agg_ret = Some((fi.ret, v));
+            }
         }
         let mut cur: Option<Block> = None;
         let mut started = false;
@@ -2196,7 +2198,8 @@ impl<'a> Lower<'a> {
                             self.no_odd(ty, ai)?;
                             let v = self.use_operand(&op, ty, vi)?;
                             args.push((ty, v, vi));
-                            self.call_aligns.push(attrs.align.unwrap_or(1));
+                            // 0: no `align` attribute.
+                            self.call_aligns.push(attrs.align.unwrap_or(0));
                         }
                         Err(_) if is_dropped_intrinsic(&callee) => {}
                         Err(m) => match self.agg_leaves(ty, ai) {
@@ -2256,7 +2259,12 @@ impl<'a> Lower<'a> {
                     return Err(self.unsup(ci, format!("call to kernel @{callee}")));
                 }
                 // `byval`: the callee gets a pointer to a fresh copy, made here.
-                let byval = self.st.funcs[&callee].byval.clone();
+                let byval = self
+                    .st
+                    .funcs
+                    .get(&callee)
+                    .map(|fi| fi.byval.clone())
+                    .unwrap_or_default();
                 for (k, bt) in byval.iter().enumerate() {
                     let (Some(bt), Some(&(pos, 1))) = (bt, arg_pos.get(k)) else {
                         continue;
@@ -2268,7 +2276,14 @@ impl<'a> Lower<'a> {
                         .types
                         .size_align(*bt)
                         .map_err(|m| self.unsup(args[pos].2, m))?;
-                    let align = talign.max(self.call_aligns[pos]).min(1 << 16);
+                    // `align` on a byval argument is the known alignment of the source
+                    // (LLVM); without it, the type's.
+                    let src_align = match self.call_aligns[pos] {
+                        0 => talign,
+                        a => a,
+                    }
+                    .clamp(1, 1 << 16);
+                    let align = talign.max(src_align).min(1 << 16);
                     let size32 = u32::try_from(size)
                         .map_err(|_| self.unsup(args[pos].2, "byval argument too large"))?;
                     let slot = self.f.slots.push(SlotData {
@@ -2277,8 +2292,10 @@ impl<'a> Lower<'a> {
                     });
                     let local = Type::Ptr(AddrSpace::Local);
                     let mut dst = self.emit(None, InstructionData::SlotAddr { slot }, local);
-                    let pieces = self.type_pieces(*bt);
-                    self.copy_bytes(b, dst, src, size, align, false, pieces, args[pos].2)?;
+                    let pieces = self
+                        .type_pieces(*bt)
+                        .filter(|ps| ps.iter().all(|&(_, s)| s <= src_align));
+                    self.copy_bytes(b, dst, src, size, src_align, false, pieces, args[pos].2)?;
                     if pt != local {
                         if pt != Type::Ptr(AddrSpace::Generic) {
                             return Err(
@@ -2764,7 +2781,7 @@ impl<'a> Lower<'a> {
             return Err(self.perr(at, format!("@{callee}: isvolatile must be a constant")));
         };
         let volatile = vol & 1 != 0;
-        let dalign = self.call_aligns.first().copied().unwrap_or(1);
+        let dalign = self.call_aligns.first().copied().unwrap_or(1).max(1);
         if r.starts_with("memset.") {
             let v = args[1];
             if self.f.dfg.value_type(v) != Type::I8 {
@@ -2807,7 +2824,7 @@ impl<'a> Lower<'a> {
         if !self.f.dfg.value_type(args[1]).is_ptr() {
             return Err(self.perr(at, format!("unexpected signature for @{callee}")));
         }
-        let salign = self.call_aligns.get(1).copied().unwrap_or(1);
+        let salign = self.call_aligns.get(1).copied().unwrap_or(1).max(1);
         self.copy_bytes(
             b,
             args[0],
