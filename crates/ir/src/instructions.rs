@@ -126,8 +126,9 @@ opcodes! {
     SinApprox = "sin_approx",
     /// `cos(x)`, like `sin_approx` (PTX `cos.approx.f32`); `f32` only.
     CosApprox = "cos_approx",
-    /// `1/sqrt(x)`, exactly rounded in the IR (PTX `rsqrt.approx`: max relative error
-    /// 2^-22.9 for `f32`, 2^-50-ish for `f64` on hardware); `f32` or `f64`.
+    /// `1/sqrt(x)`, exactly rounded in the IR for `f32` and within 1 ulp for `f64` (PTX
+    /// `rsqrt.approx`: max relative error about 2^-22.9 for `f32` on hardware); `f32` or
+    /// `f64`.
     RsqrtApprox = "rsqrt_approx",
     /// `a/b`, exactly rounded in the IR (PTX `div.full.f32`: max 2 ulp over the full
     /// range on hardware); `f32` only.
