@@ -49,7 +49,7 @@ fn vector_constant() {
 fn inline_asm() {
     assert_unsupported(
         "define void @f() {\n  call void asm sideeffect \"nop\", \"\"()\n  ret void\n}\n",
-        "t.ll:2:13: unsupported: inline asm",
+        "t.ll:2:13: unsupported: inline asm \"nop\"",
     );
 }
 

@@ -2134,6 +2134,114 @@ impl<'a> Lower<'a> {
 
     // ---- calls ------------------------------------------------------------------------
 
+    /// `call T asm [sideeffect] "TEXT", "CONSTRAINTS"(args)`: inline PTX has no Gyre
+    /// meaning in general, but CUDA's headers use a few one-instruction idioms that read a
+    /// special register; those become the same IR as the register read, anything else is
+    /// `unsupported: inline asm "TEXT"`.
+    fn inline_asm(&mut self, b: Block, ret: TyId, ci: usize) -> PResult<Option<Value>> {
+        self.c.bump();
+        while let Tok::Word(w) = self.c.peek() {
+            if !matches!(
+                w.as_str(),
+                "sideeffect" | "alignstack" | "inteldialect" | "unwind"
+            ) {
+                break;
+            }
+            self.c.bump();
+        }
+        let Tok::Str(text) = self.c.peek().clone() else {
+            return Err(self.c.expected("the inline asm text"));
+        };
+        self.c.bump();
+        self.c.expect_punct(b',')?;
+        let Tok::Str(_) = self.c.peek() else {
+            return Err(self.c.expected("the inline asm constraints"));
+        };
+        self.c.bump();
+        let text = String::from_utf8_lossy(&text).into_owned();
+        // `{ mov.u32 $0, %laneid; }` and `mov.u32 $0, %laneid;` are the same idiom.
+        let norm: String = text
+            .replace(['{', '}', '\n', '\t'], " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let unsup = |l: &Self| l.unsup(ci, format!("inline asm \"{}\"", norm));
+        let reg = norm
+            .strip_prefix("mov.u32 $0, %")
+            .and_then(|r| r.strip_suffix(';'))
+            .map(str::trim);
+        let returns_i32 = self.st.types.scalar(ret) == Ok(Type::I32);
+        // No operands: `()`.
+        if !(self.c.eat_punct(b'(') && self.c.eat_punct(b')') && returns_i32) {
+            return Err(unsup(self));
+        }
+        let lane = |l: &mut Self| {
+            l.emit(
+                Some(b),
+                InstructionData::Sreg {
+                    reg: SpecialReg::LaneId,
+                },
+                Type::I32,
+            )
+        };
+        let bin = |l: &mut Self, opcode: Opcode, a: Value, c: Value| {
+            l.emit(
+                Some(b),
+                InstructionData::Binary {
+                    opcode,
+                    args: [a, c],
+                    flags: gyre_ir::IntFlags::NONE,
+                },
+                Type::I32,
+            )
+        };
+        // %lanemask_lt = (1 << lane) - 1, _le = (2 << lane) - 1 (wraps to all ones at lane
+        // 31), _eq = 1 << lane, and _ge / _gt their complements.
+        let v = match reg {
+            Some("laneid") => lane(self),
+            Some(
+                m @ ("lanemask_lt" | "lanemask_le" | "lanemask_eq" | "lanemask_ge" | "lanemask_gt"),
+            ) => {
+                let l = lane(self);
+                let base = if matches!(m, "lanemask_le" | "lanemask_gt") {
+                    2
+                } else {
+                    1
+                };
+                let base = self.iconst(Type::I32, base);
+                let one = self.iconst(Type::I32, 1);
+                let bit = bin(self, Opcode::Shl, base, l);
+                if m == "lanemask_eq" {
+                    bit
+                } else {
+                    let below = bin(self, Opcode::Isub, bit, one);
+                    if matches!(m, "lanemask_lt" | "lanemask_le") {
+                        below
+                    } else {
+                        let ones = self.iconst(Type::I32, u64::from(u32::MAX));
+                        bin(self, Opcode::Xor, below, ones)
+                    }
+                }
+            }
+            _ => return Err(unsup(self)),
+        };
+        // Attributes after the call (`#3`); metadata attachments are the caller's.
+        let line = self.c.at(self.c.i - 1).line;
+        loop {
+            let t = self.c.tok();
+            if t.line != line {
+                break;
+            }
+            match &t.tok {
+                Tok::Word(_) | Tok::AttrRef(_) => {
+                    self.c.bump();
+                }
+                _ => break,
+            }
+        }
+        Ok(Some(v))
+    }
+
     fn call(&mut self, b: Block, op_i: usize) -> PResult<Option<Value>> {
         self.skip_fmf();
         // Calling convention and return attributes.
@@ -2161,7 +2269,7 @@ impl<'a> Lower<'a> {
         let callee = match self.c.peek() {
             Tok::Global(n) => n.clone(),
             Tok::Local(_) => return Err(self.unsup(ci, "indirect call")),
-            Tok::Word(w) if w == "asm" => return Err(self.unsup(ci, "inline asm")),
+            Tok::Word(w) if w == "asm" => return self.inline_asm(b, ret, ci),
             _ => return Err(self.unsup(ci, "call through a constant expression")),
         };
         self.c.bump();
