@@ -579,6 +579,8 @@ pub(crate) struct ModuleData {
     pub func_index: FxHashMap<String, u32>,
     pub globals: Vec<GlobalVar>,
     pub consts: Vec<u8>,
+    /// Module-scope `.const` variables: name -> (offset in `consts`, size).
+    pub const_vars: FxHashMap<String, (u64, u64)>,
     pub shared_size: u64,
     /// Offset of dynamic shared memory (after static shared variables).
     pub dyn_shared_base: u64,

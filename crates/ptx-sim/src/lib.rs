@@ -165,6 +165,27 @@ impl Module {
             .then(|| f.params.iter().map(|p| p.size as usize).collect())
     }
 
+    /// Overwrite the contents of module-scope `.const` variable `name`, as the host does
+    /// with `cudaMemcpyToSymbol` before a launch (`bytes` may be shorter than the
+    /// variable; the rest keeps its initializer). Fails if there is no such variable or
+    /// `bytes` is longer than it.
+    pub fn set_const(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        let &(off, size) = self
+            .data
+            .const_vars
+            .get(name)
+            .ok_or_else(|| format!("no .const variable '{name}'"))?;
+        if bytes.len() as u64 > size {
+            return Err(format!(
+                ".const variable '{name}' has {size} bytes, not {}",
+                bytes.len()
+            ));
+        }
+        let off = off as usize;
+        self.data.consts[off..off + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+
     /// Number of decoded instructions of function `name`, if it exists.
     pub fn instruction_count(&self, name: &str) -> Option<usize> {
         self.data

@@ -298,6 +298,13 @@ impl Parser {
                         };
                         let v = self.var_decl()?;
                         let named = self.define_static_var(space, is_extern, &v)?;
+                        if let Named::Sym {
+                            sym: Sym::Const(off),
+                            size,
+                        } = named
+                        {
+                            self.m.const_vars.insert(v.name.clone(), (off, size));
+                        }
                         if self.module_syms.insert(v.name.clone(), named).is_some() {
                             return perr(v.line, v.col, format!("redefinition of '{}'", v.name));
                         }

@@ -1,0 +1,927 @@
+//! `cargo xtask corpus`: real CUDA kernels (clang 14's device IR) end to end.
+//!
+//! For every file of the corpus (`../shared/corpus/cuda/`, or `GYRE_CUDA_CORPUS`), with
+//! the kernel symbol, features and host launch from `MANIFEST.tsv`, the harness
+//! 1. **import**s it with gyre-llvm (every import error is kept) and **verify**s it;
+//! 2. runs Gyre's `-O` pipeline (the one `gyre compile -O` runs) with `verify_each`
+//!    (**opt**);
+//! 3. lowers the optimized module to PTX for sm_70, sm_80 and sm_90 and assembles each
+//!    with ptxas (**ptx**);
+//! 4. runs the input and the optimized module in the interpreter on the same launch and
+//!    random inputs ([`launches`]) and compares every buffer bit for bit (**interp**);
+//!    a run where the input itself fails is "not comparable" with the error;
+//! 5. compiles the input `.ll` with LLVM 14 `llc -mcpu=sm_70` (libdevice linked first
+//!    when the kernel calls `__nv_*` functions) (**llc**), then runs llc's PTX and Gyre's
+//!    sm_70 PTX in ptx-sim on the same inputs and compares their buffers with each other
+//!    and with the interpreter's, floats within [`ULP_TOLERANCE`] (**sim**).
+//!
+//! Globals marked `externally_initialized` in the `.ll` (host-filled `__constant__` and
+//! `__device__` data) are inputs: each gets a buffer of its name with random contents
+//! for the interpreter, and the same bytes are written into the PTX variable in ptx-sim.
+//!
+//! [`report`] turns the results into totals, target checks and docs/corpus.md.
+
+pub mod launches;
+pub mod report;
+
+use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
+use gyre_interp::{run_kernel, Arg, Config, Launch, Memory};
+use gyre_ir::gen::SplitMix64;
+use gyre_ir::{AddrSpace, Module, Type};
+use gyre_transforms::{Knobs, Options, PassManager};
+use launches::{Case, Plan, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Gyre's `-O` pipeline (crates/cli `DEFAULT_PIPELINE`, which this crate cannot import
+/// from a binary crate; a corpus test checks they agree through `gyre compile`'s docs).
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa";
+
+/// Largest difference in units in the last place between a float of Gyre's PTX and the
+/// same float of llc's PTX (or of the interpreter) that still counts as equal: llc
+/// contracts `contract` multiply-adds into `fma`, Gyre keeps them separate.
+pub const ULP_TOLERANCE: u64 = 64;
+
+/// IR instructions (interpreter) or PTX instructions (ptx-sim) one launch may execute.
+const STEP_LIMIT: u64 = 50_000_000;
+/// Dynamic shared memory given to every ptx-sim launch (`extern __shared__` arrays).
+const DYNAMIC_SHARED: u32 = 16 * 1024;
+
+/// One line of `MANIFEST.tsv`.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// File name in the corpus directory.
+    pub file: String,
+    /// The kernel's symbol without `@`.
+    pub symbol: String,
+    /// The IR features column.
+    pub features: String,
+    /// The host launch column.
+    pub launch: String,
+}
+
+/// Read `MANIFEST.tsv` (columns found by their header names).
+pub fn read_manifest(corpus: &Path) -> Result<Vec<Entry>, String> {
+    let path = corpus.join("MANIFEST.tsv");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or_else(|| format!("{}: empty", path.display()))?
+        .split('\t')
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| format!("{}: no column {name}", path.display()))
+    };
+    let (f, s, feat, l) = (
+        col("file")?,
+        col("symbol")?,
+        col("features")?,
+        col("launch")?,
+    );
+    let mut out = Vec::new();
+    for (k, line) in lines.enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cells: Vec<&str> = line.split('\t').collect();
+        let get = |i: usize| {
+            cells
+                .get(i)
+                .map(|s| s.to_string())
+                .ok_or_else(|| format!("{}:{}: missing column {i}", path.display(), k + 2))
+        };
+        out.push(Entry {
+            file: get(f)?,
+            symbol: get(s)?.trim_start_matches('@').to_string(),
+            features: get(feat)?,
+            launch: get(l)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The corpus: `GYRE_CUDA_CORPUS` if set, else `<workspace root>/../shared/corpus/cuda`;
+/// `None` if it has no `MANIFEST.tsv`.
+pub fn find_corpus(workspace_root: &Path) -> Option<PathBuf> {
+    let dir = match std::env::var_os("GYRE_CUDA_CORPUS") {
+        Some(p) => PathBuf::from(p),
+        None => workspace_root.join("../shared/corpus/cuda"),
+    };
+    dir.join("MANIFEST.tsv").is_file().then_some(dir)
+}
+
+/// The external tools; each stage that needs a missing one is skipped with a reason.
+#[derive(Clone, Debug, Default)]
+pub struct Tools {
+    /// NVIDIA ptxas.
+    pub ptxas: Option<PathBuf>,
+    /// LLVM 14 `llc`.
+    pub llc: Option<PathBuf>,
+    /// LLVM 14 `llvm-link` (only for kernels that call libdevice).
+    pub llvm_link: Option<PathBuf>,
+    /// `libdevice.10.bc`.
+    pub libdevice: Option<PathBuf>,
+}
+
+impl Tools {
+    /// Find the tools: ptxas and llc as the tests find them (gyre-test-tools),
+    /// `llvm-link` next to llc, libdevice beside ptxas in the CUDA wheel
+    /// (`.../cuda_nvcc/nvvm/libdevice/libdevice.10.bc`) or at `GYRE_LIBDEVICE`.
+    pub fn find() -> Tools {
+        use gyre_test_tools::{find, Tool};
+        let ptxas = find(Tool::Ptxas);
+        let llc = find(Tool::Llc);
+        let llvm_link = llc.as_ref().and_then(|llc| {
+            let sibling = llc.with_file_name(
+                llc.file_name()
+                    .and_then(|n| n.to_str())
+                    .map_or("llvm-link".to_string(), |n| n.replace("llc", "llvm-link")),
+            );
+            [sibling, "/usr/lib/llvm-14/bin/llvm-link".into()]
+                .into_iter()
+                .find(|p| p.is_file() || Command::new(p).arg("--version").output().is_ok())
+        });
+        let libdevice = match std::env::var_os("GYRE_LIBDEVICE") {
+            Some(p) => Some(PathBuf::from(p)),
+            None => ptxas.as_ref().and_then(|p| {
+                let p = p.parent()?.parent()?.join("nvvm/libdevice/libdevice.10.bc");
+                p.is_file().then_some(p)
+            }),
+        };
+        Tools {
+            ptxas,
+            llc,
+            llvm_link,
+            libdevice,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The corpus directory.
+    pub corpus: PathBuf,
+    /// The tools found.
+    pub tools: Tools,
+    /// Only these files (the test's slice); `None` for the whole manifest.
+    pub only: Option<Vec<String>>,
+    /// Random inputs per kernel.
+    pub runs: u32,
+}
+
+/// The result of one stage.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    /// Done and correct (a short note, possibly empty).
+    Pass(String),
+    /// Done and wrong, or failed: the reason.
+    Fail(String),
+    /// Ran, but no run could be compared (the input itself faults): the reason.
+    NotComparable(String),
+    /// Not run: an earlier stage failed or a tool is missing.
+    Skipped(String),
+}
+
+impl Outcome {
+    /// Did the stage pass?
+    pub fn passed(&self) -> bool {
+        matches!(self, Outcome::Pass(_))
+    }
+
+    /// The reason of a failure, if it is one.
+    pub fn failure(&self) -> Option<&str> {
+        match self {
+            Outcome::Fail(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Every stage of one kernel.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The manifest line.
+    pub entry: Entry,
+    /// Import (all errors in the reason).
+    pub import: Outcome,
+    /// Verifier on the imported module.
+    pub verify: Outcome,
+    /// `-O` with verify-each.
+    pub opt: Outcome,
+    /// PTX for the three targets through ptxas.
+    pub ptx: Outcome,
+    /// Input vs optimized module in the interpreter.
+    pub interp: Outcome,
+    /// llc on the input.
+    pub llc: Outcome,
+    /// Gyre's and llc's PTX in ptx-sim.
+    pub sim: Outcome,
+    /// The launch (grid x block) used.
+    pub launch: String,
+    /// Largest float difference (ulp) accepted between the PTX runs.
+    pub max_ulp: u64,
+    /// Seconds this kernel took.
+    pub seconds: f64,
+}
+
+impl Report {
+    /// The stages in order, with their names.
+    pub fn stages(&self) -> [(&'static str, &Outcome); 7] {
+        [
+            ("import", &self.import),
+            ("verify", &self.verify),
+            ("opt", &self.opt),
+            ("ptx", &self.ptx),
+            ("interp", &self.interp),
+            ("llc", &self.llc),
+            ("sim", &self.sim),
+        ]
+    }
+
+    /// The first stage that failed, with its reason.
+    pub fn first_failure(&self) -> Option<(&'static str, &str)> {
+        self.stages()
+            .into_iter()
+            .find_map(|(n, o)| o.failure().map(|r| (n, r)))
+    }
+}
+
+/// Run the harness over the corpus (or the slice).
+pub fn run(setup: &Setup) -> Result<Vec<Report>, String> {
+    let entries = read_manifest(&setup.corpus)?;
+    let mut out = Vec::new();
+    if let Some(only) = &setup.only {
+        for f in only {
+            let e = entries
+                .iter()
+                .find(|e| &e.file == f)
+                .ok_or_else(|| format!("{f}: not in the manifest"))?;
+            out.push(run_one(setup, e)?);
+        }
+    } else {
+        for e in &entries {
+            out.push(run_one(setup, e)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A global the host fills before the launch.
+#[derive(Clone, Debug)]
+struct HostGlobal {
+    name: String,
+    space: AddrSpace,
+    bytes: usize,
+}
+
+/// Names of the globals marked `externally_initialized` in LLVM IR text.
+pub fn externally_initialized(src: &str) -> Vec<String> {
+    src.lines()
+        .filter(|l| l.starts_with('@') && l.contains(" externally_initialized "))
+        .filter_map(|l| {
+            let name = l[1..].split(" = ").next()?.trim();
+            Some(name.trim_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// The name llc gives a global in PTX: `.` and `@` are not PTX identifier characters
+/// (LLVM's NVPTXAssignValidGlobalNames writes `_$_` for them).
+fn llc_name(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '.' | '@' => "_$_".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn skipped(why: &str) -> Outcome {
+    Outcome::Skipped(why.to_string())
+}
+
+/// All stages of one kernel. `Err` only for a harness problem (unreadable file).
+pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
+    let start = std::time::Instant::now();
+    let path = setup.corpus.join(&e.file);
+    let src = std::fs::read_to_string(&path)
+        .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let plan = launches::plan(&e.file, &e.features, &e.launch);
+    let mut r = Report {
+        entry: e.clone(),
+        import: skipped(""),
+        verify: skipped("not imported"),
+        opt: skipped("not imported"),
+        ptx: skipped("not imported"),
+        interp: skipped("not imported"),
+        llc: skipped(""),
+        sim: skipped("not imported"),
+        launch: format!(
+            "({},{},{})x({},{},{})",
+            plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2]
+        ),
+        max_ulp: 0,
+        seconds: 0.0,
+    };
+    // LLVM's side does not depend on Gyre's import.
+    let llc_ptx = llc_compile(setup, &e.file, &path, &src);
+    r.llc = match &llc_ptx {
+        Ok(_) => Outcome::Pass(String::new()),
+        Err(o) => o.clone(),
+    };
+    let input = match gyre_llvm::import_module(&src) {
+        Ok(m) => m,
+        Err(errs) => {
+            r.import = Outcome::Fail(errs.to_string().replace('\n', "; "));
+            r.seconds = start.elapsed().as_secs_f64();
+            return Ok(r);
+        }
+    };
+    r.import = Outcome::Pass(String::new());
+    if let Err(errs) = gyre_ir::verifier::verify_module(&input) {
+        r.verify = Outcome::Fail(errs.to_string().replace('\n', "; "));
+        for s in [&mut r.opt, &mut r.ptx, &mut r.interp, &mut r.sim] {
+            *s = skipped("does not verify");
+        }
+        r.seconds = start.elapsed().as_secs_f64();
+        return Ok(r);
+    }
+    r.verify = Outcome::Pass(String::new());
+    let mut optimized = input.clone();
+    let opt = PassManager::from_pipeline(
+        DEFAULT_PIPELINE,
+        Knobs::default(),
+        Options {
+            verify_each: true,
+            ..Options::default()
+        },
+    )
+    .and_then(|mut pm| pm.run_module(&mut optimized).map_err(|e| e.to_string()));
+    if let Err(err) = opt {
+        r.opt = Outcome::Fail(err.replace('\n', "; "));
+        for s in [&mut r.ptx, &mut r.interp, &mut r.sim] {
+            *s = skipped("-O failed");
+        }
+        r.seconds = start.elapsed().as_secs_f64();
+        return Ok(r);
+    }
+    r.opt = Outcome::Pass(String::new());
+    let (ptx_outcome, gyre_ptx) = gyre_ptx(setup, &optimized);
+    r.ptx = ptx_outcome;
+    let kernel = e.symbol.as_str();
+    let host = host_globals(&src, &input);
+    let Some(fid) = input.func_by_name(kernel) else {
+        r.interp = Outcome::Fail(format!("no kernel @{kernel} in the imported module"));
+        r.sim = skipped("no kernel");
+        r.seconds = start.elapsed().as_secs_f64();
+        return Ok(r);
+    };
+    let params = input.functions[fid].sig.params.clone();
+    let cases: Vec<Case> = (0..u64::from(setup.runs))
+        .map(|s| launches::case(&plan, &params, s))
+        .collect();
+    let (interp, interp_mem) = interp_stage(&input, &optimized, kernel, &plan, &cases, &host);
+    r.interp = interp;
+    r.sim = match (&gyre_ptx, &llc_ptx) {
+        (None, _) => skipped("no Gyre PTX"),
+        (Some(g), llc) => {
+            let (o, ulp) = sim_stage(
+                g,
+                llc.as_ref().ok().map(String::as_str),
+                kernel,
+                &plan,
+                &params,
+                &cases,
+                &host,
+                &interp_mem,
+            );
+            r.max_ulp = ulp;
+            o
+        }
+    };
+    r.seconds = start.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// The `externally_initialized` globals of `src` that the imported module has.
+fn host_globals(src: &str, m: &Module) -> Vec<HostGlobal> {
+    externally_initialized(src)
+        .into_iter()
+        .filter_map(|name| {
+            let g = &m.globals[m.global_by_name(&name)?];
+            Some(HostGlobal {
+                name,
+                space: g.space,
+                bytes: g.size() as usize,
+            })
+        })
+        .collect()
+}
+
+/// The random contents of the host globals for run `seed`.
+fn host_contents(host: &[HostGlobal], seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = SplitMix64::new(seed ^ 0x6c6f_6261_6c73);
+    host.iter()
+        .map(|g| launches::fill_bytes(launches::Fill::F32, g.bytes, &mut rng))
+        .collect()
+}
+
+/// Gyre's PTX for every target through ptxas; the sm_70 text for ptx-sim.
+fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>) {
+    let mut sm70 = None;
+    for sm in Sm::ALL {
+        let ptx = match compile_module(m, &CodegenOptions { sm }) {
+            Ok(p) => p,
+            Err(e) => return (Outcome::Fail(format!("{}: {e}", sm.target())), None),
+        };
+        if let Some(ptxas) = &setup.tools.ptxas {
+            if let Err(e) = gyre_test_tools::run_ptxas(ptxas, &ptx, sm.target()) {
+                let first = e.lines().nth(1).unwrap_or(&e).to_string();
+                return (Outcome::Fail(format!("{}: {first}", sm.target())), sm70);
+            }
+        }
+        if sm == Sm::Sm70 {
+            sm70 = Some(ptx);
+        }
+    }
+    match setup.tools.ptxas {
+        Some(_) => (Outcome::Pass(String::new()), sm70),
+        None => (skipped("ptxas not found"), sm70),
+    }
+}
+
+/// llc's PTX of the input, with libdevice linked first when the kernel calls it.
+fn llc_compile(setup: &Setup, file: &str, path: &Path, src: &str) -> Result<String, Outcome> {
+    let Some(llc) = &setup.tools.llc else {
+        return Err(skipped("LLVM 14 llc not found"));
+    };
+    let dir = std::env::temp_dir().join("gyre-corpus");
+    std::fs::create_dir_all(&dir).map_err(|e| Outcome::Fail(e.to_string()))?;
+    let mut input = path.to_path_buf();
+    let uses_libdevice = src
+        .lines()
+        .any(|l| l.starts_with("declare") && l.contains("@__nv_"));
+    if uses_libdevice {
+        let (Some(link), Some(lib)) = (&setup.tools.llvm_link, &setup.tools.libdevice) else {
+            return Err(skipped(
+                "calls libdevice; llvm-link or libdevice.10.bc not found",
+            ));
+        };
+        let linked = dir.join(format!("{}.{file}.bc", std::process::id()));
+        let out = Command::new(link)
+            .arg(path)
+            .arg(lib)
+            .arg("--only-needed")
+            .arg("-o")
+            .arg(&linked)
+            .output()
+            .map_err(|e| Outcome::Fail(format!("cannot run llvm-link: {e}")))?;
+        if !out.status.success() {
+            return Err(Outcome::Fail(format!(
+                "llvm-link: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )));
+        }
+        input = linked;
+    }
+    // llc runs NVVMReflect itself (NVPTX's IR passes), so libdevice's __nvvm_reflect
+    // calls fold without a separate opt step.
+    let out = Command::new(llc)
+        .args(["-march=nvptx64", "-mcpu=sm_70", "-O2", "-o", "-"])
+        .arg(&input)
+        .output();
+    if uses_libdevice {
+        let _ = std::fs::remove_file(&input);
+    }
+    let out = out.map_err(|e| Outcome::Fail(format!("cannot run llc: {e}")))?;
+    if !out.status.success() {
+        return Err(Outcome::Fail(format!(
+            "llc: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        )));
+    }
+    let ptx = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Some(ptxas) = &setup.tools.ptxas {
+        if let Err(e) = gyre_test_tools::run_ptxas(ptxas, &ptx, "sm_70") {
+            return Err(Outcome::Fail(format!(
+                "ptxas on llc's PTX: {}",
+                e.lines().nth(1).unwrap_or(&e)
+            )));
+        }
+    }
+    Ok(ptx)
+}
+
+/// The interpreter's memory and arguments for one case.
+fn interp_inputs(case: &Case, host: &[HostGlobal], contents: &[Vec<u8>]) -> (Vec<Arg>, Memory) {
+    let mut mem = Memory::new();
+    for (name, bytes) in &case.buffers {
+        mem.alloc_buffer(name, bytes.clone());
+    }
+    for (g, bytes) in host.iter().zip(contents) {
+        mem.alloc_buffer(&g.name, bytes.clone());
+    }
+    let args = case
+        .args
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => Arg::Int(*n),
+            Value::F32(x) => Arg::F32(*x),
+            Value::F64(x) => Arg::F64(*x),
+            Value::Buffer(i) => Arg::buffer(&case.buffers[*i].0),
+        })
+        .collect();
+    (args, mem)
+}
+
+/// Interpreter: input vs optimized, bit-exact on every buffer. Returns the outcome and,
+/// per case, the input module's final memory (for the PTX comparison) when it ran.
+fn interp_stage(
+    input: &Module,
+    optimized: &Module,
+    kernel: &str,
+    plan: &Plan,
+    cases: &[Case],
+    host: &[HostGlobal],
+) -> (Outcome, Vec<Option<Memory>>) {
+    let mut finals = Vec::new();
+    let mut compared = 0;
+    let mut input_error = None;
+    for (seed, case) in cases.iter().enumerate() {
+        let contents = host_contents(host, seed as u64);
+        let (args, mem) = interp_inputs(case, host, &contents);
+        let mut launch = Launch::new(plan.grid, plan.block, args);
+        launch.config = Config {
+            step_limit: STEP_LIMIT,
+            ..Config::default()
+        };
+        let mut m0 = mem.clone();
+        if let Err(e) = run_kernel(input, kernel, &launch, &mut m0) {
+            input_error.get_or_insert_with(|| format!("input fails: {e}"));
+            finals.push(None);
+            continue;
+        }
+        let mut m1 = mem;
+        // The optimized module may take a few more steps (new blocks, jumps).
+        launch.config.step_limit = 2 * STEP_LIMIT;
+        if let Err(e) = run_kernel(optimized, kernel, &launch, &mut m1) {
+            return (
+                Outcome::Fail(format!("seed {seed}: input succeeds, -O output fails: {e}")),
+                finals,
+            );
+        }
+        if let Some(d) = interp_difference(&m0, &m1) {
+            return (Outcome::Fail(format!("seed {seed}: {d}")), finals);
+        }
+        compared += 1;
+        finals.push(Some(m0));
+    }
+    let o = match (compared, input_error) {
+        (0, Some(e)) => Outcome::NotComparable(e),
+        (0, None) => Outcome::NotComparable("no runs".into()),
+        (n, _) => Outcome::Pass(format!("{n} runs")),
+    };
+    (o, finals)
+}
+
+/// The first byte of a buffer of `m0` that `m1` does not reproduce (poison in `m0`
+/// matches anything).
+fn interp_difference(m0: &Memory, m1: &Memory) -> Option<String> {
+    for name in m0.names() {
+        let (Some(b0), Some(p0)) = (m0.bytes(name), m0.poison(name)) else {
+            continue;
+        };
+        let (Some(b1), Some(p1)) = (m1.bytes(name), m1.poison(name)) else {
+            return Some(format!("buffer {name} missing after -O"));
+        };
+        if b0.len() != b1.len() {
+            return Some(format!("buffer {name} changed size"));
+        }
+        if let Some(i) = (0..b0.len()).find(|&i| !p0[i] && (p1[i] || b0[i] != b1[i])) {
+            let after = if p1[i] {
+                "poison".to_string()
+            } else {
+                format!("{:#04x}", b1[i])
+            };
+            return Some(format!("{name}[{i}]: {:#04x} input, {after} -O", b0[i]));
+        }
+    }
+    None
+}
+
+/// The PTX text's name for an IR global, by which compiler made the text.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Producer {
+    Gyre,
+    Llc,
+}
+
+impl Producer {
+    fn global_name(self, name: &str) -> String {
+        match self {
+            Producer::Gyre => mangle(name),
+            Producer::Llc => llc_name(name),
+        }
+    }
+
+    fn kernel_name(self, name: &str) -> String {
+        self.global_name(name)
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Producer::Gyre => "Gyre's PTX",
+            Producer::Llc => "llc's PTX",
+        }
+    }
+}
+
+/// Run one PTX text in ptx-sim on a case; the final bytes of every buffer (the case's,
+/// then the global-space host globals), or the error.
+fn sim_run(
+    ptx: &str,
+    who: Producer,
+    kernel: &str,
+    plan: &Plan,
+    case: &Case,
+    host: &[HostGlobal],
+    contents: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, String> {
+    use gyre_ptx_sim as sim;
+    let mut m = sim::parse(ptx).map_err(|e| format!("ptx-sim cannot read {}: {e}", who.label()))?;
+    let mut mem = sim::Memory::new();
+    let addrs: Vec<u64> = case
+        .buffers
+        .iter()
+        .map(|(_, b)| {
+            let a = mem.alloc(b.len(), 256);
+            mem.write_bytes(a, b)
+                .expect("fresh allocation is in bounds");
+            a
+        })
+        .collect();
+    let mut globals = Vec::new();
+    for (g, bytes) in host.iter().zip(contents) {
+        let name = who.global_name(&g.name);
+        match g.space {
+            AddrSpace::Const => m.set_const(&name, bytes)?,
+            _ => globals.push((mem.define_symbol(&name, bytes, 16), bytes.len())),
+        }
+    }
+    let kname = who.kernel_name(kernel);
+    let sizes = m
+        .kernel_param_sizes(&kname)
+        .ok_or_else(|| format!("{}: no kernel {kname}", who.label()))?;
+    if sizes.len() != case.args.len() {
+        return Err(format!(
+            "{}: {} parameters, the IR kernel has {}",
+            who.label(),
+            sizes.len(),
+            case.args.len()
+        ));
+    }
+    let params: Vec<sim::ParamValue> = case
+        .args
+        .iter()
+        .zip(&sizes)
+        .map(|(v, &size)| {
+            let bytes = match v {
+                Value::Int(n) => n.to_le_bytes().to_vec(),
+                Value::F32(x) => x.to_le_bytes().to_vec(),
+                Value::F64(x) => x.to_le_bytes().to_vec(),
+                Value::Buffer(i) => addrs[*i].to_le_bytes().to_vec(),
+            };
+            let mut b = bytes;
+            b.resize(size, 0);
+            sim::ParamValue::Bytes(b)
+        })
+        .collect();
+    let launch = sim::Launch {
+        grid: plan.grid,
+        block: plan.block,
+    };
+    let opts = sim::RunOptions {
+        step_limit: STEP_LIMIT,
+        dynamic_shared_bytes: DYNAMIC_SHARED,
+        ..sim::RunOptions::default()
+    };
+    sim::run_kernel_with_options(&m, &kname, &launch, &params, &mut mem, &opts)
+        .map_err(|e| format!("{} fails in ptx-sim: {e}", who.label()))?;
+    let mut out = Vec::new();
+    for (a, (_, b)) in addrs.iter().zip(&case.buffers) {
+        out.push(mem.read_bytes(*a, b.len()).map_err(|e| e.to_string())?);
+    }
+    for (a, len) in globals {
+        out.push(mem.read_bytes(a, len).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}
+
+/// Units in the last place between two floats of the same width given as bits (`None`
+/// if one is NaN and the other not, or the signs differ on non-zero values).
+fn ulps(a: u64, b: u64, width: u32) -> Option<u64> {
+    let sign = 1u64 << (width - 1);
+    let (fa, fb) = if width == 32 {
+        (
+            f64::from(f32::from_bits(a as u32)),
+            f64::from(f32::from_bits(b as u32)),
+        )
+    } else {
+        (f64::from_bits(a), f64::from_bits(b))
+    };
+    if fa.is_nan() || fb.is_nan() {
+        return (fa.is_nan() && fb.is_nan()).then_some(0);
+    }
+    // Map the sign-magnitude bits onto a monotonic integer line.
+    let key = |x: u64| -> i128 {
+        if x & sign != 0 {
+            -((x & !sign) as i128)
+        } else {
+            x as i128
+        }
+    };
+    Some(key(a).abs_diff(key(b)) as u64)
+}
+
+/// Compare two byte images of a buffer: equal, or every differing 4-byte word within
+/// [`ULP_TOLERANCE`] as an `f32` or as part of an `f64`. Returns the largest ulp
+/// difference accepted, or the first offset that is not within the tolerance.
+fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<u64, usize> {
+    let mut worst = 0;
+    let word = |s: &[u8], i: usize, n: usize| {
+        let mut v = 0u64;
+        for k in (0..n).rev() {
+            v = v << 8 | u64::from(s[i + k]);
+        }
+        v
+    };
+    let mut i = 0;
+    while i + 4 <= a.len() {
+        let differs = (i..i + 4).any(|k| a[k] != b[k] && !poison.is_some_and(|p| p[k]));
+        if differs {
+            let as_f32 = ulps(word(a, i, 4), word(b, i, 4), 32);
+            let base = i & !7;
+            let as_f64 = (base + 8 <= a.len())
+                .then(|| ulps(word(a, base, 8), word(b, base, 8), 64))
+                .flatten();
+            match [as_f32, as_f64].into_iter().flatten().min() {
+                Some(u) if u <= ULP_TOLERANCE => worst = worst.max(u),
+                _ => return Err(i),
+            }
+        }
+        i += 4;
+    }
+    if (i..a.len()).any(|k| a[k] != b[k] && !poison.is_some_and(|p| p[k])) {
+        return Err(i);
+    }
+    Ok(worst)
+}
+
+/// ptx-sim stage: Gyre's PTX against llc's PTX and against the interpreter's output.
+#[allow(clippy::too_many_arguments)]
+fn sim_stage(
+    gyre: &str,
+    llc: Option<&str>,
+    kernel: &str,
+    plan: &Plan,
+    params: &[Type],
+    cases: &[Case],
+    host: &[HostGlobal],
+    interp: &[Option<Memory>],
+) -> (Outcome, u64) {
+    let _ = params;
+    let mut worst = 0;
+    let mut compared = 0;
+    let mut not_comparable = None;
+    let names = |case: &Case| -> Vec<String> {
+        case.buffers
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(
+                host.iter()
+                    .filter(|g| g.space != AddrSpace::Const)
+                    .map(|g| g.name.clone()),
+            )
+            .collect()
+    };
+    for (seed, case) in cases.iter().enumerate() {
+        let contents = host_contents(host, seed as u64);
+        let g = sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents);
+        let l = llc.map(|t| sim_run(t, Producer::Llc, kernel, plan, case, host, &contents));
+        let interp_mem = interp.get(seed).and_then(Option::as_ref);
+        let g = match (g, &l) {
+            (Ok(g), _) => g,
+            (Err(e), Some(Err(_))) | (Err(e), None) if interp_mem.is_none() => {
+                // The input faults in the interpreter too: nothing to compare.
+                not_comparable.get_or_insert(e);
+                continue;
+            }
+            (Err(e), _) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
+        };
+        let names = names(case);
+        if let Some(l) = &l {
+            match l {
+                Err(e) if interp_mem.is_some() => {
+                    return (Outcome::Fail(format!("seed {seed}: {e}")), worst)
+                }
+                Err(_) => {}
+                Ok(l) => {
+                    for (k, (gb, lb)) in g.iter().zip(l).enumerate() {
+                        match close(gb, lb, None) {
+                            Ok(u) => worst = worst.max(u),
+                            Err(off) => {
+                                return (
+                                    Outcome::Fail(format!(
+                                        "seed {seed}: {}[{off}]: Gyre's PTX and llc's PTX differ",
+                                        names[k]
+                                    )),
+                                    worst,
+                                )
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(m) = interp_mem {
+            for (k, gb) in g.iter().enumerate() {
+                let (Some(ib), poison) = (m.bytes(&names[k]), m.poison(&names[k])) else {
+                    continue;
+                };
+                match close(ib, gb, poison) {
+                    Ok(u) => worst = worst.max(u),
+                    Err(off) => {
+                        return (
+                            Outcome::Fail(format!(
+                                "seed {seed}: {}[{off}]: Gyre's PTX in ptx-sim and the interpreter differ",
+                                names[k]
+                            )),
+                            worst,
+                        )
+                    }
+                }
+            }
+            compared += 1;
+        } else {
+            not_comparable.get_or_insert_with(|| "the input fails in the interpreter".into());
+        }
+    }
+    let o = match (compared, not_comparable) {
+        (0, Some(e)) => Outcome::NotComparable(e),
+        (0, None) => Outcome::NotComparable("no runs".into()),
+        (n, _) => Outcome::Pass(match llc {
+            Some(_) => format!("{n} runs, with llc"),
+            None => format!("{n} runs, without llc"),
+        }),
+    };
+    (o, worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ulp_distance() {
+        let one = 1.0f32.to_bits() as u64;
+        assert_eq!(ulps(one, one + 3, 32), Some(3));
+        let neg = (-0.0f32).to_bits() as u64;
+        assert_eq!(ulps(0, neg, 32), Some(0));
+        assert_eq!(ulps(f32::NAN.to_bits() as u64, one, 32), None);
+        let d = 1.0f64.to_bits();
+        assert_eq!(ulps(d, d + 2, 64), Some(2));
+    }
+
+    #[test]
+    fn closeness_of_buffers() {
+        let a: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut b = a.clone();
+        b[0] ^= 1; // one ulp
+        assert_eq!(close(&a, &b, None), Ok(1));
+        let c: Vec<u8> = [1.0f32, 3.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(close(&a, &c, None), Err(4));
+        let poison = vec![false, false, false, false, true, true, true, true];
+        assert_eq!(close(&a, &c, Some(&poison)), Ok(0));
+    }
+
+    #[test]
+    fn externally_initialized_globals_are_found() {
+        let src = "@a = dso_local addrspace(4) externally_initialized global i32 0, align 4\n\
+                   @b = dso_local addrspace(1) global i32 0\n\
+                   @\"c.d\" = addrspace(1) externally_initialized global float 0.0\n";
+        assert_eq!(externally_initialized(src), vec!["a", "c.d"]);
+        assert_eq!(llc_name("c.d"), "c_$_d");
+    }
+}

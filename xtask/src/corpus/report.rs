@@ -1,0 +1,252 @@
+//! Totals, target checks and docs/corpus.md for `cargo xtask corpus`.
+//!
+//! Targets (a miss makes the command fail): every kernel that imports must verify,
+//! survive `-O` with verify-each, give PTX that ptxas accepts for every target, and
+//! behave the same before and after `-O` in the interpreter (a run where the input
+//! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
+//! unless [`KNOWN`] explains it.
+
+use super::{Outcome, Report, Setup, ULP_TOLERANCE};
+use std::fmt::Write as _;
+
+/// ptx-sim stage failures with a known cause (file, reason): reported, not missed
+/// targets.
+pub const KNOWN: &[(&str, &str)] = &[];
+
+/// Totals over the reports.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Kernels.
+    pub kernels: usize,
+    /// Per stage: (name, passed, failed, not comparable, skipped).
+    pub stages: Vec<(&'static str, usize, usize, usize, usize)>,
+    /// Kernels that pass every stage.
+    pub all_pass: usize,
+    /// Missed targets, one line each.
+    pub unmet: Vec<String>,
+    /// Largest float difference accepted between PTX runs.
+    pub max_ulp: u64,
+    /// Seconds over all kernels.
+    pub seconds: f64,
+}
+
+/// Count and check the targets.
+pub fn summarize(reports: &[Report]) -> Summary {
+    let mut s = Summary {
+        kernels: reports.len(),
+        ..Summary::default()
+    };
+    let names = reports.first().map(|r| r.stages().map(|(n, _)| n));
+    for (i, name) in names.into_iter().flatten().enumerate() {
+        let mut t = (name, 0, 0, 0, 0);
+        for r in reports {
+            match r.stages()[i].1 {
+                Outcome::Pass(_) => t.1 += 1,
+                Outcome::Fail(_) => t.2 += 1,
+                Outcome::NotComparable(_) => t.3 += 1,
+                Outcome::Skipped(_) => t.4 += 1,
+            }
+        }
+        s.stages.push(t);
+    }
+    for r in reports {
+        s.max_ulp = s.max_ulp.max(r.max_ulp);
+        s.seconds += r.seconds;
+        if r.stages().iter().all(|(_, o)| o.passed()) {
+            s.all_pass += 1;
+        }
+        if !r.import.passed() {
+            continue;
+        }
+        for (name, o) in &r.stages()[1..5] {
+            if let Outcome::Fail(why) = o {
+                s.unmet.push(format!("{}: {name}: {why}", r.entry.file));
+            }
+        }
+        if let Outcome::Fail(why) = &r.sim {
+            if !KNOWN.iter().any(|(f, _)| *f == r.entry.file) {
+                s.unmet.push(format!("{}: sim: {why}", r.entry.file));
+            }
+        }
+    }
+    s
+}
+
+fn cell(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Pass(_) => "pass",
+        Outcome::Fail(_) => "**fail**",
+        Outcome::NotComparable(_) => "n/c",
+        Outcome::Skipped(_) => "-",
+    }
+}
+
+/// The reason shown for a kernel: the first failure, else the first "not comparable"
+/// or skip reason, else the notes of the passing stages.
+fn reason(r: &Report) -> String {
+    if let Some((stage, why)) = r.first_failure() {
+        return format!("{stage}: {why}");
+    }
+    for (stage, o) in r.stages() {
+        match o {
+            Outcome::NotComparable(why) => return format!("{stage} not comparable: {why}"),
+            Outcome::Skipped(why) if !why.is_empty() && !why.starts_with("not ") => {
+                return format!("{stage} skipped: {why}")
+            }
+            _ => {}
+        }
+    }
+    let mut notes = Vec::new();
+    if let Outcome::Pass(n) = &r.interp {
+        notes.push(format!("interp {n}"));
+    }
+    if let Outcome::Pass(n) = &r.sim {
+        notes.push(format!("sim {n}"));
+    }
+    if r.max_ulp > 0 {
+        notes.push(format!("max {} ulp", r.max_ulp));
+    }
+    notes.join("; ")
+}
+
+/// Shorten and make a reason safe for a Markdown table cell.
+fn md(s: &str) -> String {
+    let mut t: String = s.chars().take(300).collect();
+    if t.len() < s.len() {
+        t.push('…');
+    }
+    t.replace('|', "\\|").replace('\n', " ")
+}
+
+fn totals(s: &Summary, out: &mut String) {
+    let pct = |n: usize| {
+        if s.kernels == 0 {
+            0
+        } else {
+            100 * n / s.kernels
+        }
+    };
+    let _ = writeln!(
+        out,
+        "- Kernels: {}; every stage passes: {} ({}%).",
+        s.kernels,
+        s.all_pass,
+        pct(s.all_pass)
+    );
+    for (name, pass, fail, nc, skip) in &s.stages {
+        let _ = writeln!(
+            out,
+            "- {name}: {pass} pass ({}%), {fail} fail, {nc} not comparable, {skip} skipped.",
+            pct(*pass)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "- Largest float difference accepted between PTX runs: {} ulp (tolerance {ULP_TOLERANCE}).",
+        s.max_ulp
+    );
+    if s.unmet.is_empty() {
+        let _ = writeln!(out, "- Targets: all met.");
+    } else {
+        let _ = writeln!(out, "- Targets missed: {}.", s.unmet.len());
+    }
+}
+
+/// The console summary.
+pub fn console(setup: &Setup, reports: &[Report], s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "corpus: {}", setup.corpus.display());
+    for r in reports {
+        let stages: Vec<String> = r
+            .stages()
+            .iter()
+            .map(|(n, o)| format!("{n}={}", cell(o).trim_matches('*')))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<60} {} ({:.1}s) {}",
+            r.entry.file,
+            stages.join(" "),
+            r.seconds,
+            reason(r)
+        );
+    }
+    totals(s, &mut out);
+    for u in &s.unmet {
+        let _ = writeln!(out, "missed: {u}");
+    }
+    let _ = writeln!(out, "time: {:.1}s", s.seconds);
+    out
+}
+
+/// docs/corpus.md.
+pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
+    let mut out = String::new();
+    out.push_str("# Corpus: real CUDA kernels end to end\n\n");
+    out.push_str(
+        "Generated by `cargo xtask corpus --write-doc` from the kernels in \
+         `../shared/corpus/cuda/` (clang 14's device IR of PolyBench-ACC, Rodinia and \
+         NVIDIA cuda-samples kernels, see its README). Do not edit by hand. \
+         `cargo test -p xtask` runs the same harness on a fixed slice of fast kernels.\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "Stages, for every kernel (xtask/src/corpus/mod.rs):\n\n\
+         - **import**: gyre-llvm reads the `.ll` (every import error is listed);\n\
+         - **verify**: the imported module verifies;\n\
+         - **opt**: Gyre's `-O` pipeline (`{}`) with `--verify-each` checks;\n\
+         - **ptx**: PTX for sm_70, sm_80 and sm_90, each accepted by ptxas;\n\
+         - **interp**: the input and the `-O` output run in the interpreter on {} random \
+         inputs and leave the same bytes in every buffer (bit for bit; a run where the \
+         input itself faults is *not comparable*, n/c);\n\
+         - **llc**: LLVM 14 `llc -march=nvptx64 -mcpu=sm_70` compiles the input (libdevice \
+         linked first with `llvm-link --only-needed` when the kernel calls `__nv_*`), and \
+         ptxas accepts llc's PTX;\n\
+         - **sim**: Gyre's sm_70 PTX and llc's PTX run in ptx-sim on the same inputs; \
+         Gyre's buffers must match llc's and the interpreter's, floats within {} ulp \
+         (llc contracts `contract` multiply-adds into `fma`, Gyre does not).\n\n\
+         Launches: the block shape from the manifest (else 16x8 for 2-D indexing, 64 \
+         threads otherwise), a grid of 2x2 or 2 CTAs, integer scalars 32, float scalars \
+         random in [0.5, 2.5), every pointer a 128 KiB buffer of random floats in [-2, 2); \
+         globals marked `externally_initialized` (host-filled `__constant__`/`__device__` \
+         data) get random contents in both the interpreter and ptx-sim. Kernels whose \
+         launch must differ are listed in xtask/src/corpus/launches.rs, each with its \
+         reason. Targets: every kernel that imports must pass verify, opt, ptx and interp; \
+         a sim failure must be explained in `report::KNOWN`.\n",
+        super::DEFAULT_PIPELINE,
+        setup.runs,
+        ULP_TOLERANCE
+    );
+    out.push_str("## Totals\n\n");
+    totals(s, &mut out);
+    let _ = writeln!(out, "- Full run time: {:.0} s.\n", s.seconds);
+    if !s.unmet.is_empty() {
+        out.push_str("### Missed targets\n\n");
+        for u in &s.unmet {
+            let _ = writeln!(out, "- {}", md(u));
+        }
+        out.push('\n');
+    }
+    if !KNOWN.is_empty() {
+        out.push_str("### Known ptx-sim differences\n\n");
+        for (f, why) in KNOWN {
+            let _ = writeln!(out, "- `{f}`: {why}");
+        }
+        out.push('\n');
+    }
+    out.push_str("## Kernels\n\n");
+    out.push_str("| kernel | launch | import | verify | opt | ptx | interp | llc | sim | first failure, or notes |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in reports {
+        let cells: Vec<&str> = r.stages().iter().map(|(_, o)| cell(o)).collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            r.entry.file.trim_end_matches(".ll"),
+            r.launch,
+            cells.join(" | "),
+            md(&reason(r))
+        );
+    }
+    out
+}
