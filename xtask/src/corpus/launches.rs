@@ -24,6 +24,10 @@ pub enum Fill {
     F64,
     /// Random 32-bit integers in `0..n` (index and key arrays).
     U32Below(u32),
+    /// Random 64-bit integers in `0..n` (index arrays of `i64`/`size_t`).
+    U64Below(u64),
+    /// Word `i` (32-bit) holds `i`: sorted keys (B+tree nodes).
+    Ascending,
     /// Zeros.
     Zero,
 }
@@ -65,6 +69,16 @@ const NONE: Special = Special {
     fills: &[],
     buffer_bytes: None,
 };
+
+/// dwt2d's kernels, `<WIN_SX = 192, WIN_SY = 8>`: the host's launch.
+const DWT_REASON: &str = "192 threads per block (WIN_SX); the grid is sx/192 x sy/(8*steps) \
+                          as the host computes it, for a 192x32 image in steps of 1 (more \
+                          steps than the image has rows read outside it)";
+const DWT_SIZES: &[(usize, Scalar)] = &[
+    (2, Scalar::Int(192)),
+    (3, Scalar::Int(32)),
+    (4, Scalar::Int(1)),
+];
 
 /// The kernels whose launch is not the default one.
 pub const LAUNCHES: &[Special] = &[
@@ -208,7 +222,159 @@ pub const LAUNCHES: &[Special] = &[
         ],
         ..NONE
     },
+    Special {
+        file: "polybench__adi_kernel4.ll",
+        reason: "rows have the fixed stride 1024 (N); the row index i (param 4) is 5",
+        scalars: &[(4, Scalar::Int(5))],
+        buffer_bytes: Some(POLYBENCH_1024),
+        ..NONE
+    },
+    Special {
+        file: "polybench__adi_kernel5.ll",
+        reason: "reads the last row, 1023*1024 floats in: buffers of N*N floats",
+        buffer_bytes: Some(POLYBENCH_1024),
+        ..NONE
+    },
+    Special {
+        file: "polybench__adi_kernel6.ll",
+        reason: "rows have the fixed stride 1024 (N) and it reads row N-i-2: buffers of \
+                 N*N floats, i (param 4) is 5",
+        scalars: &[(4, Scalar::Int(5))],
+        buffer_bytes: Some(POLYBENCH_1024),
+        ..NONE
+    },
+    Special {
+        file: "polybench__doitgen_kernel2.ll",
+        reason: "indexes r*nq*np + q*np + p: with nq = np = 32 the slice r (param 6) must \
+                 be below 32",
+        scalars: &[(6, Scalar::Int(3))],
+        ..NONE
+    },
+    Special {
+        file: "polybench__fdtd2d_step3_kernel.ll",
+        reason: "rows have the fixed stride 2048 (NY): 32 rows need 256 KiB buffers",
+        buffer_bytes: Some(2048 * 33 * 4),
+        ..NONE
+    },
+    Special {
+        file: "polybench__gemver_kernel1.ll",
+        reason: "rows have the fixed stride 4096 (N): 32 rows need 512 KiB buffers",
+        buffer_bytes: Some(4096 * 33 * 4),
+        ..NONE
+    },
+    Special {
+        file: "polybench__gramschmidt_kernel2.ll",
+        reason: "rows have the fixed stride 2048 (N); column k (param 5) is 3",
+        scalars: &[(5, Scalar::Int(3))],
+        buffer_bytes: Some(2048 * 33 * 4),
+        ..NONE
+    },
+    Special {
+        file: "rodinia__nn_euclid.ll",
+        reason: "a 2-D grid of 1-D blocks (the index uses ctaid.y but not tid.y)",
+        block: Some([64, 1, 1]),
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__fastWalshTransform_fwtBatch2Kernel.ll",
+        reason: "a 2-D grid of 1-D blocks; the stride (param 2) is a power of two, as the \
+                 host passes it",
+        block: Some([64, 1, 1]),
+        scalars: &[(2, Scalar::Int(16))],
+        ..NONE
+    },
+    Special {
+        file: "rodinia__cfd_time_step.ll",
+        reason: "no bounds check: nelr (param 1), the stride between the five variables, \
+                 must equal the thread count (2 x 64)",
+        scalars: &[(1, Scalar::Int(128))],
+        ..NONE
+    },
+    Special {
+        file: "rodinia__btree_findK.ll",
+        reason: "currKnode and offset (params 4, 5) are node indices below knodes_elem \
+                 (param 2, 32); a node's keys must ascend, or several threads match a key \
+                 and race (word i of the nodes holds i, so keys are 258..515 within a \
+                 node); the searched keys (param 6) are spread over 0..600",
+        fills: &[
+            (1, Fill::Ascending),
+            (4, Fill::U64Below(32)),
+            (5, Fill::U64Below(32)),
+            (6, Fill::U32Below(600)),
+        ],
+        ..NONE
+    },
+    Special {
+        file: "rodinia__dwt2d_fdwt53_192x8.ll",
+        reason: DWT_REASON,
+        grid: Some([1, 4, 1]),
+        block: Some([192, 1, 1]),
+        scalars: DWT_SIZES,
+        ..NONE
+    },
+    Special {
+        file: "rodinia__dwt2d_fdwt97_192x8.ll",
+        reason: DWT_REASON,
+        grid: Some([1, 4, 1]),
+        block: Some([192, 1, 1]),
+        scalars: DWT_SIZES,
+        ..NONE
+    },
+    Special {
+        file: "rodinia__dwt2d_rdwt53_192x8.ll",
+        reason: DWT_REASON,
+        grid: Some([1, 4, 1]),
+        block: Some([192, 1, 1]),
+        scalars: DWT_SIZES,
+        ..NONE
+    },
+    Special {
+        file: "rodinia__dwt2d_rdwt97_192x8.ll",
+        reason: DWT_REASON,
+        grid: Some([1, 4, 1]),
+        block: Some([192, 1, 1]),
+        scalars: DWT_SIZES,
+        ..NONE
+    },
+    Special {
+        file: "polybench__convolution3D_kernel.ll",
+        reason: "works on plane i (param 5) only when 0 < i < NI-1: i is 1; planes have \
+                 the fixed size 256x256, so planes 0..2 need 768 KiB buffers",
+        scalars: &[(5, Scalar::Int(1))],
+        buffer_bytes: Some(3 * 65536 * 4),
+        ..NONE
+    },
+    Special {
+        file: "polybench__lu_kernel1.ll",
+        reason: "updates row k (param 2) right of column k: k is 3 (k = n does nothing)",
+        scalars: &[(2, Scalar::Int(3))],
+        ..NONE
+    },
+    Special {
+        file: "polybench__lu_kernel2.ll",
+        reason: "updates below and right of pivot k (param 2): k is 3 (k = n does nothing)",
+        scalars: &[(2, Scalar::Int(3))],
+        ..NONE
+    },
+    Special {
+        file: "rodinia__gaussian_fan2.ll",
+        reason: "updates rows and columns after step t (param 5): t is 3 (t = Size does \
+                 nothing)",
+        scalars: &[(5, Scalar::Int(3))],
+        ..NONE
+    },
+    Special {
+        file: "rodinia__particlefilter_sum.ll",
+        reason: "thread 0 sums ceil(num_blocks / 512) doubles: num_blocks (param 1) is \
+                 5000 (10 partial sums; 32 would sum only the first, a no-op)",
+        scalars: &[(1, Scalar::Int(5000))],
+        fills: &[(0, Fill::F64)],
+        ..NONE
+    },
 ];
+
+/// 4 MiB: PolyBench's fixed problem sizes (N = 1024 rows of 1024 floats).
+const POLYBENCH_1024: usize = 1024 * 1024 * 4;
 
 /// The special launch of `file`, if any.
 pub fn special(file: &str) -> Option<&'static Special> {
@@ -312,6 +478,8 @@ pub fn fill_bytes(fill: Fill, len: usize, rng: &mut SplitMix64) -> Vec<u8> {
             Fill::U32Below(n) => {
                 out.extend_from_slice(&(rng.below(u64::from(n.max(1))) as u32).to_le_bytes())
             }
+            Fill::U64Below(n) => out.extend_from_slice(&rng.below(n.max(1)).to_le_bytes()),
+            Fill::Ascending => out.extend_from_slice(&((out.len() / 4) as u32).to_le_bytes()),
             Fill::Zero => out.push(0),
         }
     }

@@ -224,8 +224,9 @@ pub struct Report {
     pub sim: Outcome,
     /// The launch (grid x block) used.
     pub launch: String,
-    /// Largest float difference (ulp) accepted between the PTX runs.
-    pub max_ulp: u64,
+    /// Float differences accepted: Gyre's PTX in ptx-sim against the interpreter, and
+    /// against llc's PTX.
+    pub closeness: [Closeness; 2],
     /// Seconds this kernel took.
     pub seconds: f64,
 }
@@ -326,7 +327,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             "({},{},{})x({},{},{})",
             plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2]
         ),
-        max_ulp: 0,
+        closeness: [Closeness::default(); 2],
         seconds: 0.0,
     };
     // LLVM's side does not depend on Gyre's import.
@@ -401,7 +402,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
                 &host,
                 &interp_mem,
             );
-            r.max_ulp = ulp;
+            r.closeness = ulp;
             o
         }
     };
@@ -558,6 +559,7 @@ fn interp_stage(
 ) -> (Outcome, Vec<Option<Memory>>) {
     let mut finals = Vec::new();
     let mut compared = 0;
+    let mut written = 0;
     let mut input_error = None;
     for (seed, case) in cases.iter().enumerate() {
         let contents = host_contents(host, seed as u64);
@@ -573,6 +575,7 @@ fn interp_stage(
             finals.push(None);
             continue;
         }
+        written += changed_bytes(&mem, &m0);
         let mut m1 = mem;
         // The optimized module may take a few more steps (new blocks, jumps).
         launch.config.step_limit = 2 * STEP_LIMIT;
@@ -591,9 +594,30 @@ fn interp_stage(
     let o = match (compared, input_error) {
         (0, Some(e)) => Outcome::NotComparable(e),
         (0, None) => Outcome::NotComparable("no runs".into()),
-        (n, _) => Outcome::Pass(format!("{n} runs")),
+        // A kernel that writes nothing on these inputs proves little: say so.
+        (_, _) if written == 0 => Outcome::NotComparable("the input writes no buffer".into()),
+        (n, _) => Outcome::Pass(format!("{n} runs, {written} bytes written")),
     };
     (o, finals)
+}
+
+/// Bytes of the buffers of `before` that differ (or became poison) in `after`.
+fn changed_bytes(before: &Memory, after: &Memory) -> usize {
+    before
+        .names()
+        .map(|name| {
+            let (Some(b0), Some(b1), Some(p1)) =
+                (before.bytes(name), after.bytes(name), after.poison(name))
+            else {
+                return 0;
+            };
+            b0.iter()
+                .zip(b1)
+                .zip(p1)
+                .filter(|((x, y), p)| x != y || **p)
+                .count()
+        })
+        .sum()
 }
 
 /// The first byte of a buffer of `m0` that `m1` does not reproduce (poison in `m0`
@@ -755,11 +779,33 @@ fn ulps(a: u64, b: u64, width: u32) -> Option<u64> {
     Some(key(a).abs_diff(key(b)) as u64)
 }
 
-/// Compare two byte images of a buffer: equal, or every differing 4-byte word within
-/// [`ULP_TOLERANCE`] as an `f32` or as part of an `f64`. Returns the largest ulp
-/// difference accepted, or the first offset that is not within the tolerance.
-fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<u64, usize> {
-    let mut worst = 0;
+/// How far apart two buffers were where they differ.
+#[derive(Copy, Clone, Default, Debug, PartialEq)]
+pub struct Closeness {
+    /// The largest ulp difference accepted.
+    pub max_ulp: u64,
+    /// Words accepted by [`ABS_TOLERANCE`] only (cancellation near zero).
+    pub near_zero: u64,
+}
+
+impl Closeness {
+    fn merge(&mut self, o: Closeness) {
+        self.max_ulp = self.max_ulp.max(o.max_ulp);
+        self.near_zero += o.near_zero;
+    }
+}
+
+/// Absolute difference accepted between two floats whatever their ulp distance: with
+/// inputs in [-2, 2], `a*b + c` fused or not differs by about one ulp of `a*b`, which
+/// is many ulps of a result that cancels to near zero.
+pub const ABS_TOLERANCE: f64 = 1e-5;
+
+/// Compare two byte images of a buffer (`poison` marks bytes of `a` that match
+/// anything): equal, or every differing 4-byte word within [`ULP_TOLERANCE`] or
+/// [`ABS_TOLERANCE`] as an `f32`, or as part of an `f64`. The error names the first
+/// word that is not.
+fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<Closeness, String> {
+    let mut c = Closeness::default();
     let word = |s: &[u8], i: usize, n: usize| {
         let mut v = 0u64;
         for k in (0..n).rev() {
@@ -767,26 +813,39 @@ fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<u64, usize> {
         }
         v
     };
+    let near = |x: f64, y: f64| (x - y).abs() <= ABS_TOLERANCE;
     let mut i = 0;
     while i + 4 <= a.len() {
         let differs = (i..i + 4).any(|k| a[k] != b[k] && !poison.is_some_and(|p| p[k]));
         if differs {
-            let as_f32 = ulps(word(a, i, 4), word(b, i, 4), 32);
+            let (wa, wb) = (word(a, i, 4), word(b, i, 4));
+            let (fa, fb) = (f32::from_bits(wa as u32), f32::from_bits(wb as u32));
             let base = i & !7;
-            let as_f64 = (base + 8 <= a.len())
-                .then(|| ulps(word(a, base, 8), word(b, base, 8), 64))
-                .flatten();
-            match [as_f32, as_f64].into_iter().flatten().min() {
-                Some(u) if u <= ULP_TOLERANCE => worst = worst.max(u),
-                _ => return Err(i),
+            let (da, db) = if base + 8 <= a.len() {
+                (word(a, base, 8), word(b, base, 8))
+            } else {
+                (0, u64::MAX)
+            };
+            let ulp = [ulps(wa, wb, 32), ulps(da, db, 64)]
+                .into_iter()
+                .flatten()
+                .min();
+            match ulp {
+                Some(u) if u <= ULP_TOLERANCE => c.max_ulp = c.max_ulp.max(u),
+                _ if near(f64::from(fa), f64::from(fb))
+                    || near(f64::from_bits(da), f64::from_bits(db)) =>
+                {
+                    c.near_zero += 1
+                }
+                _ => return Err(format!("[{i}]: {wa:#010x} ({fa:e}) vs {wb:#010x} ({fb:e})")),
             }
         }
         i += 4;
     }
-    if (i..a.len()).any(|k| a[k] != b[k] && !poison.is_some_and(|p| p[k])) {
-        return Err(i);
+    if let Some(k) = (i..a.len()).find(|&k| a[k] != b[k] && !poison.is_some_and(|p| p[k])) {
+        return Err(format!("[{k}]: {:#04x} vs {:#04x}", a[k], b[k]));
     }
-    Ok(worst)
+    Ok(c)
 }
 
 /// ptx-sim stage: Gyre's PTX against llc's PTX and against the interpreter's output.
@@ -800,9 +859,9 @@ fn sim_stage(
     cases: &[Case],
     host: &[HostGlobal],
     interp: &[Option<Memory>],
-) -> (Outcome, u64) {
+) -> (Outcome, [Closeness; 2]) {
     let _ = params;
-    let mut worst = 0;
+    let mut worst = [Closeness::default(); 2];
     let mut compared = 0;
     let mut not_comparable = None;
     let names = |case: &Case| -> Vec<String> {
@@ -831,41 +890,19 @@ fn sim_stage(
             (Err(e), _) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
         };
         let names = names(case);
-        if let Some(l) = &l {
-            match l {
-                Err(e) if interp_mem.is_some() => {
-                    return (Outcome::Fail(format!("seed {seed}: {e}")), worst)
-                }
-                Err(_) => {}
-                Ok(l) => {
-                    for (k, (gb, lb)) in g.iter().zip(l).enumerate() {
-                        match close(gb, lb, None) {
-                            Ok(u) => worst = worst.max(u),
-                            Err(off) => {
-                                return (
-                                    Outcome::Fail(format!(
-                                        "seed {seed}: {}[{off}]: Gyre's PTX and llc's PTX differ",
-                                        names[k]
-                                    )),
-                                    worst,
-                                )
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        // Gyre's PTX against the interpreter first: both keep every rounding step, so a
+        // difference here is Gyre's own.
         if let Some(m) = interp_mem {
             for (k, gb) in g.iter().enumerate() {
                 let (Some(ib), poison) = (m.bytes(&names[k]), m.poison(&names[k])) else {
                     continue;
                 };
                 match close(ib, gb, poison) {
-                    Ok(u) => worst = worst.max(u),
-                    Err(off) => {
+                    Ok(c) => worst[0].merge(c),
+                    Err(at) => {
                         return (
                             Outcome::Fail(format!(
-                                "seed {seed}: {}[{off}]: Gyre's PTX in ptx-sim and the interpreter differ",
+                                "seed {seed}: {}{at}: interpreter vs Gyre's PTX in ptx-sim",
                                 names[k]
                             )),
                             worst,
@@ -873,6 +910,30 @@ fn sim_stage(
                     }
                 }
             }
+        }
+        match &l {
+            Some(Err(e)) if interp_mem.is_some() => {
+                return (Outcome::Fail(format!("seed {seed}: {e}")), worst)
+            }
+            Some(Ok(l)) => {
+                for (k, (gb, lb)) in g.iter().zip(l).enumerate() {
+                    match close(gb, lb, None) {
+                        Ok(c) => worst[1].merge(c),
+                        Err(at) => {
+                            return (
+                                Outcome::Fail(format!(
+                                    "seed {seed}: {}{at}: Gyre's PTX vs llc's PTX in ptx-sim",
+                                    names[k]
+                                )),
+                                worst,
+                            )
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if interp_mem.is_some() {
             compared += 1;
         } else {
             not_comparable.get_or_insert_with(|| "the input fails in the interpreter".into());
@@ -906,14 +967,19 @@ mod tests {
 
     #[test]
     fn closeness_of_buffers() {
-        let a: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let bytes = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let a = bytes(&[1.0, 2.0]);
         let mut b = a.clone();
         b[0] ^= 1; // one ulp
-        assert_eq!(close(&a, &b, None), Ok(1));
-        let c: Vec<u8> = [1.0f32, 3.0].iter().flat_map(|x| x.to_le_bytes()).collect();
-        assert_eq!(close(&a, &c, None), Err(4));
+        assert_eq!(close(&a, &b, None).map(|c| c.max_ulp), Ok(1));
+        let c = bytes(&[1.0, 3.0]);
+        assert!(close(&a, &c, None).unwrap_err().starts_with("[4]:"));
         let poison = vec![false, false, false, false, true, true, true, true];
-        assert_eq!(close(&a, &c, Some(&poison)), Ok(0));
+        assert_eq!(close(&a, &c, Some(&poison)), Ok(Closeness::default()));
+        // Cancellation: far apart in ulps, close in absolute terms.
+        let d = bytes(&[1e-7, 2.0]);
+        let e = bytes(&[-2e-7, 2.0]);
+        assert_eq!(close(&d, &e, None).map(|c| c.near_zero), Ok(1));
     }
 
     #[test]

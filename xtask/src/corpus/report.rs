@@ -6,7 +6,7 @@
 //! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
 //! unless [`KNOWN`] explains it.
 
-use super::{Outcome, Report, Setup, ULP_TOLERANCE};
+use super::{Closeness, Outcome, Report, Setup, ABS_TOLERANCE, ULP_TOLERANCE};
 use std::fmt::Write as _;
 
 /// ptx-sim stage failures with a known cause (file, reason): reported, not missed
@@ -24,8 +24,9 @@ pub struct Summary {
     pub all_pass: usize,
     /// Missed targets, one line each.
     pub unmet: Vec<String>,
-    /// Largest float difference accepted between PTX runs.
-    pub max_ulp: u64,
+    /// Float differences accepted over all kernels: Gyre's PTX against the
+    /// interpreter, and against llc's PTX.
+    pub closeness: [Closeness; 2],
     /// Seconds over all kernels.
     pub seconds: f64,
 }
@@ -50,7 +51,10 @@ pub fn summarize(reports: &[Report]) -> Summary {
         s.stages.push(t);
     }
     for r in reports {
-        s.max_ulp = s.max_ulp.max(r.max_ulp);
+        for (t, c) in s.closeness.iter_mut().zip(&r.closeness) {
+            t.max_ulp = t.max_ulp.max(c.max_ulp);
+            t.near_zero += c.near_zero;
+        }
         s.seconds += r.seconds;
         if r.stages().iter().all(|(_, o)| o.passed()) {
             s.all_pass += 1;
@@ -103,8 +107,13 @@ fn reason(r: &Report) -> String {
     if let Outcome::Pass(n) = &r.sim {
         notes.push(format!("sim {n}"));
     }
-    if r.max_ulp > 0 {
-        notes.push(format!("max {} ulp", r.max_ulp));
+    for (what, c) in ["vs interp", "vs llc"].iter().zip(&r.closeness) {
+        if *c != Closeness::default() {
+            notes.push(format!(
+                "{what}: max {} ulp, {} words within {ABS_TOLERANCE:e} absolute",
+                c.max_ulp, c.near_zero
+            ));
+        }
     }
     notes.join("; ")
 }
@@ -142,8 +151,14 @@ fn totals(s: &Summary, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "- Largest float difference accepted between PTX runs: {} ulp (tolerance {ULP_TOLERANCE}).",
-        s.max_ulp
+        "- Float differences accepted (tolerance {ULP_TOLERANCE} ulp, or {ABS_TOLERANCE:e} \
+         absolute for cancellation near zero): Gyre's PTX vs the interpreter at most {} \
+         ulp, {} words only within the absolute tolerance; Gyre's PTX vs llc's PTX at \
+         most {} ulp, {} words only within the absolute tolerance.",
+        s.closeness[0].max_ulp,
+        s.closeness[0].near_zero,
+        s.closeness[1].max_ulp,
+        s.closeness[1].near_zero
     );
     if s.unmet.is_empty() {
         let _ = writeln!(out, "- Targets: all met.");
