@@ -968,3 +968,43 @@ $L__BB0_2:
         assert_eq!(g, if i < 90 { i * 3 + 5 + 1000 } else { i });
     }
 }
+
+/// The host's `cudaMemcpyToSymbol`: `.const` and `.global` variables filled before the
+/// launch replace their initializers.
+#[test]
+fn host_filled_variables() {
+    let src = r#"
+        .version 7.0
+        .target sm_70
+        .address_size 64
+        .const .align 4 .b8 coef[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+        .global .align 4 .u32 counter = 5;
+        .visible .entry k(.param .u64 out) {
+            .reg .b32 %r<5>; .reg .b64 %rd<3>;
+            ld.param.u64 %rd1, [out];
+            cvta.to.global.u64 %rd2, %rd1;
+            ld.const.u32 %r1, [coef+4];
+            ld.global.u32 %r2, [counter];
+            add.s32 %r3, %r1, %r2;
+            st.global.u32 [%rd2], %r3;
+            st.global.u32 [counter], %r3;
+            ret;
+        }"#;
+    let run = |m: &gyre_ptx_sim::Module, mem: &mut Memory| {
+        let out = mem.alloc_u32s(&[0]);
+        run_kernel(m, "k", &Launch::linear(1, 1), &[ParamValue::U64(out)], mem).unwrap();
+        mem.read_u32s(out, 1).unwrap()[0]
+    };
+    let m = parse(src).unwrap();
+    assert_eq!(run(&m, &mut Memory::new()), 2 + 5);
+    let mut m2 = m.clone();
+    m2.set_const("coef", &[0, 0, 0, 0, 40, 0, 0, 0]).unwrap();
+    let mut mem = Memory::new();
+    let counter = mem.define_symbol("counter", &300u32.to_le_bytes(), 4);
+    assert_eq!(run(&m2, &mut mem), 340);
+    // The kernel's store went to the caller's variable.
+    assert_eq!(mem.read_u32s(counter, 1).unwrap(), vec![340]);
+    assert_eq!(mem.symbol("counter"), Some(counter));
+    assert!(m2.set_const("missing", &[0]).is_err());
+    assert!(m2.set_const("coef", &[0; 9]).is_err());
+}

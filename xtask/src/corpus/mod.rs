@@ -876,33 +876,49 @@ fn sim_stage(
             .collect()
     };
     for (seed, case) in cases.iter().enumerate() {
+        // A run the interpreter rejects (out of bounds, race, poison branch) is undefined
+        // behaviour: the two PTX texts may legitimately differ on it.
+        let Some(m) = interp.get(seed).and_then(Option::as_ref) else {
+            not_comparable.get_or_insert_with(|| "the input fails in the interpreter".into());
+            continue;
+        };
         let contents = host_contents(host, seed as u64);
-        let g = sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents);
-        let l = llc.map(|t| sim_run(t, Producer::Llc, kernel, plan, case, host, &contents));
-        let interp_mem = interp.get(seed).and_then(Option::as_ref);
-        let g = match (g, &l) {
-            (Ok(g), _) => g,
-            (Err(e), Some(Err(_))) | (Err(e), None) if interp_mem.is_none() => {
-                // The input faults in the interpreter too: nothing to compare.
-                not_comparable.get_or_insert(e);
-                continue;
-            }
-            (Err(e), _) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
+        let g = match sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents) {
+            Ok(g) => g,
+            Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
         };
         let names = names(case);
         // Gyre's PTX against the interpreter first: both keep every rounding step, so a
         // difference here is Gyre's own.
-        if let Some(m) = interp_mem {
-            for (k, gb) in g.iter().enumerate() {
-                let (Some(ib), poison) = (m.bytes(&names[k]), m.poison(&names[k])) else {
-                    continue;
-                };
-                match close(ib, gb, poison) {
-                    Ok(c) => worst[0].merge(c),
+        for (k, gb) in g.iter().enumerate() {
+            let (Some(ib), poison) = (m.bytes(&names[k]), m.poison(&names[k])) else {
+                continue;
+            };
+            match close(ib, gb, poison) {
+                Ok(c) => worst[0].merge(c),
+                Err(at) => {
+                    return (
+                        Outcome::Fail(format!(
+                            "seed {seed}: {}{at}: interpreter vs Gyre's PTX in ptx-sim",
+                            names[k]
+                        )),
+                        worst,
+                    )
+                }
+            }
+        }
+        if let Some(t) = llc {
+            let l = match sim_run(t, Producer::Llc, kernel, plan, case, host, &contents) {
+                Ok(l) => l,
+                Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
+            };
+            for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
+                match close(gb, lb, None) {
+                    Ok(c) => worst[1].merge(c),
                     Err(at) => {
                         return (
                             Outcome::Fail(format!(
-                                "seed {seed}: {}{at}: interpreter vs Gyre's PTX in ptx-sim",
+                                "seed {seed}: {}{at}: Gyre's PTX vs llc's PTX in ptx-sim",
                                 names[k]
                             )),
                             worst,
@@ -911,33 +927,7 @@ fn sim_stage(
                 }
             }
         }
-        match &l {
-            Some(Err(e)) if interp_mem.is_some() => {
-                return (Outcome::Fail(format!("seed {seed}: {e}")), worst)
-            }
-            Some(Ok(l)) => {
-                for (k, (gb, lb)) in g.iter().zip(l).enumerate() {
-                    match close(gb, lb, None) {
-                        Ok(c) => worst[1].merge(c),
-                        Err(at) => {
-                            return (
-                                Outcome::Fail(format!(
-                                    "seed {seed}: {}{at}: Gyre's PTX vs llc's PTX in ptx-sim",
-                                    names[k]
-                                )),
-                                worst,
-                            )
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-        if interp_mem.is_some() {
-            compared += 1;
-        } else {
-            not_comparable.get_or_insert_with(|| "the input fails in the interpreter".into());
-        }
+        compared += 1;
     }
     let o = match (compared, not_comparable) {
         (0, Some(e)) => Outcome::NotComparable(e),
@@ -980,6 +970,104 @@ mod tests {
         let d = bytes(&[1e-7, 2.0]);
         let e = bytes(&[-2e-7, 2.0]);
         assert_eq!(close(&d, &e, None).map(|c| c.near_zero), Ok(1));
+    }
+
+    const KERNEL: &str = r#"
+target triple = "nvptx64-nvidia-cuda"
+define void @k(float* %a, i32 %n) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %c = icmp slt i32 %t, %n
+  br i1 %c, label %body, label %exit
+body:
+  %i = sext i32 %t to i64
+  %p = getelementptr inbounds float, float* %a, i64 %i
+  %v = load float, float* %p
+  %w = fadd float %v, 1.0
+  store float %w, float* %p
+  br label %exit
+exit:
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, i32)* @k, !"kernel", i32 1}
+"#;
+
+    fn small_plan() -> Plan {
+        let mut p = launches::default_plan("", "-");
+        p.buffer_bytes = 256;
+        p
+    }
+
+    fn cases(m: &Module, plan: &Plan) -> Vec<Case> {
+        let fid = m.func_by_name("k").expect("the test kernel is there");
+        let params = m.functions[fid].sig.params.clone();
+        (0..2).map(|s| launches::case(plan, &params, s)).collect()
+    }
+
+    #[test]
+    fn the_interpreter_stage_finds_a_changed_kernel() {
+        let m = gyre_llvm::import_module(KERNEL).expect("the test kernel imports");
+        let plan = small_plan();
+        let cases = cases(&m, &plan);
+        let (same, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        assert!(same.passed(), "{same:?}");
+        assert!(mems.iter().all(Option::is_some));
+        let changed = gyre_llvm::import_module(&KERNEL.replace("fadd float %v", "fsub float %v"))
+            .expect("the changed kernel imports");
+        let (o, _) = interp_stage(&m, &changed, "k", &plan, &cases, &[]);
+        assert!(
+            o.failure().is_some_and(|r| r.contains("__corpus.arg0")),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn an_input_that_faults_is_not_comparable() {
+        let m = gyre_llvm::import_module(KERNEL).expect("the test kernel imports");
+        let mut plan = small_plan();
+        // 64 floats of buffer, 128 threads allowed in: the input reads past the end.
+        plan.scalars = vec![(1, launches::Scalar::Int(128))];
+        plan.block = [128, 1, 1];
+        let cases = cases(&m, &plan);
+        let (o, _) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        assert!(
+            matches!(&o, Outcome::NotComparable(r) if r.contains("out of bounds")),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn the_ptx_stage_finds_wrong_ptx() {
+        let m = gyre_llvm::import_module(KERNEL).expect("the test kernel imports");
+        let plan = small_plan();
+        let cases = cases(&m, &plan);
+        let (_, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        let opts = CodegenOptions { sm: Sm::Sm70 };
+        let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
+        let (o, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &[], &cases, &[], &mems);
+        assert!(o.passed(), "{o:?}");
+        let changed =
+            gyre_llvm::import_module(&KERNEL.replace("fadd float %v, 1.0", "fadd float %v, 2.0"))
+                .expect("the changed kernel imports");
+        let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
+        // Wrong against the interpreter...
+        let (o, _) = sim_stage(&wrong, None, "k", &plan, &[], &cases, &[], &mems);
+        assert!(
+            o.failure()
+                .is_some_and(|r| r.contains("interpreter vs Gyre's PTX")),
+            "{o:?}"
+        );
+        // ...and against another compiler's PTX, when the interpreter could not run.
+        let none = vec![None; cases.len()];
+        let (o, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &[], &cases, &[], &none);
+        assert!(
+            matches!(&o, Outcome::NotComparable(_)),
+            "without interpreter runs nothing is compared: {o:?}"
+        );
+        let (o, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &[], &cases, &[], &mems);
+        assert!(o.failure().is_some(), "{o:?}");
     }
 
     #[test]
