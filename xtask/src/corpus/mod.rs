@@ -33,8 +33,8 @@ use launches::{Case, Plan, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Gyre's `-O` pipeline (crates/cli `DEFAULT_PIPELINE`, which this crate cannot import
-/// from a binary crate; a corpus test checks they agree through `gyre compile`'s docs).
+/// Gyre's `-O` pipeline: crates/cli's `DEFAULT_PIPELINE`, which this crate cannot
+/// import from a binary crate (a unit test checks the two agree).
 pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa";
 
 /// Largest difference in units in the last place between a float of Gyre's PTX and the
@@ -410,12 +410,18 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
     Ok(r)
 }
 
-/// The `externally_initialized` globals of `src` that the imported module has.
+/// The `externally_initialized` globals of `src` that the imported module has. A
+/// `__constant__` one is left out (its initializer stands in both the interpreter and
+/// ptx-sim) while the interpreter does not read host-filled constants from the caller's
+/// memory ([`interp_reads_host_constants`]).
 fn host_globals(src: &str, m: &Module) -> Vec<HostGlobal> {
     externally_initialized(src)
         .into_iter()
         .filter_map(|name| {
             let g = &m.globals[m.global_by_name(&name)?];
+            if g.space == AddrSpace::Const && !interp_reads_host_constants() {
+                return None;
+            }
             Some(HostGlobal {
                 name,
                 space: g.space,
@@ -423,6 +429,36 @@ fn host_globals(src: &str, m: &Module) -> Vec<HostGlobal> {
             })
         })
         .collect()
+}
+
+/// Does the interpreter take an `externally_initialized` `__constant__` global's
+/// contents from the caller's buffer of the same name (rather than its initializer)?
+/// Probed once on a small kernel, so the harness follows the interpreter's semantics as
+/// they change.
+pub fn interp_reads_host_constants() -> bool {
+    static PROBE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let src = r#"
+target triple = "nvptx64-nvidia-cuda"
+@c = dso_local addrspace(4) externally_initialized global i32 7, align 4
+define void @k(i32* %out) {
+  %v = load i32, i32 addrspace(4)* @c, align 4
+  store i32 %v, i32* %out, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (i32*)* @k, !"kernel", i32 1}
+"#;
+        let Ok(m) = gyre_llvm::import_module(src) else {
+            return false;
+        };
+        let mut mem = Memory::new();
+        mem.alloc_buffer("c", 99u32.to_le_bytes().to_vec());
+        mem.alloc_zeroed("out", 4);
+        let launch = Launch::linear(1, 1, vec![Arg::buffer("out")]);
+        run_kernel(&m, "k", &launch, &mut mem).is_ok()
+            && mem.bytes("out") == Some(&99u32.to_le_bytes()[..])
+    })
 }
 
 /// The random contents of the host globals for run `seed`.
@@ -943,6 +979,20 @@ fn sim_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pipeline_is_gyre_compile_o() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/cli/src/compile.rs");
+        let text = std::fs::read_to_string(&path).expect("crates/cli/src/compile.rs reads");
+        let line = text
+            .lines()
+            .find(|l| l.contains("const DEFAULT_PIPELINE: &str"))
+            .expect("gyre compile defines DEFAULT_PIPELINE");
+        assert!(
+            line.contains(&format!("\"{DEFAULT_PIPELINE}\"")),
+            "gyre compile -O runs {line}, the corpus harness {DEFAULT_PIPELINE}"
+        );
+    }
 
     #[test]
     fn ulp_distance() {

@@ -6,7 +6,7 @@
 //! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
 //! unless [`KNOWN`] explains it.
 
-use super::{Closeness, Outcome, Report, Setup, ABS_TOLERANCE, ULP_TOLERANCE};
+use super::{launches, Closeness, Outcome, Report, Setup, ABS_TOLERANCE, ULP_TOLERANCE};
 use std::fmt::Write as _;
 
 /// ptx-sim stage failures with a known cause (file, reason): reported, not missed
@@ -171,6 +171,15 @@ fn totals(s: &Summary, out: &mut String) {
 pub fn console(setup: &Setup, reports: &[Report], s: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "corpus: {}", setup.corpus.display());
+    let _ = writeln!(
+        out,
+        "host-filled __constant__ globals: {}",
+        if super::interp_reads_host_constants() {
+            "random contents (the interpreter reads the caller's buffer)"
+        } else {
+            "initializer (the interpreter does not read the caller's buffer yet)"
+        }
+    );
     for r in reports {
         let stages: Vec<String> = r
             .stages()
@@ -218,19 +227,36 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          linked first with `llvm-link --only-needed` when the kernel calls `__nv_*`), and \
          ptxas accepts llc's PTX;\n\
          - **sim**: Gyre's sm_70 PTX and llc's PTX run in ptx-sim on the same inputs; \
-         Gyre's buffers must match llc's and the interpreter's, floats within {} ulp \
-         (llc contracts `contract` multiply-adds into `fma`, Gyre does not).\n\n\
+         Gyre's buffers must match the interpreter's and llc's, floats within {} ulp or \
+         {ABS_TOLERANCE:e} absolute (llc contracts `contract` multiply-adds into `fma`, \
+         Gyre does not, and a fused result that cancels to near zero is many ulps off). \
+         A run the interpreter rejects is not compared.\n\n\
          Launches: the block shape from the manifest (else 16x8 for 2-D indexing, 64 \
          threads otherwise), a grid of 2x2 or 2 CTAs, integer scalars 32, float scalars \
          random in [0.5, 2.5), every pointer a 128 KiB buffer of random floats in [-2, 2); \
          globals marked `externally_initialized` (host-filled `__constant__`/`__device__` \
-         data) get random contents in both the interpreter and ptx-sim. Kernels whose \
+         data) get random contents, the same in the interpreter and in ptx-sim (but see \
+         below for `__constant__`). Kernels whose \
          launch must differ are listed in xtask/src/corpus/launches.rs, each with its \
          reason. Targets: every kernel that imports must pass verify, opt, ptx and interp; \
          a sim failure must be explained in `report::KNOWN`.\n",
         super::DEFAULT_PIPELINE,
         setup.runs,
         ULP_TOLERANCE
+    );
+    let _ = writeln!(
+        out,
+        "Host-filled `__constant__` data: {}\n",
+        if super::interp_reads_host_constants() {
+            "the interpreter takes it from the caller's buffer of the global's name, so \
+             the harness gives it random contents there and the same bytes to both PTX \
+             texts."
+        } else {
+            "the interpreter of this build keeps the initializer of an \
+             `externally_initialized` `__constant__` global, so the harness leaves those \
+             globals at their initializers everywhere (host-filled `__device__` globals \
+             still get random contents)."
+        }
     );
     out.push_str("## Totals\n\n");
     totals(s, &mut out);
@@ -249,7 +275,12 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
         }
         out.push('\n');
     }
+    import_failures(reports, &mut out);
     out.push_str("## Kernels\n\n");
+    out.push_str(
+        "Launch is grid x block; `*` marks a launch from the table in \
+         xtask/src/corpus/launches.rs (reasons below).\n\n",
+    );
     out.push_str("| kernel | launch | import | verify | opt | ptx | interp | llc | sim | first failure, or notes |\n");
     out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     for r in reports {
@@ -258,10 +289,64 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
             out,
             "| `{}` | {} | {} | {} |",
             r.entry.file.trim_end_matches(".ll"),
-            r.launch,
+            if launches::special(&r.entry.file).is_some() {
+                format!("{}*", r.launch)
+            } else {
+                r.launch.clone()
+            },
             cells.join(" | "),
             md(&reason(r))
         );
     }
+    out.push_str("\n## Launches that are not the default\n\n");
+    for sp in launches::LAUNCHES {
+        let _ = writeln!(
+            out,
+            "- `{}`: {}",
+            sp.file.trim_end_matches(".ll"),
+            sp.reason
+        );
+    }
     out
+}
+
+/// What the importer rejects, by construct: the message of every import error without
+/// its position (and without the function or type it names, after `@`/`%`/`of type`),
+/// with the kernels it stops.
+fn import_failures(reports: &[Report], out: &mut String) {
+    let mut by: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in reports {
+        let Outcome::Fail(all) = &r.import else {
+            continue;
+        };
+        for e in all.split("; ") {
+            // `line:col: message`.
+            let msg = e.splitn(3, ':').nth(2).unwrap_or(e).trim();
+            let name = r.entry.file.trim_end_matches(".ll");
+            match by.iter_mut().find(|(m, _)| m == msg) {
+                Some((_, files)) => {
+                    if !files.contains(&name) {
+                        files.push(name)
+                    }
+                }
+                None => by.push((msg.to_string(), vec![name])),
+            }
+        }
+    }
+    if by.is_empty() {
+        return;
+    }
+    by.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    out.push_str("## Import errors by message\n\n");
+    out.push_str("| error | kernels | which |\n|---|---|---|\n");
+    for (msg, files) in by {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            md(&msg),
+            files.len(),
+            md(&files.join(", "))
+        );
+    }
+    out.push('\n');
 }
