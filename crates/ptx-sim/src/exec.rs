@@ -406,6 +406,22 @@ fn ibin(op: IBinOp, ty: Ty, a: u64, b: u64) -> u64 {
             };
             return w.canon(p);
         }
+        IBinOp::Mul24Lo | IBinOp::Mul24Hi => {
+            // The operands' low 24 bits, sign-extended for .s32; the product fits in 48.
+            let low24 = |v: u64| {
+                if signed {
+                    ((v << 40) as i64 >> 40) as i128
+                } else {
+                    (v & 0xff_ffff) as i128
+                }
+            };
+            let p = low24(a) * low24(b);
+            if op == IBinOp::Mul24Hi {
+                (p >> 16) as u64
+            } else {
+                p as u64
+            }
+        }
         IBinOp::Div => {
             if signed {
                 let (x, y) = (sx(ty, a), sx(ty, b));

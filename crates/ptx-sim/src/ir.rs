@@ -196,6 +196,10 @@ pub(crate) enum IBinOp {
     MulLo,
     MulHi,
     MulWide,
+    /// `mul24.lo`: low 32 bits of the 48-bit product of the operands' low 24 bits.
+    Mul24Lo,
+    /// `mul24.hi`: bits 16..48 of that product.
+    Mul24Hi,
     Div,
     Rem,
     Min,

@@ -49,7 +49,7 @@
 //!   addresses, vector pack/unpack `{a,b}`), `ld`/`ldu`/`st` in every state
 //!   space including generic, with `.v2`/`.v4` and any cache/volatile/ordering
 //!   qualifiers (ignored), `cvta` (to and from generic for global, shared,
-//!   local, const), integer `add sub mul{.lo,.hi,.wide} mad{.lo,.hi,.wide}
+//!   local, const), integer `add sub mul{.lo,.hi,.wide} mul24{.lo,.hi} mad{.lo,.hi,.wide}
 //!   div rem abs neg min max and or xor not cnot shl shr popc clz brev bfind
 //!   bfe bfi prmt` (default mode) and `add.sat`/`sub.sat` on `.s32`; float
 //!   `add sub mul div fma mad sqrt rcp rsqrt abs neg min max (.NaN) copysign

@@ -1472,8 +1472,8 @@ impl Dec<'_> {
                     a,
                 }
             }
-            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
-            | "shl" | "shr" | "copysign" => {
+            "add" | "sub" | "mul" | "mul24" | "div" | "rem" | "min" | "max" | "and" | "or"
+            | "xor" | "shl" | "shr" | "copysign" => {
                 let ty = one_ty(self)?;
                 self.nops(ops, 3)?;
                 if has("cc") {
@@ -1523,6 +1523,8 @@ impl Dec<'_> {
                         "mul" if has("hi") => IBinOp::MulHi,
                         "mul" if has("wide") => IBinOp::MulWide,
                         "mul" => IBinOp::MulLo,
+                        "mul24" if has("hi") => IBinOp::Mul24Hi,
+                        "mul24" => IBinOp::Mul24Lo,
                         "div" => IBinOp::Div,
                         "rem" => IBinOp::Rem,
                         "min" => IBinOp::Min,
@@ -1539,6 +1541,11 @@ impl Dec<'_> {
                     }
                     if matches!(op, IBinOp::AddSat | IBinOp::SubSat) && ty != Ty::S32 {
                         return self.err(".sat integer arithmetic requires .s32");
+                    }
+                    if matches!(op, IBinOp::Mul24Lo | IBinOp::Mul24Hi)
+                        && !matches!(ty, Ty::U32 | Ty::S32)
+                    {
+                        return self.err("mul24 requires .u32 or .s32");
                     }
                     if op == IBinOp::MulWide && ty.widen().is_none() {
                         return self.err("mul.wide requires a 16- or 32-bit integer type");

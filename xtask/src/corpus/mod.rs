@@ -333,7 +333,12 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
     // LLVM's side does not depend on Gyre's import.
     let llc_ptx = llc_compile(setup, &e.file, &path, &src);
     r.llc = match &llc_ptx {
-        Ok(_) => Outcome::Pass(String::new()),
+        // Whether ptx-sim can read llc's PTX is known even when Gyre cannot import the
+        // kernel: it names the PTX the simulator still lacks.
+        Ok(ptx) => Outcome::Pass(match gyre_ptx_sim::parse(ptx) {
+            Ok(_) => String::new(),
+            Err(e) => format!("ptx-sim cannot read llc's PTX: {e}"),
+        }),
         Err(o) => o.clone(),
     };
     let input = match gyre_llvm::import_module(&src) {

@@ -101,6 +101,11 @@ fn reason(r: &Report) -> String {
         }
     }
     let mut notes = Vec::new();
+    if let Outcome::Pass(n) = &r.llc {
+        if !n.is_empty() {
+            notes.push(n.clone());
+        }
+    }
     if let Outcome::Pass(n) = &r.interp {
         notes.push(format!("interp {n}"));
     }
@@ -276,6 +281,24 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
         out.push('\n');
     }
     import_failures(reports, &mut out);
+    let unread: Vec<(&str, &str)> = reports
+        .iter()
+        .filter_map(|r| match &r.llc {
+            Outcome::Pass(n) if !n.is_empty() => Some((r.entry.file.as_str(), n.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !unread.is_empty() {
+        out.push_str("## llc's PTX that ptx-sim cannot read\n\n");
+        out.push_str(
+            "Checked for every kernel, imported or not: what the simulator still lacks \
+             for the sim stage of kernels Gyre cannot import yet.\n\n",
+        );
+        for (f, n) in unread {
+            let _ = writeln!(out, "- `{}`: {}", f.trim_end_matches(".ll"), md(n));
+        }
+        out.push('\n');
+    }
     out.push_str("## Kernels\n\n");
     out.push_str(
         "Launch is grid x block; `*` marks a launch from the table in \
