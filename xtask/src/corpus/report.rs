@@ -133,13 +133,7 @@ fn md(s: &str) -> String {
 }
 
 fn totals(s: &Summary, out: &mut String) {
-    let pct = |n: usize| {
-        if s.kernels == 0 {
-            0
-        } else {
-            100 * n / s.kernels
-        }
-    };
+    let pct = |n: usize| (100 * n).checked_div(s.kernels).unwrap_or(0);
     let _ = writeln!(
         out,
         "- Kernels: {}; every stage passes: {} ({}%).",
