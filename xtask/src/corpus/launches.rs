@@ -464,6 +464,8 @@ pub struct Case {
     pub args: Vec<Value>,
     /// Buffers: name (for the interpreter) and bytes.
     pub buffers: Vec<(String, Vec<u8>)>,
+    /// Per buffer: filled with floats (compared with a tolerance between compilers).
+    pub floats: Vec<bool>,
 }
 
 /// Fill `len` bytes as `fill` says.
@@ -492,6 +494,7 @@ pub fn case(plan: &Plan, params: &[Type], seed: u64) -> Case {
     let mut rng = SplitMix64::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xc0de);
     let mut args = Vec::with_capacity(params.len());
     let mut buffers = Vec::new();
+    let mut floats = Vec::new();
     for (i, &t) in params.iter().enumerate() {
         let fixed = plan.scalars.iter().find(|(k, _)| *k == i).map(|p| p.1);
         let v = match (t, fixed) {
@@ -505,6 +508,7 @@ pub fn case(plan: &Plan, params: &[Type], seed: u64) -> Case {
                     format!("__corpus.arg{i}"),
                     fill_bytes(fill, plan.buffer_bytes, &mut rng),
                 ));
+                floats.push(matches!(fill, Fill::F32 | Fill::F64));
                 Value::Buffer(buffers.len() - 1)
             }
             (Type::F32, Some(Scalar::Float(x))) => Value::F32(x as f32),
@@ -517,7 +521,11 @@ pub fn case(plan: &Plan, params: &[Type], seed: u64) -> Case {
         };
         args.push(v);
     }
-    Case { args, buffers }
+    Case {
+        args,
+        buffers,
+        floats,
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@
 //! 5. compiles the input `.ll` with LLVM 14 `llc -mcpu=sm_70` (libdevice linked first
 //!    when the kernel calls `__nv_*` functions) (**llc**), then runs llc's PTX and Gyre's
 //!    sm_70 PTX in ptx-sim on the same inputs and compares their buffers with each other
-//!    and with the interpreter's, floats within [`ULP_TOLERANCE`] (**sim**).
+//!    and with the interpreter's (bit for bit), floats of llc's within [`TOLERANCE`]
+//!    (**sim**).
 //!
 //! Globals marked `externally_initialized` in the `.ll` (host-filled `__constant__` and
 //! `__device__` data) are inputs: each gets a buffer of its name with random contents
@@ -27,7 +28,7 @@ pub mod report;
 use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
 use gyre_interp::{run_kernel, Arg, Config, Launch, Memory};
 use gyre_ir::gen::SplitMix64;
-use gyre_ir::{AddrSpace, Module, Type};
+use gyre_ir::{AddrSpace, Module};
 use gyre_transforms::{Knobs, Options, PassManager};
 use launches::{Case, Plan, Value};
 use std::path::{Path, PathBuf};
@@ -36,11 +37,6 @@ use std::process::Command;
 /// Gyre's `-O` pipeline: crates/cli's `DEFAULT_PIPELINE`, which this crate cannot
 /// import from a binary crate (a unit test checks the two agree).
 pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa";
-
-/// Largest difference in units in the last place between a float of Gyre's PTX and the
-/// same float of llc's PTX (or of the interpreter) that still counts as equal: llc
-/// contracts `contract` multiply-adds into `fma`, Gyre keeps them separate.
-pub const ULP_TOLERANCE: u64 = 64;
 
 /// IR instructions (interpreter) or PTX instructions (ptx-sim) one launch may execute.
 const STEP_LIMIT: u64 = 50_000_000;
@@ -224,9 +220,8 @@ pub struct Report {
     pub sim: Outcome,
     /// The launch (grid x block) used.
     pub launch: String,
-    /// Float differences accepted: Gyre's PTX in ptx-sim against the interpreter, and
-    /// against llc's PTX.
-    pub closeness: [Closeness; 2],
+    /// Float differences accepted between Gyre's PTX and llc's PTX in ptx-sim.
+    pub closeness: Closeness,
     /// Seconds this kernel took.
     pub seconds: f64,
 }
@@ -273,12 +268,15 @@ pub fn run(setup: &Setup) -> Result<Vec<Report>, String> {
     Ok(out)
 }
 
-/// A global the host fills before the launch.
+/// A global the host fills before the launch, or a global-space global whose final
+/// contents are compared.
 #[derive(Clone, Debug)]
 struct HostGlobal {
     name: String,
     space: AddrSpace,
     bytes: usize,
+    /// `externally_initialized`: the harness gives it random contents.
+    filled: bool,
 }
 
 /// Names of the globals marked `externally_initialized` in LLVM IR text.
@@ -327,7 +325,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             "({},{},{})x({},{},{})",
             plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2]
         ),
-        closeness: [Closeness::default(); 2],
+        closeness: Closeness::default(),
         seconds: 0.0,
     };
     // LLVM's side does not depend on Gyre's import.
@@ -402,7 +400,6 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
                 llc.as_ref().ok().map(String::as_str),
                 kernel,
                 &plan,
-                &params,
                 &cases,
                 &host,
                 &interp_mem,
@@ -419,18 +416,25 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
 /// `__constant__` one is left out (its initializer stands in both the interpreter and
 /// ptx-sim) while the interpreter does not read host-filled constants from the caller's
 /// memory ([`interp_reads_host_constants`]).
+///
+/// Every other global of the global space is listed too, not filled: its final contents
+/// are compared like a buffer's.
 fn host_globals(src: &str, m: &Module) -> Vec<HostGlobal> {
-    externally_initialized(src)
-        .into_iter()
-        .filter_map(|name| {
-            let g = &m.globals[m.global_by_name(&name)?];
-            if g.space == AddrSpace::Const && !interp_reads_host_constants() {
-                return None;
-            }
-            Some(HostGlobal {
-                name,
+    let filled = externally_initialized(src);
+    m.globals
+        .values()
+        .filter_map(|g| {
+            let host = filled.contains(&g.name);
+            let keep = match g.space {
+                AddrSpace::Const => host && interp_reads_host_constants(),
+                AddrSpace::Global => true,
+                _ => false,
+            };
+            keep.then(|| HostGlobal {
+                name: g.name.clone(),
                 space: g.space,
                 bytes: g.size() as usize,
+                filled: host,
             })
         })
         .collect()
@@ -470,7 +474,10 @@ define void @k(i32* %out) {
 fn host_contents(host: &[HostGlobal], seed: u64) -> Vec<Vec<u8>> {
     let mut rng = SplitMix64::new(seed ^ 0x6c6f_6261_6c73);
     host.iter()
-        .map(|g| launches::fill_bytes(launches::Fill::F32, g.bytes, &mut rng))
+        .map(|g| match g.filled {
+            true => launches::fill_bytes(launches::Fill::F32, g.bytes, &mut rng),
+            false => Vec::new(),
+        })
         .collect()
 }
 
@@ -573,7 +580,9 @@ fn interp_inputs(case: &Case, host: &[HostGlobal], contents: &[Vec<u8>]) -> (Vec
         mem.alloc_buffer(name, bytes.clone());
     }
     for (g, bytes) in host.iter().zip(contents) {
-        mem.alloc_buffer(&g.name, bytes.clone());
+        if g.filled {
+            mem.alloc_buffer(&g.name, bytes.clone());
+        }
     }
     let args = case
         .args
@@ -714,7 +723,8 @@ impl Producer {
 }
 
 /// Run one PTX text in ptx-sim on a case; the final bytes of every buffer (the case's,
-/// then the global-space host globals), or the error.
+/// then the global-space globals of `host`, empty for one the PTX does not declare),
+/// or the error.
 fn sim_run(
     ptx: &str,
     who: Producer,
@@ -737,12 +747,13 @@ fn sim_run(
             a
         })
         .collect();
-    let mut globals = Vec::new();
-    for (g, bytes) in host.iter().zip(contents) {
+    for (g, bytes) in host.iter().zip(contents).filter(|(g, _)| g.filled) {
         let name = who.global_name(&g.name);
         match g.space {
             AddrSpace::Const => m.set_const(&name, bytes)?,
-            _ => globals.push((mem.define_symbol(&name, bytes, 16), bytes.len())),
+            _ => {
+                mem.define_symbol(&name, bytes, 16);
+            }
         }
     }
     let kname = who.kernel_name(kernel);
@@ -788,8 +799,13 @@ fn sim_run(
     for (a, (_, b)) in addrs.iter().zip(&case.buffers) {
         out.push(mem.read_bytes(*a, b.len()).map_err(|e| e.to_string())?);
     }
-    for (a, len) in globals {
-        out.push(mem.read_bytes(a, len).map_err(|e| e.to_string())?);
+    for g in host.iter().filter(|g| g.space != AddrSpace::Const) {
+        // A global the PTX does not declare was never allocated: the kernel cannot
+        // have touched it, so it keeps the interpreter's view (compared as absent).
+        out.push(match mem.symbol(&who.global_name(&g.name)) {
+            Some(a) => mem.read_bytes(a, g.bytes).map_err(|e| e.to_string())?,
+            None => Vec::new(),
+        });
     }
     Ok(out)
 }
@@ -823,29 +839,52 @@ fn ulps(a: u64, b: u64, width: u32) -> Option<u64> {
 /// How far apart two buffers were where they differ.
 #[derive(Copy, Clone, Default, Debug, PartialEq)]
 pub struct Closeness {
-    /// The largest ulp difference accepted.
+    /// Words that differ but were accepted.
+    pub words: u64,
+    /// The largest scaled error accepted (see [`TOLERANCE`]).
+    pub max_err: f64,
+    /// The largest ulp distance accepted (for the report: near zero it is large).
     pub max_ulp: u64,
-    /// Words accepted by [`ABS_TOLERANCE`] only (cancellation near zero).
-    pub near_zero: u64,
 }
 
 impl Closeness {
-    fn merge(&mut self, o: Closeness) {
+    pub(crate) fn merge(&mut self, o: Closeness) {
+        self.words += o.words;
+        self.max_err = self.max_err.max(o.max_err);
         self.max_ulp = self.max_ulp.max(o.max_ulp);
-        self.near_zero += o.near_zero;
     }
 }
 
-/// Absolute difference accepted between two floats whatever their ulp distance: with
-/// inputs in [-2, 2], `a*b + c` fused or not differs by about one ulp of `a*b`, which
-/// is many ulps of a result that cancels to near zero.
-pub const ABS_TOLERANCE: f64 = 1e-5;
+/// Largest `|a - b| / max(1, |a|, |b|)` accepted between a float of Gyre's PTX and the
+/// same float of llc's PTX: llc contracts `contract` multiply-adds into `fma`, Gyre
+/// keeps them apart, so results differ in their last bits, and by many ulps where
+/// they cancel to near zero (inputs are in [-2, 2], so results are of order one). About
+/// 84 ulps of an `f32` of magnitude above one.
+pub const TOLERANCE: f64 = 1e-5;
+
+/// The scaled error of two floats, `None` if one is NaN and the other not.
+fn scaled_error(x: f64, y: f64) -> Option<f64> {
+    if x.is_nan() || y.is_nan() {
+        return (x.is_nan() && y.is_nan()).then_some(0.0);
+    }
+    if x == y {
+        return Some(0.0);
+    }
+    Some((x - y).abs() / 1f64.max(x.abs()).max(y.abs()))
+}
 
 /// Compare two byte images of a buffer (`poison` marks bytes of `a` that match
-/// anything): equal, or every differing 4-byte word within [`ULP_TOLERANCE`] or
-/// [`ABS_TOLERANCE`] as an `f32`, or as part of an `f64`. The error names the first
-/// word that is not.
-fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<Closeness, String> {
+/// anything): equal, except that a differing 4-byte word is accepted when both sides
+/// are NaN (as an `f32`, or as part of an `f64`: payloads differ between the
+/// interpreter and ptx-sim) and, if `floats`, when it is within [`TOLERANCE`] as an
+/// `f32` or as part of an `f64`. The error names the first word not accepted.
+///
+/// Buffer types are not known, so only buffers filled with floats are compared with a
+/// tolerance: on integer data a one-ulp "float" difference is an off-by-one.
+fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>, floats: bool) -> Result<Closeness, String> {
+    if a.len() != b.len() {
+        return Err(format!(": {} bytes vs {}", a.len(), b.len()));
+    }
     let mut c = Closeness::default();
     let word = |s: &[u8], i: usize, n: usize| {
         let mut v = 0u64;
@@ -854,7 +893,6 @@ fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<Closeness, Strin
         }
         v
     };
-    let near = |x: f64, y: f64| (x - y).abs() <= ABS_TOLERANCE;
     let mut i = 0;
     while i + 4 <= a.len() {
         let differs = (i..i + 4).any(|k| a[k] != b[k] && !poison.is_some_and(|p| p[k]));
@@ -867,18 +905,28 @@ fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>) -> Result<Closeness, Strin
             } else {
                 (0, u64::MAX)
             };
-            let ulp = [ulps(wa, wb, 32), ulps(da, db, 64)]
-                .into_iter()
-                .flatten()
-                .min();
-            match ulp {
-                Some(u) if u <= ULP_TOLERANCE => c.max_ulp = c.max_ulp.max(u),
-                _ if near(f64::from(fa), f64::from(fb))
-                    || near(f64::from_bits(da), f64::from_bits(db)) =>
-                {
-                    c.near_zero += 1
-                }
-                _ => return Err(format!("[{i}]: {wa:#010x} ({fa:e}) vs {wb:#010x} ({fb:e})")),
+            let (xa, xb) = (f64::from_bits(da), f64::from_bits(db));
+            let both_nan = (fa.is_nan() && fb.is_nan()) || (xa.is_nan() && xb.is_nan());
+            let err = [
+                scaled_error(f64::from(fa), f64::from(fb)),
+                scaled_error(xa, xb),
+            ]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+            if both_nan {
+                // NaN payloads differ between the interpreter and ptx-sim.
+            } else if floats && err <= TOLERANCE {
+                c.words += 1;
+                c.max_err = c.max_err.max(err);
+                let ulp = [ulps(wa, wb, 32), ulps(da, db, 64)]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(0);
+                c.max_ulp = c.max_ulp.max(ulp);
+            } else {
+                return Err(format!("[{i}]: {wa:#010x} ({fa:e}) vs {wb:#010x} ({fb:e})"));
             }
         }
         i += 4;
@@ -896,13 +944,11 @@ fn sim_stage(
     llc: Option<&str>,
     kernel: &str,
     plan: &Plan,
-    params: &[Type],
     cases: &[Case],
     host: &[HostGlobal],
     interp: &[Option<Memory>],
-) -> (Outcome, [Closeness; 2]) {
-    let _ = params;
-    let mut worst = [Closeness::default(); 2];
+) -> (Outcome, Closeness) {
+    let mut worst = Closeness::default();
     let mut compared = 0;
     let mut not_comparable = None;
     let names = |case: &Case| -> Vec<String> {
@@ -929,14 +975,19 @@ fn sim_stage(
             Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
         };
         let names = names(case);
-        // Gyre's PTX against the interpreter first: both keep every rounding step, so a
-        // difference here is Gyre's own.
+        // Gyre's PTX against the interpreter first, bit for bit: both keep every
+        // rounding step, so a difference here is Gyre's own.
+        // An empty image is a global the PTX does not declare (see `sim_run`).
+        let absent = |k: usize, b: &[u8]| k >= case.buffers.len() && b.is_empty();
         for (k, gb) in g.iter().enumerate() {
             let (Some(ib), poison) = (m.bytes(&names[k]), m.poison(&names[k])) else {
                 continue;
             };
-            match close(ib, gb, poison) {
-                Ok(c) => worst[0].merge(c),
+            if absent(k, gb) {
+                continue;
+            }
+            match close(ib, gb, poison, false) {
+                Ok(_) => {}
                 Err(at) => {
                     return (
                         Outcome::Fail(format!(
@@ -954,8 +1005,12 @@ fn sim_stage(
                 Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
             };
             for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
-                match close(gb, lb, None) {
-                    Ok(c) => worst[1].merge(c),
+                if absent(k, gb) || absent(k, lb) {
+                    continue;
+                }
+                let floats = case.floats.get(k).copied().unwrap_or(false);
+                match close(gb, lb, None, floats) {
+                    Ok(c) => worst.merge(c),
                     Err(at) => {
                         return (
                             Outcome::Fail(format!(
@@ -1016,15 +1071,31 @@ mod tests {
         let a = bytes(&[1.0, 2.0]);
         let mut b = a.clone();
         b[0] ^= 1; // one ulp
-        assert_eq!(close(&a, &b, None).map(|c| c.max_ulp), Ok(1));
+        assert_eq!(
+            close(&a, &b, None, true).map(|c| (c.words, c.max_ulp)),
+            Ok((1, 1))
+        );
+        // Integer data: the same bits are an off-by-one.
+        assert!(close(&a, &b, None, false).is_err());
+        let nan = bytes(&[f32::NAN, 2.0]);
+        let mut other_nan = nan.clone();
+        other_nan[0] ^= 1;
+        assert!(close(&nan, &other_nan, None, false).is_ok());
+        let (zero, minus_zero) = (bytes(&[0.0]), bytes(&[-0.0]));
+        assert!(close(&zero, &minus_zero, None, false).is_err());
         let c = bytes(&[1.0, 3.0]);
-        assert!(close(&a, &c, None).unwrap_err().starts_with("[4]:"));
+        assert!(close(&a, &c, None, true).unwrap_err().starts_with("[4]:"));
         let poison = vec![false, false, false, false, true, true, true, true];
-        assert_eq!(close(&a, &c, Some(&poison)), Ok(Closeness::default()));
+        assert_eq!(
+            close(&a, &c, Some(&poison), false),
+            Ok(Closeness::default())
+        );
         // Cancellation: far apart in ulps, close in absolute terms.
         let d = bytes(&[1e-7, 2.0]);
         let e = bytes(&[-2e-7, 2.0]);
-        assert_eq!(close(&d, &e, None).map(|c| c.near_zero), Ok(1));
+        assert_eq!(close(&d, &e, None, true).map(|c| c.words), Ok(1));
+        let f = bytes(&[1e-7, 2.001]);
+        assert!(close(&d, &f, None, true).unwrap_err().starts_with("[4]:"));
     }
 
     const KERNEL: &str = r#"
@@ -1101,14 +1172,14 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         let (_, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
         let opts = CodegenOptions { sm: Sm::Sm70 };
         let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
-        let (o, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &[], &cases, &[], &mems);
+        let (o, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems);
         assert!(o.passed(), "{o:?}");
         let changed =
             gyre_llvm::import_module(&KERNEL.replace("fadd float %v, 1.0", "fadd float %v, 2.0"))
                 .expect("the changed kernel imports");
         let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
         // Wrong against the interpreter...
-        let (o, _) = sim_stage(&wrong, None, "k", &plan, &[], &cases, &[], &mems);
+        let (o, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems);
         assert!(
             o.failure()
                 .is_some_and(|r| r.contains("interpreter vs Gyre's PTX")),
@@ -1116,13 +1187,60 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         );
         // ...and against another compiler's PTX, when the interpreter could not run.
         let none = vec![None; cases.len()];
-        let (o, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &[], &cases, &[], &none);
+        let (o, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &cases, &[], &none);
         assert!(
             matches!(&o, Outcome::NotComparable(_)),
             "without interpreter runs nothing is compared: {o:?}"
         );
-        let (o, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &[], &cases, &[], &mems);
+        let (o, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &cases, &[], &mems);
         assert!(o.failure().is_some(), "{o:?}");
+    }
+
+    const GLOBALS: &str = r#"
+target triple = "nvptx64-nvidia-cuda"
+@g = dso_local addrspace(1) externally_initialized global i32 0, align 4
+@cnt = dso_local addrspace(1) global i32 0, align 4
+define void @k(i32* %out) {
+entry:
+  %v = load i32, i32 addrspace(1)* @g, align 4
+  store i32 %v, i32* %out, align 4
+  %w = add i32 %v, 1
+  store i32 %w, i32 addrspace(1)* @cnt, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (i32*)* @k, !"kernel", i32 1}
+"#;
+
+    #[test]
+    fn host_filled_and_device_globals_are_inputs_and_outputs() {
+        let m = gyre_llvm::import_module(GLOBALS).expect("the test kernel imports");
+        let host = host_globals(GLOBALS, &m);
+        let flags: Vec<(&str, bool)> = host.iter().map(|g| (g.name.as_str(), g.filled)).collect();
+        assert_eq!(flags, vec![("g", true), ("cnt", false)]);
+        let mut plan = small_plan();
+        plan.grid = [1, 1, 1];
+        plan.block = [1, 1, 1];
+        let cases = cases(&m, &plan);
+        let (o, mems) = interp_stage(&m, &m, "k", &plan, &cases, &host);
+        assert!(o.passed(), "{o:?}");
+        // The kernel copied the random host contents of @g.
+        let contents = host_contents(&host, 0);
+        let mem = mems[0].as_ref().expect("seed 0 ran");
+        assert_eq!(
+            &mem.bytes("__corpus.arg0").expect("the buffer")[..4],
+            &contents[0][..]
+        );
+        let opts = CodegenOptions { sm: Sm::Sm70 };
+        let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
+        let (o, _) = sim_stage(&ptx, None, "k", &plan, &cases, &host, &mems);
+        assert!(o.passed(), "{o:?}");
+        // A wrong value left in @cnt is found.
+        let changed = gyre_llvm::import_module(&GLOBALS.replace("add i32 %v, 1", "add i32 %v, 2"))
+            .expect("the changed kernel imports");
+        let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
+        let (o, _) = sim_stage(&wrong, None, "k", &plan, &cases, &host, &mems);
+        assert!(o.failure().is_some_and(|r| r.contains("cnt")), "{o:?}");
     }
 
     #[test]

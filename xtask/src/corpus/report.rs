@@ -6,7 +6,7 @@
 //! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
 //! unless [`KNOWN`] explains it.
 
-use super::{launches, Closeness, Outcome, Report, Setup, ABS_TOLERANCE, ULP_TOLERANCE};
+use super::{launches, Closeness, Outcome, Report, Setup, TOLERANCE};
 use std::fmt::Write as _;
 
 /// ptx-sim stage failures with a known cause (file, reason): reported, not missed
@@ -24,9 +24,8 @@ pub struct Summary {
     pub all_pass: usize,
     /// Missed targets, one line each.
     pub unmet: Vec<String>,
-    /// Float differences accepted over all kernels: Gyre's PTX against the
-    /// interpreter, and against llc's PTX.
-    pub closeness: [Closeness; 2],
+    /// Float differences accepted between Gyre's PTX and llc's PTX over all kernels.
+    pub closeness: Closeness,
     /// Seconds over all kernels.
     pub seconds: f64,
 }
@@ -51,10 +50,7 @@ pub fn summarize(reports: &[Report]) -> Summary {
         s.stages.push(t);
     }
     for r in reports {
-        for (t, c) in s.closeness.iter_mut().zip(&r.closeness) {
-            t.max_ulp = t.max_ulp.max(c.max_ulp);
-            t.near_zero += c.near_zero;
-        }
+        s.closeness.merge(r.closeness);
         s.seconds += r.seconds;
         if r.stages().iter().all(|(_, o)| o.passed()) {
             s.all_pass += 1;
@@ -112,13 +108,12 @@ fn reason(r: &Report) -> String {
     if let Outcome::Pass(n) = &r.sim {
         notes.push(format!("sim {n}"));
     }
-    for (what, c) in ["vs interp", "vs llc"].iter().zip(&r.closeness) {
-        if *c != Closeness::default() {
-            notes.push(format!(
-                "{what}: max {} ulp, {} words within {ABS_TOLERANCE:e} absolute",
-                c.max_ulp, c.near_zero
-            ));
-        }
+    let c = &r.closeness;
+    if *c != Closeness::default() {
+        notes.push(format!(
+            "vs llc: {} words differ, scaled error at most {:.1e} ({} ulp)",
+            c.words, c.max_err, c.max_ulp
+        ));
     }
     notes.join("; ")
 }
@@ -150,14 +145,10 @@ fn totals(s: &Summary, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "- Float differences accepted (tolerance {ULP_TOLERANCE} ulp, or {ABS_TOLERANCE:e} \
-         absolute for cancellation near zero): Gyre's PTX vs the interpreter at most {} \
-         ulp, {} words only within the absolute tolerance; Gyre's PTX vs llc's PTX at \
-         most {} ulp, {} words only within the absolute tolerance.",
-        s.closeness[0].max_ulp,
-        s.closeness[0].near_zero,
-        s.closeness[1].max_ulp,
-        s.closeness[1].near_zero
+        "- Gyre's PTX vs the interpreter: bit for bit. Gyre's PTX vs llc's PTX: {} float \
+         words differ, scaled error at most {:.1e} (tolerance {TOLERANCE:e}), at most {} \
+         ulp.",
+        s.closeness.words, s.closeness.max_err, s.closeness.max_ulp
     );
     if s.unmet.is_empty() {
         let _ = writeln!(out, "- Targets: all met.");
@@ -226,10 +217,13 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          linked first with `llvm-link --only-needed` when the kernel calls `__nv_*`), and \
          ptxas accepts llc's PTX;\n\
          - **sim**: Gyre's sm_70 PTX and llc's PTX run in ptx-sim on the same inputs; \
-         Gyre's buffers must match the interpreter's and llc's, floats within {} ulp or \
-         {ABS_TOLERANCE:e} absolute (llc contracts `contract` multiply-adds into `fma`, \
-         Gyre does not, and a fused result that cancels to near zero is many ulps off). \
-         A run the interpreter rejects is not compared.\n\n\
+         Gyre's buffers must match the interpreter's bit for bit (NaN payloads aside) \
+         and llc's exactly on integer buffers and, on buffers filled with floats, within \
+         `|a - b| <= {:e} * max(1, |a|, |b|)` (llc contracts `contract` multiply-adds \
+         into `fma`, Gyre does not; a fused result that cancels to near zero is many ulps \
+         off but close in absolute terms); a buffer's type is not known, so an integer \
+         result in a float-filled buffer gets the tolerance too. A run the interpreter \
+         rejects is not compared.\n\n\
          Launches: the block shape from the manifest (else 16x8 for 2-D indexing, 64 \
          threads otherwise), a grid of 2x2 or 2 CTAs, integer scalars 32, float scalars \
          random in [0.5, 2.5), every pointer a 128 KiB buffer of random floats in [-2, 2); \
@@ -241,7 +235,7 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          a sim failure must be explained in `report::KNOWN`.\n",
         super::DEFAULT_PIPELINE,
         setup.runs,
-        ULP_TOLERANCE
+        TOLERANCE
     );
     let _ = writeln!(
         out,
