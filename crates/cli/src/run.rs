@@ -20,13 +20,25 @@ pub struct RunArgs {
     #[arg(long, default_value = "1")]
     pub block: String,
     /// A kernel argument `INDEX=VALUE` (also `vN=VALUE` naming the entry parameter):
-    /// an integer, a float (`1.5`, `1e3`), or `@NAME` for the address of a buffer.
+    /// an integer, a float (`1.5`, `1e3`), `@NAME` for the address of a buffer, or
+    /// `bytes:HEX` for the bytes of a `byval` parameter (`bytes:01020304`).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// A global buffer `NAME=TYPE:COUNT:INIT`, TYPE one of i8 i16 i32 i64 f32 f64,
     /// INIT one of `zeros`, `iota`, `random` or a file of raw little-endian bytes.
     #[arg(long = "buffer", value_name = "NAME=TYPE:COUNT:INIT")]
     pub buffers: Vec<String>,
+    /// The contents of a host-initialised (`externally_initialized`) global `NAME=INIT`,
+    /// INIT one of `init` (the initializer the module was compiled with), `zeros`,
+    /// `iota`, `random` or a file of raw little-endian bytes; type and size are the
+    /// global's. Such a global is an input of the launch: without this option the run
+    /// fails rather than read zeros.
+    #[arg(long = "global", value_name = "NAME=INIT")]
+    pub globals: Vec<String>,
+    /// Bytes of dynamic shared memory per CTA (CUDA's third launch parameter), the
+    /// storage of `extern` shared arrays.
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
     /// Seed for `random` buffers.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -173,6 +185,56 @@ fn parse_buffer(spec: &str, seed: &mut u64) -> Result<Buffer, CliError> {
     })
 }
 
+/// A `--global NAME=INIT` buffer, typed and sized after the global of `module`.
+fn parse_global(spec: &str, module: &gyre_ir::Module, seed: &mut u64) -> Result<Buffer, CliError> {
+    use gyre_ir::Type;
+    let bad = |m: &str| CliError(format!("--global '{spec}': {m}"));
+    let (name, init) = spec
+        .split_once('=')
+        .ok_or_else(|| bad("expected NAME=INIT"))?;
+    let g = module
+        .global_by_name(name)
+        .map(|id| &module.globals[id])
+        .ok_or_else(|| bad(&format!("the module has no global @{name}")))?;
+    if !g.externally_initialized {
+        return Err(bad(&format!(
+            "@{name} is not externally_initialized: its contents are the module's"
+        )));
+    }
+    let elem = match g.elem {
+        Type::I1 | Type::I8 => Elem::I8,
+        Type::I16 => Elem::I16,
+        Type::I32 => Elem::I32,
+        Type::I64 | Type::Ptr(_) => Elem::I64,
+        Type::F32 => Elem::F32,
+        Type::F64 => Elem::F64,
+    };
+    let count = g.count as usize;
+    let size = g.size() as usize;
+    let initial = match init {
+        "init" => {
+            let mut bytes = vec![0u8; size];
+            let n = g.elem.bytes() as usize;
+            for (i, &bits) in g.init.iter().flatten().enumerate().take(count) {
+                bytes[i * n..(i + 1) * n].copy_from_slice(&bits.to_le_bytes()[..n]);
+            }
+            bytes
+        }
+        "zeros" | "iota" | "random" => (0..count).flat_map(|i| elem.init(init, i, seed)).collect(),
+        path => {
+            let mut data =
+                std::fs::read(path).map_err(|e| bad(&format!("cannot read {path}: {e}")))?;
+            data.resize(size, 0);
+            data
+        }
+    };
+    Ok(Buffer {
+        name: name.to_string(),
+        elem,
+        initial,
+    })
+}
+
 fn parse_arg(spec: &str, nparams: usize) -> Result<(usize, Arg), CliError> {
     let bad = |m: String| CliError(format!("--arg '{spec}': {m}"));
     let (name, value) = spec
@@ -187,13 +249,24 @@ fn parse_arg(spec: &str, nparams: usize) -> Result<(usize, Arg), CliError> {
     }
     let arg = if let Some(buf) = value.strip_prefix('@') {
         Arg::buffer(buf)
+    } else if let Some(hex) = value.strip_prefix("bytes:") {
+        // A byval parameter's bytes, in memory order: `bytes:0a0b0c0d`.
+        if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(format!("'{hex}' is not an even number of hex digits")));
+        }
+        Arg::Bytes(
+            (0..hex.len())
+                .step_by(2)
+                .map(|k| u8::from_str_radix(&hex[k..k + 2], 16).expect("checked hex"))
+                .collect(),
+        )
     } else if let Ok(i) = value.parse::<i64>() {
         Arg::Int(i as u64)
     } else if let Ok(f) = value.parse::<f64>() {
         Arg::F64(f)
     } else {
         return Err(bad(format!(
-            "'{value}' is not an integer, float or @buffer"
+            "'{value}' is not an integer, float, @buffer or bytes:HEX"
         )));
     };
     Ok((idx, arg))
@@ -240,6 +313,17 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         memory.alloc_buffer(&b.name, b.initial.clone());
         buffers.push(b);
     }
+    for spec in &args.globals {
+        let b = parse_global(spec, &module, &mut seed)?;
+        if memory.contains(&b.name) {
+            return Err(CliError(format!(
+                "--global '{spec}': a buffer named {} is already given",
+                b.name
+            )));
+        }
+        memory.alloc_buffer(&b.name, b.initial.clone());
+        buffers.push(b);
+    }
     let mut launch = Launch::new(
         parse_dims("grid", &args.grid)?,
         parse_dims("block", &args.block)?,
@@ -248,6 +332,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             .map(|a| a.expect("checked above"))
             .collect(),
     );
+    launch.dynamic_shared_bytes = args.dynamic_shared;
     if let Some(limit) = args.step_limit {
         launch.config.step_limit = limit;
     }

@@ -14,7 +14,7 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::{Analyses, Cfg, LoopInfo, ModuleAnalyses};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
-    IntCC, Module, Opcode, SpecialReg, Type, Value,
+    IntCC, Linkage, Module, Opcode, SpecialReg, Type, Value,
 };
 
 /// A PTX register class.
@@ -169,7 +169,20 @@ fn func_header(f: &Function) -> String {
             let _ = write!(s, ".visible .entry {name}(");
             for (i, &t) in f.sig.params.iter().enumerate() {
                 let sep = if i == 0 { "" } else { "," };
-                let _ = write!(s, "{sep}\n\t.param {} $$param{i}", kernel_param_type(t));
+                match f.byval_param(i) {
+                    // LLVM's kernel byval ABI: the struct's bytes in param space.
+                    Some(b) => {
+                        let _ = write!(
+                            s,
+                            "{sep}\n\t.param .align {} .b8 $$param{i}[{}]",
+                            b.align.max(1),
+                            b.size.max(1)
+                        );
+                    }
+                    None => {
+                        let _ = write!(s, "{sep}\n\t.param {} $$param{i}", kernel_param_type(t));
+                    }
+                }
             }
         }
         FuncKind::Device => {
@@ -228,6 +241,7 @@ pub(crate) fn emit_module(
             out: String::new(),
             stubs: 0,
             slot_offsets: Vec::new(),
+            byval_offsets: Vec::new(),
             helpers: &mut helpers,
         };
         e.emit_function(cfg, li, &mut bodies)?;
@@ -254,15 +268,33 @@ pub(crate) fn emit_module(
         out.push('\n');
     }
     for g in m.globals.values() {
-        let size = g.size().max(1);
         let space = space_qual(g.space);
+        if g.linkage == Linkage::Extern {
+            // The dynamic shared array: its size is the launch's, as llc declares it.
+            let _ = writeln!(
+                out,
+                ".extern {space} .align {} .b8 {}[];",
+                g.align.max(1),
+                mangle(&g.name)
+            );
+            continue;
+        }
+        let size = g.size().max(1);
+        let visible = if g.linkage == Linkage::Visible {
+            ".visible "
+        } else {
+            ""
+        };
         let _ = write!(
             out,
-            "{space} .align {} .b8 {}[{size}]",
+            "{visible}{space} .align {} .b8 {}[{size}]",
             g.align.max(1),
             mangle(&g.name)
         );
-        if let (Some(init), false) = (&g.init, g.space == AddrSpace::Shared) {
+        // PTX zero-fills `.global` and `.const` variables, so an all-zero initializer is
+        // left out (as llc does; for a host-initialised global it would only be noise).
+        let init = g.init.as_ref().filter(|v| v.iter().any(|&b| b != 0));
+        if let (Some(init), false) = (init, g.space == AddrSpace::Shared) {
             out.push_str(" = {");
             let n = g.elem.bytes() as usize;
             let mut first = true;
@@ -311,6 +343,8 @@ struct FnEmitter<'a> {
     stubs: u32,
     /// Byte offset of each slot in the local depot.
     slot_offsets: Vec<u32>,
+    /// Byte offset of each `byval` parameter's copy in the local depot, by parameter.
+    byval_offsets: Vec<(usize, u32)>,
     helpers: &'a mut Helpers,
 }
 
@@ -369,6 +403,14 @@ impl FnEmitter<'_> {
             size += u64::from(s.size);
             align = align.max(a);
         }
+        // Then the copies of the byval parameters.
+        for b in &f.byval {
+            let a = b.align.max(1);
+            size = size.div_ceil(u64::from(a)) * u64::from(a);
+            self.byval_offsets.push((b.index as usize, size as u32));
+            size += u64::from(b.size);
+            align = align.max(a);
+        }
         if size > u64::from(u32::MAX) {
             return Err(CodegenError::Unsupported {
                 func: f.name.clone(),
@@ -390,7 +432,7 @@ impl FnEmitter<'_> {
         }
 
         let _ = writeln!(bodies, "{}\n{{", func_header(f));
-        if !f.slots.is_empty() {
+        if !f.slots.is_empty() || !f.byval.is_empty() {
             let _ = writeln!(
                 bodies,
                 "\t.local .align {align} .b8 $$depot[{}];",
@@ -416,6 +458,41 @@ impl FnEmitter<'_> {
         for (i, p) in params.into_iter().enumerate() {
             let ty = self.ty(p);
             let d = self.v(p);
+            if let (true, Some(b)) = (kernel, self.f.byval_param(i)) {
+                // Copy the bytes from param space into the thread's local frame; the
+                // parameter is the copy's address.
+                let off = self
+                    .byval_offsets
+                    .iter()
+                    .find(|x| x.0 == i)
+                    .map_or(0, |x| x.1);
+                let (size, align) = (u64::from(b.size), u64::from(b.align.max(1)));
+                let unit_max = 1u64 << align.min(8).trailing_zeros();
+                let mut k = 0u64;
+                while k < size {
+                    let mut u = unit_max;
+                    while u > 1 && (!k.is_multiple_of(u) || k + u > size) {
+                        u /= 2;
+                    }
+                    let bits = u * 8;
+                    let t = self.tmp(if u == 8 { Class::B64 } else { Class::B32 });
+                    ins!(self, "ld.param.u{bits} {t}, [$$param{i}+{k}]");
+                    ins!(
+                        self,
+                        "st.local.u{bits} [$$depot+{}], {t}",
+                        u64::from(off) + k
+                    );
+                    k += u;
+                }
+                if off == 0 {
+                    ins!(self, "mov.u64 {d}, $$depot");
+                } else {
+                    let t = self.tmp(Class::B64);
+                    ins!(self, "mov.u64 {t}, $$depot");
+                    ins!(self, "add.s64 {d}, {t}, {off}");
+                }
+                continue;
+            }
             if kernel {
                 let pt = &kernel_param_type(ty)[1..];
                 match ty {

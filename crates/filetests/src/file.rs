@@ -19,11 +19,17 @@ pub enum TestKind {
     PrintLoops,
     /// PTX from `gyre_codegen_lite`, also assembled by ptxas when it is found.
     Compile,
+    /// The module as read (a `.ll` input: what the LLVM importer makes of it), printed
+    /// in the text format.
+    Import,
+    /// The module exported as LLVM IR text (`gyre_llvm::export_module`), also checked by
+    /// LLVM 14 `opt -passes=verify` when it is found.
+    Export,
 }
 
 impl TestKind {
     /// Every kind.
-    pub const ALL: [TestKind; 7] = [
+    pub const ALL: [TestKind; 9] = [
         TestKind::Opt,
         TestKind::Uniformity,
         TestKind::PrintCfg,
@@ -31,6 +37,8 @@ impl TestKind {
         TestKind::PrintPostdomtree,
         TestKind::PrintLoops,
         TestKind::Compile,
+        TestKind::Import,
+        TestKind::Export,
     ];
 
     /// The name after `; test:`.
@@ -43,6 +51,8 @@ impl TestKind {
             TestKind::PrintPostdomtree => "print-postdomtree",
             TestKind::PrintLoops => "print-loops",
             TestKind::Compile => "compile",
+            TestKind::Import => "import",
+            TestKind::Export => "export",
         }
     }
 }
@@ -198,6 +208,8 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
             TestKind::PrintDomtree,
             TestKind::PrintPostdomtree,
             TestKind::PrintLoops,
+            TestKind::Import,
+            TestKind::Export,
         ];
         match key {
             "test" => {

@@ -22,6 +22,8 @@ pub struct Produced {
     pub knobs: Option<Knobs>,
     /// compile: the target.
     pub sm: Option<Sm>,
+    /// export: LLVM 14 `opt` must accept the text.
+    pub llvm: bool,
 }
 
 /// The module printed in the text format.
@@ -49,6 +51,7 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
         after: None,
         knobs: None,
         sm: None,
+        llvm: false,
     };
     if t.kind != TestKind::Compile {
         verify(t, module)?;
@@ -104,6 +107,11 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                 .map_err(|e| FileError::at(line, format!("codegen failed: {e}")))?;
             p.sm = Some(sm);
         }
+        TestKind::Import => p.text = print_module(module),
+        TestKind::Export => {
+            p.text = gyre_llvm::export_module(module, &gyre_llvm::ExportOptions::default());
+            p.llvm = true;
+        }
         kind => {
             for f in module.functions.values() {
                 let cfg = Cfg::with_function(f)
@@ -127,7 +135,9 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                         let u = Uniformity::with_function(f, &cfg, &dt, &pdt, &li);
                         gyre_analysis::print_uniformity(&u, f, Some(module))
                     }
-                    TestKind::Opt | TestKind::Compile => unreachable!("handled above"),
+                    TestKind::Opt | TestKind::Compile | TestKind::Import | TestKind::Export => {
+                        unreachable!("handled above")
+                    }
                 };
                 p.text.push_str(&text);
             }
@@ -169,6 +179,20 @@ pub fn semantic_checks(
                 .map_err(|d| FileError::at(run.line, format!("behaviour differs: {d}")))?;
         }
     }
+    if p.llvm {
+        let found = runner.opt().map(Path::to_path_buf);
+        let tool = gyre_test_tools::Tool::Opt;
+        let test = "filetests (test export)";
+        match gyre_test_tools::decide(found, tool, test, runner.config().require_tools) {
+            Ok(Some(opt)) => llvm_verify(&opt, &p.text).map_err(FileError::whole)?,
+            Ok(None) => {
+                outcome
+                    .skipped
+                    .push(format!("{} not found ({})", tool.name(), tool.hint()))
+            }
+            Err(e) => return Err(FileError::at(1, e)),
+        }
+    }
     if let Some(sm) = p.sm {
         let found = runner.ptxas().map(Path::to_path_buf);
         let tool = gyre_test_tools::Tool::Ptxas;
@@ -188,6 +212,36 @@ pub fn semantic_checks(
 }
 
 use std::path::Path;
+
+/// LLVM 14 `opt -passes=verify` must read and accept `text`.
+fn llvm_verify(opt: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(opt)
+        .args(["-passes=verify", "-disable-output", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", opt.display()))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(text.as_bytes())
+        .map_err(|e| format!("cannot feed opt: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("opt failed: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "LLVM 14 opt rejects the export:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
 
 /// Run each pass of a plain pipeline on every function of `m` directly, requiring
 /// `PassResult::UNCHANGED` (the pass manager's report does not say per pass whether it

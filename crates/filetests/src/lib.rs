@@ -89,6 +89,7 @@ pub struct Summary {
 pub struct Runner {
     config: Config,
     ptxas: OnceLock<Option<PathBuf>>,
+    opt: OnceLock<Option<PathBuf>>,
 }
 
 impl Runner {
@@ -97,12 +98,20 @@ impl Runner {
         Runner {
             config,
             ptxas: OnceLock::new(),
+            opt: OnceLock::new(),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// LLVM 14 `opt`, searched on first use.
+    pub(crate) fn opt(&self) -> Option<&Path> {
+        self.opt
+            .get_or_init(|| gyre_test_tools::find(gyre_test_tools::Tool::Opt))
+            .as_deref()
     }
 
     /// ptxas, searched on first use.
@@ -156,12 +165,22 @@ impl Runner {
             }
             None => (name.to_string(), src.to_string()),
         };
-        let module = gyre_ir::parse_module(&module_src).map_err(|e| {
-            FileError::whole(format!(
-                "the module does not parse:\n{}",
-                e.render(&module_name, &module_src)
-            ))
-        })?;
+        // LLVM IR comments are `;` lines too, so a `.ll` file carries the same header.
+        let module = if module_name.ends_with(".ll") {
+            gyre_llvm::import_module(&module_src).map_err(|e| {
+                FileError::whole(format!(
+                    "the LLVM module does not import:\n{}",
+                    e.render(&module_name)
+                ))
+            })?
+        } else {
+            gyre_ir::parse_module(&module_src).map_err(|e| {
+                FileError::whole(format!(
+                    "the module does not parse:\n{}",
+                    e.render(&module_name, &module_src)
+                ))
+            })?
+        };
         let mut outcome = Outcome::default();
         let produced = kinds::produce(&t, &module)?;
         let output = produced.text.as_str();
@@ -211,7 +230,7 @@ impl Runner {
         Ok((outcome, new_text))
     }
 
-    /// Run every `.gir` file under `root` (that passes the filter), in path order.
+    /// Run every `.gir` and `.ll` file under `root` (that passes the filter), in path order.
     pub fn run_tree(&self, root: &Path) -> Summary {
         let mut s = Summary::default();
         for f in collect(root) {
@@ -237,7 +256,7 @@ impl Runner {
     }
 }
 
-/// Every `.gir` file under `root`, sorted (an explicit stack: no recursion over the tree).
+/// Every `.gir` and `.ll` file under `root`, sorted (an explicit stack: no recursion over the tree).
 pub fn collect(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -249,7 +268,7 @@ pub fn collect(root: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "gir") {
+            } else if p.extension().is_some_and(|x| x == "gir" || x == "ll") {
                 out.push(p);
             }
         }

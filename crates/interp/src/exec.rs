@@ -14,7 +14,7 @@ use crate::memory::{self, split_generic, window_base, Access, Fault, Heap, Memor
 use crate::semantics::{self as sem, DivTrap};
 use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
 use cranelift_entity::SecondaryMap;
-use gyre_ir::{AddrSpace, AtomicOp, Module, SpecialReg, Type};
+use gyre_ir::{AddrSpace, AtomicOp, GlobalData, Linkage, Module, SpecialReg, Type};
 
 /// A suspended call frame.
 #[derive(Copy, Clone)]
@@ -104,7 +104,40 @@ pub(crate) fn run(
     let mut gaddr: GlobalAddrs = SecondaryMap::new();
     let mut konst = Heap::new(0);
     let mut shared_proto = Heap::new(0);
+    // Every `extern` shared array of a kernel starts at the launch's dynamic shared
+    // memory, as in CUDA; it is laid out once, on first use.
+    let mut dynamic_shared: Option<u64> = None;
     for (id, g) in m.globals.iter() {
+        if g.linkage == Linkage::Extern {
+            if g.space != AddrSpace::Shared {
+                return Err(bad(format!("extern global @{} is not shared", g.name)));
+            }
+            let base = match dynamic_shared {
+                Some(b) => b,
+                None => {
+                    let n = launch.dynamic_shared_bytes as usize;
+                    // 16 bytes: the most any PTX type needs, as CUDA guarantees.
+                    let align = m
+                        .globals
+                        .values()
+                        .filter(|g| g.linkage == Linkage::Extern)
+                        .map(|g| u64::from(g.align.max(1)))
+                        .max()
+                        .unwrap_or(1)
+                        .max(16);
+                    let b = shared_proto.push(
+                        "dynamic shared memory".to_string(),
+                        vec![0; n],
+                        vec![true; n],
+                        align,
+                    );
+                    dynamic_shared = Some(b);
+                    b
+                }
+            };
+            gaddr[id] = base;
+            continue;
+        }
         let size = g.size() as usize;
         let mut bytes = vec![0u8; size];
         let elem = g.elem.bytes() as usize;
@@ -116,6 +149,9 @@ pub(crate) fn run(
         let align = u64::from(g.align.max(1));
         gaddr[id] = match g.space {
             AddrSpace::Global | AddrSpace::Generic => {
+                if g.externally_initialized && !mem.contains(&g.name) {
+                    return Err(host_input_missing(g));
+                }
                 if let Some(b) = mem.bytes(&g.name) {
                     if b.len() < size {
                         return Err(bad(format!(
@@ -130,6 +166,20 @@ pub(crate) fn run(
                 }
             }
             AddrSpace::Const => {
+                let bytes = if g.externally_initialized {
+                    // The host's contents, copied: const memory is read-only.
+                    let b = mem.bytes(&g.name).ok_or_else(|| host_input_missing(g))?;
+                    if b.len() < size {
+                        return Err(bad(format!(
+                            "buffer {} has {} bytes, global needs {size}",
+                            g.name,
+                            b.len()
+                        )));
+                    }
+                    b[..size].to_vec()
+                } else {
+                    bytes
+                };
                 let b = konst.push(g.name.clone(), bytes, vec![false; size], align);
                 konst.allocs.last_mut().expect("just pushed").read_only = true;
                 b
@@ -149,7 +199,28 @@ pub(crate) fn run(
 
     // Kernel arguments.
     let mut argv = Vec::with_capacity(launch.args.len());
+    let mut byval = Vec::new();
     for (i, (a, &t)) in launch.args.iter().zip(&kf.sig.params).enumerate() {
+        let bv = kf.byval_param(i);
+        if let Some(b) = bv {
+            let Arg::Bytes(bytes) = a else {
+                return Err(bad(format!(
+                    "argument {i}: byval parameter needs {} bytes, got {a:?}",
+                    b.size
+                )));
+            };
+            if bytes.len() != b.size as usize {
+                return Err(bad(format!(
+                    "argument {i}: byval parameter needs {} bytes, got {}",
+                    b.size,
+                    bytes.len()
+                )));
+            }
+            // The address is set per thread, in its own local memory.
+            byval.push((i, bytes.clone(), u64::from(b.align)));
+            argv.push(0);
+            continue;
+        }
         let v = match (a, t) {
             (Arg::Int(x), t) if t.is_int() => x & sem::mask(t.bits() as u8),
             (Arg::F32(x), Type::F32) => u64::from(x.to_bits()),
@@ -171,9 +242,22 @@ pub(crate) fn run(
             a.shadow = vec![Default::default(); a.data.len()];
         }
     }
-    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv);
+    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv, &byval);
     mem.set_shadows(false);
     res
+}
+
+/// The error for an `externally_initialized` global the caller gave no contents for:
+/// the host writes it before the launch, so zeros (or the compiled-in initializer) would
+/// silently stand for data the kernel never sees.
+fn host_input_missing(g: &GlobalData) -> ExecError {
+    ExecError::BadLaunch {
+        reason: format!(
+            "global @{0} is externally_initialized (the host writes it before the launch): \
+             give its contents as a buffer named {0} (`gyre run --global {0}=...`)",
+            g.name
+        ),
+    }
 }
 
 fn run_grid(
@@ -183,6 +267,7 @@ fn run_grid(
     konst: &mut Heap,
     shared_proto: &Heap,
     argv: &[u64],
+    byval: &[(usize, Vec<u8>, u64)],
 ) -> Result<Outcome, ExecError> {
     let [bx, by, bz] = launch.block;
     let [gx, gy, gz] = launch.grid;
@@ -216,7 +301,7 @@ fn run_grid(
                 for tz in 0..bz {
                     for ty in 0..by {
                         for tx in 0..bx {
-                            threads.push(new_thread([tx, ty, tz], lin, kernel, argv));
+                            threads.push(new_thread([tx, ty, tz], lin, kernel, argv, byval));
                             lin += 1;
                         }
                     }
@@ -292,7 +377,15 @@ fn schedule(order: &mut Vec<usize>, n: usize, s: Schedule, round: u64) {
     }
 }
 
-fn new_thread(tid: [u32; 3], lin: u32, kernel: &DFunc, argv: &[u64]) -> Thread {
+/// A fresh thread at the kernel's entry; `byval` lists (parameter index, bytes,
+/// alignment) of the kernel's `byval` parameters, copied into the thread's local memory.
+fn new_thread(
+    tid: [u32; 3],
+    lin: u32,
+    kernel: &DFunc,
+    argv: &[u64],
+    byval: &[(usize, Vec<u8>, u64)],
+) -> Thread {
     let n = kernel.nregs as usize;
     let mut t = Thread {
         tid,
@@ -307,6 +400,15 @@ fn new_thread(tid: [u32; 3], lin: u32, kernel: &DFunc, argv: &[u64]) -> Thread {
     for (&p, &v) in kernel.params.iter().zip(argv) {
         t.regs[p as usize] = v;
         t.pois[p as usize] = false;
+    }
+    for (i, bytes, align) in byval {
+        let n = bytes.len();
+        let base = t
+            .local
+            .push(String::new(), bytes.clone(), vec![false; n], *align);
+        if let Some(&p) = kernel.params.get(*i) {
+            t.regs[p as usize] = base;
+        }
     }
     let local_base = push_slots(&mut t.local, kernel);
     t.frames.push(Frame {

@@ -23,8 +23,13 @@
 //!   the caller already made a buffer of that name, which then stands for the global).
 //! - **const**: the module's const globals, from their initializers; read-only
 //!   ([`ExecError::ConstWrite`]).
+//! - **host-initialised** (`externally_initialized`) globals, const or global: their
+//!   contents are an input of the launch, the caller's buffer of the same name (copied
+//!   for const). A missing buffer is [`ExecError::BadLaunch`], never zeros: the host
+//!   writes such globals (`cudaMemcpyToSymbol`) before launching.
 //! - **shared**: the module's shared globals, fresh for every CTA and uninitialized
-//!   (poison) unless they have an initializer.
+//!   (poison) unless they have an initializer. The `extern` shared arrays all start at
+//!   one block of [`Launch::dynamic_shared_bytes`] bytes (CUDA's dynamic shared memory).
 //! - **local**: each thread's slots, fresh (poison) at each call and freed at return.
 //!
 //! A generic pointer is the address inside a window whose top bits tell the space
@@ -88,6 +93,9 @@ pub enum Arg {
     Ptr(u64),
     /// The address of a named buffer of [`Memory`] plus a byte offset.
     Buffer(String, u64),
+    /// The bytes of a kernel's `byval` parameter: each thread's parameter points to
+    /// its own fresh local copy of them (exactly the declared size).
+    Bytes(Vec<u8>),
 }
 
 impl Arg {
@@ -140,6 +148,10 @@ pub struct Launch {
     pub block: [u32; 3],
     /// One argument per kernel parameter.
     pub args: Vec<Arg>,
+    /// Bytes of dynamic shared memory per CTA (the third launch parameter of
+    /// `<<<grid, block, bytes>>>`): the storage of the module's `extern` shared arrays,
+    /// which all start at its first byte. 0 by default.
+    pub dynamic_shared_bytes: u32,
     /// Knobs.
     pub config: Config,
 }
@@ -151,6 +163,7 @@ impl Launch {
             grid,
             block,
             args,
+            dynamic_shared_bytes: 0,
             config: Config::default(),
         }
     }

@@ -34,6 +34,20 @@ pub struct SlotData {
     pub align: u32,
 }
 
+/// A `byval` parameter: the parameter (a `ptr.local`) points to a fresh private copy of
+/// `size` bytes, aligned to `align`, that the function owns. For a kernel the launch
+/// supplies the bytes (PTX: `.param .align A .b8 p[N]`, LLVM's kernel `byval` ABI).
+/// Only kernels have them: the LLVM importer makes a device function's copy at the call.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ByValParam {
+    /// Index of the parameter in the signature.
+    pub index: u32,
+    /// Size of the copy in bytes.
+    pub size: u32,
+    /// Alignment of the copy in bytes (a power of two).
+    pub align: u32,
+}
+
 /// A function of a module.
 #[derive(Clone)]
 pub struct Function {
@@ -52,9 +66,19 @@ pub struct Function {
     pub layout: Layout,
     /// Local-memory slots.
     pub slots: PrimaryMap<Slot, SlotData>,
+    /// The `byval` parameters, by increasing index (empty for most functions).
+    pub byval: Vec<ByValParam>,
 }
 
 impl Function {
+    /// The `byval` description of parameter `index`, if it has one.
+    pub fn byval_param(&self, index: usize) -> Option<ByValParam> {
+        self.byval
+            .iter()
+            .find(|b| b.index as usize == index)
+            .copied()
+    }
+
     /// An empty function with no blocks.
     pub fn new(name: impl Into<String>, kind: FuncKind, sig: Signature) -> Function {
         Function {
@@ -65,6 +89,7 @@ impl Function {
             dfg: DataFlowGraph::new(),
             layout: Layout::new(),
             slots: PrimaryMap::new(),
+            byval: Vec::new(),
         }
     }
 

@@ -313,6 +313,8 @@ pub fn generate_kernel_module(
             count: opts.max_cta_threads.max(1),
             align: 4,
             init: None,
+            linkage: crate::Linkage::Internal,
+            externally_initialized: false,
         })
     });
     let mut callees: Vec<(FuncId, Signature)> = Vec::new();

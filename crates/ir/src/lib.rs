@@ -26,13 +26,13 @@ pub mod write;
 pub use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 pub use dfg::{DataFlowGraph, ValueDef};
 pub use entities::{Block, FuncId, GlobalId, Inst, JumpTable, Slot, Value};
-pub use function::{FuncKind, Function, Signature, SlotData};
+pub use function::{ByValParam, FuncKind, Function, Signature, SlotData};
 pub use instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     Opcode, SpecialReg, ValueList, ValueListPool,
 };
 pub use layout::Layout;
-pub use module::{GlobalData, Module};
+pub use module::{GlobalData, Linkage, Module};
 pub use parser::{parse_function, parse_module, ParseError, ParseErrors};
 pub use types::{AddrSpace, Type};
 pub use write::{write_function, write_module, DisplayFunction};

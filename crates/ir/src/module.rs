@@ -20,9 +20,59 @@ pub struct GlobalData {
     pub align: u32,
     /// Initial element bits (zero-extended), if initialized; `count` entries.
     pub init: Option<Vec<u64>>,
+    /// Who can name the global from outside the module.
+    pub linkage: Linkage,
+    /// The host may write the global before a launch (`cudaMemcpyToSymbol` on a
+    /// `__constant__` or `__device__` variable; LLVM's `externally_initialized`). Its
+    /// contents are then an input of the launch: `init` is only the value the module was
+    /// compiled with, and no pass may fold loads from it. Needs [`Linkage::Visible`] and
+    /// the global or const space.
+    pub externally_initialized: bool,
+}
+
+/// The linkage of a global: whether its symbol is visible outside the module.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum Linkage {
+    /// Private to the module (LLVM `internal`/`private`; PTX without a linkage directive).
+    #[default]
+    Internal,
+    /// Defined here and visible to the host and other modules (LLVM's default external
+    /// linkage; PTX `.visible`, or `.weak` for LLVM's weak linkages is not distinguished).
+    Visible,
+    /// Declared here, storage provided at launch: only the dynamically sized shared array
+    /// (`extern __shared__ T a[];`, LLVM `external addrspace(3) global [0 x T]`; PTX
+    /// `.extern .shared ... a[]`). Every such global of a kernel starts at the same address
+    /// of the launch's dynamic shared memory. Needs the shared space, no elements and no
+    /// initializer.
+    Extern,
+}
+
+impl Linkage {
+    /// The text spelling (`internal` is the default and printed as nothing).
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Internal => "internal",
+            Linkage::Visible => "visible",
+            Linkage::Extern => "extern",
+        }
+    }
 }
 
 impl GlobalData {
+    /// An internal, uninitialized global.
+    pub fn new(name: &str, space: AddrSpace, elem: Type, count: u32, align: u32) -> GlobalData {
+        GlobalData {
+            name: name.to_string(),
+            space,
+            elem,
+            count,
+            align,
+            init: None,
+            linkage: Linkage::Internal,
+            externally_initialized: false,
+        }
+    }
+
     /// Size in bytes.
     pub fn size(&self) -> u64 {
         u64::from(self.elem.bytes()) * u64::from(self.count)

@@ -9,7 +9,7 @@
 use crate::entities::Inst;
 use crate::function::{FuncKind, Function};
 use crate::instructions::{BlockCall, InstructionData, Opcode};
-use crate::module::{GlobalData, Module};
+use crate::module::{GlobalData, Linkage, Module};
 use crate::parser::lexer::is_name_byte;
 use crate::types::Type;
 use core::fmt::{self, Write};
@@ -43,6 +43,9 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
             w.write_str(", ")?;
         }
         write!(w, "{t}")?;
+        if let Some(b) = func.byval_param(i) {
+            write!(w, " byval({}, align {})", b.size, b.align)?;
+        }
     }
     w.write_char(')')?;
     if let Some(r) = func.sig.ret {
@@ -279,6 +282,12 @@ fn write_global(w: &mut dyn Write, g: &GlobalData) -> fmt::Result {
         ": {} [{} x {}] align {}",
         g.space, g.count, g.elem, g.align
     )?;
+    if g.linkage != Linkage::Internal {
+        write!(w, " {}", g.linkage.name())?;
+    }
+    if g.externally_initialized {
+        w.write_str(" externally_initialized")?;
+    }
     if let Some(init) = &g.init {
         w.write_str(" = [")?;
         for (i, &bits) in init.iter().enumerate() {

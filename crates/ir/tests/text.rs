@@ -23,6 +23,9 @@ global @floats: const [4 x f32] align 4 = [1.5, -0.0, inf, 0x7fc00000]
 global @doubles: const [3 x f64] align 8 = [1e-30, -inf, 0x7ff8000000000001]
 global @ptrs: global [1 x ptr.global] align 8 = [0]
 global @"odd \"name\"": local [0 x i32] align 4
+global @coeffs: const [2 x f32] align 4 visible externally_initialized = [0.0, 2.0]
+global @counter: global [1 x i32] align 4 visible
+global @dyn: shared [0 x f32] align 16 extern
 
 func @square(f32) -> f32 {
 block0(v0: f32):
@@ -292,6 +295,17 @@ fn canonical_module_covers_everything() {
     assert!(vload && vstore && call_res && call_void);
     assert!(m.globals.values().any(|g| g.init.is_some()));
     assert!(m.globals.values().any(|g| g.init.is_none()));
+    for l in [
+        gyre_ir::Linkage::Internal,
+        gyre_ir::Linkage::Visible,
+        gyre_ir::Linkage::Extern,
+    ] {
+        assert!(
+            m.globals.values().any(|g| g.linkage == l),
+            "{l:?} not covered"
+        );
+    }
+    assert!(m.globals.values().any(|g| g.externally_initialized));
     let all = &m.functions[m.func_by_name("all").unwrap()];
     assert_eq!(all.slots.len(), 2);
 }
@@ -793,6 +807,8 @@ fn random_module(seed: u64) -> Module {
         count: 2,
         align: 4,
         init: Some(vec![rng.next() & 0xffff_ffff, rng.next() & 0xffff_ffff]),
+        linkage: gyre_ir::Linkage::Internal,
+        externally_initialized: false,
     });
     let mut callee = Function::new(
         "id",

@@ -23,8 +23,8 @@
 use crate::import::{f32_bits_to_f64_bits, trunc_bits};
 use core::fmt::Write;
 use gyre_ir::{
-    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Module, Opcode, SecondaryMap,
-    Type, Value, ValueDef,
+    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Linkage, Module, Opcode,
+    SecondaryMap, Type, Value, ValueDef,
 };
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -79,7 +79,16 @@ pub fn export_module(m: &Module, opts: &ExportOptions) -> String {
             let fty = if x.opaque {
                 "ptr".to_string()
             } else {
-                let ps: Vec<String> = f.sig.params.iter().map(|&t| x.ty(t)).collect();
+                let ps: Vec<String> = f
+                    .sig
+                    .params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &t)| match f.byval_param(i) {
+                        Some(b) => x.byval_ty(b.size),
+                        None => x.ty(t),
+                    })
+                    .collect();
                 format!("{} ({})*", x.ret_ty(f.sig.ret), ps.join(", "))
             };
             let _ = writeln!(
@@ -194,6 +203,12 @@ impl Exporter<'_> {
         t.map_or_else(|| "void".to_string(), |t| self.ty(t))
     }
 
+    /// The generic pointer type of a `byval` parameter of `size` bytes (the attribute's
+    /// type is `[size x i8]`).
+    fn byval_ty(&self, size: u32) -> String {
+        self.ptr_ty(&format!("[{size} x i8]"), AddrSpace::Generic)
+    }
+
     /// A pointer to `elem` in space `a` (opaque mode ignores `elem`).
     fn ptr_ty(&self, elem: &str, a: AddrSpace) -> String {
         let n = a.llvm_number();
@@ -221,10 +236,25 @@ impl Exporter<'_> {
         } else {
             format!("addrspace({n}) ")
         };
-        let kind = if g.space == AddrSpace::Const {
+        // Contents the host may write are not a `constant` for LLVM.
+        let kind = if g.space == AddrSpace::Const && !g.externally_initialized {
             "constant"
         } else {
             "global"
+        };
+        let (linkage, ext_init) = match g.linkage {
+            Linkage::Internal => ("internal ", ""),
+            Linkage::Visible if g.externally_initialized => ("", "externally_initialized "),
+            Linkage::Visible => ("", ""),
+            Linkage::Extern => {
+                let _ = writeln!(
+                    self.out,
+                    "{} = external {space}global {arr}, align {}",
+                    global_name(&g.name),
+                    g.align.max(1)
+                );
+                return;
+            }
         };
         let init = match &g.init {
             None if g.space == AddrSpace::Shared => "undef".to_string(),
@@ -247,7 +277,7 @@ impl Exporter<'_> {
         };
         let _ = writeln!(
             self.out,
-            "{} = internal {space}{kind} {arr} {init}, align {}",
+            "{} = {linkage}{space}{ext_init}{kind} {arr} {init}, align {}",
             global_name(&g.name),
             g.align.max(1)
         );
@@ -374,19 +404,47 @@ impl Exporter<'_> {
         }
         // Header.
         let entry_params = f.dfg.block_params(entry);
+        let mut byval_casts = String::new();
         let params: Vec<String> = f
             .sig
             .params
             .iter()
             .enumerate()
             .map(|(i, &t)| {
-                if entry_has_preds {
-                    format!("{} %arg{i}", self.ty(t))
+                let name = if entry_has_preds {
+                    format!("%arg{i}")
                 } else {
                     match entry_params.get(i) {
-                        Some(&v) => format!("{} %v{}", self.ty(t), v.as_u32()),
-                        None => format!("{} %arg{i}", self.ty(t)),
+                        Some(&v) => format!("%v{}", v.as_u32()),
+                        None => format!("%arg{i}"),
                     }
+                };
+                match f.byval_param(i) {
+                    // A byval pointer is generic in LLVM; the body sees it as local.
+                    Some(b) => {
+                        let bt = self.byval_ty(b.size);
+                        let from = if self.opaque {
+                            format!("{bt} {name}.byval")
+                        } else {
+                            // Typed pointers cast the address space of an `i8*`.
+                            let _ = writeln!(
+                                byval_casts,
+                                "  {name}.i8 = bitcast {bt} {name}.byval to i8*"
+                            );
+                            format!("i8* {name}.i8")
+                        };
+                        let _ = writeln!(
+                            byval_casts,
+                            "  {name} = addrspacecast {from} to {}",
+                            self.ty(t)
+                        );
+                        format!(
+                            "{bt} byval([{} x i8]) align {} {name}.byval",
+                            b.size,
+                            b.align.max(1)
+                        )
+                    }
+                    None => format!("{} {name}", self.ty(t)),
                 }
             })
             .collect();
@@ -404,7 +462,7 @@ impl Exporter<'_> {
             tmp: 0,
         };
         // Allocas go first in the LLVM entry block.
-        let mut allocas = String::new();
+        let mut allocas = byval_casts;
         for (s, d) in f.slots.iter() {
             let _ = writeln!(
                 allocas,

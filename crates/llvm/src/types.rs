@@ -53,6 +53,8 @@ impl Default for DataLayout {
 
 /// Nesting limit for type layout queries (named types can chain without bound).
 pub(crate) const MAX_TYPE_DEPTH: u32 = 64;
+/// Most scalar leaves an aggregate SSA value may have (each becomes a Gyre value).
+pub(crate) const MAX_LEAVES: u64 = 1024;
 
 /// The type arena of one module.
 #[derive(Default)]
@@ -207,6 +209,90 @@ impl Types {
             off += s;
         }
         unreachable!("field index checked against the field count")
+    }
+
+    /// The scalar leaves of an aggregate (struct or array) type in memory order: the
+    /// byte offset and LLVM type of each. `Ok(None)` for a type that is not an
+    /// aggregate. The importer keeps an aggregate SSA value as one Gyre value per leaf.
+    pub fn leaves(&self, id: TyId) -> Result<Option<Vec<(u64, TyId)>>, String> {
+        let r = self
+            .resolve(id)
+            .ok_or_else(|| "unresolvable named type".to_string())?;
+        if !matches!(self.get(r), LType::Array(..) | LType::Struct(..)) {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        // Explicit stack, children pushed in reverse so they pop in memory order.
+        let mut stack = vec![(0u64, id, 0u32)];
+        while let Some((off, t, depth)) = stack.pop() {
+            if depth > MAX_TYPE_DEPTH {
+                return Err("type nesting too deep (or recursive)".into());
+            }
+            let r = self
+                .resolve(t)
+                .ok_or_else(|| "unresolvable named type".to_string())?;
+            match self.get(r) {
+                LType::Array(n, e) => {
+                    let (es, _) = self.size_align(*e)?;
+                    if n.saturating_add(out.len() as u64) > MAX_LEAVES {
+                        return Err("aggregate value with too many elements".into());
+                    }
+                    for i in (0..*n).rev() {
+                        stack.push((off + i * es, *e, depth + 1));
+                    }
+                }
+                LType::Struct(fields, _) => {
+                    for i in (0..fields.len()).rev() {
+                        let (fo, ft) = self.field_offset(r, i as u64)?;
+                        stack.push((off + fo, ft, depth + 1));
+                    }
+                }
+                _ => {
+                    out.push((off, t));
+                    if out.len() as u64 > MAX_LEAVES {
+                        return Err("aggregate value with too many elements".into());
+                    }
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Number of leaves of a type (1 for a scalar).
+    pub fn leaf_count(&self, id: TyId) -> Result<usize, String> {
+        Ok(self.leaves(id)?.map_or(1, |l| l.len()))
+    }
+
+    /// The leaves an `extractvalue`/`insertvalue` index path selects in an aggregate of
+    /// type `id`: the first leaf's position, and the type at the path.
+    pub fn leaf_path(&self, id: TyId, path: &[u64]) -> Result<(usize, TyId), String> {
+        let mut start = 0usize;
+        let mut cur = id;
+        for &i in path {
+            let r = self
+                .resolve(cur)
+                .ok_or_else(|| "unresolvable named type".to_string())?;
+            match self.get(r) {
+                LType::Array(n, e) => {
+                    if i >= *n {
+                        return Err(format!("index {i} out of range"));
+                    }
+                    start += i as usize * self.leaf_count(*e)?;
+                    cur = *e;
+                }
+                LType::Struct(fields, _) => {
+                    let Some(&f) = fields.get(i as usize) else {
+                        return Err(format!("index {i} out of range"));
+                    };
+                    for &g in &fields[..i as usize] {
+                        start += self.leaf_count(g)?;
+                    }
+                    cur = f;
+                }
+                _ => return Err("index into a non-aggregate type".into()),
+            }
+        }
+        Ok((start, cur))
     }
 
     /// Short LLVM spelling for messages (bounded: deep types are elided).

@@ -153,6 +153,8 @@ pub fn instrument(m: &Module, kernel: FuncId, threads: u64, cap: u64) -> Module 
         count,
         align: 8,
         init: None,
+        linkage: gyre_ir::Linkage::Internal,
+        externally_initialized: false,
     });
     let f = &mut m.functions[kernel];
     let blocks: Vec<(Block, Vec<Inst>)> = f

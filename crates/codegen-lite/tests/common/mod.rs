@@ -75,6 +75,7 @@ pub fn compare(m: &Module, kernel: &str, inputs: &Inputs, ptx: &str) -> Result<(
             Arg::F32(x) => gyre_ptx_sim::ParamValue::F32(*x),
             Arg::F64(x) => gyre_ptx_sim::ParamValue::F64(*x),
             Arg::Ptr(p) => gyre_ptx_sim::ParamValue::U64(*p),
+            Arg::Bytes(b) => gyre_ptx_sim::ParamValue::Bytes(b.clone()),
         });
     }
     let launch = gyre_ptx_sim::Launch {

@@ -14,7 +14,7 @@ use crate::instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     Opcode, SpecialReg, ValueList,
 };
-use crate::module::GlobalData;
+use crate::module::{GlobalData, Linkage};
 use crate::types::{AddrSpace, Type};
 use cranelift_entity::EntityRef;
 use rustc_hash::FxHashMap;
@@ -665,7 +665,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `global @name: space [count x type] align A [= [lit, ...]]`
+    /// `global @name: space [count x type] align A [visible|extern]
+    /// [externally_initialized] [= [lit, ...]]`
     fn global(&mut self) -> PResult<(GlobalData, u32)> {
         self.advance();
         let (name, pos) = self.name()?;
@@ -683,6 +684,22 @@ impl<'a> Parser<'a> {
         self.expect(Tok::RBracket, "`]`")?;
         self.expect_word("align")?;
         let align = self.u32_lit("an alignment")?;
+        let mut linkage = Linkage::Internal;
+        if self.tok.kind == Tok::Ident {
+            linkage = match self.tok.text {
+                "visible" => Linkage::Visible,
+                "extern" => Linkage::Extern,
+                _ => Linkage::Internal,
+            };
+            if linkage != Linkage::Internal {
+                self.advance();
+            }
+        }
+        let externally_initialized =
+            self.tok.kind == Tok::Ident && self.tok.text == "externally_initialized";
+        if externally_initialized {
+            self.advance();
+        }
         let mut init = None;
         if self.tok.kind == Tok::Equals {
             self.advance();
@@ -717,6 +734,8 @@ impl<'a> Parser<'a> {
             count,
             align,
             init,
+            linkage,
+            externally_initialized,
         };
         Ok((g, pos))
     }
@@ -828,9 +847,25 @@ impl<'a> Parser<'a> {
         let (name, pos) = self.name()?;
         self.expect(Tok::LParen, "`(`")?;
         let mut sig = Signature::default();
+        let mut byval = Vec::new();
         if self.tok.kind != Tok::RParen {
             loop {
                 sig.params.push(self.ty()?);
+                if self.tok.kind == Tok::Ident && self.tok.text == "byval" {
+                    // `byval(SIZE, align A)`
+                    self.advance();
+                    self.expect(Tok::LParen, "`(`")?;
+                    let size = self.u32_lit("a byval size")?;
+                    self.expect(Tok::Comma, "`,`")?;
+                    self.expect_word("align")?;
+                    let align = self.u32_lit("a byval alignment")?;
+                    self.expect(Tok::RParen, "`)`")?;
+                    byval.push(crate::ByValParam {
+                        index: sig.params.len() as u32 - 1,
+                        size,
+                        align,
+                    });
+                }
                 if self.tok.kind != Tok::Comma {
                     break;
                 }
@@ -851,6 +886,7 @@ impl<'a> Parser<'a> {
         self.expect_eol()?;
         let mut f = Function::new(name.into_owned(), kind, sig);
         f.convergent = convergent;
+        f.byval = byval;
         Ok((f, pos))
     }
 

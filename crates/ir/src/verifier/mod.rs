@@ -96,6 +96,8 @@
 //! **Function and module**
 //! - Kernels return nothing [`KernelReturnsValue`]; slot alignments are non-zero
 //!   powers of two [`SlotAlign`].
+//! - `byval` parameters are `ptr.local` parameters of kernels, listed once each by
+//!   increasing index, with a power-of-two alignment [`ByValParam`].
 //! - Function and global names are unique, together: both are `@name` symbols in PTX
 //!   [`DuplicateName`].
 //! - Globals live in global, shared or const space [`GlobalAddrSpace`] with a non-zero
@@ -103,7 +105,11 @@
 //!   [`GlobalInitLength`] each fitting the element width [`GlobalInitValue`]; shared
 //!   globals have no initializer [`SharedGlobalInit`], and neither do pointer-typed
 //!   globals, whose addresses are not known at compile time [`PointerGlobalInit`].
-//!   Any element type, pointers included, is allowed.
+//!   Any element type, pointers included, is allowed. Linkage [`GlobalLinkage`]: an
+//!   `externally_initialized` global is `visible` and in global or const space (the host
+//!   writes it by name); a `visible` global is not shared (shared memory is per CTA and
+//!   has no host symbol); an `extern` global is the dynamic shared array: shared, no
+//!   elements, no initializer.
 //!
 //! # Not checked (yet)
 //! - Convergence rules (e.g. a barrier under divergent control flow): that needs the
@@ -182,6 +188,7 @@
 //! [`GlobalInitValue`]: VerifierErrorKind::GlobalInitValue
 //! [`SharedGlobalInit`]: VerifierErrorKind::SharedGlobalInit
 //! [`PointerGlobalInit`]: VerifierErrorKind::PointerGlobalInit
+//! [`GlobalLinkage`]: VerifierErrorKind::GlobalLinkage
 //!
 //! # Cost
 //! Linear in the size of the function, plus the dominator computation (Cooper–Harvey–
@@ -196,7 +203,7 @@ use crate::dfg::ValueDef;
 use crate::entities::{Block, GlobalId, Inst, Slot, Value};
 use crate::function::{FuncKind, Function};
 use crate::instructions::{BlockCall, InstructionData};
-use crate::module::Module;
+use crate::module::{Linkage, Module};
 use crate::types::{AddrSpace, Type};
 use core::fmt;
 use core::fmt::Write as _;
@@ -360,6 +367,9 @@ pub enum VerifierErrorKind {
     KernelReturnsValue,
     /// A slot alignment that is not a non-zero power of two.
     SlotAlign,
+    /// A `byval` parameter that is not a kernel's `ptr.local` parameter, is listed twice
+    /// or out of order, or has an alignment that is not a power of two.
+    ByValParam,
     /// Two functions or globals share a name.
     DuplicateName,
     /// A global in generic or local space.
@@ -374,6 +384,9 @@ pub enum VerifierErrorKind {
     SharedGlobalInit,
     /// A pointer-typed global with an initializer.
     PointerGlobalInit,
+    /// A linkage or `externally_initialized` flag the global's space or shape does not
+    /// allow.
+    GlobalLinkage,
 }
 
 /// One broken invariant.
@@ -578,6 +591,29 @@ impl Verifier {
                     ),
                 );
             }
+            let linkage_error = if g.externally_initialized
+                && (g.linkage != Linkage::Visible || g.space == AddrSpace::Shared)
+            {
+                Some(
+                    "is externally_initialized, so it must be visible and in global or const space",
+                )
+            } else if g.linkage == Linkage::Visible && g.space == AddrSpace::Shared {
+                Some("is visible but shared: shared memory has no host-visible symbol")
+            } else if g.linkage == Linkage::Extern
+                && (g.space != AddrSpace::Shared || g.count != 0 || g.init.is_some())
+            {
+                Some("is extern, which only the dynamic shared array (shared, no elements, no initializer) may be")
+            } else {
+                None
+            };
+            if let Some(why) = linkage_error {
+                err(
+                    &mut self.errors,
+                    loc.clone(),
+                    VerifierErrorKind::GlobalLinkage,
+                    format!("global @{} {why}", g.name),
+                );
+            }
             let Some(init) = &g.init else { continue };
             if g.space == AddrSpace::Shared {
                 err(
@@ -675,6 +711,34 @@ impl FuncCx<'_> {
                     AnyEntity::Function(func.name.clone()),
                     VerifierErrorKind::KernelReturnsValue,
                     format!("kernel declares return type {t}; kernels return nothing"),
+                );
+            }
+        }
+        let mut prev: Option<u32> = None;
+        for b in &func.byval {
+            let bad = if func.kind != FuncKind::Kernel {
+                Some("byval parameters are only for kernels".to_string())
+            } else if func.sig.params.get(b.index as usize) != Some(&Type::Ptr(AddrSpace::Local)) {
+                Some(format!(
+                    "byval parameter {} is not a ptr.local parameter",
+                    b.index
+                ))
+            } else if prev.is_some_and(|p| p >= b.index) {
+                Some(format!(
+                    "byval parameter {} listed twice or out of order",
+                    b.index
+                ))
+            } else if !b.align.is_power_of_two() {
+                Some(format!("byval alignment {} is not a power of two", b.align))
+            } else {
+                None
+            };
+            prev = Some(b.index);
+            if let Some(m) = bad {
+                self.report(
+                    AnyEntity::Function(func.name.clone()),
+                    VerifierErrorKind::ByValParam,
+                    m,
                 );
             }
         }

@@ -181,6 +181,8 @@ fn kitchen_sink() -> Module {
         count: 256,
         align: 4,
         init: None,
+        linkage: crate::Linkage::Internal,
+        externally_initialized: false,
     });
     m.globals.push(GlobalData {
         name: "tab".into(),
@@ -189,6 +191,8 @@ fn kitchen_sink() -> Module {
         count: 4,
         align: 4,
         init: Some(vec![1, 2, 3, 0xffff_fffc]),
+        linkage: crate::Linkage::Internal,
+        externally_initialized: false,
     });
     let (mut sq, b0, vs) = new_func("square", FuncKind::Device, &[Type::F32], Some(Type::F32));
     let r = bin(&mut sq, b0, Opcode::Fmul, vs[0], vs[0], Type::F32);
@@ -1447,6 +1451,8 @@ fn address_and_register_types() {
         count: 4,
         align: 4,
         init: None,
+        linkage: crate::Linkage::Internal,
+        externally_initialized: false,
     });
     let ga = |g: usize| InstructionData::GlobalAddr {
         global: GlobalId::new(g),
@@ -1594,6 +1600,41 @@ fn kernel_returns_value_and_slot_align() {
     assert_only(&errors_of(&f, None), K::SlotAlign, AnyEntity::Slot(s));
 }
 
+#[test]
+fn byval_params() {
+    let bv = |index, align| crate::ByValParam {
+        index,
+        size: 4,
+        align,
+    };
+    let local = Type::Ptr(AddrSpace::Local);
+    // A kernel's ptr.local parameter: fine.
+    let (mut f, b0, _) = kernel(&[Type::I32, local]);
+    ret(&mut f, b0, &[]);
+    f.byval = vec![bv(1, 4)];
+    assert!(errors_of(&f, None).is_empty());
+    let k = AnyEntity::Function("k".into());
+    // Not a ptr.local parameter, a bad alignment, listed twice.
+    for byval in [
+        vec![bv(0, 4)],
+        vec![bv(1, 3)],
+        vec![bv(1, 4), bv(1, 4)],
+        vec![bv(2, 4)],
+    ] {
+        f.byval = byval;
+        assert_only(&errors_of(&f, None), K::ByValParam, k.clone());
+    }
+    // Device functions take no byval parameters (the importer copies at the call).
+    let (mut f, b0, _) = new_func("d", FuncKind::Device, &[local], None);
+    ret(&mut f, b0, &[]);
+    f.byval = vec![bv(0, 4)];
+    assert_only(
+        &errors_of(&f, None),
+        K::ByValParam,
+        AnyEntity::Function("d".into()),
+    );
+}
+
 fn global(name: &str, space: AddrSpace, elem: Type, init: Option<Vec<u64>>) -> GlobalData {
     GlobalData {
         name: name.into(),
@@ -1602,6 +1643,8 @@ fn global(name: &str, space: AddrSpace, elem: Type, init: Option<Vec<u64>>) -> G
         count: 2,
         align: 4,
         init,
+        linkage: crate::Linkage::Internal,
+        externally_initialized: false,
     }
 }
 
@@ -1670,7 +1713,61 @@ fn module_globals() {
             global("a", AddrSpace::Global, G, Some(vec![0, 0])),
             K::PointerGlobalInit,
         ),
+        (
+            GlobalData {
+                externally_initialized: true,
+                ..global("a", AddrSpace::Const, Type::I32, None)
+            },
+            K::GlobalLinkage,
+        ),
+        (
+            GlobalData {
+                externally_initialized: true,
+                linkage: crate::Linkage::Visible,
+                ..global("a", AddrSpace::Shared, Type::I32, None)
+            },
+            K::GlobalLinkage,
+        ),
+        (
+            GlobalData {
+                linkage: crate::Linkage::Visible,
+                ..global("a", AddrSpace::Shared, Type::I32, None)
+            },
+            K::GlobalLinkage,
+        ),
+        (
+            GlobalData {
+                linkage: crate::Linkage::Extern,
+                ..global("a", AddrSpace::Shared, Type::I32, None)
+            },
+            K::GlobalLinkage,
+        ),
+        (
+            GlobalData {
+                linkage: crate::Linkage::Extern,
+                count: 0,
+                ..global("a", AddrSpace::Global, Type::I32, None)
+            },
+            K::GlobalLinkage,
+        ),
     ];
+    // The allowed combinations verify.
+    for g in [
+        GlobalData {
+            externally_initialized: true,
+            linkage: crate::Linkage::Visible,
+            ..global("v", AddrSpace::Const, Type::I32, Some(vec![0, 0]))
+        },
+        GlobalData {
+            linkage: crate::Linkage::Extern,
+            count: 0,
+            ..global("d", AddrSpace::Shared, Type::F32, None)
+        },
+    ] {
+        let mut m = Module::new();
+        m.globals.push(g);
+        assert!(module_errors(&m).is_empty(), "{:?}", module_errors(&m));
+    }
     for (g, kind) in cases {
         let mut m = Module::new();
         m.globals.push(global(

@@ -72,6 +72,13 @@ enum NameState {
     /// The `{T, i1}` result of a `cmpxchg`: the old value and the expected one (the
     /// success flag is `old == expected`). Only `extractvalue` may use it.
     CasPair(Value, Value),
+    /// A first-class aggregate (struct or array) value: one Gyre value per scalar
+    /// leaf, in memory order ([`crate::types::Types::leaves`]).
+    Agg(Vec<Value>),
+    /// Defined by an instruction that was rejected as unsupported: uses get a dummy
+    /// value, so the rest of the body is still scanned for unsupported constructs
+    /// without errors that are only consequences of the first.
+    Failed,
 }
 
 struct BlockRef {
@@ -83,6 +90,8 @@ struct BlockRef {
 
 struct PhiRec {
     ty: TyId,
+    /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
+    leaf: Option<usize>,
     tok: usize,
     incoming: Vec<(Block, Operand, usize)>,
 }
@@ -116,13 +125,26 @@ struct Lower<'a> {
     forward: Vec<(Value, String, usize)>,
     phis: FxHashMap<Block, Vec<PhiRec>>,
     edges: Vec<Edge>,
+    /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
+    agg_ret: Option<(TyId, Value)>,
+    /// The aggregate result of the call being lowered (set by [`Lower::call`]).
+    call_agg: Option<Vec<Value>>,
+    /// The `align` attribute of each argument of the call being lowered.
+    call_aligns: Vec<u64>,
+    /// The unsupported constructs found so far (the body is scanned to its end).
+    errors: Vec<crate::ImportError>,
 }
 
 /// Lower the body of `pb`.
-pub(crate) fn lower_body(st: &mut ModState, toks: &[Token], pb: &PendingBody) -> PResult<Function> {
+pub(crate) fn lower_body(
+    st: &mut ModState,
+    toks: &[Token],
+    pb: &PendingBody,
+) -> Result<Function, Vec<crate::ImportError>> {
     let header = &st.module.functions[pb.id];
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
+    f.byval = header.byval.clone();
     let entry = f.append_new_block();
     let mut c = Cur::new(toks);
     c.i = pb.open;
@@ -140,8 +162,18 @@ pub(crate) fn lower_body(st: &mut ModState, toks: &[Token], pb: &PendingBody) ->
         forward: Vec::new(),
         phis: FxHashMap::default(),
         edges: Vec::new(),
+        agg_ret: None,
+        call_agg: None,
+        call_aligns: Vec::new(),
+        errors: Vec::new(),
     };
-    l.run(pb)?;
+    let r = l.run(pb);
+    if !l.errors.is_empty() {
+        // Every unsupported construct of the body. An error that ended the scan after
+        // one of them is dropped: it may be a consequence (a skipped terminator, ...).
+        return Err(l.errors);
+    }
+    r.map_err(|e| vec![e])?;
     Ok(l.f)
 }
 
@@ -160,16 +192,85 @@ impl<'a> Lower<'a> {
         self.st.types.scalar(ty).map_err(|m| self.unsup(at, m))
     }
 
+    /// The width of an odd-width integer type (`i2`..`i63` other than Gyre's widths).
+    fn odd_width(&self, ty: TyId) -> Option<u32> {
+        match self.st.types.get(ty) {
+            LType::Int(n) if *n < 64 && !matches!(n, 1 | 8 | 16 | 32) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// Like [`Lower::scalar`], but an odd-width integer gets the narrowest Gyre integer
+    /// type that holds it. Such a value is kept zero-extended (the bits above its width
+    /// are 0); only the operations that keep that form accept it.
+    fn scalar_emul(&self, ty: TyId, at: usize) -> PResult<Type> {
+        match self.odd_width(ty) {
+            Some(n) => Ok(container_of(n)),
+            None => self.scalar(ty, at),
+        }
+    }
+
+    /// Reject an odd-width integer where Gyre cannot emulate it.
+    fn no_odd(&self, ty: TyId, at: usize) -> PResult<()> {
+        match self.odd_width(ty) {
+            Some(n) => Err(self.unsup(at, format!("integer type i{n} in this position"))),
+            None => Ok(()),
+        }
+    }
+
+    /// `v & (2^n - 1)`: back to the zero-extended form of an `n`-bit value.
+    fn mask_to(&mut self, b: Block, v: Value, n: u32) -> Value {
+        let t = self.f.dfg.value_type(v);
+        let m = self.iconst(t, (1u64 << n) - 1);
+        self.binary(Some(b), Opcode::And, v, m, IntFlags::NONE)
+    }
+
+    /// The `n`-bit value `v` sign-extended through its container.
+    fn sext_in(&mut self, b: Block, v: Value, n: u32) -> Value {
+        let t = self.f.dfg.value_type(v);
+        let sh = self.iconst(t, u64::from(t.bits() - n));
+        let l = self.binary(Some(b), Opcode::Shl, v, sh, IntFlags::NONE);
+        self.binary(Some(b), Opcode::Ashr, l, sh, IntFlags::NONE)
+    }
+
     fn run(&mut self, pb: &PendingBody) -> PResult<()> {
         self.c.expect_punct(b'{')?;
         let sig_params = self.f.sig.params.clone();
-        for ((name, _), &t) in pb.params.iter().zip(&sig_params) {
-            let v = self.f.dfg.append_block_param(self.entry, t);
+        let mut next = sig_params.iter();
+        for (name, ty) in &pb.params {
             let name = match name {
                 Some(n) => n.clone(),
                 None => self.fresh_number(),
             };
-            self.bind(Some(name), v, pb.name_tok)?;
+            let n = match self.st.types.leaves(*ty) {
+                Ok(Some(ls)) => Some(ls.len()),
+                _ => None,
+            };
+            let mut vs = Vec::new();
+            for _ in 0..n.unwrap_or(1) {
+                let t = *next.next().expect("signature has a parameter per leaf");
+                let gi = self.f.dfg.block_params(self.entry).len();
+                let mut v = self.f.dfg.append_block_param(self.entry, t);
+                if self.f.byval_param(gi).is_some()
+                    && matches!(self.st.types.get(*ty), LType::Ptr(0))
+                {
+                    // The body's LLVM pointer is generic.
+                    let g = Type::Ptr(AddrSpace::Generic);
+                    v = self.unary(None, Opcode::AddrspaceCast, v, g);
+                }
+                vs.push(v);
+            }
+            if n.is_some() {
+                self.bind_agg(Some(name), vs, pb.name_tok)?;
+            } else {
+                self.bind(Some(name), vs[0], pb.name_tok)?;
+            }
+        }
+        if let Some(&t) = next.next() {
+            // The hidden out-pointer of an aggregate return.
+            let v = self.f.dfg.append_block_param(self.entry, t);
+            let rt = self.st.funcs[&self.f.name].ret;
+            self.agg_ret = Some((rt, v));
         }
         let mut cur: Option<Block> = None;
         let mut started = false;
@@ -243,7 +344,14 @@ impl<'a> Lower<'a> {
                             b
                         }
                     };
-                    let (is_term, was_phi) = self.inst(b, phis_ok)?;
+                    let (is_term, was_phi) = match self.inst(b, phis_ok) {
+                        Ok(r) => r,
+                        Err(e) if e.kind == crate::ErrorKind::Unsupported => {
+                            self.errors.push(e);
+                            (self.recover(ti), false)
+                        }
+                        Err(e) => return Err(e),
+                    };
                     phis_ok &= was_phi;
                     if is_term {
                         cur = None;
@@ -251,7 +359,55 @@ impl<'a> Lower<'a> {
                 }
             }
         }
+        if !self.errors.is_empty() {
+            return Ok(());
+        }
         self.finish()
+    }
+
+    /// After an unsupported instruction starting at token `start`: mark the name it
+    /// defines as failed and skip to the next statement (a new line outside brackets, so
+    /// a multi-line `switch` is skipped whole). Returns whether it was a terminator.
+    fn recover(&mut self, start: usize) -> bool {
+        let toks = self.c.toks;
+        let mut i = start;
+        if let (Some(Tok::Local(n)), Some(Tok::Punct(b'='))) =
+            (toks.get(i).map(|t| &t.tok), toks.get(i + 1).map(|t| &t.tok))
+        {
+            self.note_number(n);
+            if !matches!(
+                self.names.get(n),
+                Some(NameState::Def(_) | NameState::Agg(_))
+            ) {
+                self.names.insert(n.clone(), NameState::Failed);
+            }
+            i += 2;
+        }
+        let is_term = matches!(
+            toks.get(i).map(|t| &t.tok),
+            Some(Tok::Word(w)) if matches!(
+                w.as_str(),
+                "br" | "switch" | "ret" | "unreachable" | "indirectbr" | "invoke" | "resume"
+                    | "callbr" | "catchswitch" | "catchret" | "cleanupret"
+            )
+        );
+        let mut depth = 0usize;
+        let mut prev_line = toks.get(i).map_or(0, |t| t.line);
+        while let Some(t) = toks.get(i) {
+            match t.tok {
+                Tok::Eof => break,
+                Tok::Punct(b'}') if depth == 0 => break,
+                Tok::Label(_) if depth == 0 => break,
+                _ if depth == 0 && t.line > prev_line && i > start => break,
+                Tok::Punct(b'(' | b'[' | b'{' | b'<') => depth += 1,
+                Tok::Punct(b')' | b']' | b'}' | b'>') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            prev_line = t.line;
+            i += 1;
+        }
+        self.c.i = i;
+        is_term
     }
 
     fn fresh_number(&mut self) -> String {
@@ -309,6 +465,271 @@ impl<'a> Lower<'a> {
                 Ok(())
             }
         }
+    }
+
+    fn bind_agg(&mut self, name: Option<String>, vs: Vec<Value>, tok: usize) -> PResult<()> {
+        let name = match name {
+            Some(n) => n,
+            None => self.fresh_number(),
+        };
+        self.note_number(&name);
+        match self.names.get(&name) {
+            None => {
+                self.names.insert(name, NameState::Agg(vs));
+                Ok(())
+            }
+            Some(NameState::Fwd(_)) => Err(self.unsup(
+                tok,
+                format!("aggregate value %{name} used before its definition"),
+            )),
+            Some(_) => Err(self.perr(tok, format!("value %{name} redefined"))),
+        }
+    }
+
+    // ---- aggregates -------------------------------------------------------------------
+
+    /// The leaves of `ty` with their Gyre types, or `None` if `ty` is not an aggregate.
+    fn agg_leaves(&self, ty: TyId, at: usize) -> PResult<Option<Vec<(u64, TyId, Type)>>> {
+        let Some(ls) = self.st.types.leaves(ty).map_err(|m| self.unsup(at, m))? else {
+            return Ok(None);
+        };
+        ls.into_iter()
+            .map(|(o, t)| Ok((o, t, self.scalar(t, at)?)))
+            .collect::<PResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// The leaf values of an aggregate operand of type `ty`.
+    fn agg_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Vec<Value>> {
+        let leaves = self
+            .agg_leaves(ty, at)?
+            .ok_or_else(|| self.perr(at, "not an aggregate type"))?;
+        match op {
+            Operand::Local(name) => {
+                let vs = match self.names.get(name) {
+                    Some(NameState::Agg(vs)) => vs.clone(),
+                    Some(NameState::Failed) => {
+                        return Ok(leaves
+                            .iter()
+                            .map(|l| self.f.dfg.make_detached_value(l.2))
+                            .collect())
+                    }
+                    None => {
+                        return Err(self.unsup(
+                            at,
+                            format!("aggregate value %{name} used before its definition"),
+                        ))
+                    }
+                    _ => {
+                        return Err(self.perr(
+                            at,
+                            format!("%{name} is used as {}", self.st.types.display(ty)),
+                        ))
+                    }
+                };
+                let ok = vs.len() == leaves.len()
+                    && vs
+                        .iter()
+                        .zip(&leaves)
+                        .all(|(&v, l)| self.f.dfg.value_type(v) == l.2);
+                if !ok {
+                    return Err(self.perr(
+                        at,
+                        format!("%{name} is used as {}", self.st.types.display(ty)),
+                    ));
+                }
+                Ok(vs)
+            }
+            Operand::Const(cv) => self.const_leaves(cv, ty, at),
+        }
+    }
+
+    /// The leaf values of an aggregate constant (`undef`, `poison`, `zeroinitializer`,
+    /// `{ T v, ... }`, `[ T v, ... ]`), in memory order.
+    fn const_leaves(&mut self, cv: &CVal, ty: TyId, at: usize) -> PResult<Vec<Value>> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(TyId, CVal)> = vec![(ty, cv.clone())];
+        while let Some((t, v)) = stack.pop() {
+            if self
+                .st
+                .types
+                .leaves(t)
+                .map_err(|m| self.unsup(at, m))?
+                .is_none()
+            {
+                out.push(self.constant(&v, t, at, 0)?);
+                continue;
+            }
+            match v {
+                CVal::Undef | CVal::Poison | CVal::Zero => {
+                    for (_, _, st) in self.agg_leaves(t, at)?.unwrap_or_default() {
+                        out.push(self.zero(st));
+                    }
+                }
+                CVal::Aggregate(elems) => {
+                    let r = self.st.types.resolve(t);
+                    let n = match r.map(|r| self.st.types.get(r)) {
+                        Some(LType::Array(n, _)) => *n as usize,
+                        Some(LType::Struct(f, _)) => f.len(),
+                        _ => usize::MAX,
+                    };
+                    if n != elems.len() {
+                        return Err(self.perr(at, "constant does not match its aggregate type"));
+                    }
+                    for e in elems.into_iter().rev() {
+                        stack.push(e);
+                    }
+                }
+                _ => return Err(self.unsup(at, "aggregate constant of this form")),
+            }
+            if out.len() as u64 > crate::types::MAX_LEAVES {
+                return Err(self.unsup(at, "aggregate value with too many elements"));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parse `T value`: a scalar (`false`, one value) or an aggregate (`true`, its leaves).
+    fn typed_multi(&mut self) -> PResult<(TyId, bool, Vec<Value>)> {
+        let ty = parse_type(&mut self.c, &mut self.st.types)?;
+        let at = self.c.i;
+        let op = parse_value(&mut self.c, &mut self.st.types)?;
+        if self.agg_leaves(ty, at)?.is_some() {
+            Ok((ty, true, self.agg_operand(&op, ty, at)?))
+        } else {
+            Ok((ty, false, vec![self.use_operand(&op, ty, at)?]))
+        }
+    }
+
+    /// `p + off` (no instruction for 0).
+    fn offset_ptr(&mut self, b: Block, p: Value, off: u64) -> Value {
+        if off == 0 {
+            return p;
+        }
+        let o = self.iconst(Type::I64, off);
+        let pt = self.f.dfg.value_type(p);
+        self.emit(
+            Some(b),
+            InstructionData::PtrAdd {
+                args: [p, o],
+                scale: 1,
+            },
+            pt,
+        )
+    }
+
+    /// `, i, j, ...` after `extractvalue`/`insertvalue` operands.
+    fn index_path(&mut self) -> PResult<Vec<u64>> {
+        let mut path = Vec::new();
+        while self.c.is_punct(b',') && matches!(self.c.peek_at(1), Tok::Int(_)) {
+            self.c.bump();
+            let t = self.c.i;
+            let i = self.c.expect_int()?;
+            path.push(u64::try_from(i).map_err(|_| self.perr(t, "negative index"))?);
+        }
+        if path.is_empty() {
+            return Err(self.c.expected("an index"));
+        }
+        Ok(path)
+    }
+
+    /// `insertvalue T agg, S elt, idx...`: the leaves of `agg` with those at the path
+    /// replaced.
+    fn insertvalue(&mut self, op_i: usize) -> PResult<Vec<Value>> {
+        let (ty, is_agg, mut vs) = self.typed_multi()?;
+        if !is_agg {
+            return Err(self.perr(op_i, "insertvalue into a non-aggregate"));
+        }
+        self.c.expect_punct(b',')?;
+        let (ety, _, evs) = self.typed_multi()?;
+        let path = self.index_path()?;
+        let (start, sub) = self
+            .st
+            .types
+            .leaf_path(ty, &path)
+            .map_err(|m| self.perr(op_i, m))?;
+        let fits = self.st.types.leaf_count(sub).ok() == Some(evs.len())
+            && start + evs.len() <= vs.len()
+            && evs
+                .iter()
+                .zip(&vs[start..])
+                .all(|(&a, &b)| self.f.dfg.value_type(a) == self.f.dfg.value_type(b));
+        if !fits {
+            return Err(self.perr(
+                op_i,
+                format!(
+                    "inserted {} does not match the field's type",
+                    self.st.types.display(ety)
+                ),
+            ));
+        }
+        vs[start..start + evs.len()].copy_from_slice(&evs);
+        Ok(vs)
+    }
+
+    /// A copy of `len` bytes from `src` to `dst` as loads (all first, so overlapping
+    /// ranges copy as `memmove` does) then stores. `pieces` are the (offset, size) of
+    /// the accesses when a type tiles the range; otherwise the widest accesses the
+    /// alignment allows.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_bytes(
+        &mut self,
+        b: Block,
+        dst: Value,
+        src: Value,
+        len: u64,
+        align: u64,
+        volatile: bool,
+        pieces: Option<Vec<(u64, u64)>>,
+        at: usize,
+    ) -> PResult<()> {
+        let pieces = match pieces {
+            Some(p) => p,
+            None => unit_pieces(len, align),
+        };
+        if pieces.len() > MAX_COPY_PIECES {
+            return Err(self.unsup(at, format!("memory copy of {len} bytes")));
+        }
+        let flags = MemFlags { volatile };
+        let mut loaded = Vec::with_capacity(pieces.len());
+        for &(off, size) in &pieces {
+            let t = int_of_bytes(size);
+            let p = self.offset_ptr(b, src, off);
+            loaded.push(self.emit(Some(b), InstructionData::Load { ptr: p, flags }, t));
+        }
+        for (&(off, _), v) in pieces.iter().zip(loaded) {
+            let p = self.offset_ptr(b, dst, off);
+            self.f.append_inst(
+                b,
+                InstructionData::Store {
+                    args: [v, p],
+                    flags,
+                },
+                None,
+            );
+        }
+        Ok(())
+    }
+
+    /// The accesses that copy a value of type `ty` exactly: its leaves, if they cover
+    /// every byte (no padding, whose poison a wider access would spread).
+    fn type_pieces(&self, ty: TyId) -> Option<Vec<(u64, u64)>> {
+        let (size, _) = self.st.types.size_align(ty).ok()?;
+        let ls = match self.st.types.leaves(ty).ok()? {
+            Some(ls) => ls,
+            None => vec![(0, ty)],
+        };
+        let mut next = 0;
+        let mut out = Vec::with_capacity(ls.len());
+        for (o, t) in ls {
+            let (s, _) = self.st.types.size_align(t).ok()?;
+            if o != next || !matches!(s, 1 | 2 | 4 | 8) || !o.is_multiple_of(s) {
+                return None;
+            }
+            out.push((o, s));
+            next = o + s;
+        }
+        (next == size).then_some(out)
     }
 
     // ---- emission -------------------------------------------------------------------
@@ -397,6 +818,15 @@ impl<'a> Lower<'a> {
 
     /// Parse `T value` and return the Gyre value.
     fn typed_value(&mut self) -> PResult<(TyId, Value)> {
+        let at = self.c.i;
+        let ty = parse_type(&mut self.c, &mut self.st.types)?;
+        self.no_odd(ty, at)?;
+        let v = self.value_of(ty)?;
+        Ok((ty, v))
+    }
+
+    /// [`Lower::typed_value`] that also accepts an odd-width integer.
+    fn typed_value_odd(&mut self) -> PResult<(TyId, Value)> {
         let ty = parse_type(&mut self.c, &mut self.st.types)?;
         let v = self.value_of(ty)?;
         Ok((ty, v))
@@ -410,7 +840,7 @@ impl<'a> Lower<'a> {
     }
 
     fn use_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Value> {
-        let st = self.scalar(ty, at)?;
+        let st = self.scalar_emul(ty, at)?;
         match op {
             Operand::Local(name) => {
                 let v = match self.names.get(name) {
@@ -421,6 +851,13 @@ impl<'a> Lower<'a> {
                             format!("aggregate value %{name} used other than by extractvalue"),
                         ))
                     }
+                    Some(NameState::Agg(_)) => {
+                        return Err(self.perr(
+                            at,
+                            format!("aggregate %{name} used as {}", self.st.types.display(ty)),
+                        ))
+                    }
+                    Some(NameState::Failed) => return Ok(self.f.dfg.make_detached_value(st)),
                     None => {
                         let ph = self.f.dfg.make_detached_value(st);
                         self.names.insert(name.clone(), NameState::Fwd(ph));
@@ -449,10 +886,17 @@ impl<'a> Lower<'a> {
         if depth > super::parse::MAX_NESTING {
             return Err(self.unsup(at, "constant expression nesting too deep"));
         }
-        let st = self.scalar(ty, at)?;
+        let st = self.scalar_emul(ty, at)?;
+        let width = self.odd_width(ty);
+        if width.is_some() && !matches!(cv, CVal::Int(_) | CVal::Undef | CVal::Poison | CVal::Zero)
+        {
+            return Err(self.unsup(at, "odd-width integer constant of this form"));
+        }
         let mismatch = |l: &Self| l.perr(at, format!("constant does not match type {st}"));
         Ok(match cv {
-            CVal::Int(i) if st.is_int() => self.iconst(st, trunc_bits(*i, st.bits())),
+            CVal::Int(i) if st.is_int() => {
+                self.iconst(st, trunc_bits(*i, width.unwrap_or(st.bits())))
+            }
             CVal::Bool(b) if st == Type::I1 => self.iconst(st, u64::from(*b)),
             CVal::Float(_) | CVal::HexFloat(..) if st.is_float() => {
                 let bits = float_bits(cv, st).map_err(|m| self.unsup(at, m))?;
@@ -723,6 +1167,99 @@ impl<'a> Lower<'a> {
         Ok(acc)
     }
 
+    /// An integer operation on zero-extended `n`-bit values in a wider container: signed
+    /// operations see sign-extended operands, and results that can carry into the high
+    /// bits are masked back. Flags are dropped (they are about `n` bits; dropping only
+    /// removes poison).
+    fn odd_binop(&mut self, b: Block, opc: Opcode, a: Value, c: Value, n: u32) -> Value {
+        match opc {
+            Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Udiv | Opcode::Urem => {
+                self.binary(Some(b), opc, a, c, IntFlags::NONE)
+            }
+            // An amount >= n is poison; the container's result is a refinement.
+            Opcode::Lshr => self.binary(Some(b), opc, a, c, IntFlags::NONE),
+            Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
+                let r = self.binary(Some(b), opc, a, c, IntFlags::NONE);
+                self.mask_to(b, r, n)
+            }
+            _ => {
+                // sdiv, srem, ashr: on the sign-extended value.
+                let sa = self.sext_in(b, a, n);
+                let sc = if opc == Opcode::Ashr {
+                    c
+                } else {
+                    self.sext_in(b, c, n)
+                };
+                let r = self.binary(Some(b), opc, sa, sc, IntFlags::NONE);
+                self.mask_to(b, r, n)
+            }
+        }
+    }
+
+    /// `trunc`, `zext`, `sext` to or from an odd-width integer (other casts of one are
+    /// not supported).
+    fn odd_cast(
+        &mut self,
+        b: Block,
+        op: &str,
+        v: Value,
+        from: TyId,
+        to: TyId,
+        tok: usize,
+    ) -> PResult<Value> {
+        let (fw, tw) = match (self.st.types.get(from), self.st.types.get(to)) {
+            (LType::Int(f), LType::Int(t)) => (*f, *t),
+            _ => return Err(self.unsup(tok, format!("`{op}` of an odd-width integer"))),
+        };
+        let ok = match op {
+            "trunc" => fw > tw,
+            "zext" | "sext" => fw < tw,
+            _ => false,
+        };
+        if !ok || tw > 64 || fw > 64 {
+            return Err(self.unsup(tok, format!("`{op}` of i{fw} to i{tw}")));
+        }
+        let fc = self.scalar_emul(from, tok)?;
+        let tc = self.scalar_emul(to, tok)?;
+        // Resize the container (the value is zero-extended in it).
+        let resize = |l: &mut Self, v: Value, ext: Opcode| -> Value {
+            let vt = l.f.dfg.value_type(v);
+            if vt.bits() < tc.bits() {
+                l.unary(Some(b), ext, v, tc)
+            } else if vt.bits() > tc.bits() {
+                l.unary(Some(b), Opcode::Trunc, v, tc)
+            } else {
+                v
+            }
+        };
+        debug_assert!(fc.is_int() && tc.is_int());
+        let r = match op {
+            "trunc" => {
+                let r = resize(self, v, Opcode::Zext);
+                if tw < tc.bits() {
+                    self.mask_to(b, r, tw)
+                } else {
+                    r
+                }
+            }
+            "zext" => resize(self, v, Opcode::Zext),
+            _ => {
+                let s = if fw < fc.bits() {
+                    self.sext_in(b, v, fw)
+                } else {
+                    v
+                };
+                let r = resize(self, s, Opcode::Sext);
+                if tw < tc.bits() {
+                    self.mask_to(b, r, tw)
+                } else {
+                    r
+                }
+            }
+        };
+        Ok(r)
+    }
+
     // ---- instructions ---------------------------------------------------------------
 
     /// Lower one instruction into `b`. Returns (is a terminator, is a phi).
@@ -745,6 +1282,8 @@ impl<'a> Lower<'a> {
         self.c.bump();
         let mut is_term = false;
         let mut is_phi = false;
+        // The leaves of an aggregate result.
+        let mut agg: Option<Vec<Value>> = None;
         let result: Option<Value> = match op.as_str() {
             "add" | "sub" | "mul" | "sdiv" | "udiv" | "srem" | "urem" | "shl" | "lshr" | "ashr"
             | "and" | "or" | "xor" => {
@@ -760,15 +1299,20 @@ impl<'a> Lower<'a> {
                     }
                     self.c.bump();
                 }
-                let (ty, a) = self.typed_value()?;
+                let (ty, a) = self.typed_value_odd()?;
                 self.c.expect_punct(b',')?;
                 let bv = self.value_of(ty)?;
-                let st = self.scalar(ty, op_i)?;
+                let st = self.scalar_emul(ty, op_i)?;
                 if !st.is_int() {
                     return Err(self.perr(op_i, format!("`{op}` needs integer operands")));
                 }
-                let flags = IntFlags::from_bits_masked(flags, opcode.allowed_flags());
-                Some(self.binary(Some(b), opcode, a, bv, flags))
+                match self.odd_width(ty) {
+                    Some(n) => Some(self.odd_binop(b, opcode, a, bv, n)),
+                    None => {
+                        let flags = IntFlags::from_bits_masked(flags, opcode.allowed_flags());
+                        Some(self.binary(Some(b), opcode, a, bv, flags))
+                    }
+                }
             }
             "fadd" | "fsub" | "fmul" | "fdiv" | "frem" => {
                 self.skip_fmf();
@@ -805,10 +1349,18 @@ impl<'a> Lower<'a> {
                 }
                 .ok_or_else(|| self.c.expected("an icmp predicate"))?;
                 self.c.bump();
-                let (ty, mut a) = self.typed_value()?;
+                let (ty, mut a) = self.typed_value_odd()?;
                 self.c.expect_punct(b',')?;
                 let mut bv = self.value_of(ty)?;
-                let st = self.scalar(ty, pi)?;
+                let st = self.scalar_emul(ty, pi)?;
+                if let (Some(n), true) = (
+                    self.odd_width(ty),
+                    matches!(cond, IntCC::Slt | IntCC::Sle | IntCC::Sgt | IntCC::Sge),
+                ) {
+                    // Signed comparisons see the sign-extended values.
+                    a = self.sext_in(b, a, n);
+                    bv = self.sext_in(b, bv, n);
+                }
                 if st.is_ptr() {
                     // Compare addresses as integers.
                     a = self.unary(Some(b), Opcode::Ptrtoint, a, Type::I64);
@@ -856,21 +1408,35 @@ impl<'a> Lower<'a> {
                     return Err(self.perr(ci, "select condition must be i1"));
                 }
                 self.c.expect_punct(b',')?;
-                let (ty, a) = self.typed_value()?;
+                let (_, a_agg, a) = self.typed_multi()?;
                 self.c.expect_punct(b',')?;
-                let (ty2, bv) = self.typed_value()?;
-                let st = self.scalar(ty, op_i)?;
-                if self.scalar(ty2, op_i)? != st {
+                let (_, _, bv) = self.typed_multi()?;
+                let same = a.len() == bv.len()
+                    && a.iter()
+                        .zip(&bv)
+                        .all(|(&x, &y)| self.f.dfg.value_type(x) == self.f.dfg.value_type(y));
+                if !same {
                     return Err(self.perr(op_i, "select arms differ in type"));
                 }
-                Some(self.emit(
-                    Some(b),
-                    InstructionData::Ternary {
-                        opcode: Opcode::Select,
-                        args: [cv, a, bv],
-                    },
-                    st,
-                ))
+                // An aggregate select is one select per leaf.
+                let mut out = Vec::with_capacity(a.len());
+                for (&x, &y) in a.iter().zip(&bv) {
+                    let st = self.f.dfg.value_type(x);
+                    out.push(self.emit(
+                        Some(b),
+                        InstructionData::Ternary {
+                            opcode: Opcode::Select,
+                            args: [cv, x, y],
+                        },
+                        st,
+                    ));
+                }
+                if a_agg {
+                    agg = Some(out);
+                    None
+                } else {
+                    Some(out[0])
+                }
             }
             "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "fptoui" | "fptosi" | "uitofp"
             | "sitofp" | "bitcast" | "ptrtoint" | "inttoptr" | "addrspacecast" => {
@@ -878,10 +1444,14 @@ impl<'a> Lower<'a> {
                 {
                     self.c.bump();
                 }
-                let (ft, v) = self.typed_value()?;
+                let (ft, v) = self.typed_value_odd()?;
                 self.c.expect_word("to")?;
                 let tt = parse_type(&mut self.c, &mut self.st.types)?;
-                Some(self.cast(Some(b), &op, v, ft, tt, op_i)?)
+                if self.odd_width(ft).is_some() || self.odd_width(tt).is_some() {
+                    Some(self.odd_cast(b, &op, v, ft, tt, op_i)?)
+                } else {
+                    Some(self.cast(Some(b), &op, v, ft, tt, op_i)?)
+                }
             }
             "getelementptr" => {
                 while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
@@ -905,6 +1475,7 @@ impl<'a> Lower<'a> {
                     let ix = match &op {
                         Operand::Const(cv) => self.const_index(cv, it, vi, 0)?,
                         Operand::Local(_) => {
+                            self.no_odd(it, ii)?;
                             let v = self.use_operand(&op, it, vi)?;
                             if !self.f.dfg.value_type(v).is_int() {
                                 return Err(self.perr(ii, "GEP index must be an integer"));
@@ -922,7 +1493,11 @@ impl<'a> Lower<'a> {
                 }
                 let volatile = self.c.eat_word("volatile");
                 let ty = parse_type(&mut self.c, &mut self.st.types)?;
-                let st = self.scalar(ty, op_i)?;
+                let leaves = self.agg_leaves(ty, op_i)?;
+                let st = match leaves {
+                    Some(_) => Type::I8,
+                    None => self.scalar(ty, op_i)?,
+                };
                 self.c.expect_punct(b',')?;
                 let pi = self.c.i;
                 let (_, p) = self.typed_value()?;
@@ -930,21 +1505,33 @@ impl<'a> Lower<'a> {
                     return Err(self.perr(pi, "load address is not a pointer"));
                 }
                 self.skip_align()?;
-                Some(self.emit(
-                    Some(b),
-                    InstructionData::Load {
-                        ptr: p,
-                        flags: MemFlags { volatile },
-                    },
-                    st,
-                ))
+                let flags = MemFlags { volatile };
+                match leaves {
+                    // An aggregate load is one load per leaf, at its offset.
+                    Some(ls) => {
+                        let mut out = Vec::with_capacity(ls.len());
+                        for (off, _, lt) in ls {
+                            let a = self.offset_ptr(b, p, off);
+                            out.push(self.emit(
+                                Some(b),
+                                InstructionData::Load { ptr: a, flags },
+                                lt,
+                            ));
+                        }
+                        agg = Some(out);
+                        None
+                    }
+                    None => Some(self.emit(Some(b), InstructionData::Load { ptr: p, flags }, st)),
+                }
             }
             "store" => {
                 if self.c.is_word("atomic") {
                     return Err(self.unsup(op_i, "atomic store"));
                 }
                 let volatile = self.c.eat_word("volatile");
-                let (_, v) = self.typed_value()?;
+                let vi = self.c.i;
+                let (vty, _, vs) = self.typed_multi()?;
+                self.no_odd(vty, vi)?;
                 self.c.expect_punct(b',')?;
                 let pi = self.c.i;
                 let (_, p) = self.typed_value()?;
@@ -952,14 +1539,22 @@ impl<'a> Lower<'a> {
                     return Err(self.perr(pi, "store address is not a pointer"));
                 }
                 self.skip_align()?;
-                self.f.append_inst(
-                    b,
-                    InstructionData::Store {
-                        args: [v, p],
-                        flags: MemFlags { volatile },
-                    },
-                    None,
-                );
+                let offs: Vec<u64> = match self.agg_leaves(vty, vi)? {
+                    Some(ls) => ls.iter().map(|l| l.0).collect(),
+                    None => vec![0],
+                };
+                // An aggregate store is one store per leaf, at its offset.
+                for (v, off) in vs.into_iter().zip(offs) {
+                    let a = self.offset_ptr(b, p, off);
+                    self.f.append_inst(
+                        b,
+                        InstructionData::Store {
+                            args: [v, a],
+                            flags: MemFlags { volatile },
+                        },
+                        None,
+                    );
+                }
                 None
             }
             "alloca" => Some(self.alloca(b, op_i)?),
@@ -973,7 +1568,11 @@ impl<'a> Lower<'a> {
                 is_phi = true;
                 self.skip_fmf();
                 let ty = parse_type(&mut self.c, &mut self.st.types)?;
-                let st = self.scalar(ty, op_i)?;
+                let leaves = self.agg_leaves(ty, op_i)?;
+                let st = match leaves {
+                    Some(_) => Type::I8,
+                    None => self.scalar_emul(ty, op_i)?,
+                };
                 let mut incoming = Vec::new();
                 loop {
                     self.c.expect_punct(b'[')?;
@@ -990,24 +1589,55 @@ impl<'a> Lower<'a> {
                     }
                     self.c.bump();
                 }
-                let v = self.f.dfg.append_block_param(b, st);
-                self.phis.entry(b).or_default().push(PhiRec {
-                    ty,
-                    tok: op_i,
-                    incoming,
-                });
-                Some(v)
+                match leaves {
+                    // An aggregate phi is one block parameter per leaf.
+                    Some(ls) => {
+                        let mut out = Vec::with_capacity(ls.len());
+                        for (k, (_, _, lt)) in ls.into_iter().enumerate() {
+                            out.push(self.f.dfg.append_block_param(b, lt));
+                            self.phis.entry(b).or_default().push(PhiRec {
+                                ty,
+                                leaf: Some(k),
+                                tok: op_i,
+                                incoming: incoming.clone(),
+                            });
+                        }
+                        agg = Some(out);
+                        None
+                    }
+                    None => {
+                        let v = self.f.dfg.append_block_param(b, st);
+                        self.phis.entry(b).or_default().push(PhiRec {
+                            ty,
+                            leaf: None,
+                            tok: op_i,
+                            incoming,
+                        });
+                        Some(v)
+                    }
+                }
             }
             "freeze" => {
-                let (ty, v) = self.typed_value()?;
-                let st = self.scalar(ty, op_i)?;
-                Some(self.unary(Some(b), Opcode::Freeze, v, st))
+                let (_, is_agg, vs) = self.typed_multi()?;
+                let mut out = Vec::with_capacity(vs.len());
+                for v in vs {
+                    let st = self.f.dfg.value_type(v);
+                    out.push(self.unary(Some(b), Opcode::Freeze, v, st));
+                }
+                if is_agg {
+                    agg = Some(out);
+                    None
+                } else {
+                    Some(out[0])
+                }
             }
             "tail" | "musttail" | "notail" | "call" => {
                 if op != "call" {
                     self.c.expect_word("call")?;
                 }
-                self.call(b, op_i)?
+                let r = self.call(b, op_i)?;
+                agg = self.call_agg.take();
+                r
             }
             "br" => {
                 is_term = true;
@@ -1086,7 +1716,28 @@ impl<'a> Lower<'a> {
             "ret" => {
                 is_term = true;
                 let mut args = Vec::new();
-                if !self.c.eat_word("void") {
+                if let Some((rty, out)) = self.agg_ret {
+                    // Store the leaves through the hidden out-pointer; return nothing.
+                    let vi = self.c.i;
+                    let (ty, _, vs) = self.typed_multi()?;
+                    if ty != rty {
+                        return Err(
+                            self.perr(vi, "return value does not match the function's type")
+                        );
+                    }
+                    let ls = self.agg_leaves(ty, vi)?.unwrap_or_default();
+                    for (v, (off, _, _)) in vs.into_iter().zip(ls) {
+                        let a = self.offset_ptr(b, out, off);
+                        self.f.append_inst(
+                            b,
+                            InstructionData::Store {
+                                args: [v, a],
+                                flags: MemFlags::default(),
+                            },
+                            None,
+                        );
+                    }
+                } else if !self.c.eat_word("void") {
                     let (_, v) = self.typed_value()?;
                     args.push(v);
                 }
@@ -1111,8 +1762,19 @@ impl<'a> Lower<'a> {
                 );
                 None
             }
-            "extractvalue" => Some(self.extractvalue(b, op_i)?),
-            "insertvalue" => return Err(self.unsup(op_i, "aggregate value (insertvalue)")),
+            "extractvalue" => {
+                let (is_agg, vs) = self.extractvalue(b, op_i)?;
+                if is_agg {
+                    agg = Some(vs);
+                    None
+                } else {
+                    Some(vs[0])
+                }
+            }
+            "insertvalue" => {
+                agg = Some(self.insertvalue(op_i)?);
+                None
+            }
             "atomicrmw" => Some(self.atomicrmw(b, op_i)?),
             "cmpxchg" => {
                 let (old, expected) = self.cmpxchg(b, op_i)?;
@@ -1138,6 +1800,9 @@ impl<'a> Lower<'a> {
             | "cleanupret" | "catchpad" | "cleanuppad" => return Err(self.unsup(op_i, op)),
             _ => return Err(self.perr(op_i, format!("unknown instruction `{op}`"))),
         };
+        if let Some(vs) = agg {
+            self.bind_agg(name.take(), vs, start)?;
+        }
         match (result, name) {
             (Some(v), name) => self.bind(name, v, start)?,
             (None, Some(n)) if !matches!(op.as_str(), "call" | "tail" | "musttail" | "notail") => {
@@ -1356,9 +2021,11 @@ impl<'a> Lower<'a> {
         Ok((old, e))
     }
 
-    /// `extractvalue {T, i1} %pair, 0|1` of a `cmpxchg` result.
-    fn extractvalue(&mut self, b: Block, op_i: usize) -> PResult<Value> {
-        parse_type(&mut self.c, &mut self.st.types)?;
+    /// `extractvalue T %agg, idx...`: the leaves at the path (`true` if they form an
+    /// aggregate). Of a `cmpxchg` result `{T, i1}`, field 1 is `old == expected`.
+    fn extractvalue(&mut self, b: Block, op_i: usize) -> PResult<(bool, Vec<Value>)> {
+        let ti = self.c.i;
+        let ty = parse_type(&mut self.c, &mut self.st.types)?;
         let pair = match self.c.peek() {
             Tok::Local(n) => match self.names.get(n) {
                 Some(NameState::CasPair(old, e)) => Some((*old, *e)),
@@ -1367,21 +2034,42 @@ impl<'a> Lower<'a> {
             _ => None,
         };
         let Some((old, e)) = pair else {
-            return Err(self.unsup(op_i, "aggregate value (extractvalue)"));
+            let at = self.c.i;
+            let op = parse_value(&mut self.c, &mut self.st.types)?;
+            if self.agg_leaves(ty, ti)?.is_none() {
+                return Err(self.perr(op_i, "extractvalue from a non-aggregate"));
+            }
+            let vs = self.agg_operand(&op, ty, at)?;
+            let path = self.index_path()?;
+            let (start, sub) = self
+                .st
+                .types
+                .leaf_path(ty, &path)
+                .map_err(|m| self.perr(op_i, m))?;
+            let is_agg = self.agg_leaves(sub, op_i)?.is_some();
+            let n = self
+                .st
+                .types
+                .leaf_count(sub)
+                .map_err(|m| self.unsup(op_i, m))?;
+            return Ok((is_agg, vs[start..start + n].to_vec()));
         };
         self.c.bump();
         self.c.expect_punct(b',')?;
         let ii = self.c.i;
         let idx = self.c.expect_int()?;
         match idx {
-            0 => Ok(old),
-            1 => Ok(self.emit(
-                Some(b),
-                InstructionData::IntCompare {
-                    cond: IntCC::Eq,
-                    args: [old, e],
-                },
-                Type::I1,
+            0 => Ok((false, vec![old])),
+            1 => Ok((
+                false,
+                vec![self.emit(
+                    Some(b),
+                    InstructionData::IntCompare {
+                        cond: IntCC::Eq,
+                        args: [old, e],
+                    },
+                    Type::I1,
+                )],
             )),
             _ => Err(self.perr(ii, "extractvalue index out of range")),
         }
@@ -1422,6 +2110,11 @@ impl<'a> Lower<'a> {
         self.c.bump();
         self.c.expect_punct(b'(')?;
         let mut args: Vec<(TyId, Value, usize)> = Vec::new();
+        // Per LLVM argument: its first position in `args` and its leaf count (0 for a
+        // dropped operand); an aggregate argument is passed as its leaves.
+        let mut arg_pos: Vec<(usize, usize)> = Vec::new();
+        let mut any_agg = false;
+        self.call_aligns.clear();
         if !self.c.eat_punct(b')') {
             loop {
                 let ai = self.c.i;
@@ -1435,21 +2128,35 @@ impl<'a> Lower<'a> {
                         self.c.skip_metadata_value()?;
                     }
                 } else {
-                    let attrs = skip_param_attrs(&mut self.c)?;
+                    let attrs = skip_param_attrs(&mut self.c, &mut self.st.types)?;
                     if let Some(a) = attrs.by_copy {
                         return Err(self.unsup(ai, format!("{a} argument")));
                     }
                     let vi = self.c.i;
                     let op = parse_value(&mut self.c, &mut self.st.types)?;
+                    let first = args.len();
                     // Dropped intrinsics may take operands Gyre can't type: ignore those.
                     match self.st.types.scalar(ty) {
                         Ok(_) => {
+                            self.no_odd(ty, ai)?;
                             let v = self.use_operand(&op, ty, vi)?;
                             args.push((ty, v, vi));
+                            self.call_aligns.push(attrs.align.unwrap_or(1));
                         }
                         Err(_) if is_dropped_intrinsic(&callee) => {}
-                        Err(m) => return Err(self.unsup(ai, m)),
+                        Err(m) => match self.agg_leaves(ty, ai) {
+                            Ok(Some(ls)) => {
+                                any_agg = true;
+                                let vs = self.agg_operand(&op, ty, vi)?;
+                                for (v, (_, lt, _)) in vs.into_iter().zip(ls) {
+                                    args.push((lt, v, vi));
+                                    self.call_aligns.push(1);
+                                }
+                            }
+                            _ => return Err(self.unsup(ai, m)),
+                        },
                     }
+                    arg_pos.push((first, args.len() - first));
                 }
                 if self.c.eat_punct(b')') {
                     break;
@@ -1487,11 +2194,71 @@ impl<'a> Lower<'a> {
             None if callee.starts_with("llvm.") => Callee::Declared,
             None => return Err(self.perr(ci, format!("call to undefined function @{callee}"))),
         };
-        let arg_vals: Vec<Value> = args.iter().map(|a| a.1).collect();
+        let mut arg_vals: Vec<Value> = args.iter().map(|a| a.1).collect();
         match info {
             Callee::Func(id) => {
                 if self.st.module.functions[id].kind == gyre_ir::FuncKind::Kernel {
                     return Err(self.unsup(ci, format!("call to kernel @{callee}")));
+                }
+                // `byval`: the callee gets a pointer to a fresh copy, made here.
+                let byval = self.st.funcs[&callee].byval.clone();
+                for (k, bt) in byval.iter().enumerate() {
+                    let (Some(bt), Some(&(pos, 1))) = (bt, arg_pos.get(k)) else {
+                        continue;
+                    };
+                    let src = arg_vals[pos];
+                    let pt = self.f.dfg.value_type(src);
+                    let (size, talign) = self
+                        .st
+                        .types
+                        .size_align(*bt)
+                        .map_err(|m| self.unsup(args[pos].2, m))?;
+                    let align = talign.max(self.call_aligns[pos]).min(1 << 16);
+                    let size32 = u32::try_from(size)
+                        .map_err(|_| self.unsup(args[pos].2, "byval argument too large"))?;
+                    let slot = self.f.slots.push(SlotData {
+                        size: size32,
+                        align: align as u32,
+                    });
+                    let local = Type::Ptr(AddrSpace::Local);
+                    let mut dst = self.emit(None, InstructionData::SlotAddr { slot }, local);
+                    let pieces = self.type_pieces(*bt);
+                    self.copy_bytes(b, dst, src, size, align, false, pieces, args[pos].2)?;
+                    if pt != local {
+                        if pt != Type::Ptr(AddrSpace::Generic) {
+                            return Err(
+                                self.unsup(args[pos].2, format!("byval argument of type {pt}"))
+                            );
+                        }
+                        dst = self.unary(None, Opcode::AddrspaceCast, dst, pt);
+                    }
+                    arg_vals[pos] = dst;
+                }
+                // An aggregate result comes back through a buffer of the caller's.
+                let ret_leaves = match self.st.types.get(ret) {
+                    LType::Void => None,
+                    _ => self.agg_leaves(ret, op_i)?,
+                };
+                let mut out_buf = None;
+                if let Some(ls) = &ret_leaves {
+                    let (size, align) = self
+                        .st
+                        .types
+                        .size_align(ret)
+                        .map_err(|m| self.unsup(op_i, m))?;
+                    let size = u32::try_from(size)
+                        .map_err(|_| self.unsup(op_i, "aggregate result too large"))?;
+                    let slot = self.f.slots.push(SlotData {
+                        size,
+                        align: align.clamp(1, 1 << 16) as u32,
+                    });
+                    let p = self.emit(
+                        None,
+                        InstructionData::SlotAddr { slot },
+                        Type::Ptr(AddrSpace::Local),
+                    );
+                    arg_vals.push(p);
+                    out_buf = Some((p, ls.clone()));
                 }
                 let sig = self.st.module.functions[id].sig.clone();
                 let got: Vec<Type> = arg_vals.iter().map(|&v| self.f.dfg.value_type(v)).collect();
@@ -1503,6 +2270,7 @@ impl<'a> Lower<'a> {
                 }
                 let rt = match self.st.types.get(ret) {
                     LType::Void => None,
+                    _ if out_buf.is_some() => None,
                     _ => Some(self.scalar(ret, op_i)?),
                 };
                 if rt != sig.ret {
@@ -1520,9 +2288,32 @@ impl<'a> Lower<'a> {
                     },
                     rt,
                 );
+                if let Some((p, ls)) = out_buf {
+                    let mut vs = Vec::with_capacity(ls.len());
+                    for (off, _, lt) in ls {
+                        let a = self.offset_ptr(b, p, off);
+                        vs.push(self.emit(
+                            Some(b),
+                            InstructionData::Load {
+                                ptr: a,
+                                flags: MemFlags::default(),
+                            },
+                            lt,
+                        ));
+                    }
+                    self.call_agg = Some(vs);
+                }
                 Ok(v)
             }
+            Callee::Declared if any_agg => {
+                Err(self.unsup(ci, format!("aggregate argument to @{callee}")))
+            }
             Callee::Declared => {
+                if !matches!(self.st.types.get(ret), LType::Void)
+                    && self.agg_leaves(ret, op_i)?.is_some()
+                {
+                    return Err(self.unsup(ci, format!("aggregate result of @{callee}")));
+                }
                 let rt = match self.st.types.get(ret) {
                     LType::Void => None,
                     _ => self.st.types.scalar(ret).ok(),
@@ -1586,6 +2377,10 @@ impl<'a> Lower<'a> {
             return Ok(None);
         }
         if is_dropped_intrinsic(callee) {
+            return Ok(None);
+        }
+        if r.starts_with("memcpy.") || r.starts_with("memmove.") || r.starts_with("memset.") {
+            self.mem_intrinsic(b, r, callee, args, at)?;
             return Ok(None);
         }
         let head = r.split('.').next().unwrap_or("");
@@ -1670,6 +2465,94 @@ impl<'a> Lower<'a> {
             }
             _ => Err(self.unsup(at, format!("intrinsic @{callee}"))),
         }
+    }
+
+    /// `llvm.memcpy/memmove(dst, src, len, volatile)` and `llvm.memset(dst, byte, len,
+    /// volatile)` of a constant length: expanded into loads and stores as wide as the
+    /// `align` attributes allow (a copy loads everything before it stores, so it is also
+    /// a correct `memmove`). A variable length is not supported.
+    fn mem_intrinsic(
+        &mut self,
+        b: Block,
+        r: &str,
+        callee: &str,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<()> {
+        self.check_arity(callee, args, 4, at)?;
+        let const_of = |l: &Self, v: Value| match l.f.dfg.value_def(v) {
+            gyre_ir::ValueDef::Result(i) => match *l.f.dfg.inst(i) {
+                InstructionData::IntConst { imm } => Some(imm),
+                _ => None,
+            },
+            _ => None,
+        };
+        let len_t = self.f.dfg.value_type(args[2]);
+        if !len_t.is_int() || !self.f.dfg.value_type(args[0]).is_ptr() {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let Some(len) = const_of(self, args[2]) else {
+            return Err(self.unsup(at, format!("@{callee} with a variable length")));
+        };
+        let len = trunc_bits(i128::from(len), len_t.bits());
+        let Some(vol) = const_of(self, args[3]) else {
+            return Err(self.perr(at, format!("@{callee}: isvolatile must be a constant")));
+        };
+        let volatile = vol & 1 != 0;
+        let dalign = self.call_aligns.first().copied().unwrap_or(1);
+        if r.starts_with("memset.") {
+            let v = args[1];
+            if self.f.dfg.value_type(v) != Type::I8 {
+                return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+            }
+            let pieces = unit_pieces(len, dalign);
+            if pieces.len() > MAX_COPY_PIECES {
+                return Err(self.unsup(at, format!("@{callee} of {len} bytes")));
+            }
+            // The byte repeated over each access width: `zext(v) * 0x0101...`.
+            let mut splat: FxHashMap<u64, Value> = FxHashMap::default();
+            for (off, size) in pieces {
+                let t = int_of_bytes(size);
+                let val = match splat.get(&size) {
+                    Some(&x) => x,
+                    None => {
+                        let x = if size == 1 {
+                            v
+                        } else {
+                            let z = self.unary(Some(b), Opcode::Zext, v, t);
+                            let ones = self.iconst(t, u64::MAX / 255);
+                            self.binary(Some(b), Opcode::Imul, z, ones, IntFlags::NONE)
+                        };
+                        splat.insert(size, x);
+                        x
+                    }
+                };
+                let p = self.offset_ptr(b, args[0], off);
+                self.f.append_inst(
+                    b,
+                    InstructionData::Store {
+                        args: [val, p],
+                        flags: MemFlags { volatile },
+                    },
+                    None,
+                );
+            }
+            return Ok(());
+        }
+        if !self.f.dfg.value_type(args[1]).is_ptr() {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let salign = self.call_aligns.get(1).copied().unwrap_or(1);
+        self.copy_bytes(
+            b,
+            args[0],
+            args[1],
+            len,
+            dalign.min(salign),
+            volatile,
+            None,
+            at,
+        )
     }
 
     fn libdevice(
@@ -1994,7 +2877,11 @@ impl<'a> Lower<'a> {
                 if !reach[*b] {
                     continue;
                 }
-                let v = match self.use_operand(op, p.ty, *tok) {
+                let v = match p.leaf {
+                    None => self.use_operand(op, p.ty, *tok),
+                    Some(k) => self.agg_operand(op, p.ty, *tok).map(|vs| vs[k]),
+                };
+                let v = match v {
                     Ok(v) => v,
                     Err(e) => {
                         result = Err(e);
@@ -2064,5 +2951,49 @@ impl MaskFlags for IntFlags {
             }
         }
         out
+    }
+}
+
+/// Most loads (and as many stores) one memory copy may become.
+const MAX_COPY_PIECES: usize = 256;
+
+/// The accesses copying `len` bytes whose start is `align`-aligned: at each offset the
+/// widest power of two up to 8 that the offset's alignment and the rest allow.
+fn unit_pieces(len: u64, align: u64) -> Vec<(u64, u64)> {
+    // The largest power of two dividing the alignment, at most 8.
+    let align = 1u64 << align.clamp(1, 8).trailing_zeros();
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off < len {
+        let mut u = align;
+        while u > 1 && (!off.is_multiple_of(u) || off + u > len) {
+            u /= 2;
+        }
+        out.push((off, u));
+        off += u;
+        if out.len() > MAX_COPY_PIECES {
+            break;
+        }
+    }
+    out
+}
+
+/// The integer type of a 1, 2, 4 or 8 byte access.
+fn int_of_bytes(n: u64) -> Type {
+    match n {
+        1 => Type::I8,
+        2 => Type::I16,
+        4 => Type::I32,
+        _ => Type::I64,
+    }
+}
+
+/// The narrowest Gyre integer type with at least `n` bits (`n` at most 64).
+fn container_of(n: u32) -> Type {
+    match n {
+        0..=8 => Type::I8,
+        9..=16 => Type::I16,
+        17..=32 => Type::I32,
+        _ => Type::I64,
     }
 }

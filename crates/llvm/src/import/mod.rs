@@ -16,7 +16,7 @@ use crate::lexer::{lex, Tok};
 use crate::types::{LType, TyId, Types};
 use crate::ImportErrors;
 use gyre_ir::{
-    AddrSpace, FuncId, FuncKind, Function, GlobalData, GlobalId, Module, Signature, Type,
+    AddrSpace, FuncId, FuncKind, Function, GlobalData, GlobalId, Linkage, Module, Signature, Type,
 };
 use parse::{
     is_type_start, parse_const, parse_opt_addrspace, parse_type, skip_param_attrs, CVal, Cur,
@@ -87,7 +87,7 @@ pub fn import_module_with(src: &str, opts: &ImportOptions) -> Result<Module, Imp
     for b in bodies {
         match body::lower_body(&mut st, &toks, &b) {
             Ok(f) => st.module.functions[b.id] = f,
-            Err(e) => errors.push(e),
+            Err(e) => errors.extend(e),
         }
     }
     if errors.is_empty() {
@@ -149,6 +149,9 @@ pub(crate) enum Callee {
 pub(crate) struct FuncInfo {
     pub ret: TyId,
     pub params: Vec<TyId>,
+    /// The `byval(T)` type of each parameter that has one: the caller passes a pointer
+    /// to a fresh copy of `sizeof(T)` bytes.
+    pub byval: Vec<Option<TyId>>,
     pub vararg: bool,
     pub callee: Callee,
 }
@@ -461,6 +464,8 @@ impl ModState {
         c.expect_punct(b'=')?;
         let mut space = 0u32;
         let mut external = false;
+        let mut internal = false;
+        let mut externally_initialized = false;
         let is_const;
         loop {
             match c.peek() {
@@ -482,6 +487,14 @@ impl ModState {
                         external = true;
                         c.bump();
                     }
+                    "internal" | "private" => {
+                        internal = true;
+                        c.bump();
+                    }
+                    "externally_initialized" => {
+                        externally_initialized = true;
+                        c.bump();
+                    }
                     _ => {
                         c.bump();
                         if c.is_punct(b'(') {
@@ -499,6 +512,21 @@ impl ModState {
         } else {
             Some(parse_const(&mut c, &mut self.types, 0)?)
         };
+        if name == "llvm.used" || name == "llvm.compiler.used" {
+            // Only keeps the listed symbols alive through LLVM's optimizer: Gyre never
+            // deletes globals, so the list is checked for its form and dropped.
+            let ok = match &init {
+                Some(CVal::Aggregate(es)) => es.iter().all(|(_, e)| {
+                    matches!(e, CVal::Global(_) | CVal::Cast { .. } | CVal::Gep { .. })
+                }),
+                Some(CVal::Zero) => true,
+                _ => false,
+            };
+            if !ok {
+                return Err(c.unsup_at(ty_tok, format!("@{name} of this form")));
+            }
+            return Ok(());
+        }
         let mut align = None;
         while c.eat_punct(b',') {
             match c.peek() {
@@ -559,6 +587,28 @@ impl ModState {
         } else {
             init
         };
+        // Linkage. Shared memory is per CTA and has no host symbol: a declared-only
+        // shared array of no elements is the dynamic shared memory (`extern __shared__`),
+        // any other shared global is module-private. Elsewhere a symbol LLVM does not
+        // keep private is visible to the host; one only declared here (`external`,
+        // `extern_weak`) has contents that come from outside, like an
+        // `externally_initialized` one.
+        let (linkage, externally_initialized) = if gspace == AddrSpace::Shared {
+            if external {
+                if count != 0 {
+                    return Err(c.unsup_at(name_tok, "external shared global with a size"));
+                }
+                (Linkage::Extern, false)
+            } else {
+                (Linkage::Internal, false)
+            }
+        } else if internal && !externally_initialized {
+            (Linkage::Internal, false)
+        } else {
+            // (`internal externally_initialized` keeps the flag: that the contents may
+            // change before launch matters more than the symbol's visibility.)
+            (Linkage::Visible, externally_initialized || external)
+        };
         let id = self.module.globals.push(GlobalData {
             name: name.clone(),
             space: gspace,
@@ -566,6 +616,8 @@ impl ModState {
             count,
             align: align.unwrap_or(abi as u32).max(1),
             init,
+            linkage,
+            externally_initialized,
         });
         self.globals.insert(
             name.clone(),
@@ -760,6 +812,7 @@ impl ModState {
         let mut ptoks = Vec::new();
         let mut vararg = false;
         let mut by_copy = None;
+        let mut byval = Vec::new();
         if !c.eat_punct(b')') {
             loop {
                 if matches!(c.peek(), Tok::Ellipsis) {
@@ -769,10 +822,11 @@ impl ModState {
                     ptoks.push(c.i);
                     let t = parse_type(&mut c, &mut self.types)?;
                     let pt = c.tok();
-                    let attrs = skip_param_attrs(&mut c)?;
+                    let attrs = skip_param_attrs(&mut c, &mut self.types)?;
                     if let Some(a) = attrs.by_copy {
                         by_copy = Some((pt, a));
                     }
+                    byval.push(attrs.byval.map(|b| (b, pt, attrs.align.unwrap_or(1))));
                     let pname = match c.peek() {
                         Tok::Local(n) => {
                             let n = n.clone();
@@ -857,6 +911,7 @@ impl ModState {
                 FuncInfo {
                     ret,
                     params: ptypes,
+                    byval: byval.iter().map(|b| b.map(|(t, _, _)| t)).collect(),
                     vararg,
                     callee: Callee::Declared,
                 },
@@ -871,8 +926,39 @@ impl ModState {
             return Err(c.unsup_at(t, format!("{a} parameter")));
         }
         let kernel = kernel_cc || self.annotated_kernel(&name);
-        let sig = self.signature(&c, ret_i, ret, &ptoks, &ptypes)?;
-        if kernel && sig.ret.is_some() {
+        let mut sig = self.signature(&c, ret_i, ret, &ptoks, &ptypes)?;
+        // A kernel's byval parameter keeps LLVM's ABI (the launch passes the bytes):
+        // a `ptr.local` parameter with a `byval` description. A device function's is a
+        // plain pointer; each call makes the copy.
+        let mut byval_params = Vec::new();
+        if kernel {
+            let mut gi = 0usize;
+            for (k, &p) in ptypes.iter().enumerate() {
+                if let Some((bt, t, a)) = byval[k] {
+                    let (size, abi) = self.types.size_align(bt).map_err(|m| c.unsup_at(t, m))?;
+                    let size = u32::try_from(size)
+                        .map_err(|_| c.unsup_at(t, "byval parameter too large"))?;
+                    if !matches!(self.types.get(p), LType::Ptr(0 | 5)) {
+                        return Err(c.unsup_at(t, "byval parameter in this address space"));
+                    }
+                    let align = abi.max(a).clamp(1, 1 << 16);
+                    if !align.is_power_of_two() {
+                        return Err(c.err_at(t, "byval alignment must be a power of two"));
+                    }
+                    sig.params[gi] = Type::Ptr(AddrSpace::Local);
+                    byval_params.push(gyre_ir::ByValParam {
+                        index: gi as u32,
+                        size,
+                        align: align as u32,
+                    });
+                }
+                gi += self
+                    .types
+                    .leaf_count(p)
+                    .map_err(|m| c.unsup_at(c.at(ptoks[k]), m))?;
+            }
+        }
+        if kernel && !matches!(self.types.get(ret), LType::Void) {
             return Err(c.unsup_at(name_tok, "kernel returning a value"));
         }
         let kind = if kernel {
@@ -882,6 +968,7 @@ impl ModState {
         };
         let mut f = Function::new(name.clone(), kind, sig);
         f.convergent = convergent;
+        f.byval = byval_params;
         let id = self.module.functions.push(f);
         self.fn_pos
             .insert(name.clone(), (name_tok.line, name_tok.col));
@@ -890,6 +977,7 @@ impl ModState {
             FuncInfo {
                 ret,
                 params: ptypes,
+                byval: byval.iter().map(|b| b.map(|(t, _, _)| t)).collect(),
                 vararg,
                 callee: Callee::Func(id),
             },
@@ -902,6 +990,10 @@ impl ModState {
         }))
     }
 
+    /// The Gyre signature of an LLVM function type. An aggregate parameter becomes one
+    /// parameter per leaf; an aggregate return becomes a hidden last parameter, a
+    /// `ptr.local` to the caller's buffer the callee stores the leaves into (at their
+    /// offsets in the LLVM layout), and the function returns nothing.
     fn signature(
         &self,
         c: &Cur,
@@ -910,20 +1002,33 @@ impl ModState {
         ptoks: &[usize],
         params: &[TyId],
     ) -> PResult<Signature> {
+        let mut out = Vec::new();
+        for (&p, &i) in params.iter().zip(ptoks) {
+            let err = |m| c.unsup_at(c.at(i), m);
+            match self.types.leaves(p).map_err(err)? {
+                Some(ls) => {
+                    for (_, lt) in ls {
+                        out.push(self.types.scalar(lt).map_err(err)?);
+                    }
+                }
+                None => out.push(self.types.scalar(p).map_err(err)?),
+            }
+        }
+        let err = |m| c.unsup_at(c.at(ret_i), m);
         let ret = match self.types.get(ret) {
             LType::Void => None,
-            _ => Some(
-                self.types
-                    .scalar(ret)
-                    .map_err(|m| c.unsup_at(c.at(ret_i), m))?,
-            ),
+            _ => match self.types.leaves(ret).map_err(err)? {
+                Some(ls) => {
+                    for (_, lt) in ls {
+                        self.types.scalar(lt).map_err(err)?;
+                    }
+                    out.push(Type::Ptr(AddrSpace::Local));
+                    None
+                }
+                None => Some(self.types.scalar(ret).map_err(err)?),
+            },
         };
-        let params = params
-            .iter()
-            .zip(ptoks)
-            .map(|(&p, &i)| self.types.scalar(p).map_err(|m| c.unsup_at(c.at(i), m)))
-            .collect::<PResult<Vec<_>>>()?;
-        Ok(Signature { params, ret })
+        Ok(Signature { params: out, ret })
     }
 
     /// Give stubbed externals a body: return zero of the return type, or nothing.

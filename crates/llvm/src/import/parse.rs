@@ -380,7 +380,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
                     continue;
                 }
                 parse_type_depth(c, ty, depth + 1, true)?;
-                skip_param_attrs(c)?;
+                skip_param_attrs(c, ty)?;
             }
             c.expect_punct(b')')?;
             t = ty.intern(LType::Func);
@@ -414,24 +414,42 @@ fn parse_struct_fields(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<Vec<T
 /// What a parameter attribute list contained that matters.
 #[derive(Default)]
 pub(crate) struct ParamAttrs {
-    /// `byval`, `inalloca`, `preallocated`: a hidden copy Gyre does not model.
+    /// `inalloca`, `preallocated`: a hidden copy Gyre does not model.
     pub by_copy: Option<String>,
+    /// `byval(T)`: the type of the hidden copy (the importer copies at the call).
+    pub byval: Option<TyId>,
+    /// `align N`: the alignment the pointer argument is known to have.
+    pub align: Option<u64>,
 }
 
 /// Skip parameter or return attributes (`nocapture`, `align 4`, `dereferenceable(8)`,
 /// `byval(%T)`, `"str"`, ...) up to the next value, `,` or `)`.
-pub(crate) fn skip_param_attrs(c: &mut Cur) -> PResult<ParamAttrs> {
+pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamAttrs> {
     let mut out = ParamAttrs::default();
     loop {
         match c.peek() {
             Tok::Word(w) if !is_type_word(w) && !is_value_word(w) => {
-                if matches!(w.as_str(), "byval" | "inalloca" | "preallocated") {
+                if matches!(w.as_str(), "inalloca" | "preallocated") {
                     out.by_copy = Some(w.clone());
                 }
+                let w = w.clone();
                 c.bump();
-                if c.is_punct(b'(') {
+                if w == "byval" {
+                    if c.eat_punct(b'(') {
+                        out.byval = Some(parse_type(c, types)?);
+                        c.expect_punct(b')')?;
+                    } else {
+                        // Old syntax without the type: the size is unknown.
+                        out.by_copy = Some(w);
+                    }
+                } else if w == "align" && matches!(c.peek(), Tok::Int(_)) {
+                    if let Tok::Int(a) = c.peek() {
+                        out.align = u64::try_from(*a).ok();
+                    }
+                    c.bump();
+                } else if c.is_punct(b'(') {
                     c.skip_balanced()?;
-                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(w) {
+                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(&w) {
                     c.bump();
                 }
             }
