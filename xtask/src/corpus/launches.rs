@@ -455,6 +455,8 @@ pub enum Value {
     F64(f64),
     /// The start of buffer number `.0` of [`Case::buffers`].
     Buffer(usize),
+    /// The bytes of a `byval` parameter (a struct passed by value).
+    Bytes(Vec<u8>),
 }
 
 /// The inputs of one run: arguments and the initial contents of the buffers.
@@ -489,14 +491,25 @@ pub fn fill_bytes(fill: Fill, len: usize, rng: &mut SplitMix64) -> Vec<u8> {
     out
 }
 
-/// The inputs of run `seed` of a kernel with parameters `params`.
-pub fn case(plan: &Plan, params: &[Type], seed: u64) -> Case {
+/// The inputs of run `seed` of a kernel with parameters `params`, of which those in
+/// `byval` (index, bytes) are structs passed by value (random bytes, or the buffer
+/// fill the plan gives for that parameter).
+pub fn case(plan: &Plan, params: &[Type], byval: &[(usize, usize)], seed: u64) -> Case {
     let mut rng = SplitMix64::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xc0de);
     let mut args = Vec::with_capacity(params.len());
     let mut buffers = Vec::new();
     let mut floats = Vec::new();
     for (i, &t) in params.iter().enumerate() {
         let fixed = plan.scalars.iter().find(|(k, _)| *k == i).map(|p| p.1);
+        if let Some(&(_, size)) = byval.iter().find(|(k, _)| *k == i) {
+            let fill = plan.fills.iter().find(|(k, _)| *k == i).map(|p| p.1);
+            let bytes = match fill {
+                Some(f) => fill_bytes(f, size, &mut rng),
+                None => (0..size).map(|_| rng.below(256) as u8).collect(),
+            };
+            args.push(Value::Bytes(bytes));
+            continue;
+        }
         let v = match (t, fixed) {
             (Type::Ptr(_), _) => {
                 let fill = plan
@@ -559,7 +572,12 @@ mod tests {
         assert_eq!((p.grid, p.block), ([2, 2, 1], [16, 8, 1]));
         p.fills = vec![(1, Fill::U32Below(5))];
         p.buffer_bytes = 64;
-        let c = case(&p, &[Type::I32, Type::Ptr(gyre_ir::AddrSpace::Global)], 3);
+        let c = case(
+            &p,
+            &[Type::I32, Type::Ptr(gyre_ir::AddrSpace::Global)],
+            &[],
+            3,
+        );
         assert_eq!(c.args, vec![Value::Int(DEFAULT_INT), Value::Buffer(0)]);
         assert_eq!(c.buffers[0].1.len(), 64);
         assert!(c.buffers[0]

@@ -387,8 +387,13 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         return Ok(r);
     };
     let params = input.functions[fid].sig.params.clone();
+    let byval: Vec<(usize, usize)> = input.functions[fid]
+        .byval
+        .iter()
+        .map(|b| (b.index as usize, b.size as usize))
+        .collect();
     let cases: Vec<Case> = (0..u64::from(setup.runs))
-        .map(|s| launches::case(&plan, &params, s))
+        .map(|s| launches::case(&plan, &params, &byval, s))
         .collect();
     let (interp, interp_mem) = interp_stage(&input, &optimized, kernel, &plan, &cases, &host);
     r.interp = interp;
@@ -592,6 +597,7 @@ fn interp_inputs(case: &Case, host: &[HostGlobal], contents: &[Vec<u8>]) -> (Vec
             Value::F32(x) => Arg::F32(*x),
             Value::F64(x) => Arg::F64(*x),
             Value::Buffer(i) => Arg::buffer(&case.buffers[*i].0),
+            Value::Bytes(b) => Arg::Bytes(b.clone()),
         })
         .collect();
     (args, mem)
@@ -778,6 +784,7 @@ fn sim_run(
                 Value::F32(x) => x.to_le_bytes().to_vec(),
                 Value::F64(x) => x.to_le_bytes().to_vec(),
                 Value::Buffer(i) => addrs[*i].to_le_bytes().to_vec(),
+                Value::Bytes(b) => b.clone(),
             };
             let mut b = bytes;
             b.resize(size, 0);
@@ -1129,7 +1136,9 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
     fn cases(m: &Module, plan: &Plan) -> Vec<Case> {
         let fid = m.func_by_name("k").expect("the test kernel is there");
         let params = m.functions[fid].sig.params.clone();
-        (0..2).map(|s| launches::case(plan, &params, s)).collect()
+        (0..2)
+            .map(|s| launches::case(plan, &params, &[], s))
+            .collect()
     }
 
     #[test]
