@@ -371,6 +371,45 @@ pub const LAUNCHES: &[Special] = &[
         fills: &[(0, Fill::F64)],
         ..NONE
     },
+    Special {
+        file: "rodinia__cfd_initialize_variables.ll",
+        reason: "no bounds check: nelr (param 0), the stride between the five variables, \
+                 must equal the thread count (2 x 64)",
+        scalars: &[(0, Scalar::Int(128))],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__NV12toBGR_nv12ToBGRplanarBatchKernel.ll",
+        reason: "pitches are in bytes: source pitch (param 1) 32, destination pitch \
+                 (param 3) 128 (32 floats); a 32x32 image (params 4, 5), batch 1 (param 6)",
+        scalars: &[
+            (1, Scalar::Int(32)),
+            (3, Scalar::Int(128)),
+            (4, Scalar::Int(32)),
+            (5, Scalar::Int(32)),
+            (6, Scalar::Int(1)),
+        ],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__mergeSort_mergeElementaryIntervals_1u.ll",
+        reason: "SAMPLE_STRIDE (128) threads per block; the sample limits (params 4, 5) are \
+                 ascending positions (word i holds i), so each merged interval is short \
+                 and in bounds; the source keys (param 2) ascend, or equal ranks collide \
+                 in shared memory (a race); stride 128 (param 6), N 1024 (param 7)",
+        grid: Some([2, 1, 1]),
+        block: Some([128, 1, 1]),
+        scalars: &[(6, Scalar::Int(128)), (7, Scalar::Int(1024))],
+        fills: &[
+            (0, Fill::U32Below(1 << 20)),
+            (1, Fill::U32Below(1 << 20)),
+            (2, Fill::Ascending),
+            (3, Fill::U32Below(1 << 20)),
+            (4, Fill::Ascending),
+            (5, Fill::Ascending),
+        ],
+        ..NONE
+    },
 ];
 
 /// 4 MiB: PolyBench's fixed problem sizes (N = 1024 rows of 1024 floats).
