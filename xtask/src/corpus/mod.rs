@@ -12,13 +12,16 @@
 //!    a run where the input itself fails is "not comparable" with the error;
 //! 5. compiles the input `.ll` with LLVM 14 `llc -mcpu=sm_70` (libdevice linked first
 //!    when the kernel calls `__nv_*` functions) (**llc**), then runs llc's PTX and Gyre's
-//!    sm_70 PTX in ptx-sim on the same inputs and compares their buffers with each other
-//!    and with the interpreter's (bit for bit), floats of llc's within [`TOLERANCE`]
-//!    (**sim**).
+//!    sm_70 PTX in ptx-sim on the same inputs: Gyre's buffers must equal the
+//!    interpreter's bit for bit, and llc's exactly on integer buffers and within
+//!    [`TOLERANCE`] on float buffers (**sim**).
 //!
 //! Globals marked `externally_initialized` in the `.ll` (host-filled `__constant__` and
 //! `__device__` data) are inputs: each gets a buffer of its name with random contents
-//! for the interpreter, and the same bytes are written into the PTX variable in ptx-sim.
+//! for the interpreter, and the same bytes are written into the PTX variable in ptx-sim
+//! (`__constant__` ones only where the interpreter reads them from the caller, see
+//! [`interp_reads_host_constants`]). Every global-space global is compared after the
+//! run like a buffer.
 //!
 //! [`report`] turns the results into totals, target checks and docs/corpus.md.
 
@@ -140,7 +143,7 @@ impl Tools {
             );
             [sibling, "/usr/lib/llvm-14/bin/llvm-link".into()]
                 .into_iter()
-                .find(|p| p.is_file() || Command::new(p).arg("--version").output().is_ok())
+                .find(|p| gyre_test_tools::is_llvm14(p))
         });
         let libdevice = match std::env::var_os("GYRE_LIBDEVICE") {
             Some(p) => Some(PathBuf::from(p)),
