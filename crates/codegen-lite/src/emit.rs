@@ -971,6 +971,12 @@ impl FnEmitter<'_> {
                 };
                 ins!(self, "{name}.b{w} {d}, {a}, {b}");
             }
+            // The verifier allows these on i32 only, PTX's one width for mul24.
+            Opcode::Mul24 | Opcode::Umul24 => {
+                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let s = if op == Opcode::Mul24 { "s" } else { "u" };
+                ins!(self, "mul24.lo.{s}32 {d}, {a}, {b}");
+            }
             Opcode::Lshr => {
                 let a = self.v(args[0]);
                 let b = shift_amount(self, args[1]);
@@ -1001,6 +1007,8 @@ impl FnEmitter<'_> {
             Opcode::Fsub => "sub.rn",
             Opcode::Fmul => "mul.rn",
             Opcode::Fdiv => "div.rn",
+            // f32 only (verifier): full-range, at most 2 ulp from the IR's exact quotient.
+            Opcode::FdivApprox => "div.full",
             Opcode::Fmin => "min",
             Opcode::Fmax => "max",
             Opcode::Frem => {
@@ -1088,6 +1096,23 @@ impl FnEmitter<'_> {
             }
             Opcode::Sqrt => {
                 ins!(self, "sqrt.rn.{} {d}, {a}", ft(from));
+                self.canonicalize(r);
+            }
+            // The hardware approximations of the math primitives (docs/ir.md gives the
+            // error bounds); subnormals are kept (no `.ftz`), as in the IR.
+            Opcode::Ex2Approx
+            | Opcode::Lg2Approx
+            | Opcode::SinApprox
+            | Opcode::CosApprox
+            | Opcode::RsqrtApprox => {
+                let name = match op {
+                    Opcode::Ex2Approx => "ex2",
+                    Opcode::Lg2Approx => "lg2",
+                    Opcode::SinApprox => "sin",
+                    Opcode::CosApprox => "cos",
+                    _ => "rsqrt",
+                };
+                ins!(self, "{name}.approx.{} {d}, {a}", ft(from));
                 self.canonicalize(r);
             }
             Opcode::Floor | Opcode::Ceil | Opcode::Ftrunc | Opcode::Nearest => {

@@ -554,6 +554,8 @@ fn decode_func(
                         Opcode::Smax => bin(BinOp::Smax),
                         Opcode::Umin => bin(BinOp::Umin),
                         Opcode::Umax => bin(BinOp::Umax),
+                        Opcode::Mul24 => bin(BinOp::Mul24),
+                        Opcode::Umul24 => bin(BinOp::Umul24),
                         Opcode::Sdiv => dv(DivOp::Sdiv),
                         Opcode::Udiv => dv(DivOp::Udiv),
                         Opcode::Srem => dv(DivOp::Srem),
@@ -565,6 +567,7 @@ fn decode_func(
                         Opcode::Frem => fb(FBinOp::Rem)?,
                         Opcode::Fmin => fb(FBinOp::Min)?,
                         Opcode::Fmax => fb(FBinOp::Max)?,
+                        Opcode::FdivApprox => fb(FBinOp::DivApprox)?,
                         _ => return Err(invalid(f, Some(inst), format!("{opc} is not binary"))),
                     }
                 }
@@ -599,8 +602,18 @@ fn decode_func(
                         | Opcode::Floor
                         | Opcode::Ceil
                         | Opcode::Ftrunc
-                        | Opcode::Nearest => {
+                        | Opcode::Nearest
+                        | Opcode::Ex2Approx
+                        | Opcode::Lg2Approx
+                        | Opcode::SinApprox
+                        | Opcode::CosApprox
+                        | Opcode::RsqrtApprox => {
                             let op = match opcode {
+                                Opcode::Ex2Approx => FUnOp::Ex2,
+                                Opcode::Lg2Approx => FUnOp::Lg2,
+                                Opcode::SinApprox => FUnOp::Sin,
+                                Opcode::CosApprox => FUnOp::Cos,
+                                Opcode::RsqrtApprox => FUnOp::Rsqrt,
                                 Opcode::Fneg => FUnOp::Neg,
                                 Opcode::Fabs => FUnOp::Abs,
                                 Opcode::Sqrt => FUnOp::Sqrt,

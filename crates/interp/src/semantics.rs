@@ -51,6 +51,10 @@ pub enum BinOp {
     Umin,
     /// `umax`
     Umax,
+    /// `mul24` (`i32`): product of the sign-extended low 24 bits, low 32 bits kept
+    Mul24,
+    /// `umul24` (`i32`): product of the zero-extended low 24 bits, low 32 bits kept
+    Umul24,
 }
 
 /// Flag bits as decoded (mirrors `IntFlags`).
@@ -139,6 +143,11 @@ pub fn bin(op: BinOp, w: u8, flags: u8, a: u64, b: u64) -> (u64, bool) {
         BinOp::Smax => (if sext(a, w) >= sext(b, w) { a } else { b }, false),
         BinOp::Umin => (a.min(b), false),
         BinOp::Umax => (a.max(b), false),
+        BinOp::Mul24 => {
+            let (x, y) = (sext(a & 0xff_ffff, 24), sext(b & 0xff_ffff, 24));
+            (x.wrapping_mul(y) as u64 & m, false)
+        }
+        BinOp::Umul24 => ((a & 0xff_ffff).wrapping_mul(b & 0xff_ffff) & m, false),
     }
 }
 
@@ -256,6 +265,8 @@ pub enum FBinOp {
     Min,
     /// `fmax`
     Max,
+    /// `fdiv_approx`: the IR's meaning is the correctly rounded quotient
+    DivApprox,
 }
 
 /// IEEE minNum/maxNum with `-0 < +0` and NaN operands ignored.
@@ -294,7 +305,7 @@ pub fn fbin(op: FBinOp, is64: bool, a: u64, b: u64) -> u64 {
             FBinOp::Add => x + y,
             FBinOp::Sub => x - y,
             FBinOp::Mul => x * y,
-            FBinOp::Div => x / y,
+            FBinOp::Div | FBinOp::DivApprox => x / y,
             FBinOp::Rem => x % y,
             FBinOp::Min => minmax(x, y, f64::is_nan, f64::is_sign_negative, true),
             FBinOp::Max => minmax(x, y, f64::is_nan, f64::is_sign_negative, false),
@@ -305,7 +316,7 @@ pub fn fbin(op: FBinOp, is64: bool, a: u64, b: u64) -> u64 {
             FBinOp::Add => x + y,
             FBinOp::Sub => x - y,
             FBinOp::Mul => x * y,
-            FBinOp::Div => x / y,
+            FBinOp::Div | FBinOp::DivApprox => x / y,
             FBinOp::Rem => x % y,
             FBinOp::Min => minmax(x, y, f32::is_nan, f32::is_sign_negative, true),
             FBinOp::Max => minmax(x, y, f32::is_nan, f32::is_sign_negative, false),
@@ -330,6 +341,16 @@ pub enum FUnOp {
     Trunc,
     /// `nearest` (ties to even)
     Nearest,
+    /// `ex2_approx`: 2^x
+    Ex2,
+    /// `lg2_approx`: log2(x)
+    Lg2,
+    /// `sin_approx`
+    Sin,
+    /// `cos_approx`
+    Cos,
+    /// `rsqrt_approx`: 1/sqrt(x)
+    Rsqrt,
 }
 
 /// Evaluate a one-operand float operation.
@@ -345,6 +366,13 @@ pub fn fun(op: FUnOp, is64: bool, a: u64) -> u64 {
             FUnOp::Ceil => c64(x.ceil()),
             FUnOp::Trunc => c64(x.trunc()),
             FUnOp::Nearest => c64(x.round_ties_even()),
+            // The f64 forms of the approximations exist only for rsqrt; the others are
+            // f32-only in the IR, but the decoder does not rely on that.
+            FUnOp::Ex2 => c64(x.exp2()),
+            FUnOp::Lg2 => c64(x.log2()),
+            FUnOp::Sin => c64(x.sin()),
+            FUnOp::Cos => c64(x.cos()),
+            FUnOp::Rsqrt => c64(1.0 / x.sqrt()),
         }
     } else {
         let x = f32_of(a);
@@ -356,6 +384,14 @@ pub fn fun(op: FUnOp, is64: bool, a: u64) -> u64 {
             FUnOp::Ceil => c32(x.ceil()),
             FUnOp::Trunc => c32(x.trunc()),
             FUnOp::Nearest => c32(x.round_ties_even()),
+            // The exact value, rounded once to f32: computed in f64, whose error (below
+            // 1 ulp of f64) only matters when the exact value is within 2^-29 ulp of an f32
+            // rounding boundary.
+            FUnOp::Ex2 => c32(f64::from(x).exp2() as f32),
+            FUnOp::Lg2 => c32(f64::from(x).log2() as f32),
+            FUnOp::Sin => c32(f64::from(x).sin() as f32),
+            FUnOp::Cos => c32(f64::from(x).cos() as f32),
+            FUnOp::Rsqrt => c32((1.0 / f64::from(x).sqrt()) as f32),
         }
     }
 }
@@ -496,6 +532,28 @@ mod tests {
             u64::from(NAN32)
         );
         assert_eq!(fun(FUnOp::Nearest, false, f(2.5)), f(2.0));
+        // The math primitives: exactly rounded values; mul24 on the low 24 bits.
+        assert_eq!(fun(FUnOp::Ex2, false, f(-1.0)), f(0.5));
+        assert_eq!(fun(FUnOp::Ex2, false, f(f32::NEG_INFINITY)), f(0.0));
+        assert_eq!(fun(FUnOp::Lg2, false, f(0.0)), f(f32::NEG_INFINITY));
+        assert_eq!(fun(FUnOp::Lg2, false, f(-1.0)), u64::from(0x7fc0_0000u32));
+        assert_eq!(fun(FUnOp::Rsqrt, false, f(0.25)), f(2.0));
+        assert_eq!(fun(FUnOp::Rsqrt, false, f(-0.0)), f(f32::NEG_INFINITY));
+        assert_eq!(fun(FUnOp::Sin, false, f(0.5)), f(0.5f64.sin() as f32));
+        assert_eq!(fbin(FBinOp::DivApprox, false, f(1.0), f(3.0)), f(1.0 / 3.0));
+        // 0x00ff_ffff is -1 in 24 bits; bit 24 and up are ignored.
+        assert_eq!(
+            bin(BinOp::Mul24, 32, 0, 0x01ff_ffff, 3),
+            (0xffff_fffd, false)
+        );
+        assert_eq!(
+            bin(BinOp::Umul24, 32, 0, 0x01ff_ffff, 3),
+            (0x02ff_fffd, false)
+        );
+        assert_eq!(
+            bin(BinOp::Umul24, 32, 0, 0xff_ffff, 0xff_ffff),
+            (0xfe00_0001, false)
+        );
         assert_eq!(fun(FUnOp::Neg, false, 0x7fc0_0001), 0xffc0_0001);
         // fma rounds once: (1+2^-12)^2 - 1 keeps the 2^-24 term a separate multiply drops.
         let e = 1.0f32 + 1.0 / 4096.0;

@@ -169,7 +169,7 @@ pub trait InstBuilder {
         urem = Urem; band = And; bor = Or; bxor = Xor; ishl = Shl; ushr = Lshr;
         sshr = Ashr; smin = Smin; smax = Smax; umin = Umin; umax = Umax;
         fadd = Fadd; fsub = Fsub; fmul = Fmul; fdiv = Fdiv; frem = Frem; fmin = Fmin;
-        fmax = Fmax;
+        fmax = Fmax; mul24 = Mul24; umul24 = Umul24; fdiv_approx = FdivApprox;
     }
 
     /// Any one-operand integer or float operation, or `freeze`. The result has `a`'s type.
@@ -182,6 +182,8 @@ pub trait InstBuilder {
     unary_methods! {
         popcnt = Popcnt; clz = Clz; ctz = Ctz; fneg = Fneg; fabs = Fabs; sqrt = Sqrt;
         floor = Floor; ceil = Ceil; ftrunc = Ftrunc; nearest = Nearest; freeze = Freeze;
+        ex2_approx = Ex2Approx; lg2_approx = Lg2Approx; sin_approx = SinApprox;
+        cos_approx = CosApprox; rsqrt_approx = RsqrtApprox;
     }
 
     /// `icmp cc a, b` (an `i1`).

@@ -5,6 +5,7 @@
 //! do not repeat it here.
 
 use crate::entities::{Block, FuncId, GlobalId, JumpTable, Slot, Value};
+use crate::types::Type;
 use core::fmt;
 use core::hash::{Hash, Hasher};
 use cranelift_entity::{EntityList, ListPool};
@@ -107,6 +108,30 @@ opcodes! {
     Nearest = "nearest",
     /// Fused multiply-add `a*b+c` with one rounding.
     Fma = "fma",
+    // --- math (PTX primitives behind CUDA's math library) ---
+    /// `mul24`: the low 32 bits of the product of the sign-extended low 24 bits of each
+    /// operand (PTX `mul24.lo.s32`); `i32` only.
+    Mul24 = "mul24",
+    /// `umul24`: the low 32 bits of the product of the zero-extended low 24 bits of each
+    /// operand (PTX `mul24.lo.u32`); `i32` only.
+    Umul24 = "umul24",
+    /// `2^x`, exactly rounded in the IR (PTX `ex2.approx.f32`: max relative error
+    /// 2^-22 on hardware); `f32` only.
+    Ex2Approx = "ex2_approx",
+    /// `log2(x)`, exactly rounded in the IR (PTX `lg2.approx.f32`: max absolute error
+    /// 2^-22 on hardware); `f32` only.
+    Lg2Approx = "lg2_approx",
+    /// `sin(x)` (radians), exactly rounded in the IR (PTX `sin.approx.f32`: max absolute
+    /// error 2^-20.5 in [-100π, 100π] on hardware); `f32` only.
+    SinApprox = "sin_approx",
+    /// `cos(x)`, like `sin_approx` (PTX `cos.approx.f32`); `f32` only.
+    CosApprox = "cos_approx",
+    /// `1/sqrt(x)`, exactly rounded in the IR (PTX `rsqrt.approx`: max relative error
+    /// 2^-22.9 for `f32`, 2^-50-ish for `f64` on hardware); `f32` or `f64`.
+    RsqrtApprox = "rsqrt_approx",
+    /// `a/b`, exactly rounded in the IR (PTX `div.full.f32`: max 2 ulp over the full
+    /// range on hardware); `f32` only.
+    FdivApprox = "fdiv_approx",
     /// Integer comparison producing `i1`.
     Icmp = "icmp",
     /// Float comparison producing `i1`.
@@ -275,6 +300,8 @@ impl Opcode {
                 | Opcode::Smax
                 | Opcode::Umin
                 | Opcode::Umax
+                | Opcode::Mul24
+                | Opcode::Umul24
         )
     }
 
@@ -289,6 +316,7 @@ impl Opcode {
                 | Opcode::Frem
                 | Opcode::Fmin
                 | Opcode::Fmax
+                | Opcode::FdivApprox
         )
     }
 
@@ -308,7 +336,26 @@ impl Opcode {
                 | Opcode::Ceil
                 | Opcode::Ftrunc
                 | Opcode::Nearest
+                | Opcode::Ex2Approx
+                | Opcode::Lg2Approx
+                | Opcode::SinApprox
+                | Opcode::CosApprox
+                | Opcode::RsqrtApprox
         )
+    }
+
+    /// The only type an arithmetic opcode accepts, for those restricted to one (the
+    /// PTX instruction behind them exists for that type only); `None` otherwise.
+    pub fn required_type(self) -> Option<Type> {
+        match self {
+            Opcode::Mul24 | Opcode::Umul24 => Some(Type::I32),
+            Opcode::Ex2Approx
+            | Opcode::Lg2Approx
+            | Opcode::SinApprox
+            | Opcode::CosApprox
+            | Opcode::FdivApprox => Some(Type::F32),
+            _ => None,
+        }
     }
 
     /// Which integer flags (`nsw`, `nuw`, `exact`) this opcode accepts.

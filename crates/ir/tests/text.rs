@@ -106,6 +106,14 @@ block0(v0: ptr.global, v1: ptr.global, v2: f32, v3: i32, v4: i64, v6: f64):
     v62 = ftrunc v2
     v63 = nearest v2
     v64 = fma v2, v40, v2
+    v147 = mul24 v3, v10
+    v148 = umul24 v3, v10
+    v149 = ex2_approx v2
+    v150 = lg2_approx v2
+    v151 = sin_approx v2
+    v152 = cos_approx v2
+    v153 = rsqrt_approx v6
+    v154 = fdiv_approx v2, v40
     v70 = icmp eq v3, v10
     v71 = icmp ne v3, v10
     v72 = icmp slt v3, v10

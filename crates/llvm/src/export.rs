@@ -566,8 +566,26 @@ impl Exporter<'_> {
                     Opcode::Fadd => "fadd",
                     Opcode::Fsub => "fsub",
                     Opcode::Fmul => "fmul",
-                    Opcode::Fdiv => "fdiv",
+                    // The IR's meaning of fdiv_approx is the exact quotient, which is
+                    // what LLVM's fdiv computes (the approximation is a lowering choice).
+                    Opcode::Fdiv | Opcode::FdivApprox => "fdiv",
                     Opcode::Frem => "frem",
+                    Opcode::Mul24 | Opcode::Umul24 => {
+                        let n = if opcode == Opcode::Mul24 {
+                            "llvm.nvvm.mul24.i"
+                        } else {
+                            "llvm.nvvm.umul24.i"
+                        };
+                        self.declare(n, "i32", &["i32", "i32"]);
+                        let line = format!(
+                            "  {lhs}call i32 @{n}({}, {})",
+                            typed(args[0]),
+                            typed(args[1])
+                        );
+                        o.body.push_str(&line);
+                        o.body.push('\n');
+                        return;
+                    }
                     Opcode::Smin
                     | Opcode::Smax
                     | Opcode::Umin
@@ -644,6 +662,23 @@ impl Exporter<'_> {
                             self.declare(&n, &ts, &[&ts]);
                             format!("{lhs}call {ts} @{n}({})", typed(arg))
                         }
+                    }
+                    Opcode::Ex2Approx
+                    | Opcode::Lg2Approx
+                    | Opcode::SinApprox
+                    | Opcode::CosApprox
+                    | Opcode::RsqrtApprox => {
+                        // NVVM's intrinsics for the same PTX instructions.
+                        let (n, ts) = match (opcode, at == Type::F64) {
+                            (Opcode::Ex2Approx, _) => ("llvm.nvvm.ex2.approx.f", "float"),
+                            (Opcode::Lg2Approx, _) => ("llvm.nvvm.lg2.approx.f", "float"),
+                            (Opcode::SinApprox, _) => ("llvm.nvvm.sin.approx.f", "float"),
+                            (Opcode::CosApprox, _) => ("llvm.nvvm.cos.approx.f", "float"),
+                            (_, false) => ("llvm.nvvm.rsqrt.approx.f", "float"),
+                            (_, true) => ("llvm.nvvm.rsqrt.approx.d", "double"),
+                        };
+                        self.declare(n, ts, &[ts]);
+                        format!("{lhs}call {ts} @{n}({})", typed(arg))
                     }
                     Opcode::Sext => cast("sext"),
                     Opcode::Zext => cast("zext"),

@@ -1060,3 +1060,62 @@ fn mul24() {
     }
     assert!(parse(&src.replace("mul24.lo.u32 %r3", "mul24.lo.u16 %r3")).is_err());
 }
+
+/// `mul24.lo`: the low 32 bits of the product of the low 24 bits, sign-extended for
+/// `.s32`, zero-extended for `.u32` (what llc emits for `llvm.nvvm.mul24.i`).
+#[test]
+fn mul24_lo() {
+    const SRC: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry m24(.param .u64 out, .param .u32 a, .param .u32 b)
+{
+    .reg .b32 %r<5>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [a];
+    ld.param.u32 %r2, [b];
+    mul24.lo.s32 %r3, %r1, %r2;
+    mul24.lo.u32 %r4, %r1, %r2;
+    st.global.u32 [%rd1], %r3;
+    st.global.u32 [%rd1+4], %r4;
+    ret;
+}
+"#;
+    let m = parse(SRC).unwrap();
+    for (a, b) in [
+        (0x01ff_ffffu32, 3u32),
+        (0xff_ffff, 0xff_ffff),
+        (0x0080_0000, 2),
+        (123_456, 7_890),
+        (0xdead_beef, 0x1234_5678),
+    ] {
+        let mut mem = Memory::new();
+        let out = mem.alloc(8, 8);
+        run_kernel(
+            &m,
+            "m24",
+            &Launch::linear(1, 1),
+            &[ParamValue::U64(out), ParamValue::U32(a), ParamValue::U32(b)],
+            &mut mem,
+        )
+        .unwrap();
+        let got = mem.read_bytes(out, 8).unwrap();
+        let s = u32::from_le_bytes(got[0..4].try_into().unwrap());
+        let u = u32::from_le_bytes(got[4..8].try_into().unwrap());
+        let s24 = |v: u32| ((v << 8) as i32) >> 8;
+        assert_eq!(
+            s,
+            s24(a).wrapping_mul(s24(b)) as u32,
+            "mul24.lo.s32 {a:#x} {b:#x}"
+        );
+        assert_eq!(
+            u,
+            (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff),
+            "mul24.lo.u32"
+        );
+    }
+    let bad = SRC.replace("mul24.lo.s32", "mul24.lo.s64");
+    assert!(parse(&bad).is_err(), "mul24 is 32-bit only");
+}

@@ -132,7 +132,8 @@ impl FuncCx<'_> {
                         );
                     }
                 } else if opcode.is_float_unary() {
-                    if !(a.is_float() && r.is_none_or(|r| r == a)) {
+                    let only = opcode.required_type().is_none_or(|t| t == a);
+                    if !(a.is_float() && only && r.is_none_or(|r| r == a)) {
                         self.bad(
                             inst,
                             K::FloatArithType,
@@ -180,7 +181,9 @@ impl FuncCx<'_> {
                     }
                     return;
                 };
-                let same = a == b && r.is_none_or(|r| r == a);
+                let same = a == b
+                    && r.is_none_or(|r| r == a)
+                    && opcode.required_type().is_none_or(|t| t == a);
                 if opcode.is_int_binary() {
                     if !(a.is_int() && same) {
                         self.bad(

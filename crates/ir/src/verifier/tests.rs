@@ -1245,6 +1245,44 @@ fn arithmetic_types() {
         |_, vs| unary(Opcode::Sqrt, vs[2]),
         Some(Type::F64),
     );
+    // The math primitives exist for one type only (PTX has no other form).
+    one_inst_error(
+        &ps,
+        K::IntArithType,
+        b(Opcode::Mul24, 1, 1),
+        Some(Type::I64),
+    );
+    one_inst_error(
+        &ps,
+        K::IntArithType,
+        b(Opcode::Umul24, 1, 1),
+        Some(Type::I64),
+    );
+    one_inst_error(
+        &ps,
+        K::FloatArithType,
+        b(Opcode::FdivApprox, 3, 3),
+        Some(Type::F64),
+    );
+    for op in [
+        Opcode::Ex2Approx,
+        Opcode::Lg2Approx,
+        Opcode::SinApprox,
+        Opcode::CosApprox,
+    ] {
+        one_inst_error(
+            &ps,
+            K::FloatArithType,
+            move |_, vs| unary(op, vs[3]),
+            Some(Type::F64),
+        );
+    }
+    one_inst_error(
+        &ps,
+        K::FloatArithType,
+        |_, vs| unary(Opcode::RsqrtApprox, vs[0]),
+        Some(Type::I32),
+    );
     let t = |op, a: usize, c: usize, d: usize| {
         move |_: &mut Function, vs: &[Value]| InstructionData::Ternary {
             opcode: op,

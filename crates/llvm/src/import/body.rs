@@ -25,6 +25,9 @@ use gyre_ir::{
 };
 use rustc_hash::FxHashMap;
 
+#[path = "body_math.rs"]
+mod math;
+
 /// A zero of type `t` appended to block `b` (used for stub bodies).
 pub(crate) fn zero_in_block(f: &mut Function, b: Block, t: Type) -> Value {
     match t {
@@ -2383,6 +2386,11 @@ impl<'a> Lower<'a> {
             self.mem_intrinsic(b, r, callee, args, at)?;
             return Ok(None);
         }
+        if let Some(n) = r.strip_prefix("nvvm.") {
+            if let Some(v) = self.math_nvvm(b, n, callee, rt, args, at)? {
+                return Ok(v);
+            }
+        }
         let head = r.split('.').next().unwrap_or("");
         let ty_of = |l: &Self, i: usize| l.f.dfg.value_type(args[i]);
         match head {
@@ -2463,7 +2471,10 @@ impl<'a> Lower<'a> {
                 let v = self.unary(Some(b), Opcode::Inttoptr, m, pt);
                 self.op_result(v, rt, callee, at)
             }
-            _ => Err(self.unsup(at, format!("intrinsic @{callee}"))),
+            _ => match self.math_llvm(b, head, callee, rt, args, at)? {
+                Some(v) => Ok(v),
+                None => Err(self.unsup(at, format!("intrinsic @{callee}"))),
+            },
         }
     }
 
@@ -2639,7 +2650,10 @@ impl<'a> Lower<'a> {
                 let v = self.abs(b, args[0]);
                 self.op_result(v, rt, callee, at)
             }
-            _ => Err(self.unsup(at, format!("libdevice function @{callee}"))),
+            _ => match self.math_libdevice(b, r, callee, rt, args, at)? {
+                Some(v) => Ok(v),
+                None => Err(self.unsup(at, format!("libdevice function @{callee}"))),
+            },
         }
     }
 
