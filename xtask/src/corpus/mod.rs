@@ -225,6 +225,11 @@ pub struct Report {
     pub launch: String,
     /// Float differences accepted between Gyre's PTX and llc's PTX in ptx-sim.
     pub closeness: Closeness,
+    /// Hardware-approximate opcodes of the optimized module (`ex2_approx`, ...).
+    pub approx: Vec<&'static str>,
+    /// Float differences accepted between the interpreter and Gyre's PTX (only with
+    /// approximate opcodes; otherwise the two must agree bit for bit).
+    pub interp_closeness: Closeness,
     /// Seconds this kernel took.
     pub seconds: f64,
 }
@@ -329,6 +334,8 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2]
         ),
         closeness: Closeness::default(),
+        approx: Vec::new(),
+        interp_closeness: Closeness::default(),
         seconds: 0.0,
     };
     // LLVM's side does not depend on Gyre's import.
@@ -403,7 +410,8 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
     r.sim = match (&gyre_ptx, &llc_ptx) {
         (None, _) => skipped("no Gyre PTX"),
         (Some(g), llc) => {
-            let (o, ulp) = sim_stage(
+            r.approx = approx_opcodes(&optimized);
+            let (o, vs_llc, vs_interp) = sim_stage(
                 g,
                 llc.as_ref().ok().map(String::as_str),
                 kernel,
@@ -411,8 +419,10 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
                 &cases,
                 &host,
                 &interp_mem,
+                !r.approx.is_empty(),
             );
-            r.closeness = ulp;
+            r.closeness = vs_llc;
+            r.interp_closeness = vs_interp;
             o
         }
     };
@@ -476,6 +486,23 @@ define void @k(i32* %out) {
         run_kernel(&m, "k", &launch, &mut mem).is_ok()
             && mem.bytes("out") == Some(&99u32.to_le_bytes()[..])
     })
+}
+
+/// The hardware-approximate opcodes `m` uses (their IR meaning is the exact value
+/// rounded; PTX approximates it), without repeats.
+fn approx_opcodes(m: &Module) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for f in m.functions.values() {
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                let name = f.dfg.inst(i).opcode().name();
+                if name.ends_with("_approx") && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The random contents of the host globals for run `seed`.
@@ -957,8 +984,10 @@ fn sim_stage(
     cases: &[Case],
     host: &[HostGlobal],
     interp: &[Option<Memory>],
-) -> (Outcome, Closeness) {
+    approx: bool,
+) -> (Outcome, Closeness, Closeness) {
     let mut worst = Closeness::default();
+    let mut vs_interp = Closeness::default();
     let mut compared = 0;
     let mut not_comparable = None;
     let names = |case: &Case| -> Vec<String> {
@@ -982,7 +1011,7 @@ fn sim_stage(
         let contents = host_contents(host, seed as u64);
         let g = match sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents) {
             Ok(g) => g,
-            Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
+            Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
         };
         let names = names(case);
         // Gyre's PTX against the interpreter first, bit for bit: both keep every
@@ -996,8 +1025,12 @@ fn sim_stage(
             if absent(k, gb) {
                 continue;
             }
-            match close(ib, gb, poison, false) {
-                Ok(_) => {}
+            // Hardware-approximate opcodes mean the exact value rounded in the IR, an
+            // approximation in PTX (ptx-sim's may differ in the last bit): float
+            // buffers get the tolerance then.
+            let floats = approx && case.floats.get(k).copied().unwrap_or(false);
+            match close(ib, gb, poison, floats) {
+                Ok(c) => vs_interp.merge(c),
                 Err(at) => {
                     return (
                         Outcome::Fail(format!(
@@ -1005,6 +1038,7 @@ fn sim_stage(
                             names[k]
                         )),
                         worst,
+                        vs_interp,
                     )
                 }
             }
@@ -1012,7 +1046,7 @@ fn sim_stage(
         if let Some(t) = llc {
             let l = match sim_run(t, Producer::Llc, kernel, plan, case, host, &contents) {
                 Ok(l) => l,
-                Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst),
+                Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
             };
             for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
                 if absent(k, gb) || absent(k, lb) {
@@ -1028,6 +1062,7 @@ fn sim_stage(
                                 names[k]
                             )),
                             worst,
+                            vs_interp,
                         )
                     }
                 }
@@ -1043,7 +1078,7 @@ fn sim_stage(
             None => format!("{n} runs, without llc"),
         }),
     };
-    (o, worst)
+    (o, worst, vs_interp)
 }
 
 #[cfg(test)]
@@ -1184,14 +1219,14 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         let (_, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
         let opts = CodegenOptions { sm: Sm::Sm70 };
         let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
-        let (o, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems);
+        let (o, _, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
         assert!(o.passed(), "{o:?}");
         let changed =
             gyre_llvm::import_module(&KERNEL.replace("fadd float %v, 1.0", "fadd float %v, 2.0"))
                 .expect("the changed kernel imports");
         let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
         // Wrong against the interpreter...
-        let (o, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems);
+        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
         assert!(
             o.failure()
                 .is_some_and(|r| r.contains("interpreter vs Gyre's PTX")),
@@ -1199,12 +1234,12 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         );
         // ...and against another compiler's PTX, when the interpreter could not run.
         let none = vec![None; cases.len()];
-        let (o, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &cases, &[], &none);
+        let (o, _, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &cases, &[], &none, false);
         assert!(
             matches!(&o, Outcome::NotComparable(_)),
             "without interpreter runs nothing is compared: {o:?}"
         );
-        let (o, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &cases, &[], &mems);
+        let (o, _, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
         assert!(o.failure().is_some(), "{o:?}");
     }
 
@@ -1245,13 +1280,13 @@ entry:
         );
         let opts = CodegenOptions { sm: Sm::Sm70 };
         let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
-        let (o, _) = sim_stage(&ptx, None, "k", &plan, &cases, &host, &mems);
+        let (o, _, _) = sim_stage(&ptx, None, "k", &plan, &cases, &host, &mems, false);
         assert!(o.passed(), "{o:?}");
         // A wrong value left in @cnt is found.
         let changed = gyre_llvm::import_module(&GLOBALS.replace("add i32 %v, 1", "add i32 %v, 2"))
             .expect("the changed kernel imports");
         let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
-        let (o, _) = sim_stage(&wrong, None, "k", &plan, &cases, &host, &mems);
+        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &host, &mems, false);
         assert!(o.failure().is_some_and(|r| r.contains("cnt")), "{o:?}");
     }
 
