@@ -410,6 +410,31 @@ pub const LAUNCHES: &[Special] = &[
         ],
         ..NONE
     },
+    Special {
+        file: "cudasamples__dct8x8_CUDAkernel2IDCT.ll",
+        reason: "ThreadsFullWarps is (8, KER2_BLOCK_WIDTH/8, KER2_BLOCK_HEIGHT/8) = (8, 4, 2) \
+                 for a 32x16 block of the image (shared 16 rows of 33); a 2x2 grid covers a \
+                 64x32 image, ImgStride (param 2) 64",
+        block: Some([8, 4, 2]),
+        scalars: &[(2, Scalar::Int(64))],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__dct8x8_CUDAkernelShortDCT.ll",
+        reason: "ThreadsShort is (8, KERS_BLOCK_WIDTH/8, KERS_BLOCK_HEIGHT/8) = (8, 4, 4) for \
+                 a 32x32 block of the image (shared 32 rows of 34 shorts); a 2x2 grid covers \
+                 a 64x64 image, ImgStride (param 1) 64",
+        block: Some([8, 4, 4]),
+        scalars: &[(1, Scalar::Int(64))],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__quasirandomGenerator_quasirandomGeneratorKernel.ll",
+        reason: "threadIdx.y is the dimension, below QRNG_DIMENSIONS (3): the c_Table rows",
+        grid: Some([2, 1, 1]),
+        block: Some([64, 3, 1]),
+        ..NONE
+    },
 ];
 
 /// 4 MiB: PolyBench's fixed problem sizes (N = 1024 rows of 1024 floats).
