@@ -14,7 +14,7 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::{Analyses, Cfg, LoopInfo, ModuleAnalyses};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
-    IntCC, Linkage, Module, Opcode, SpecialReg, Type, Value,
+    IntCC, Linkage, MemOrder, MemScope, Module, Opcode, SpecialReg, Type, Value, VoteMode,
 };
 
 /// A PTX register class.
@@ -355,6 +355,24 @@ impl FnEmitter<'_> {
             inst,
             what: what.into(),
         }
+    }
+
+    /// The `.sem.scope` qualifiers of an atomic (empty for the default relaxed GPU-scope
+    /// one, which plain `atom` is); a sequentially consistent atomic is preceded by
+    /// `fence.sc`, the PTX memory model's mapping of a C++ `seq_cst` RMW.
+    fn atom_sem(&mut self, order: MemOrder, scope: MemScope) -> String {
+        let sem = match order {
+            MemOrder::Relaxed if scope == MemScope::Gpu => return String::new(),
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => {
+                ins!(self, "fence.sc.{}", scope.name());
+                "acq_rel"
+            }
+        };
+        format!(".{sem}.{}", scope.name())
     }
 
     fn ty(&self, v: Value) -> Type {
@@ -747,8 +765,14 @@ impl FnEmitter<'_> {
                 };
                 ins!(self, "st{vol}{sq}.{mt} [{p}], {v}");
             }
-            InstructionData::AtomicRmw { op, args } => {
+            InstructionData::AtomicRmw {
+                op,
+                args,
+                order,
+                scope,
+            } => {
                 let r = result.expect("atomics have a result");
+                let sem = self.atom_sem(order, scope);
                 let ty = self.ty(r);
                 let space = self.ty(args[0]).addr_space().unwrap_or(AddrSpace::Generic);
                 let w = if ty.bits() == 64 { "64" } else { "32" };
@@ -763,15 +787,18 @@ impl FnEmitter<'_> {
                     (AtomicOp::Umin, _) => format!("min.u{w}"),
                     (AtomicOp::Umax, _) => format!("max.u{w}"),
                     (AtomicOp::Exch, _) => format!("exch.b{w}"),
+                    (AtomicOp::Inc, _) => format!("inc.u{w}"),
+                    (AtomicOp::Dec, _) => format!("dec.u{w}"),
                 };
                 if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
                 let (p, v, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
-                ins!(self, "atom{}.{o} {d}, [{p}], {v}", space_qual(space));
+                ins!(self, "atom{sem}{}.{o} {d}, [{p}], {v}", space_qual(space));
             }
-            InstructionData::AtomicCas { args } => {
+            InstructionData::AtomicCas { args, order, scope } => {
                 let r = result.expect("atomics have a result");
+                let sem = self.atom_sem(order, scope);
                 let ty = self.ty(r);
                 let space = self.ty(args[0]).addr_space().unwrap_or(AddrSpace::Generic);
                 if !matches!(ty, Type::I32 | Type::I64) {
@@ -781,7 +808,7 @@ impl FnEmitter<'_> {
                 let (p, e, n, d) = (self.v(args[0]), self.v(args[1]), self.v(args[2]), self.v(r));
                 ins!(
                     self,
-                    "atom{}.cas.b{w} {d}, [{p}], {e}, {n}",
+                    "atom{sem}{}.cas.b{w} {d}, [{p}], {e}, {n}",
                     space_qual(space)
                 );
             }
@@ -822,7 +849,48 @@ impl FnEmitter<'_> {
                 };
                 ins!(self, "mov.u32 {d}, {src}");
             }
+            InstructionData::Shfl { mode, args } => {
+                let r = result.expect("shfl has a result");
+                let (d, a) = (self.v(r), self.v(args[0]));
+                let (b, c, m) = (self.v(args[1]), self.v(args[2]), self.v(args[3]));
+                ins!(
+                    self,
+                    "shfl.sync.{}.b32 {d}, {a}, {b}, {c}, {m}",
+                    mode.name()
+                );
+            }
+            InstructionData::Vote { mode, args } => {
+                let r = result.expect("vote has a result");
+                let (d, p, m) = (self.v(r), self.v(args[0]), self.v(args[1]));
+                let t = if mode == VoteMode::Ballot {
+                    "b32"
+                } else {
+                    "pred"
+                };
+                ins!(self, "vote.sync.{}.{t} {d}, {p}, {m}", mode.name());
+            }
+            InstructionData::WarpSync { mask } => {
+                let m = self.v(mask);
+                ins!(self, "bar.warp.sync {m}");
+            }
+            InstructionData::Fence { order, scope } => {
+                let sem = if order == MemOrder::SeqCst {
+                    "sc"
+                } else {
+                    "acq_rel"
+                };
+                ins!(self, "fence.{sem}.{}", scope.name());
+            }
             InstructionData::Nullary { opcode } => match opcode {
+                Opcode::Clock => {
+                    let r = result.expect("clock has a result");
+                    let d = self.v(r);
+                    if self.ty(r) == Type::I64 {
+                        ins!(self, "mov.u64 {d}, %clock64");
+                    } else {
+                        ins!(self, "mov.u32 {d}, %clock");
+                    }
+                }
                 Opcode::Barrier => ins!(self, "bar.sync 0"),
                 Opcode::Unreachable => ins!(self, "trap"),
                 _ => return Err(self.err(inst, format!("opcode {}", opcode.name()))),

@@ -230,7 +230,7 @@ impl Runner {
         Ok((outcome, new_text))
     }
 
-    /// Run every `.gir` and `.ll` file under `root` (that passes the filter), in path order.
+    /// Run every `.gir` file under `root` (that passes the filter), in path order.
     pub fn run_tree(&self, root: &Path) -> Summary {
         let mut s = Summary::default();
         for f in collect(root) {

@@ -13,7 +13,7 @@ use crate::semantics::{self as sem, BinOp, DivOp, FBinOp, FUnOp, IUnOp};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncId, Function, GlobalId, Inst,
-    InstructionData as D, IntCC, Module, Opcode, SpecialReg, Type,
+    InstructionData as D, IntCC, Module, Opcode, ShflMode, SpecialReg, Type, VoteMode,
 };
 
 /// A register index (the value's number; one extra scratch register per frame).
@@ -211,6 +211,19 @@ pub(crate) enum Op {
         reg: SpecialReg,
     },
     Barrier,
+    /// A warp collective: the thread stops here and the CTA loop performs it for the
+    /// whole group (`DFunc::warp[idx]`).
+    Warp {
+        idx: u32,
+    },
+    /// A fence: the interpreter runs one thread at a time, so every execution is
+    /// sequentially consistent and a fence has nothing to order.
+    Nop,
+    /// Read the thread's instruction count (`clock`), truncated to `w` bits.
+    Clock {
+        dst: R,
+        w: u8,
+    },
     Freeze {
         dst: R,
         a: R,
@@ -259,8 +272,38 @@ pub(crate) struct Table {
 }
 
 /// A decoded function.
+/// What a warp collective computes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum WarpKind {
+    Shfl(ShflMode),
+    Vote(VoteMode),
+    Sync,
+}
+
+/// A decoded warp collective: operands `[value, lane, clamp, mask]` for `shfl`,
+/// `[pred, mask]` for `vote`, `[mask]` for `warp_sync`; `dst` unused for `warp_sync`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct WarpOp {
+    pub kind: WarpKind,
+    pub dst: R,
+    pub args: [R; 4],
+}
+
+impl WarpOp {
+    /// The register holding the member mask.
+    pub fn mask(&self) -> R {
+        match self.kind {
+            WarpKind::Shfl(_) => self.args[3],
+            WarpKind::Vote(_) => self.args[1],
+            WarpKind::Sync => self.args[0],
+        }
+    }
+}
+
 pub(crate) struct DFunc {
     pub name: String,
+    /// Warp collectives, indexed by `Op::Warp::idx`.
+    pub warp: Vec<WarpOp>,
     pub code: Vec<Op>,
     /// The IR position of each `code` entry.
     pub locs: Vec<(Block, Inst)>,
@@ -381,6 +424,7 @@ fn decode_func(
     }
 
     let mut out = DFunc {
+        warp: Vec::new(),
         name: f.name.clone(),
         code: Vec::with_capacity(pc as usize),
         locs: Vec::with_capacity(pc as usize),
@@ -735,6 +779,7 @@ fn decode_func(
                 D::AtomicRmw {
                     op,
                     args: [ptr, val],
+                    ..
                 } => {
                     let vt = ty_of(val);
                     let kind = match vt {
@@ -761,6 +806,7 @@ fn decode_func(
                 }
                 D::AtomicCas {
                     args: [ptr, exp, new],
+                    ..
                 } => Op::Cas {
                     space: space_of(f, inst, ty_of(ptr))?,
                     size: ty_of(new).bytes() as u8,
@@ -792,7 +838,42 @@ fn decode_func(
                     }
                 }
                 D::Sreg { reg } => Op::Sreg { dst, reg },
+                D::Shfl { mode, args } => {
+                    out.warp.push(WarpOp {
+                        kind: WarpKind::Shfl(mode),
+                        dst,
+                        args: args.map(r),
+                    });
+                    Op::Warp {
+                        idx: out.warp.len() as u32 - 1,
+                    }
+                }
+                D::Vote { mode, args: [p, m] } => {
+                    out.warp.push(WarpOp {
+                        kind: WarpKind::Vote(mode),
+                        dst,
+                        args: [r(p), r(m), 0, 0],
+                    });
+                    Op::Warp {
+                        idx: out.warp.len() as u32 - 1,
+                    }
+                }
+                D::WarpSync { mask } => {
+                    out.warp.push(WarpOp {
+                        kind: WarpKind::Sync,
+                        dst,
+                        args: [r(mask), 0, 0, 0],
+                    });
+                    Op::Warp {
+                        idx: out.warp.len() as u32 - 1,
+                    }
+                }
+                D::Fence { .. } => Op::Nop,
                 D::Nullary { opcode } => match opcode {
+                    Opcode::Clock => Op::Clock {
+                        dst,
+                        w: need_ty()?.bits() as u8,
+                    },
                     Opcode::Barrier => Op::Barrier,
                     Opcode::Unreachable => Op::Unreachable,
                     _ => return Err(invalid(f, Some(inst), format!("{opc} is not nullary"))),

@@ -42,6 +42,8 @@ pub enum PoisonUse {
     Divisor,
     /// The comparison of `atomic_cas` (expected value or memory contents).
     CasCompare,
+    /// The mask of a warp collective, or the lane operands of a `shfl`.
+    WarpOperand,
 }
 
 /// Why a launch failed.
@@ -118,6 +120,18 @@ pub enum ExecError {
         /// Did that thread return (true) or wait at another barrier (false)?
         other_exited: bool,
     },
+    /// A warp collective (`shfl`, `vote`, `warp_sync`) whose mask names a thread that
+    /// waits elsewhere (another instruction, a barrier, or the same instruction with
+    /// another mask), or whose mask leaves out the thread executing it.
+    DivergentWarp {
+        /// The collective, as reached by the lowest-numbered waiting thread of its group.
+        loc: Location,
+        /// The thread that did not join (the executing thread itself when its mask
+        /// leaves it out).
+        other_tid: [u32; 3],
+        /// What was wrong.
+        reason: String,
+    },
     /// The launch executed more instructions than its step limit.
     StepLimit {
         /// The instruction about to execute when the budget ran out.
@@ -160,6 +174,7 @@ pub enum ErrorKind {
     Poison,
     DataRace,
     DivergentBarrier,
+    DivergentWarp,
     StepLimit,
     CallDepth,
     InvalidIr,
@@ -180,6 +195,7 @@ impl ExecError {
             | Poison { loc, .. }
             | DataRace { loc, .. }
             | DivergentBarrier { loc, .. }
+            | DivergentWarp { loc, .. }
             | StepLimit { loc, .. }
             | CallDepth { loc } => Some(loc),
             InvalidIr { .. } | BadLaunch { .. } => None,
@@ -199,6 +215,7 @@ impl ExecError {
             Poison { .. } => ErrorKind::Poison,
             DataRace { .. } => ErrorKind::DataRace,
             DivergentBarrier { .. } => ErrorKind::DivergentBarrier,
+            DivergentWarp { .. } => ErrorKind::DivergentWarp,
             StepLimit { .. } => ErrorKind::StepLimit,
             CallDepth { .. } => ErrorKind::CallDepth,
             InvalidIr { .. } => ErrorKind::InvalidIr,
@@ -252,6 +269,14 @@ impl fmt::Display for ExecError {
                 } else {
                     "waits at another barrier"
                 }
+            ),
+            DivergentWarp {
+                loc,
+                other_tid: [x, y, z],
+                reason,
+            } => write!(
+                f,
+                "{loc}: divergent warp collective: thread ({x},{y},{z}) {reason}"
             ),
             StepLimit { loc, limit } => write!(f, "{loc}: step limit of {limit} reached"),
             CallDepth { loc } => write!(f, "{loc}: call depth limit reached"),

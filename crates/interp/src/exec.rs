@@ -6,15 +6,33 @@
 //! returned and the CTA is done; anything else is a [`DivergentBarrier`]. Each barrier
 //! release starts a new race-detection epoch.
 //!
+//! Warp collectives (`shfl`, `vote`, `warp_sync`) also stop a thread, before the
+//! collective. When no thread can run and some wait at warp collectives, each group (the
+//! threads named by a waiting thread's mask, lanes = linear thread id % 32, warps =
+//! linear id / 32) is performed and resumes, provided every non-exited thread the mask
+//! names waits at the same dynamic instruction with the same mask (else a
+//! [`DivergentWarp`]); lanes past the end of the CTA count as exited, as in PTX. Only
+//! when no thread waits at a warp collective are barriers checked.
+//!
+//! Race detection: accesses of one barrier epoch are ordered only by warp collectives.
+//! Each thread keeps a vector clock over the lanes of its warp; a collective joins its
+//! group's clocks and then advances each member's own entry, so an earlier access by
+//! lane `l` is ordered before this thread's access exactly when a chain of collectives
+//! carried lane `l`'s clock of that access here (happens-before, as in FastTrack).
+//! Threads of different warps are ordered by barriers only.
+//!
 //! [`DivergentBarrier`]: ExecError::DivergentBarrier
+//! [`DivergentWarp`]: ExecError::DivergentWarp
 
-use crate::decode::{AtomKind, CastOp, DFunc, GlobalAddrs, Op, Program, R};
+use crate::decode::{AtomKind, CastOp, DFunc, GlobalAddrs, Op, Program, WarpKind, R};
 use crate::error::{ExecError, Location, PoisonUse};
-use crate::memory::{self, split_generic, window_base, Access, Fault, Heap, Memory};
+use crate::memory::{self, fresh_clock, split_generic, window_base, Access, Fault, Heap, Memory};
 use crate::semantics::{self as sem, DivTrap};
 use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
 use cranelift_entity::SecondaryMap;
-use gyre_ir::{AddrSpace, AtomicOp, GlobalData, Linkage, Module, SpecialReg, Type};
+use gyre_ir::{
+    AddrSpace, AtomicOp, GlobalData, Linkage, Module, ShflMode, SpecialReg, Type, VoteMode,
+};
 
 /// A suspended call frame.
 #[derive(Copy, Clone)]
@@ -37,6 +55,8 @@ struct Frame {
 enum State {
     Running,
     AtBarrier,
+    /// Stopped before a warp collective (`pc` points at it).
+    AtWarp,
     Done,
 }
 
@@ -50,11 +70,67 @@ struct Thread {
     pc: u32,
     local: Heap,
     state: State,
+    /// Instructions executed before the current `run_thread` (for `clock`).
+    steps: u64,
+    /// Warp vector clock for race detection (see the module doc).
+    vc: [u32; 32],
 }
 
 enum Stop {
     Barrier,
+    Warp,
     Returned,
+}
+
+/// Do `a` and `b` wait at the same dynamic instruction (same pc under the same call
+/// stack)?
+fn same_point(a: &Thread, b: &Thread) -> bool {
+    let n = a.frames.len();
+    a.pc == b.pc
+        && n == b.frames.len()
+        && a.frames
+            .iter()
+            .zip(&b.frames)
+            .enumerate()
+            .all(|(i, (x, y))| x.func == y.func && (i + 1 == n || x.pc == y.pc))
+}
+
+/// A register of `t`'s current frame: `(bits, poison)`.
+fn reg_of(t: &Thread, r: R) -> (u64, bool) {
+    let b = t.frames.last().expect("thread has a frame").base as usize + r as usize;
+    (t.regs[b], t.pois[b])
+}
+
+/// The source lane of a `shfl` (PTX ISA `shfl.sync`): `b` is the lane or offset, `c`
+/// packs the clamp value (bits 0-4) and the segment mask (bits 8-12). An out-of-range
+/// source reads the thread's own value.
+pub(crate) fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> u32 {
+    let (bval, cval, seg) = (b & 31, c & 31, (c >> 8) & 31);
+    let max_lane = (lane & seg) | (cval & !seg);
+    let min_lane = lane & seg;
+    let (j, ok) = match mode {
+        ShflMode::Up => {
+            let j = lane as i32 - bval as i32;
+            (j, j >= max_lane as i32)
+        }
+        ShflMode::Down => {
+            let j = (lane + bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Bfly => {
+            let j = (lane ^ bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Idx => {
+            let j = (min_lane | (bval & !seg)) as i32;
+            (j, j <= max_lane as i32)
+        }
+    };
+    if ok {
+        j as u32
+    } else {
+        lane
+    }
 }
 
 /// Per-CTA execution context.
@@ -315,10 +391,18 @@ fn run_grid(
                         if t.state != State::Running {
                             continue;
                         }
-                        t.state = match cta.run_thread(t)? {
+                        let before = cta.budget;
+                        let stop = cta.run_thread(t);
+                        t.steps += before - cta.budget;
+                        t.state = match stop? {
                             Stop::Barrier => State::AtBarrier,
+                            Stop::Warp => State::AtWarp,
                             Stop::Returned => State::Done,
                         };
+                    }
+                    if threads.iter().any(|t| t.state == State::AtWarp) {
+                        cta.warp_round(&mut threads)?;
+                        continue;
                     }
                     let Some(first) = threads.iter().position(|t| t.state == State::AtBarrier)
                     else {
@@ -326,17 +410,10 @@ fn run_grid(
                     };
                     // Every thread must wait at the same dynamic barrier.
                     let f = &threads[first];
-                    let same = |t: &Thread| {
-                        let n = t.frames.len();
-                        t.pc == f.pc
-                            && n == f.frames.len()
-                            && t.frames
-                                .iter()
-                                .zip(&f.frames)
-                                .enumerate()
-                                .all(|(i, (a, b))| a.func == b.func && (i + 1 == n || a.pc == b.pc))
-                    };
-                    if let Some(o) = threads.iter().find(|t| t.state == State::Done || !same(t)) {
+                    if let Some(o) = threads
+                        .iter()
+                        .find(|t| t.state == State::Done || !same_point(t, f))
+                    {
                         return Err(ExecError::DivergentBarrier {
                             loc: cta.loc(f, f.pc - 1),
                             other_tid: o.tid,
@@ -396,6 +473,8 @@ fn new_thread(
         pc: 0,
         local: Heap::new(0),
         state: State::Running,
+        steps: 0,
+        vc: fresh_clock(lin % 32),
     };
     for (&p, &v) in kernel.params.iter().zip(argv) {
         t.regs[p as usize] = v;
@@ -441,6 +520,153 @@ fn push_slots(local: &mut Heap, f: &DFunc) -> u64 {
 }
 
 impl Cta<'_> {
+    /// Perform every warp collective threads wait at (see the module doc); each
+    /// waiting thread then resumes after its collective.
+    fn warp_round(&mut self, threads: &mut [Thread]) -> Result<(), ExecError> {
+        let n = threads.len();
+        let prog = self.prog;
+        for lo in (0..n).step_by(32) {
+            let hi = (lo + 32).min(n);
+            let mut handled = 0u32;
+            for l in lo..hi {
+                let bit = 1u32 << (l - lo);
+                if threads[l].state != State::AtWarp || handled & bit != 0 {
+                    continue;
+                }
+                let lead = &threads[l];
+                let fr = lead.frames.last().expect("thread has a frame");
+                let f = &prog.funcs[fr.func as usize];
+                let Op::Warp { idx } = f.code[lead.pc as usize] else {
+                    unreachable!("a thread stops at a warp collective only")
+                };
+                let w = f.warp[idx as usize];
+                let loc = || self.loc(lead, lead.pc);
+                let (mask, mp) = reg_of(lead, w.mask());
+                if mp {
+                    return Err(ExecError::Poison {
+                        loc: loc(),
+                        what: PoisonUse::WarpOperand,
+                    });
+                }
+                let mask = mask as u32;
+                if mask & bit == 0 {
+                    return Err(ExecError::DivergentWarp {
+                        loc: loc(),
+                        other_tid: lead.tid,
+                        reason: format!("executes it with mask {mask:#x}, which leaves it out"),
+                    });
+                }
+                let mut members = 0u32;
+                for lane in 0..32 {
+                    let lb = 1u32 << lane;
+                    let j = lo + lane as usize;
+                    if mask & lb == 0 || j >= hi {
+                        continue;
+                    }
+                    let t = &threads[j];
+                    let reason = match t.state {
+                        State::Done => continue,
+                        State::AtWarp if same_point(t, lead) && handled & lb == 0 => {
+                            let (m, p) = reg_of(t, w.mask());
+                            if !p && m as u32 == mask {
+                                members |= lb;
+                                continue;
+                            }
+                            format!("reaches it with another mask than {mask:#x}")
+                        }
+                        State::AtWarp => "waits at another warp collective".to_string(),
+                        State::AtBarrier => "waits at a barrier".to_string(),
+                        State::Running => unreachable!("no thread runs during a warp round"),
+                    };
+                    return Err(ExecError::DivergentWarp {
+                        loc: loc(),
+                        other_tid: t.tid,
+                        reason,
+                    });
+                }
+                // Results first, then writes: every lane reads its sources' old values.
+                let mut res = [(0u64, true); 32];
+                match w.kind {
+                    WarpKind::Sync => {}
+                    WarpKind::Shfl(mode) => {
+                        for (lane, out) in res.iter_mut().enumerate() {
+                            if members & (1 << lane) == 0 {
+                                continue;
+                            }
+                            let t = &threads[lo + lane];
+                            let (b, pb) = reg_of(t, w.args[1]);
+                            let (c, pc) = reg_of(t, w.args[2]);
+                            if pb || pc {
+                                return Err(ExecError::Poison {
+                                    loc: self.loc(t, t.pc),
+                                    what: PoisonUse::WarpOperand,
+                                });
+                            }
+                            let src = shfl_source(mode, lane as u32, b as u32, c as u32);
+                            // A source lane outside the group gives an undefined value.
+                            *out = if members & (1 << src) != 0 {
+                                reg_of(&threads[lo + src as usize], w.args[0])
+                            } else {
+                                (0, true)
+                            };
+                        }
+                    }
+                    WarpKind::Vote(mode) => {
+                        let (mut ballot, mut poison) = (0u32, false);
+                        for lane in 0..32 {
+                            if members & (1 << lane) != 0 {
+                                let (p, pp) = reg_of(&threads[lo + lane], w.args[0]);
+                                poison |= pp;
+                                ballot |= ((p & 1) as u32) << lane;
+                            }
+                        }
+                        let v = match mode {
+                            VoteMode::Any => u64::from(ballot != 0),
+                            VoteMode::All => u64::from(ballot == members),
+                            VoteMode::Uni => u64::from(ballot == 0 || ballot == members),
+                            VoteMode::Ballot => u64::from(ballot),
+                        };
+                        res = [(v, poison); 32];
+                    }
+                }
+                if w.kind != WarpKind::Sync {
+                    for (lane, &(v, p)) in res.iter().enumerate() {
+                        if members & (1 << lane) != 0 {
+                            let t = &mut threads[lo + lane];
+                            let b = t.frames.last().expect("frame").base as usize + w.dst as usize;
+                            t.regs[b] = v;
+                            t.pois[b] = p;
+                        }
+                    }
+                }
+                // The collective orders the members' accesses: join, then advance.
+                let mut join = [0u32; 32];
+                for lane in 0..32 {
+                    if members & (1 << lane) != 0 {
+                        for (j, &c) in join.iter_mut().zip(&threads[lo + lane].vc) {
+                            *j = (*j).max(c);
+                        }
+                    }
+                }
+                for lane in 0..32 {
+                    if members & (1 << lane) != 0 {
+                        let t = &mut threads[lo + lane];
+                        t.vc = join;
+                        t.vc[lane] += 1;
+                    }
+                }
+                handled |= members;
+            }
+        }
+        for t in threads.iter_mut() {
+            if t.state == State::AtWarp {
+                t.state = State::Running;
+                t.pc += 1;
+            }
+        }
+        Ok(())
+    }
+
     fn loc(&self, t: &Thread, pc: u32) -> Location {
         let f = &self.prog.funcs[t.frames.last().expect("thread has a frame").func as usize];
         let (block, inst) = f.locs[pc as usize];
@@ -501,6 +727,7 @@ impl Cta<'_> {
             tid: t.lin,
             epoch: self.epoch,
             check: self.detect,
+            vc: &t.vc,
         };
 
         // The current frame's registers, as slices so the optimizer keeps their
@@ -833,6 +1060,18 @@ impl Cta<'_> {
                     self.budget = budget;
                     return Ok(Stop::Barrier);
                 }
+                Op::Warp { .. } => {
+                    // Stop before the collective; `warp_round` performs it.
+                    t.pc = cur;
+                    self.budget = budget;
+                    return Ok(Stop::Warp);
+                }
+                Op::Nop => {}
+                Op::Clock { dst, w } => {
+                    // This thread's instruction count, this one included.
+                    let n = t.steps + (self.budget - budget);
+                    set!(dst, n & sem::mask(w), false);
+                }
                 Op::Freeze { dst, a } => {
                     let (x, px) = (v!(a), p!(a));
                     set!(dst, if px { 0 } else { x }, false);
@@ -989,6 +1228,20 @@ fn atomic(op: AtomicOp, kind: AtomKind, old: u64, x: u64) -> u64 {
                 AtomicOp::Umin => old.min(x),
                 AtomicOp::Umax => old.max(x),
                 AtomicOp::Exch => x,
+                AtomicOp::Inc => {
+                    if old >= x {
+                        0
+                    } else {
+                        (old + 1) & m
+                    }
+                }
+                AtomicOp::Dec => {
+                    if old == 0 || old > x {
+                        x
+                    } else {
+                        old - 1
+                    }
+                }
             }
         }
     }

@@ -47,13 +47,16 @@ pub fn split_generic(addr: u64) -> (AddrSpace, u64) {
     }
 }
 
-/// Race-detection state of one byte: last writer and reader(s) with their barrier epoch.
+/// Race-detection state of one byte: last writer and reader(s) with their barrier epoch
+/// and their warp clock (own component of the thread's warp vector clock) at the access.
 #[derive(Copy, Clone, Default)]
 pub(crate) struct Shadow {
     pub w_tid: u32,
     pub w_epoch: u32,
     pub r_tid: u32,
     pub r_epoch: u32,
+    pub w_clk: u32,
+    pub r_clk: u32,
 }
 
 /// Thread id meaning "more than one thread" in a [`Shadow`].
@@ -100,10 +103,36 @@ pub(crate) enum Fault {
 
 /// What race detection needs to know about the accessing thread.
 #[derive(Copy, Clone)]
-pub(crate) struct Access {
+pub(crate) struct Access<'a> {
     pub tid: u32,
     pub epoch: u32,
     pub check: bool,
+    /// The thread's vector clock over the lanes of its warp: entry `l` is the last
+    /// clock of lane `l` that a warp collective made known to this thread. Accesses
+    /// within one barrier epoch are ordered only through it.
+    pub vc: &'a [u32; 32],
+}
+
+impl Access<'_> {
+    /// The thread's own clock.
+    #[inline]
+    fn clk(&self) -> u32 {
+        self.vc[(self.tid % 32) as usize]
+    }
+
+    /// Is an access by `tid` at its clock `clk` (same barrier epoch) ordered before
+    /// this one by warp collectives: same warp, and a collective since passed `clk` on?
+    #[inline]
+    fn after(&self, tid: u32, clk: u32) -> bool {
+        tid / 32 == self.tid / 32 && self.vc[(tid % 32) as usize] >= clk
+    }
+}
+
+/// A warp vector clock for lane `lane`: its own entry 1, the others 0 (nothing known).
+pub(crate) fn fresh_clock(lane: u32) -> [u32; 32] {
+    let mut vc = [0; 32];
+    vc[lane as usize] = 1;
+    vc
 }
 
 impl Heap {
@@ -222,44 +251,52 @@ impl Heap {
     }
 }
 
-/// A read races with a write by another thread in the same epoch.
+/// A read races with a write by another thread in the same epoch that no warp
+/// collective ordered before it.
 #[inline]
 fn check_read(sh: &mut [Shadow], acc: Access) -> Result<(), Fault> {
+    let clk = acc.clk();
     for s in sh {
-        if s.w_epoch == acc.epoch && (s.w_tid & !ATOMIC) != acc.tid {
+        let writer = s.w_tid & !ATOMIC;
+        if s.w_epoch == acc.epoch && writer != acc.tid && !acc.after(writer, s.w_clk) {
             return Err(Fault::Race {
-                other: other(s.w_tid & !ATOMIC),
+                other: other(writer),
             });
         }
-        if s.r_epoch != acc.epoch {
+        // One reader is kept while each read is ordered after the previous one (a later
+        // write ordered after this read is then after all of them).
+        if s.r_epoch != acc.epoch || s.r_tid == acc.tid || acc.after(s.r_tid, s.r_clk) {
             s.r_epoch = acc.epoch;
             s.r_tid = acc.tid;
-        } else if s.r_tid != acc.tid {
+            s.r_clk = clk;
+        } else {
             s.r_tid = MULTI;
         }
     }
     Ok(())
 }
 
-/// A write races with any access by another thread in the same epoch; an atomic only
-/// with non-atomic ones.
+/// A write races with any access by another thread in the same epoch that no warp
+/// collective ordered before it; an atomic only with non-atomic ones.
 #[inline]
 fn check_write(sh: &mut [Shadow], acc: Access, atomic: bool) -> Result<(), Fault> {
+    let clk = acc.clk();
     for s in sh {
-        let same_epoch = s.w_epoch == acc.epoch;
         let writer = s.w_tid & !ATOMIC;
-        if same_epoch && writer != acc.tid && !(atomic && s.w_tid & ATOMIC != 0) {
+        // An earlier write still counts when no collective ordered it before this one.
+        let live = s.w_epoch == acc.epoch && writer != acc.tid && !acc.after(writer, s.w_clk);
+        if live && !(atomic && s.w_tid & ATOMIC != 0) {
             return Err(Fault::Race {
                 other: other(writer),
             });
         }
-        if s.r_epoch == acc.epoch && s.r_tid != acc.tid {
+        if s.r_epoch == acc.epoch && s.r_tid != acc.tid && !acc.after(s.r_tid, s.r_clk) {
             return Err(Fault::Race {
                 other: other(s.r_tid),
             });
         }
         s.w_tid = if atomic {
-            if same_epoch && writer != acc.tid {
+            if live {
                 MULTI | ATOMIC
             } else {
                 acc.tid | ATOMIC
@@ -268,6 +305,7 @@ fn check_write(sh: &mut [Shadow], acc: Access, atomic: bool) -> Result<(), Fault
             acc.tid
         };
         s.w_epoch = acc.epoch;
+        s.w_clk = clk;
     }
     Ok(())
 }
@@ -421,7 +459,9 @@ impl Memory {
 mod tests {
     use super::*;
 
+    const VC: [u32; 32] = [1; 32];
     const ACC: Access = Access {
+        vc: &VC,
         tid: 0,
         epoch: 1,
         check: false,
@@ -459,10 +499,13 @@ mod tests {
         let a = m.alloc_zeroed("a", 8);
         m.set_shadows(true);
         let h = &mut m.heap;
-        let t = |tid, epoch| Access {
+        // No warp collective: every thread knows only its own clock.
+        let vcs: Vec<[u32; 32]> = (0..32).map(fresh_clock).collect();
+        let t = |tid: u32, epoch| Access {
             tid,
             epoch,
             check: true,
+            vc: &vcs[tid as usize],
         };
         h.store(a, 4, 1, false, t(0, 1)).unwrap();
         h.load(a, 4, t(0, 1)).unwrap();
@@ -484,5 +527,41 @@ mod tests {
             h.load(a, 4, t(3, 3)),
             Err(Fault::Race { other: None })
         ));
+    }
+
+    #[test]
+    fn warp_clocks_order_accesses_within_a_warp_only() {
+        let mut m = Memory::new();
+        let a = m.alloc_zeroed("a", 8);
+        m.set_shadows(true);
+        let h = &mut m.heap;
+        fn acc(tid: u32, vc: &[u32; 32]) -> Access<'_> {
+            Access {
+                tid,
+                epoch: 1,
+                check: true,
+                vc,
+            }
+        }
+        // Lane 0 writes at its clock 1; lane 1 learnt clock 1 of lane 0 in a collective.
+        let (w0, mut r1) = (fresh_clock(0), fresh_clock(1));
+        h.store(a, 4, 7, false, acc(0, &w0)).unwrap();
+        assert!(h.load(a, 4, acc(1, &r1)).is_err());
+        r1[0] = 1;
+        h.load(a, 4, acc(1, &r1)).unwrap();
+        // Lane 0 writes again, after the collective (clock 2): lane 1 has not seen it.
+        let mut w0b = fresh_clock(0);
+        w0b[0] = 2;
+        // The write is ordered after lane 1's read only if lane 0 learnt lane 1's clock.
+        assert!(h.store(a, 4, 8, false, acc(0, &w0b)).is_err());
+        let mut w0c = w0b;
+        w0c[1] = 1;
+        h.store(a, 4, 8, false, acc(0, &w0c)).unwrap();
+        assert!(h.load(a, 4, acc(1, &r1)).is_err());
+        // Thread 32 is in another warp: its clock entries say nothing about lane 0.
+        let other = [u32::MAX; 32];
+        assert!(h.load(a + 4, 4, acc(32, &other)).is_ok());
+        h.store(a + 4, 4, 1, false, acc(32, &other)).unwrap();
+        assert!(h.load(a + 4, 4, acc(0, &[u32::MAX; 32])).is_err());
     }
 }

@@ -76,6 +76,31 @@ fn generated_kernels_run_deterministically() {
     );
 }
 
+/// Kernels with warp collectives: deterministic under every schedule (the rendezvous
+/// does not depend on the order threads reach it), and free of errors.
+#[test]
+fn generated_warp_kernels_run_deterministically() {
+    let opts = GenOptions {
+        allow_warp_ops: true,
+        ..GenOptions::default()
+    };
+    let mut with_warp = 0;
+    for seed in 0..150 {
+        check_seed(&opts, seed).unwrap_or_else(|e| panic!("{e}"));
+        let m = generate_from_seed(&opts, seed).0;
+        with_warp += u32::from(m.functions.values().any(|f| {
+            f.layout
+                .blocks()
+                .flat_map(|b| f.layout.block_insts(b))
+                .any(|i| f.dfg.inst(i).opcode().is_warp_collective())
+        }));
+    }
+    assert!(
+        with_warp > 20,
+        "only {with_warp} kernels with warp collectives"
+    );
+}
+
 #[test]
 fn generated_kernels_quickcheck() {
     fn prop(seed: u64) -> TestResult {

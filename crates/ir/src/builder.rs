@@ -24,7 +24,7 @@ use crate::entities::{Block, FuncId, GlobalId, Inst, Slot, Value};
 use crate::function::Function;
 use crate::instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
-    Opcode, SpecialReg, ValueList,
+    MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, VoteMode,
 };
 use crate::types::{AddrSpace, Type};
 use bitvec::vec::BitVec;
@@ -293,6 +293,8 @@ pub trait InstBuilder {
             InstructionData::AtomicRmw {
                 op,
                 args: [ptr, val],
+                order: MemOrder::Relaxed,
+                scope: MemScope::Gpu,
             },
             ty,
         )
@@ -304,6 +306,8 @@ pub trait InstBuilder {
         self.build_value(
             InstructionData::AtomicCas {
                 args: [ptr, expected, new],
+                order: MemOrder::Relaxed,
+                scope: MemScope::Gpu,
             },
             ty,
         )
@@ -326,6 +330,62 @@ pub trait InstBuilder {
     /// Read a special register (an `i32`).
     fn sreg(&mut self, reg: SpecialReg) -> Value {
         self.build_value(InstructionData::Sreg { reg }, Type::I32)
+    }
+
+    /// `shfl_<mode> value, lane, clamp, mask`: the value read from another lane, of
+    /// `value`'s type.
+    fn shfl(
+        &mut self,
+        mode: ShflMode,
+        value: Value,
+        lane: Value,
+        clamp: Value,
+        mask: Value,
+    ) -> Value {
+        let ty = self.value_type(value);
+        self.build_value(
+            InstructionData::Shfl {
+                mode,
+                args: [value, lane, clamp, mask],
+            },
+            ty,
+        )
+    }
+
+    /// `vote_<mode> pred, mask`: an `i1`, or an `i32` for `ballot`.
+    fn vote(&mut self, mode: VoteMode, pred: Value, mask: Value) -> Value {
+        let ty = if mode == VoteMode::Ballot {
+            Type::I32
+        } else {
+            Type::I1
+        };
+        self.build_value(
+            InstructionData::Vote {
+                mode,
+                args: [pred, mask],
+            },
+            ty,
+        )
+    }
+
+    /// `warp_sync mask`.
+    fn warp_sync(&mut self, mask: Value) -> Inst {
+        self.build_inst(InstructionData::WarpSync { mask })
+    }
+
+    /// `fence <order> <scope>`.
+    fn fence(&mut self, order: MemOrder, scope: MemScope) -> Inst {
+        self.build_inst(InstructionData::Fence { order, scope })
+    }
+
+    /// `clock.T`: the thread's cycle counter (`i32` or `i64`).
+    fn clock(&mut self, ty: Type) -> Value {
+        self.build_value(
+            InstructionData::Nullary {
+                opcode: Opcode::Clock,
+            },
+            ty,
+        )
     }
 
     /// `barrier`.

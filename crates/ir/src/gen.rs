@@ -32,7 +32,10 @@
 //! - Barriers only at the kernel's top level, and only while no thread can have left
 //!   early (after an early return that might be divergent, no more barriers). Shared
 //!   memory (`@smem`, `max_cta_threads` i32s) is written at `tid.x`, then a barrier, then
-//!   read at `(tid.x + c) urem ntid.x`, then another barrier. Local slots are fully
+//!   read at `(tid.x + c) urem ntid.x`, then another barrier. Warp collectives
+//!   ([`GenOptions::allow_warp_ops`]) only where barriers may be, with the full mask:
+//!   votes, `warp_sync`, `shfl_idx` from lane 0 and `shfl_up` with clamp 0 (whose
+//!   source lanes always exist). Local slots are fully
 //!   initialized at entry. Device functions have no memory accesses but their slot's.
 //!
 //! Without `ub_free`, the same shapes are generated with raw operands (arbitrary
@@ -47,7 +50,9 @@
 use crate::builder::{FunctionBuilder, InstBuilder, Variable};
 use crate::entities::{Block, FuncId, GlobalId, Value};
 use crate::function::{FuncKind, Function, Signature};
-use crate::instructions::{AtomicOp, FloatCC, IntCC, IntFlags, Opcode, SpecialReg};
+use crate::instructions::{
+    AtomicOp, FloatCC, IntCC, IntFlags, Opcode, ShflMode, SpecialReg, VoteMode,
+};
 use crate::module::{GlobalData, Module};
 use crate::types::{AddrSpace, Type};
 use core::fmt;
@@ -160,6 +165,9 @@ pub struct GenOptions {
     pub allow_memory: bool,
     /// Generate barriers (kernel top level only; with memory, a shared-memory exchange).
     pub allow_barriers: bool,
+    /// Generate warp collectives (`shfl`, `vote`, `warp_sync`; where barriers may be).
+    /// Off by default, so that the modules of existing seeds stay the same.
+    pub allow_warp_ops: bool,
     /// Generate two-entry cycles (irreducible control flow).
     pub allow_irreducible: bool,
     /// Generate device functions and calls to them.
@@ -194,6 +202,7 @@ impl Default for GenOptions {
             allow_switch: true,
             allow_memory: true,
             allow_barriers: true,
+            allow_warp_ops: false,
             allow_irreducible: true,
             allow_calls: true,
             ub_free: true,
@@ -465,6 +474,7 @@ enum Stmt {
     Switch,
     Irreducible,
     Barrier,
+    Warp,
 }
 
 struct FnGen<'a, 'f, R: RandomSource + ?Sized> {
@@ -719,6 +729,15 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             {
                 c.push((Stmt::Barrier, 1));
             }
+            if o.allow_warp_ops
+                && self.env.kernel
+                && depth == 0
+                && self.loops.is_empty()
+                && self.divergent == 0
+                && self.barriers_ok
+            {
+                c.push((Stmt::Warp, 2));
+            }
         }
         if (nest && self.has_room(4)) || structured_only {
             c.push((Stmt::If, 3));
@@ -762,6 +781,7 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             Stmt::Atomic => self.atomic(),
             Stmt::Call => self.call_stmt(),
             Stmt::Barrier => self.barrier(),
+            Stmt::Warp => self.warp_op(),
             Stmt::If => self.if_stmt(depth),
             Stmt::Loop => self.loop_stmt(depth),
             Stmt::Switch => self.switch_stmt(depth),
@@ -862,6 +882,49 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
         self.b.barrier();
         let var = self.var_of(Type::I32);
         self.b.def_var(var, x);
+    }
+
+    /// A warp collective over the full mask, its result in a variable. Only sources that
+    /// always take part: every thread of the CTA reaches it, so a lane is missing only
+    /// past the CTA's end, above every lane `shfl_idx 0` and `shfl_up` read.
+    fn warp_op(&mut self) {
+        self.b.func.convergent = true;
+        let mask = self.b.iconst(Type::I32, -1);
+        match self.r.below(4) {
+            0 => {
+                let p = self.cond(2);
+                let mode = self.r.pick(VoteMode::ALL);
+                let v = self.b.vote(mode, p, mask);
+                let v = if mode == VoteMode::Ballot {
+                    v
+                } else {
+                    self.b.zext(Type::I32, v)
+                };
+                let var = self.var_of(Type::I32);
+                self.b.def_var(var, v);
+            }
+            1 | 2 => {
+                let ty = if self.r.chance(1, 3) {
+                    Type::F32
+                } else {
+                    Type::I32
+                };
+                let x = self.expr(ty, 2);
+                let (mode, lane, clamp) = if self.r.chance(1, 2) {
+                    (ShflMode::Idx, 0, 31)
+                } else {
+                    (ShflMode::Up, self.r.range(0, 40) as i64, 0)
+                };
+                let lane = self.b.iconst(Type::I32, lane);
+                let clamp = self.b.iconst(Type::I32, clamp);
+                let v = self.b.shfl(mode, x, lane, clamp, mask);
+                let var = self.var_of(ty);
+                self.b.def_var(var, v);
+            }
+            _ => {
+                self.b.warp_sync(mask);
+            }
+        }
     }
 
     /// A branch condition and whether it is the same for every thread of a CTA.
@@ -1662,6 +1725,7 @@ mod tests {
         multi_exit: bool,
         memory: bool,
         barrier: bool,
+        warp: bool,
         irreducible: bool,
         calls: bool,
     }
@@ -1680,6 +1744,9 @@ mod tests {
             .any(|&op| count_opcode(m, op) > 0)
                 || count_opcode(m, Opcode::Store) > GenOptions::default().out_per_thread as usize,
             barrier: count_opcode(m, Opcode::Barrier) > 0,
+            warp: [Opcode::Shfl, Opcode::Vote, Opcode::WarpSync]
+                .iter()
+                .any(|&op| count_opcode(m, op) > 0),
             calls: count_opcode(m, Opcode::Call) > 0,
             ..Features::default()
         };
@@ -1732,6 +1799,7 @@ mod tests {
             ),
             ("memory", |f| f.memory, |o, v| o.allow_memory = v),
             ("barriers", |f| f.barrier, |o, v| o.allow_barriers = v),
+            ("warp ops", |f| f.warp, |o, v| o.allow_warp_ops = v),
             (
                 "irreducible",
                 |f| f.irreducible,

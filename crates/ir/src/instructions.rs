@@ -126,12 +126,24 @@ opcodes! {
     SinApprox = "sin_approx",
     /// `cos(x)`, like `sin_approx` (PTX `cos.approx.f32`); `f32` only.
     CosApprox = "cos_approx",
-    /// `1/sqrt(x)`, exactly rounded in the IR (PTX `rsqrt.approx`: max relative error
-    /// 2^-22.9 for `f32`, 2^-50-ish for `f64` on hardware); `f32` or `f64`.
+    /// `1/sqrt(x)`, exactly rounded in the IR for `f32` and within 1 ulp for `f64` (PTX
+    /// `rsqrt.approx`: max relative error about 2^-22.9 for `f32` on hardware); `f32` or
+    /// `f64`.
     RsqrtApprox = "rsqrt_approx",
     /// `a/b`, exactly rounded in the IR (PTX `div.full.f32`: max 2 ulp over the full
     /// range on hardware); `f32` only.
     FdivApprox = "fdiv_approx",
+    // --- warp-level operations, memory ordering, clock ---
+    /// Warp shuffle `shfl_<mode> value, lane, clamp, mask` (`shfl.sync`); convergent.
+    Shfl = "shfl",
+    /// Warp vote `vote_<mode> pred, mask` (`vote.sync`); convergent.
+    Vote = "vote",
+    /// Warp barrier `warp_sync mask` (`__syncwarp`, `bar.warp.sync`); convergent.
+    WarpSync = "warp_sync",
+    /// Memory fence `fence <order> <scope>` (`fence.sc`/`fence.acq_rel`, `membar`).
+    Fence = "fence",
+    /// Cycle counter read `clock.i32` / `clock.i64`: never merged, removed or moved.
+    Clock = "clock",
     /// Integer comparison producing `i1`.
     Icmp = "icmp",
     /// Float comparison producing `i1`.
@@ -221,6 +233,11 @@ impl Opcode {
                 | Opcode::AtomicRmw
                 | Opcode::AtomicCas
                 | Opcode::Barrier
+                | Opcode::Shfl
+                | Opcode::Vote
+                | Opcode::WarpSync
+                | Opcode::Fence
+                | Opcode::Clock
                 | Opcode::Call
                 | Opcode::Unreachable
                 | Opcode::Return
@@ -231,7 +248,7 @@ impl Opcode {
     pub fn reads_memory(self) -> bool {
         matches!(
             self,
-            Opcode::Load | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Call
+            Opcode::Load | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Fence | Opcode::Call
         )
     }
 
@@ -253,10 +270,20 @@ impl Opcode {
         )
     }
 
-    /// Is this operation convergent (all threads of a CTA must reach it together)?
-    /// Calls are conservatively convergent: the callee may contain a barrier.
+    /// Is this operation convergent (all threads of a CTA, or of a warp's mask for the
+    /// warp collectives, must reach it together)? Calls are conservatively convergent:
+    /// the callee may contain a barrier.
     pub fn is_convergent(self) -> bool {
-        matches!(self, Opcode::Barrier | Opcode::Call)
+        matches!(
+            self,
+            Opcode::Barrier | Opcode::Shfl | Opcode::Vote | Opcode::WarpSync | Opcode::Call
+        )
+    }
+
+    /// Is this a warp collective (`shfl`, `vote`, `warp_sync`): the threads named by its
+    /// mask exchange data or synchronise at it?
+    pub fn is_warp_collective(self) -> bool {
+        matches!(self, Opcode::Shfl | Opcode::Vote | Opcode::WarpSync)
     }
 
     /// Is this a cast whose result type is written as a suffix (`sext.i64 v1`)?
@@ -656,6 +683,88 @@ condcodes! {
         Umax = "umax",
         /// Exchange.
         Exch = "exch",
+        /// Wrapping increment (`atomicInc`, i32 only): `old >= x ? 0 : old + 1`.
+        Inc = "inc",
+        /// Wrapping decrement (`atomicDec`, i32 only): `old == 0 || old > x ? x : old - 1`.
+        Dec = "dec",
+    }
+}
+
+condcodes! {
+    /// Which lane a `shfl` reads (PTX `shfl.sync` modes).
+    ShflMode {
+        /// From lane `self - delta` (kept when below the segment start).
+        Up = "up",
+        /// From lane `self + delta` (kept when past the clamp).
+        Down = "down",
+        /// From lane `self ^ mask`.
+        Bfly = "bfly",
+        /// From the given lane.
+        Idx = "idx",
+    }
+}
+
+condcodes! {
+    /// What a `vote` computes over the predicates of its mask's threads.
+    VoteMode {
+        /// Some predicate is true (`i1`).
+        Any = "any",
+        /// All predicates are true (`i1`).
+        All = "all",
+        /// All predicates are equal (`i1`).
+        Uni = "uni",
+        /// The predicates as a bit set by lane (`i32`).
+        Ballot = "ballot",
+    }
+}
+
+condcodes! {
+    /// The memory order of an atomic or a fence (LLVM's orderings; `relaxed` is LLVM's
+    /// `monotonic`, the default).
+    #[derive(Default)]
+    MemOrder {
+        /// No ordering beyond atomicity.
+        #[default]
+        Relaxed = "relaxed",
+        /// Later accesses stay after it.
+        Acquire = "acquire",
+        /// Earlier accesses stay before it.
+        Release = "release",
+        /// Both acquire and release.
+        AcqRel = "acq_rel",
+        /// Acquire-release and part of one total order of sequentially consistent operations.
+        SeqCst = "seq_cst",
+    }
+}
+
+condcodes! {
+    /// The set of threads an atomic or a fence synchronises with (PTX scopes).
+    #[derive(Default)]
+    MemScope {
+        /// The threads of the CTA.
+        Cta = "cta",
+        /// The threads of the GPU (the default).
+        #[default]
+        Gpu = "gpu",
+        /// The threads of the system, host included.
+        Sys = "sys",
+    }
+}
+
+impl MemOrder {
+    /// Does this order include acquire semantics?
+    pub fn acquires(self) -> bool {
+        matches!(
+            self,
+            MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst
+        )
+    }
+    /// Does this order include release semantics?
+    pub fn releases(self) -> bool {
+        matches!(
+            self,
+            MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst
+        )
     }
 }
 
@@ -753,17 +862,34 @@ pub enum InstructionData {
     Load { ptr: Value, flags: MemFlags },
     /// `store value, ptr`.
     Store { args: [Value; 2], flags: MemFlags },
-    /// `atomic_<op> ptr, value`.
-    AtomicRmw { op: AtomicOp, args: [Value; 2] },
-    /// `atomic_cas ptr, expected, new`.
-    AtomicCas { args: [Value; 3] },
+    /// `atomic_<op> [order] [scope] ptr, value`.
+    AtomicRmw {
+        op: AtomicOp,
+        args: [Value; 2],
+        order: MemOrder,
+        scope: MemScope,
+    },
+    /// `atomic_cas [order] [scope] ptr, expected, new`.
+    AtomicCas {
+        args: [Value; 3],
+        order: MemOrder,
+        scope: MemScope,
+    },
+    /// `shfl_<mode> value, lane, clamp, mask`.
+    Shfl { mode: ShflMode, args: [Value; 4] },
+    /// `vote_<mode> pred, mask`.
+    Vote { mode: VoteMode, args: [Value; 2] },
+    /// `warp_sync mask`.
+    WarpSync { mask: Value },
+    /// `fence <order> <scope>`.
+    Fence { order: MemOrder, scope: MemScope },
     /// `global_addr @g`.
     GlobalAddr { global: GlobalId },
     /// `slot_addr slotN`.
     SlotAddr { slot: Slot },
     /// Special register read.
     Sreg { reg: SpecialReg },
-    /// `barrier`, `unreachable`: no operands.
+    /// `barrier`, `unreachable`, `clock.T`: no operands.
     Nullary { opcode: Opcode },
     /// `call @f(args)`.
     Call { func: FuncId, args: ValueList },
@@ -794,6 +920,10 @@ impl InstructionData {
             InstructionData::Store { .. } => Opcode::Store,
             InstructionData::AtomicRmw { .. } => Opcode::AtomicRmw,
             InstructionData::AtomicCas { .. } => Opcode::AtomicCas,
+            InstructionData::Shfl { .. } => Opcode::Shfl,
+            InstructionData::Vote { .. } => Opcode::Vote,
+            InstructionData::WarpSync { .. } => Opcode::WarpSync,
+            InstructionData::Fence { .. } => Opcode::Fence,
             InstructionData::GlobalAddr { .. } => Opcode::GlobalAddr,
             InstructionData::SlotAddr { .. } => Opcode::SlotAddr,
             InstructionData::Sreg { .. } => Opcode::Sreg,
@@ -815,18 +945,22 @@ impl InstructionData {
             | InstructionData::SlotAddr { .. }
             | InstructionData::Sreg { .. }
             | InstructionData::Nullary { .. }
+            | InstructionData::Fence { .. }
             | InstructionData::Jump { .. } => &[],
             InstructionData::Unary { arg, .. }
             | InstructionData::Brif { arg, .. }
             | InstructionData::BrTable { arg, .. } => core::slice::from_ref(arg),
             InstructionData::Load { ptr, .. } => core::slice::from_ref(ptr),
+            InstructionData::WarpSync { mask } => core::slice::from_ref(mask),
+            InstructionData::Shfl { args, .. } => args,
             InstructionData::Binary { args, .. }
             | InstructionData::IntCompare { args, .. }
             | InstructionData::FloatCompare { args, .. }
             | InstructionData::PtrAdd { args, .. }
             | InstructionData::Store { args, .. }
+            | InstructionData::Vote { args, .. }
             | InstructionData::AtomicRmw { args, .. } => args,
-            InstructionData::Ternary { args, .. } | InstructionData::AtomicCas { args } => args,
+            InstructionData::Ternary { args, .. } | InstructionData::AtomicCas { args, .. } => args,
             InstructionData::Call { args, .. } | InstructionData::Return { args } => {
                 args.as_slice(pool)
             }
@@ -842,18 +976,22 @@ impl InstructionData {
             | InstructionData::SlotAddr { .. }
             | InstructionData::Sreg { .. }
             | InstructionData::Nullary { .. }
+            | InstructionData::Fence { .. }
             | InstructionData::Jump { .. } => &mut [],
             InstructionData::Unary { arg, .. }
             | InstructionData::Brif { arg, .. }
             | InstructionData::BrTable { arg, .. } => core::slice::from_mut(arg),
             InstructionData::Load { ptr, .. } => core::slice::from_mut(ptr),
+            InstructionData::WarpSync { mask } => core::slice::from_mut(mask),
+            InstructionData::Shfl { args, .. } => args,
             InstructionData::Binary { args, .. }
             | InstructionData::IntCompare { args, .. }
             | InstructionData::FloatCompare { args, .. }
             | InstructionData::PtrAdd { args, .. }
             | InstructionData::Store { args, .. }
+            | InstructionData::Vote { args, .. }
             | InstructionData::AtomicRmw { args, .. } => args,
-            InstructionData::Ternary { args, .. } | InstructionData::AtomicCas { args } => args,
+            InstructionData::Ternary { args, .. } | InstructionData::AtomicCas { args, .. } => args,
             InstructionData::Call { args, .. } | InstructionData::Return { args } => {
                 args.as_mut_slice(pool)
             }

@@ -29,7 +29,7 @@ pub use entities::{Block, FuncId, GlobalId, Inst, JumpTable, Slot, Value};
 pub use function::{ByValParam, FuncKind, Function, Signature, SlotData};
 pub use instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
-    Opcode, SpecialReg, ValueList, ValueListPool,
+    MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, ValueListPool, VoteMode,
 };
 pub use layout::Layout;
 pub use module::{GlobalData, Linkage, Module};

@@ -8,7 +8,7 @@
 
 use crate::entities::Inst;
 use crate::function::{FuncKind, Function};
-use crate::instructions::{BlockCall, InstructionData, Opcode};
+use crate::instructions::{BlockCall, InstructionData, MemOrder, MemScope, Opcode};
 use crate::module::{GlobalData, Linkage, Module};
 use crate::parser::lexer::is_name_byte;
 use crate::types::Type;
@@ -171,8 +171,35 @@ pub fn write_inst(
             }
             write!(w, " {}, {}", args[0], args[1])
         }
-        D::AtomicRmw { op, args } => write!(w, "atomic_{op} {}, {}", args[0], args[1]),
-        D::AtomicCas { args } => write!(w, "atomic_cas {}, {}, {}", args[0], args[1], args[2]),
+        D::AtomicRmw {
+            op,
+            args,
+            order,
+            scope,
+        } => {
+            write!(w, "atomic_{op}")?;
+            order_scope(w, *order, *scope)?;
+            write!(w, " {}, {}", args[0], args[1])
+        }
+        D::AtomicCas { args, order, scope } => {
+            w.write_str("atomic_cas")?;
+            order_scope(w, *order, *scope)?;
+            write!(w, " {}, {}, {}", args[0], args[1], args[2])
+        }
+        D::Shfl { mode, args } => write!(
+            w,
+            "shfl_{mode} {}, {}, {}, {}",
+            args[0], args[1], args[2], args[3]
+        ),
+        D::Vote { mode, args } => write!(w, "vote_{mode} {}, {}", args[0], args[1]),
+        D::WarpSync { mask } => write!(w, "warp_sync {mask}"),
+        D::Fence { order, scope } => write!(w, "fence {order} {scope}"),
+        D::Nullary {
+            opcode: Opcode::Clock,
+        } => {
+            w.write_str("clock")?;
+            suffix(w)
+        }
         D::GlobalAddr { global } => {
             w.write_str("global_addr ")?;
             match module.and_then(|m| m.globals.get(*global)) {
@@ -355,6 +382,18 @@ impl fmt::Debug for Module {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_module(f, self)
     }
+}
+
+/// ` <order> <scope>` of an atomic, each left out when it is the default (relaxed, gpu),
+/// so that atomics written before orderings existed print as they did.
+fn order_scope(w: &mut dyn Write, order: MemOrder, scope: MemScope) -> fmt::Result {
+    if order != MemOrder::default() {
+        write!(w, " {order}")?;
+    }
+    if scope != MemScope::default() {
+        write!(w, " {scope}")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

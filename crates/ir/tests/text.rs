@@ -3,7 +3,8 @@
 use gyre_ir::parser::{parse_function, parse_module, ParseErrors};
 use gyre_ir::{
     AtomicOp, Block, EntityRef, FloatCC, FuncKind, Function, InstructionData, IntCC, IntFlags,
-    Module, Opcode, Signature, Slot, SpecialReg, Type, Value, ValueDef,
+    MemOrder, MemScope, Module, Opcode, ShflMode, Signature, Slot, SpecialReg, Type, Value,
+    ValueDef, VoteMode,
 };
 use std::collections::BTreeSet;
 
@@ -106,14 +107,14 @@ block0(v0: ptr.global, v1: ptr.global, v2: f32, v3: i32, v4: i64, v6: f64):
     v62 = ftrunc v2
     v63 = nearest v2
     v64 = fma v2, v40, v2
-    v147 = mul24 v3, v10
-    v148 = umul24 v3, v10
-    v149 = ex2_approx v2
-    v150 = lg2_approx v2
-    v151 = sin_approx v2
-    v152 = cos_approx v2
-    v153 = rsqrt_approx v6
-    v154 = fdiv_approx v2, v40
+    v170 = mul24 v3, v10
+    v171 = umul24 v3, v10
+    v172 = ex2_approx v2
+    v173 = lg2_approx v2
+    v174 = sin_approx v2
+    v175 = cos_approx v2
+    v176 = rsqrt_approx v6
+    v177 = fdiv_approx v2, v40
     v70 = icmp eq v3, v10
     v71 = icmp ne v3, v10
     v72 = icmp slt v3, v10
@@ -178,6 +179,26 @@ block0(v0: ptr.global, v1: ptr.global, v2: f32, v3: i32, v4: i64, v6: f64):
     v137 = atomic_umax v123, v3
     v138 = atomic_exch v123, v3
     v139 = atomic_cas v123, v3, v10
+    v150 = atomic_inc v123, v3
+    v151 = atomic_dec acquire v123, v3
+    v152 = atomic_add release cta v123, v3
+    v153 = atomic_add acq_rel sys v123, v3
+    v154 = atomic_cas seq_cst v123, v3, v10
+    v155 = atomic_cas sys v123, v3, v10
+    v156 = shfl_up v3, v3, v3, v3
+    v157 = shfl_down v121, v3, v3, v3
+    v158 = shfl_bfly v3, v3, v3, v3
+    v159 = shfl_idx v121, v3, v3, v3
+    v160 = vote_any v70, v3
+    v161 = vote_all v70, v3
+    v162 = vote_uni v70, v3
+    v163 = vote_ballot v70, v3
+    warp_sync v3
+    fence seq_cst gpu
+    fence acq_rel cta
+    fence seq_cst sys
+    v164 = clock.i32
+    v165 = clock.i64
     v140 = global_addr @tile
     v141 = global_addr @tab
     v142 = global_addr @"odd \"name\""
@@ -244,6 +265,12 @@ fn canonical_module_covers_everything() {
         BTreeSet::new(),
         BTreeSet::new(),
     );
+    let (mut orders, mut scopes, mut shfls, mut votes) = (
+        BTreeSet::new(),
+        BTreeSet::new(),
+        BTreeSet::new(),
+        BTreeSet::new(),
+    );
     let mut flags = Vec::new();
     let (mut vload, mut vstore, mut call_res, mut call_void) = (false, false, false, false);
     for f in m.functions.values() {
@@ -263,8 +290,23 @@ fn canonical_module_covers_everything() {
                     InstructionData::FloatCompare { cond, .. } => {
                         fcc.insert(*cond);
                     }
-                    InstructionData::AtomicRmw { op, .. } => {
+                    InstructionData::AtomicRmw {
+                        op, order, scope, ..
+                    } => {
                         atomics.insert(*op);
+                        orders.insert(*order);
+                        scopes.insert(*scope);
+                    }
+                    InstructionData::AtomicCas { order, scope, .. }
+                    | InstructionData::Fence { order, scope } => {
+                        orders.insert(*order);
+                        scopes.insert(*scope);
+                    }
+                    InstructionData::Shfl { mode, .. } => {
+                        shfls.insert(*mode);
+                    }
+                    InstructionData::Vote { mode, .. } => {
+                        votes.insert(*mode);
                     }
                     InstructionData::Sreg { reg } => {
                         regs.insert(*reg);
@@ -290,6 +332,10 @@ fn canonical_module_covers_everything() {
     assert_eq!(icc.len(), IntCC::ALL.len());
     assert_eq!(fcc.len(), FloatCC::ALL.len());
     assert_eq!(atomics.len(), AtomicOp::ALL.len());
+    assert_eq!(orders.len(), MemOrder::ALL.len());
+    assert_eq!(scopes.len(), MemScope::ALL.len());
+    assert_eq!(shfls.len(), ShflMode::ALL.len());
+    assert_eq!(votes.len(), VoteMode::ALL.len());
     assert_eq!(regs.len(), SpecialReg::ALL.len());
     for t in Type::ALL {
         assert!(types.contains(&t), "{t} not covered");
@@ -1001,13 +1047,49 @@ fn random_module(seed: u64) -> Module {
                         InstructionData::AtomicRmw {
                             op: aop,
                             args: [a, c],
+                            order: MemOrder::ALL[rng.below(MemOrder::ALL.len())],
+                            scope: MemScope::ALL[rng.below(MemScope::ALL.len())],
                         },
                         Some(ty(c, &f)),
                     )
                 }
                 Opcode::AtomicCas => (
-                    InstructionData::AtomicCas { args: [a, c, d] },
+                    InstructionData::AtomicCas {
+                        args: [a, c, d],
+                        order: MemOrder::ALL[rng.below(MemOrder::ALL.len())],
+                        scope: MemScope::ALL[rng.below(MemScope::ALL.len())],
+                    },
                     Some(ty(c, &f)),
+                ),
+                Opcode::Shfl => (
+                    InstructionData::Shfl {
+                        mode: ShflMode::ALL[rng.below(ShflMode::ALL.len())],
+                        args: [a, c, d, a],
+                    },
+                    Some(ty(a, &f)),
+                ),
+                Opcode::Vote => {
+                    let mode = VoteMode::ALL[rng.below(VoteMode::ALL.len())];
+                    let t = if mode == VoteMode::Ballot {
+                        Type::I32
+                    } else {
+                        Type::I1
+                    };
+                    (InstructionData::Vote { mode, args: [a, c] }, Some(t))
+                }
+                Opcode::WarpSync => (InstructionData::WarpSync { mask: a }, None),
+                Opcode::Fence => (
+                    InstructionData::Fence {
+                        order: MemOrder::ALL[rng.below(MemOrder::ALL.len())],
+                        scope: MemScope::ALL[rng.below(MemScope::ALL.len())],
+                    },
+                    None,
+                ),
+                Opcode::Clock => (
+                    InstructionData::Nullary {
+                        opcode: Opcode::Clock,
+                    },
+                    Some(any_ty),
                 ),
                 Opcode::GlobalAddr => (
                     InstructionData::GlobalAddr {

@@ -23,8 +23,8 @@
 use crate::import::{f32_bits_to_f64_bits, trunc_bits};
 use core::fmt::Write;
 use gyre_ir::{
-    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Linkage, Module, Opcode,
-    SecondaryMap, Type, Value, ValueDef,
+    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Linkage, MemOrder, MemScope,
+    Module, Opcode, SecondaryMap, Type, Value, ValueDef, VoteMode,
 };
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -218,6 +218,13 @@ impl Exporter<'_> {
             (false, 0) => format!("{elem}*"),
             (false, n) => format!("{elem} addrspace({n})*"),
         }
+    }
+
+    /// A `membar` line of `scope` in `o`'s body.
+    fn fence_call(&self, o: &mut FnOut, scope: MemScope) {
+        let n = membar_name(scope);
+        self.declare(n, "void", &[]);
+        let _ = writeln!(o.body, "  call void @{n}()");
     }
 
     fn declare(&self, name: &str, ret: &str, params: &[&str]) {
@@ -804,7 +811,53 @@ impl Exporter<'_> {
                 let vol = if flags.volatile { "volatile " } else { "" };
                 format!("store {vol}{}, {p}, align {}", typed(args[0]), t.bytes())
             }
-            InstructionData::AtomicRmw { op: aop, args } => {
+            InstructionData::AtomicRmw {
+                op: aop @ (AtomicOp::Inc | AtomicOp::Dec),
+                args,
+                order,
+                scope,
+            } => {
+                // LLVM 14 has no wrapping inc/dec atomicrmw: the NVVM intrinsics (relaxed),
+                // between fences for a stronger order.
+                let p = self.elem_ptr(o, args[0], Type::I32);
+                let a = f
+                    .dfg
+                    .value_type(args[0])
+                    .addr_space()
+                    .unwrap_or(AddrSpace::Generic)
+                    .llvm_number();
+                let pm = if self.opaque {
+                    format!("p{a}")
+                } else {
+                    format!("p{a}i32")
+                };
+                let opn = if aop == AtomicOp::Inc { "inc" } else { "dec" };
+                let n = match scope {
+                    MemScope::Gpu => format!("llvm.nvvm.atomic.load.{opn}.32.{pm}"),
+                    s => format!("llvm.nvvm.atomic.{opn}.gen.i.{}.i32.{pm}", scope_name(s)),
+                };
+                let pty = p.rsplit_once(' ').map_or("", |x| x.0).to_string();
+                self.declare(&n, "i32", &[&pty, "i32"]);
+                if order.releases() {
+                    self.fence_call(o, scope);
+                }
+                let call = format!("call i32 @{n}({p}, {})", typed(args[1]));
+                if order.acquires() {
+                    let tmp = o.tmp();
+                    let _ = writeln!(o.body, "  {tmp} = {call}");
+                    self.fence_call(o, scope);
+                    format!("{lhs}add i32 {tmp}, 0")
+                } else {
+                    format!("{lhs}{call}")
+                }
+            }
+            InstructionData::AtomicRmw {
+                op: aop,
+                args,
+                order,
+                scope,
+            } => {
+                let ord = llvm_order(order, scope);
                 let t = f.dfg.value_type(args[1]);
                 // Pointers are exchanged as i64.
                 let (vt, val) = if t.is_ptr() {
@@ -826,19 +879,28 @@ impl Exporter<'_> {
                     AtomicOp::Umin => "umin",
                     AtomicOp::Umax => "umax",
                     AtomicOp::Exch => "xchg",
+                    AtomicOp::Inc | AtomicOp::Dec => unreachable!("exported above"),
                 };
                 if t.is_ptr() {
                     let tmp = o.tmp();
-                    let _ = writeln!(
-                        o.body,
-                        "  {tmp} = atomicrmw {name} {p}, i64 {val} monotonic"
-                    );
+                    let _ = writeln!(o.body, "  {tmp} = atomicrmw {name} {p}, i64 {val} {ord}");
                     format!("{lhs}inttoptr i64 {tmp} to {}", self.ty(t))
                 } else {
-                    format!("{lhs}atomicrmw {name} {p}, {} {val} monotonic", self.ty(vt))
+                    format!("{lhs}atomicrmw {name} {p}, {} {val} {ord}", self.ty(vt))
                 }
             }
-            InstructionData::AtomicCas { args } => {
+            InstructionData::AtomicCas { args, order, scope } => {
+                let ord = llvm_order(order, scope);
+                // The failure order may not release.
+                let ford = llvm_order(
+                    match order {
+                        MemOrder::Release => MemOrder::Relaxed,
+                        MemOrder::AcqRel => MemOrder::Acquire,
+                        o => o,
+                    },
+                    scope,
+                );
+                let ford = ford.rsplit(' ').next().unwrap_or("monotonic");
                 let t = f.dfg.value_type(args[1]);
                 let it = match t {
                     Type::F32 => Type::I32,
@@ -861,7 +923,7 @@ impl Exporter<'_> {
                 let pair = o.tmp();
                 let _ = writeln!(
                     o.body,
-                    "  {pair} = cmpxchg {p}, {its} {e}, {its} {n} monotonic monotonic"
+                    "  {pair} = cmpxchg {p}, {its} {e}, {its} {n} {ord} {ford}"
                 );
                 if it == t {
                     format!("{lhs}extractvalue {{ {its}, i1 }} {pair}, 0")
@@ -890,10 +952,57 @@ impl Exporter<'_> {
                 self.declare(&n, "i32", &[]);
                 format!("{lhs}call i32 @{n}()")
             }
+            InstructionData::Shfl { mode, args } => {
+                let t = f.dfg.value_type(args[0]);
+                let ts = self.ty(t);
+                let n = format!("llvm.nvvm.shfl.sync.{}.{}", mode.name(), intr_suffix(t));
+                self.declare(&n, &ts, &["i32", &ts, "i32", "i32"]);
+                format!(
+                    "{lhs}call {ts} @{n}({}, {}, {}, {})",
+                    typed(args[3]),
+                    typed(args[0]),
+                    typed(args[1]),
+                    typed(args[2])
+                )
+            }
+            InstructionData::Vote { mode, args } => {
+                let rt = if mode == VoteMode::Ballot {
+                    "i32"
+                } else {
+                    "i1"
+                };
+                let n = format!("llvm.nvvm.vote.{}.sync", mode.name());
+                self.declare(&n, rt, &["i32", "i1"]);
+                format!(
+                    "{lhs}call {rt} @{n}({}, {})",
+                    typed(args[1]),
+                    typed(args[0])
+                )
+            }
+            InstructionData::WarpSync { mask } => {
+                self.declare("llvm.nvvm.bar.warp.sync", "void", &["i32"]);
+                format!("call void @llvm.nvvm.bar.warp.sync({})", typed(mask))
+            }
+            InstructionData::Fence { scope, .. } => {
+                // LLVM 14's NVPTX back end selects no `fence`; `membar` is `fence.sc`,
+                // at least as strong as either order a Gyre fence has.
+                let n = membar_name(scope);
+                self.declare(n, "void", &[]);
+                format!("call void @{n}()")
+            }
             InstructionData::Nullary { opcode } => match opcode {
                 Opcode::Barrier => {
                     self.declare("llvm.nvvm.barrier0", "void", &[]);
                     "call void @llvm.nvvm.barrier0()".into()
+                }
+                Opcode::Clock => {
+                    let (n, t) = if rt == Some(Type::I64) {
+                        ("llvm.nvvm.read.ptx.sreg.clock64", "i64")
+                    } else {
+                        ("llvm.nvvm.read.ptx.sreg.clock", "i32")
+                    };
+                    self.declare(n, t, &[]);
+                    format!("{lhs}call {t} @{n}()")
                 }
                 _ => "unreachable".into(),
             },
@@ -946,5 +1055,40 @@ impl Exporter<'_> {
         o.body.push_str("  ");
         o.body.push_str(&line);
         o.body.push('\n');
+    }
+}
+
+/// LLVM's spelling of an atomic order with its sync scope (LLVM's default scope is the
+/// system; the GPU and CTA scopes are the `device` and `block` of later LLVM versions).
+fn llvm_order(order: MemOrder, scope: MemScope) -> String {
+    let o = match order {
+        MemOrder::Relaxed => "monotonic",
+        MemOrder::Acquire => "acquire",
+        MemOrder::Release => "release",
+        MemOrder::AcqRel => "acq_rel",
+        MemOrder::SeqCst => "seq_cst",
+    };
+    match scope {
+        MemScope::Sys => o.to_string(),
+        MemScope::Gpu => format!("syncscope(\"device\") {o}"),
+        MemScope::Cta => format!("syncscope(\"block\") {o}"),
+    }
+}
+
+/// The NVVM intrinsic name part of a scope (`atomic.<op>.gen.i.<scope>`).
+fn scope_name(scope: MemScope) -> &'static str {
+    match scope {
+        MemScope::Cta => "cta",
+        MemScope::Gpu => "gpu",
+        MemScope::Sys => "sys",
+    }
+}
+
+/// The `membar` intrinsic of a scope.
+fn membar_name(scope: MemScope) -> &'static str {
+    match scope {
+        MemScope::Cta => "llvm.nvvm.membar.cta",
+        MemScope::Gpu => "llvm.nvvm.membar.gl",
+        MemScope::Sys => "llvm.nvvm.membar.sys",
     }
 }

@@ -373,3 +373,210 @@ define void @k(i32 addrspace(1)* %o, %struct.uchar4* byval(%struct.uchar4) align
     run_kernel(&m, "k", &Launch::linear(1, 1, args), &mut mem).expect("runs");
     assert_eq!(mem.read::<i32>("o").unwrap(), vec![69]);
 }
+
+/// A byval argument's `align` is the known alignment of the source: a struct with an
+/// `i64` passed from a 4-aligned address is copied with 4-byte accesses (an `i64` load
+/// there would be misaligned), into a copy aligned for the type.
+#[test]
+fn byval_copy_respects_the_source_alignment() {
+    let src = format!(
+        r#"{HEADER}
+%struct.T = type {{ i64 }}
+
+define internal i32 @use(%struct.T* byval(%struct.T) align 4 %t) {{
+  %a = getelementptr %struct.T, %struct.T* %t, i64 0, i32 0
+  %v = load i64, i64* %a, align 8
+  %s = lshr i64 %v, 32
+  %h = trunc i64 %s to i32
+  %l = trunc i64 %v to i32
+  %r = sub i32 %h, %l
+  ret i32 %r
+}}
+
+define void @k(i32 addrspace(1)* %o, i32 %x, i32 %y) {{
+  %buf = alloca [4 x i32], align 8
+  %e1 = getelementptr [4 x i32], [4 x i32]* %buf, i64 0, i64 1
+  %e2 = getelementptr [4 x i32], [4 x i32]* %buf, i64 0, i64 2
+  store i32 %x, i32* %e1, align 4
+  store i32 %y, i32* %e2, align 4
+  %p = bitcast i32* %e1 to %struct.T*
+  %r = call i32 @use(%struct.T* byval(%struct.T) align 4 %p)
+  store i32 %r, i32 addrspace(1)* %o
+  ret void
+}}
+{KERNEL_MD}"#
+    );
+    assert_eq!(run_i32(&src, "byval-align", 1, &[5, 12]), vec![7]);
+}
+
+/// The corpus's byval kernel (cuda-samples Mandelbrot, a `uchar4` colour passed by
+/// value): Gyre's PTX keeps llc's parameter layout, so the same parameter buffer
+/// launches both, and in ptx-sim both write what the interpreter writes.
+#[test]
+fn mandelbrot_byval_kernel_matches_llc_in_ptx_sim() {
+    use gyre_ptx_sim::ParamValue as P;
+    let (w, h) = (8u32, 8u32);
+    let int = |v: u32| Param::Val(Arg::Int(u64::from(v)), P::U32(v));
+    let float = |v: f32| Param::Val(Arg::F32(v), P::F32(v));
+    let colors = vec![10u8, 20, 30, 40];
+    let out = corpus_kernel_agrees(
+        "/work/shared/corpus/cuda/cudasamples__Mandelbrot_Mandelbrot0_float.ll",
+        "_Z11Mandelbrot0IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib",
+        [w, h, 1],
+        vec![
+            Param::Buf(vec![0; (w * h * 4) as usize]),
+            int(w),
+            int(h),
+            int(64),
+            float(-1.0),
+            float(-1.0),
+            float(0.0),
+            float(0.0),
+            float(0.25),
+            Param::Val(Arg::Bytes(colors.clone()), P::Bytes(colors)),
+            int(0),
+            int(0),
+            int(1),
+            int(1),
+            Param::Val(Arg::Int(0), P::U8(0)),
+        ],
+    );
+    if let Some(out) = out {
+        assert!(out[0].iter().any(|&b| b != 0), "the kernel writes colours");
+    }
+}
+
+/// A kernel parameter for [`corpus_kernel_agrees`]: a buffer (its initial bytes) or a
+/// scalar given to the interpreter and to ptx-sim.
+enum Param {
+    Buf(Vec<u8>),
+    Val(Arg, gyre_ptx_sim::ParamValue),
+}
+
+/// Run kernel `k` of corpus file `file` on one CTA of `block` threads in the
+/// interpreter, and in ptx-sim from Gyre's PTX and from llc's (one parameter list for
+/// both: the same ABI); every buffer must end equal. Returns the interpreter's
+/// buffers (`None` when the corpus is missing).
+fn corpus_kernel_agrees(
+    file: &str,
+    k: &str,
+    block: [u32; 3],
+    params: Vec<Param>,
+) -> Option<Vec<Vec<u8>>> {
+    let Ok(src) = std::fs::read_to_string(file) else {
+        println!("skipped: {file} not found");
+        return None;
+    };
+    let m = import_ok(&src);
+    let mut mem = Memory::new();
+    let mut args = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        match p {
+            Param::Buf(b) => {
+                mem.alloc_buffer(&format!("b{i}"), b.clone());
+                args.push(Arg::buffer(&format!("b{i}")));
+            }
+            Param::Val(a, _) => args.push(a.clone()),
+        }
+    }
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block,
+        ..Launch::linear(1, 1, args)
+    };
+    run_kernel(&m, k, &launch, &mut mem).expect("interpreter runs");
+    let mut sims = vec![(
+        "gyre".to_string(),
+        gyre_codegen_lite::compile_module(
+            &m,
+            &gyre_codegen_lite::CodegenOptions {
+                sm: gyre_codegen_lite::Sm::Sm70,
+            },
+        )
+        .expect("compiles"),
+        gyre_codegen_lite::mangle(k),
+    )];
+    if let Some(llc) = gyre_test_tools::require(Tool::Llc, "corpus_kernel_agrees") {
+        let out = Command::new(llc)
+            .args(["-march=nvptx64", "-mcpu=sm_70", file, "-o", "-"])
+            .output()
+            .expect("llc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("PTX is text");
+        sims.push(("llc".to_string(), text, k.to_string()));
+    }
+    for (who, text, name) in sims {
+        let sim = gyre_ptx_sim::parse(&text).unwrap_or_else(|e| panic!("{who}'s PTX: {e}"));
+        let mut smem = gyre_ptx_sim::Memory::new();
+        let mut pv = Vec::new();
+        let mut bufs = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            match p {
+                Param::Buf(b) => {
+                    let a = smem.alloc(b.len().max(1), 256);
+                    smem.write_bytes(a, b).unwrap();
+                    bufs.push((i, a, b.len()));
+                    pv.push(gyre_ptx_sim::ParamValue::U64(a));
+                }
+                Param::Val(_, v) => pv.push(v.clone()),
+            }
+        }
+        let l = gyre_ptx_sim::Launch {
+            grid: [1, 1, 1],
+            block,
+        };
+        gyre_ptx_sim::run_kernel(&sim, &name, &l, &pv, &mut smem)
+            .unwrap_or_else(|e| panic!("{who}'s PTX in ptx-sim: {e}"));
+        for (i, a, len) in bufs {
+            let want = mem.bytes(&format!("b{i}")).unwrap();
+            assert_eq!(
+                smem.read_bytes(a, len).unwrap(),
+                want,
+                "{who}'s PTX, buffer {i}"
+            );
+        }
+    }
+    let bufs = params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p, Param::Buf(_)))
+        .map(|(i, _)| mem.bytes(&format!("b{i}")).unwrap().to_vec())
+        .collect();
+    Some(bufs)
+}
+
+/// cuda-samples alignedTypes (RGBA32): a 16-byte struct copied with `llvm.memcpy`
+/// (two 8-byte accesses after import) agrees with llc.
+#[test]
+fn aligned_types_memcpy_kernel_matches_llc_in_ptx_sim() {
+    use gyre_ptx_sim::ParamValue as P;
+    let n = 40usize;
+    let input: Vec<u8> = (0..n * 16).map(|i| (i * 7 + 3) as u8).collect();
+    let out = corpus_kernel_agrees(
+        "/work/shared/corpus/cuda/cudasamples__alignedTypes_testKernel_RGBA32.ll",
+        "_Z10testKernelI6RGBA32EvPT_S2_i",
+        [32, 1, 1],
+        vec![
+            Param::Buf(vec![0; n * 16]),
+            Param::Buf(input),
+            Param::Val(Arg::Int(n as u64 - 3), P::U32(n as u32 - 3)),
+        ],
+    );
+    // The first n - 3 elements are copied, the rest stay zero.
+    if let Some(out) = out {
+        let want: Vec<u8> = (0..n * 16)
+            .map(|i| {
+                if i < (n - 3) * 16 {
+                    (i * 7 + 3) as u8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        assert_eq!(out[0], want);
+    }
+}

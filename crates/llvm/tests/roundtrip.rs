@@ -176,3 +176,85 @@ fn small_generated_functions_pass_opt() {
             .unwrap_or_else(|d| panic!("minimal{seed}: {d}"));
     }
 }
+
+/// Warp collectives, ordered atomics, fences and clock: the export passes `opt` (typed
+/// and opaque pointers) and `llc`, and imports back to the same module.
+#[test]
+fn warp_ops_orders_and_fences_round_trip() {
+    let src = "
+kernel @k(ptr.global, ptr.shared) convergent {
+block0(v0: ptr.global, v1: ptr.shared):
+    v3 = iconst.i32 -1
+    v4 = iconst.i32 31
+    v2 = tid.x
+    v5 = shfl_up v2, v4, v4, v3
+    v6 = sitofp.f32 v2
+    v7 = shfl_bfly v6, v4, v4, v3
+    v8 = shfl_down v5, v4, v4, v3
+    v9 = shfl_idx v8, v4, v4, v3
+    v10 = icmp eq v9, v2
+    v11 = vote_any v10, v3
+    v12 = vote_all v11, v3
+    v13 = vote_uni v12, v3
+    v14 = vote_ballot v13, v3
+    warp_sync v3
+    fence seq_cst gpu
+    fence seq_cst cta
+    fence seq_cst sys
+    v15 = atomic_add seq_cst sys v0, v14
+    v16 = atomic_or acquire cta v1, v15
+    v17 = atomic_exch release v0, v16
+    v18 = atomic_umax acq_rel sys v1, v17
+    v19 = atomic_smin v0, v18
+    v20 = atomic_cas seq_cst v0, v19, v2
+    v21 = atomic_cas acquire cta v1, v20, v2
+    v22 = atomic_cas release sys v0, v21, v2
+    v23 = atomic_inc v0, v22
+    v24 = atomic_dec sys v1, v23
+    v25 = atomic_inc cta v0, v24
+    v26 = clock.i32
+    v27 = clock.i64
+    v28 = fptosi.i32 v7
+    v29 = iadd v25, v26
+    v30 = iadd v29, v28
+    store v30, v0
+    store v27, v0
+    return
+}
+";
+    let m = gyre_ir::parser::parse_module(src).expect("parses");
+    verify_module(&m).expect("verifies");
+    let test = "warp_ops_orders_and_fences_round_trip";
+    let opt = opt(test);
+    let llc = gyre_test_tools::require(Tool::Llc, test);
+    let print = |m: &Module| {
+        let mut s = String::new();
+        gyre_ir::write_module(&mut s, m).unwrap();
+        s
+    };
+    for (opts, is_opaque) in [(typed(), false), (opaque(), true)] {
+        let text = export_module(&m, &opts);
+        if let Some(opt) = &opt {
+            llvm_verify(opt, &text, is_opaque, test);
+        }
+        if let (Some(llc), false) = (&llc, is_opaque) {
+            if let Err(e) = run_tool(llc, &["-march=nvptx64", "-mcpu=sm_70"], test, &text) {
+                panic!("llc rejects the export:\n{e}\n{text}");
+            }
+        }
+        let back = reimport(&m, &opts, test);
+        assert_eq!(print(&back), print(&m), "export:\n{text}");
+    }
+    // An ordered inc/dec goes through membar fences around the relaxed intrinsic.
+    let ordered = src.replace("atomic_inc v0, v22", "atomic_inc seq_cst v0, v22");
+    let m = gyre_ir::parser::parse_module(&ordered).expect("parses");
+    let text = export_module(&m, &typed());
+    assert!(
+        text.contains("call void @llvm.nvvm.membar.gl()\n  %"),
+        "{text}"
+    );
+    if let Some(opt) = &opt {
+        llvm_verify(opt, &text, false, test);
+    }
+    reimport(&m, &typed(), test);
+}

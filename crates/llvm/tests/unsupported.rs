@@ -157,17 +157,39 @@ fn atomics() {
         "t.ll:2:18: unsupported: atomicrmw nand on i32",
     );
     assert_unsupported(
-        "define void @f(ptr %p) {\n  %o = atomicrmw add ptr %p, i32 1 seq_cst\n  ret void\n}\n",
-        "t.ll:2:36: unsupported: atomic ordering seq_cst",
+        "define void @f(ptr %p) {\n  %o = atomicrmw add ptr %p, i32 1 syncscope(\"agent\") seq_cst\n  ret void\n}\n",
+        "t.ll:2:46: unsupported: sync scope \"agent\"",
     );
     assert_unsupported(
-        "define void @f() {\n  fence seq_cst\n  ret void\n}\n",
-        "t.ll:2:3: unsupported: fence",
+        "define void @f() {\n  fence syncscope(\"wavefront\") acquire\n  ret void\n}\n",
+        "t.ll:2:19: unsupported: sync scope \"wavefront\"",
     );
     assert_unsupported(
         "define i32 @f(ptr %p) {\n  %v = load atomic i32, ptr %p monotonic, align 4\n  ret i32 %v\n}\n",
         "t.ll:2:8: unsupported: atomic load",
     );
+}
+
+#[test]
+fn warp_intrinsics() {
+    assert_unsupported(
+        "declare void @llvm.nvvm.barrier.sync(i32)\ndefine void @f() {\n  call void @llvm.nvvm.barrier.sync(i32 1)\n  ret void\n}\n",
+        "t.ll:3:13: unsupported: named barrier (barrier.sync with an id other than 0)",
+    );
+    assert_unsupported(
+        "declare i32 @llvm.nvvm.shfl.sync.up.p.i32(i32, i32, i32, i32)\ndefine void @f(i32 %x) {\n  %r = call i32 @llvm.nvvm.shfl.sync.up.p.i32(i32 -1, i32 %x, i32 1, i32 0)\n  ret void\n}\n",
+        "t.ll:3:17: unsupported: intrinsic @llvm.nvvm.shfl.sync.up.p.i32",
+    );
+    assert_unsupported(
+        "declare i32 @llvm.nvvm.activemask()\ndefine void @f() {\n  %r = call i32 @llvm.nvvm.activemask()\n  ret void\n}\n",
+        "t.ll:3:17: unsupported: intrinsic @llvm.nvvm.activemask",
+    );
+    // A wrong signature is an error, not a panic.
+    let e = import_module(
+        "declare i32 @llvm.nvvm.vote.ballot.sync(i32, i32)\ndefine void @f(i32 %x) {\n  %r = call i32 @llvm.nvvm.vote.ballot.sync(i32 -1, i32 %x)\n  ret void\n}\n",
+    )
+    .expect_err("bad signature");
+    assert_eq!(e.first().kind, ErrorKind::Parse, "{}", e.first());
 }
 
 #[test]
@@ -330,13 +352,13 @@ fn parse_errors_have_locations() {
 
 #[test]
 fn errors_in_several_functions_are_all_reported() {
-    let src = "define void @a() {\n  fence seq_cst\n  ret void\n}\ndefine void @b() {\n  ret void\n}\ndefine void @c(<2 x i8> %v) {\n  ret void\n}\n";
+    let src = "define void @a() {\n  fence unordered\n  ret void\n}\ndefine void @b() {\n  ret void\n}\ndefine void @c(<2 x i8> %v) {\n  ret void\n}\n";
     let e = import_module(src).expect_err("two bad functions");
     let r: Vec<String> = e.errors.iter().map(|e| e.render("t.ll")).collect();
     assert_eq!(
         r,
         vec![
-            "t.ll:2:3: unsupported: fence".to_string(),
+            "t.ll:2:9: unsupported: atomic ordering unordered".to_string(),
             "t.ll:8:16: unsupported: vector type".to_string()
         ]
     );
@@ -347,15 +369,15 @@ fn errors_in_several_functions_are_all_reported() {
 /// a rejected multi-line `switch` (a terminator) followed by more blocks.
 #[test]
 fn every_unsupported_construct_in_a_function_is_reported() {
-    let src = "declare i32 @llvm.nvvm.vote.any.sync(i32, i1)
+    let src = "declare i32 @llvm.nvvm.activemask()
 declare { i32, i1 } @llvm.uadd.with.overflow.i32(i32, i32)
 define i32 @f(i32 %x, ptr %p) {
 entry:
-  %a = call i32 @llvm.nvvm.vote.any.sync(i32 -1, i1 true)
+  %a = call i32 @llvm.nvvm.activemask()
   %b = add i32 %a, %x
   %s = call { i32, i1 } @llvm.uadd.with.overflow.i32(i32 %b, i32 1)
   %s0 = extractvalue { i32, i1 } %s, 0
-  fence seq_cst
+  %n = atomicrmw nand ptr %p, i32 1 monotonic
   switch <2 x i8> zeroinitializer, label %d [
     i32 0, label %d
   ]
@@ -370,9 +392,9 @@ d:
     assert_eq!(
         r,
         vec![
-            "t.ll:5:17: unsupported: intrinsic @llvm.nvvm.vote.any.sync",
+            "t.ll:5:17: unsupported: intrinsic @llvm.nvvm.activemask",
             "t.ll:7:25: unsupported: aggregate result of @llvm.uadd.with.overflow.i32",
-            "t.ll:9:3: unsupported: fence",
+            "t.ll:9:18: unsupported: atomicrmw nand on i32",
             "t.ll:10:19: unsupported: vector type",
             "t.ll:14:8: unsupported: atomic load",
         ]

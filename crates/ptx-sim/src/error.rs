@@ -132,6 +132,13 @@ pub enum SimErrorKind {
         /// Threads that had already exited.
         exited: u32,
     },
+    /// A warp collective (`shfl.sync`, `vote.sync`, `bar.warp.sync`) whose member mask
+    /// names a non-exited thread that waits elsewhere or with another mask, or leaves out
+    /// the executing thread.
+    DivergentWarp {
+        /// What was wrong.
+        reason: String,
+    },
     /// The configured instruction budget was exhausted.
     StepLimitExceeded {
         /// The limit that was exceeded.
@@ -182,6 +189,9 @@ impl fmt::Display for SimErrorKind {
                 f,
                 "divergent barrier: {waiting} threads waiting, {exited} threads exited"
             ),
+            SimErrorKind::DivergentWarp { reason } => {
+                write!(f, "divergent warp collective: {reason}")
+            }
             SimErrorKind::StepLimitExceeded { limit } => {
                 write!(f, "step limit of {limit} instructions exceeded")
             }

@@ -121,7 +121,27 @@ struct Frame {
 enum TState {
     Run,
     Bar,
+    /// Stopped before a warp collective; its operands are in `Thread::warp`.
+    Warp,
     Done,
+}
+
+/// What a warp collective computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WarpKind {
+    Shfl(ShflMode),
+    Vote(VoteMode),
+    Sync,
+}
+
+/// A warp collective's operands, read when the thread reached it: `vals` = `[a, b, c]`
+/// of `shfl`, `[pred]` of `vote`.
+#[derive(Clone, Copy, Debug)]
+struct WarpArgs {
+    kind: WarpKind,
+    d: u32,
+    vals: [u64; 3],
+    mask: u32,
 }
 
 struct Thread {
@@ -132,6 +152,7 @@ struct Thread {
     tid: [u32; 3],
     linear: u32,
     state: TState,
+    warp: WarpArgs,
 }
 
 /// Per-frame read-only context for operand evaluation.
@@ -778,6 +799,7 @@ fn atom_new(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
 
 enum Event {
     Bar,
+    Warp(WarpArgs),
     Exit,
     Ret,
     Call,
@@ -1102,6 +1124,46 @@ fn exec(
                 r[*p as usize] = testp(*kind, *ty, rs(r, cx, *a)) as u64;
             }
             Op::Bar => return Ok((Event::Bar, pc)),
+            Op::Shfl {
+                mode,
+                d,
+                a,
+                b,
+                c,
+                mask,
+            } => {
+                let w = WarpArgs {
+                    kind: WarpKind::Shfl(*mode),
+                    d: *d,
+                    vals: [rs(r, cx, *a), rs(r, cx, *b), rs(r, cx, *c)],
+                    mask: rs(r, cx, *mask) as u32,
+                };
+                return Ok((Event::Warp(w), pc));
+            }
+            Op::Vote {
+                mode,
+                d,
+                p,
+                neg,
+                mask,
+            } => {
+                let w = WarpArgs {
+                    kind: WarpKind::Vote(*mode),
+                    d: *d,
+                    vals: [u64::from((r[*p as usize] & 1 != 0) != *neg), 0, 0],
+                    mask: rs(r, cx, *mask) as u32,
+                };
+                return Ok((Event::Warp(w), pc));
+            }
+            Op::WarpSync { mask } => {
+                let w = WarpArgs {
+                    kind: WarpKind::Sync,
+                    d: 0,
+                    vals: [0; 3],
+                    mask: rs(r, cx, *mask) as u32,
+                };
+                return Ok((Event::Warp(w), pc));
+            }
             Op::Bra { target } => {
                 pc = *target as usize;
                 continue;
@@ -1121,7 +1183,161 @@ const MAX_LOCAL_STACK: usize = 16 << 20;
 
 enum Stop {
     Bar,
+    Warp,
     Exit,
+}
+
+/// The source lane of `shfl.sync` (PTX ISA pseudocode): `b` is the lane or offset, `c`
+/// packs the clamp value (bits 0-4) and the segment mask (bits 8-12). When the source
+/// is out of range the thread reads its own value.
+fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> u32 {
+    let (bval, cval, seg) = (b & 31, c & 31, (c >> 8) & 31);
+    let max_lane = (lane & seg) | (cval & !seg);
+    let min_lane = lane & seg;
+    let (j, ok) = match mode {
+        ShflMode::Up => {
+            let j = lane as i32 - bval as i32;
+            (j, j >= max_lane as i32)
+        }
+        ShflMode::Down => {
+            let j = (lane + bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Bfly => {
+            let j = (lane ^ bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Idx => {
+            let j = (min_lane | (bval & !seg)) as i32;
+            (j, j <= max_lane as i32)
+        }
+    };
+    if ok {
+        j as u32
+    } else {
+        lane
+    }
+}
+
+/// Do `a` and `b` wait at the same dynamic instruction (same call stack and pc)?
+fn same_point(a: &Thread, b: &Thread) -> bool {
+    a.frames.len() == b.frames.len()
+        && a.frames
+            .iter()
+            .zip(&b.frames)
+            .all(|(x, y)| x.func == y.func && x.pc == y.pc)
+}
+
+/// Perform every warp collective threads wait at. Each group is the threads named by a
+/// waiting thread's mask; every non-exited one (lanes past the CTA's end count as
+/// exited) must wait at the same instruction with the same mask. A `shfl` whose source
+/// lane is not in the group reads 0 (undefined in PTX).
+fn warp_round(env: &Env, threads: &mut [Thread]) -> Result<(), SimError> {
+    let n = threads.len();
+    for lo in (0..n).step_by(32) {
+        let hi = (lo + 32).min(n);
+        let mut handled = 0u32;
+        for l in lo..hi {
+            let bit = 1u32 << (l - lo);
+            if threads[l].state != TState::Warp || handled & bit != 0 {
+                continue;
+            }
+            let lead = &threads[l];
+            let w = lead.warp;
+            let fail = |reason: String| {
+                let fr = lead
+                    .frames
+                    .last()
+                    .copied()
+                    .expect("waiting thread has a frame");
+                SimError {
+                    kind: SimErrorKind::DivergentWarp { reason },
+                    location: Some(loc(env, lead, fr.func, fr.pc as usize)),
+                }
+            };
+            if w.mask & bit == 0 {
+                return Err(fail(format!(
+                    "lane {} executes it with mask {:#x}, which leaves it out",
+                    l - lo,
+                    w.mask
+                )));
+            }
+            let mut members = 0u32;
+            for lane in 0..32 {
+                let lb = 1u32 << lane;
+                let j = lo + lane;
+                if w.mask & lb == 0 || j >= hi {
+                    continue;
+                }
+                let t = &threads[j];
+                let reason = match t.state {
+                    TState::Done => continue,
+                    TState::Warp if same_point(t, lead) && handled & lb == 0 => {
+                        if t.warp.mask == w.mask && t.warp.kind == w.kind {
+                            members |= lb;
+                            continue;
+                        }
+                        "reaches it with another mask"
+                    }
+                    TState::Warp => "waits at another warp collective",
+                    TState::Bar => "waits at a barrier",
+                    TState::Run => unreachable!("no thread runs during a warp round"),
+                };
+                return Err(fail(format!("thread {:?} {reason}", t.tid)));
+            }
+            let mut res = [0u64; 32];
+            match w.kind {
+                WarpKind::Sync => {}
+                WarpKind::Shfl(mode) => {
+                    for (lane, out) in res.iter_mut().enumerate() {
+                        if members & (1 << lane) != 0 {
+                            let a = &threads[lo + lane].warp;
+                            let src =
+                                shfl_source(mode, lane as u32, a.vals[1] as u32, a.vals[2] as u32);
+                            if members & (1 << src) != 0 {
+                                *out = threads[lo + src as usize].warp.vals[0];
+                            }
+                        }
+                    }
+                }
+                WarpKind::Vote(mode) => {
+                    let mut ballot = 0u32;
+                    for lane in 0..32 {
+                        if members & (1 << lane) != 0 {
+                            ballot |= ((threads[lo + lane].warp.vals[0] & 1) as u32) << lane;
+                        }
+                    }
+                    let v = match mode {
+                        VoteMode::Any => u64::from(ballot != 0),
+                        VoteMode::All => u64::from(ballot == members),
+                        VoteMode::Uni => u64::from(ballot == 0 || ballot == members),
+                        VoteMode::Ballot => u64::from(ballot),
+                    };
+                    res = [v; 32];
+                }
+            }
+            for (lane, &v) in res.iter().enumerate() {
+                if members & (1 << lane) != 0 {
+                    let t = &mut threads[lo + lane];
+                    let fr = t.frames.last_mut().expect("waiting thread has a frame");
+                    if w.kind != WarpKind::Sync {
+                        let base = fr.reg_base;
+                        t.regs[base + w.d as usize] = v;
+                    }
+                }
+            }
+            handled |= members;
+        }
+    }
+    for t in threads.iter_mut() {
+        if t.state == TState::Warp {
+            if let Some(f) = t.frames.last_mut() {
+                f.pc += 1;
+            }
+            t.state = TState::Run;
+        }
+    }
+    Ok(())
 }
 
 struct Env<'a> {
@@ -1213,6 +1429,14 @@ fn run_thread(
                     f.pc = pc as u32 + 1;
                 }
                 return Ok(Stop::Bar);
+            }
+            Event::Warp(w) => {
+                // Stay at the collective; `warp_round` performs it and moves on.
+                if let Some(f) = t.frames.last_mut() {
+                    f.pc = pc as u32;
+                }
+                t.warp = w;
+                return Ok(Stop::Warp);
             }
             Event::Exit => {
                 t.frames.clear();
@@ -1407,6 +1631,12 @@ pub(crate) fn run(
                     tid: [tx, ty, tz],
                     linear: tx + bx * (ty + by * tz),
                     state: TState::Run,
+                    warp: WarpArgs {
+                        kind: WarpKind::Sync,
+                        d: 0,
+                        vals: [0; 3],
+                        mask: 0,
+                    },
                 });
             }
         }
@@ -1441,9 +1671,14 @@ pub(crate) fn run(
                         if t.state == TState::Run {
                             t.state = match run_thread(&mut env, mem, &mut shared, t)? {
                                 Stop::Bar => TState::Bar,
+                                Stop::Warp => TState::Warp,
                                 Stop::Exit => TState::Done,
                             };
                         }
+                    }
+                    if threads.iter().any(|t| t.state == TState::Warp) {
+                        warp_round(&env, &mut threads)?;
+                        continue;
                     }
                     let waiting = threads.iter().filter(|t| t.state == TState::Bar).count() as u32;
                     if waiting == 0 {

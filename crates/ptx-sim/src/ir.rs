@@ -331,6 +331,24 @@ pub(crate) enum TestpKind {
     Subnormal,
 }
 
+/// `shfl.sync` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// `vote.sync` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VoteMode {
+    Any,
+    All,
+    Uni,
+    Ballot,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AtomOp {
     Add,
@@ -516,6 +534,27 @@ pub(crate) enum Op {
         c: Src,
     },
     Bar,
+    /// `shfl.sync.mode.b32 d, a, b, c, membermask`.
+    Shfl {
+        mode: ShflMode,
+        d: u32,
+        a: Src,
+        b: Src,
+        c: Src,
+        mask: Src,
+    },
+    /// `vote.sync.mode.{pred,b32} d, {!}p, membermask`.
+    Vote {
+        mode: VoteMode,
+        d: u32,
+        p: u32,
+        neg: bool,
+        mask: Src,
+    },
+    /// `bar.warp.sync membermask`.
+    WarpSync {
+        mask: Src,
+    },
     Bra {
         target: u32,
     },

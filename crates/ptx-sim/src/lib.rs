@@ -57,8 +57,11 @@
 //!   `p|q` destinations, `.and/.or/.xor` combination), `set`, `selp`, `cvt`
 //!   between all integer and float types including `.f16`, with every
 //!   rounding mode and `.sat`; `atom` and `red` (`add min max exch cas and or
-//!   xor inc dec`) on global, shared and generic addresses; `bar.sync` /
-//!   `barrier.sync`; `membar`/`fence` (no-ops); `bra` / `bra.uni`; `call`
+//!   xor inc dec`) on global, shared and generic addresses, with any `.sem` /
+//!   `.scope` qualifier; `bar.sync` / `barrier.sync`; `membar`/`fence` (no-ops:
+//!   execution is sequentially consistent); `shfl.sync.{up,down,bfly,idx}.b32`,
+//!   `vote.sync.{any,all,uni}.pred` / `vote.sync.ballot.b32` (with `!p`),
+//!   `bar.warp.sync` (see the execution model); `bra` / `bra.uni`; `call`
 //!   (direct, with or without return value, `.param` or register arguments);
 //!   `ret`, `exit`, `trap`.
 //! * Special registers `%tid`, `%ntid`, `%ctaid`, `%nctaid` (`.x/.y/.z`),
@@ -67,9 +70,9 @@
 //!
 //! ## Not supported
 //!
-//! Warp-level collectives (`shfl`, `vote`, `match`, `redux`, `activemask`),
-//! `bar.arrive`/`bar.red` (and the thread count of `bar.sync` is ignored),
-//! `bar.warp.sync` is a no-op, indirect calls and `brx.idx`, carry chains
+//! `shfl`/`vote` without `.sync` (pre-sm_70), `shfl` with a predicate
+//! destination, `match`, `redux`, `activemask`, `bar.arrive`/`bar.red` (and
+//! the thread count of `bar.sync` is ignored), indirect calls and `brx.idx`, carry chains
 //! (`.cc`, `addc`), `.f16`/`.bf16`/`.f16x2` arithmetic (conversions to and
 //! from `.f16` are supported), textures/surfaces, `.reg` vector registers,
 //! `cvta.param`, tensor-core and async-copy instructions, address
@@ -96,6 +99,14 @@
 //! linear-thread-id order: each runs until `bar.sync` or exit. When every
 //! thread waits at a barrier, all continue; if some threads exited while
 //! others wait, the launch fails with [`SimErrorKind::DivergentBarrier`].
+//! A thread also stops at a warp collective (`shfl.sync`, `vote.sync`,
+//! `bar.warp.sync`), its operands read. When no thread can run, each group
+//! (the threads its mask names) is performed if every non-exited member waits
+//! at the same instruction with the same mask (lanes past the CTA's end count
+//! as exited); otherwise, or if a thread's mask leaves it out, the launch fails
+//! with [`SimErrorKind::DivergentWarp`]. Barriers are released only when no
+//! thread waits at a collective. A `shfl` reading a lane outside its group
+//! reads 0 (undefined in PTX).
 //! `%laneid` is the linear thread id modulo 32 and `%warpid` the linear id
 //! divided by 32. Atomics are trivially atomic.
 //!

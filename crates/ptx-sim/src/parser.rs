@@ -1961,7 +1961,10 @@ impl Dec<'_> {
             }
             "bar" | "barrier" => {
                 if has("warp") {
-                    Op::Nop
+                    self.nops(ops, 1)?;
+                    Op::WarpSync {
+                        mask: self.src(&ops[0], Ty::B32)?,
+                    }
                 } else if has("arrive") || has("red") {
                     return self.err("bar.arrive / bar.red are not supported");
                 } else {
@@ -1972,6 +1975,66 @@ impl Dec<'_> {
                         self.src(o, Ty::U32)?;
                     }
                     Op::Bar
+                }
+            }
+            "shfl" => {
+                if !has("sync") {
+                    return self.err("shfl without .sync is not supported (sm_70 and later)");
+                }
+                let Some(mode) = mods.iter().find_map(|m| match m.as_str() {
+                    "up" => Some(ShflMode::Up),
+                    "down" => Some(ShflMode::Down),
+                    "bfly" => Some(ShflMode::Bfly),
+                    "idx" => Some(ShflMode::Idx),
+                    _ => None,
+                }) else {
+                    return self.err("shfl requires a mode (.up, .down, .bfly, .idx)");
+                };
+                if one_ty(self)? != Ty::B32 {
+                    return self.err("shfl.sync requires .b32");
+                }
+                self.nops(ops, 5)?;
+                if matches!(ops[0].po, PO::Pair(..)) {
+                    return self.err("shfl with a predicate destination is not supported");
+                }
+                Op::Shfl {
+                    mode,
+                    d: self.dreg(&ops[0])?,
+                    a: self.src(&ops[1], Ty::B32)?,
+                    b: self.src(&ops[2], Ty::B32)?,
+                    c: self.src(&ops[3], Ty::B32)?,
+                    mask: self.src(&ops[4], Ty::B32)?,
+                }
+            }
+            "vote" => {
+                if !has("sync") {
+                    return self.err("vote without .sync is not supported (sm_70 and later)");
+                }
+                let Some(mode) = mods.iter().find_map(|m| match m.as_str() {
+                    "any" => Some(VoteMode::Any),
+                    "all" => Some(VoteMode::All),
+                    "uni" => Some(VoteMode::Uni),
+                    "ballot" => Some(VoteMode::Ballot),
+                    _ => None,
+                }) else {
+                    return self.err("vote requires a mode (.any, .all, .uni, .ballot)");
+                };
+                let want = if mode == VoteMode::Ballot {
+                    Ty::B32
+                } else {
+                    Ty::Pred
+                };
+                if one_ty(self)? != want {
+                    return self.err("vote.sync.ballot needs .b32, the other modes .pred");
+                }
+                self.nops(ops, 3)?;
+                let (p, neg) = self.pred(&ops[1])?;
+                Op::Vote {
+                    mode,
+                    d: self.dreg(&ops[0])?,
+                    p,
+                    neg,
+                    mask: self.src(&ops[2], Ty::B32)?,
                 }
             }
             "membar" | "fence" | "nanosleep" | "pmevent" => Op::Nop,

@@ -11,7 +11,9 @@
 //! **Sources** (following LLVM's NVPTX target, `NVPTXTTIImpl::isSourceOfDivergence`):
 //! `tid.x/y/z` and `laneid`; results of `atomic_*` and `atomic_cas`; `load`s through a
 //! `generic` or `local` pointer; the parameters of device functions (kernel parameters
-//! are uniform); results of `call`. `ctaid`, `ntid`, `nctaid`, `warpsize`, constants,
+//! are uniform); results of `call`; results of `shfl` and `vote` (a vote is the same
+//! in the threads of its mask, but not across the CTA's warps, and uniformity here means
+//! CTA-wide) and of `clock` (each thread's own counter). `ctaid`, `ntid`, `nctaid`, `warpsize`, constants,
 //! `global_addr` and `slot_addr` are uniform and stay so whatever happens around them.
 //!
 //! **Data dependence**: an instruction with a divergent operand has a divergent result;
@@ -101,7 +103,8 @@ pub enum SourceKind {
     /// Same in every thread whatever its operands: constants, `ctaid`, `ntid`,
     /// `nctaid`, `warpsize`, `global_addr`, `slot_addr`.
     AlwaysUniform,
-    /// A source of divergence: `tid.*`, `laneid`, atomics, generic/local loads, calls.
+    /// A source of divergence: `tid.*`, `laneid`, atomics, generic/local loads, calls,
+    /// `shfl`, `vote`, `clock`.
     Divergent,
     /// Divergent exactly when an operand is (or by sync or temporal divergence).
     Propagated,
@@ -120,7 +123,14 @@ pub fn source_kind(func: &Function, inst: Inst) -> SourceKind {
             }
             _ => SourceKind::AlwaysUniform,
         },
-        D::AtomicRmw { .. } | D::AtomicCas { .. } | D::Call { .. } => SourceKind::Divergent,
+        D::AtomicRmw { .. }
+        | D::AtomicCas { .. }
+        | D::Call { .. }
+        | D::Shfl { .. }
+        | D::Vote { .. }
+        | D::Nullary {
+            opcode: Opcode::Clock,
+        } => SourceKind::Divergent,
         D::Load { ptr, .. } => match func.dfg.value_type(*ptr).addr_space() {
             Some(AddrSpace::Generic | AddrSpace::Local) | None => SourceKind::Divergent,
             Some(_) => SourceKind::Propagated,

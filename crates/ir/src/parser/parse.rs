@@ -12,7 +12,7 @@ use crate::entities::{Block, FuncId, GlobalId, Inst, Slot, Value};
 use crate::function::{FuncKind, Function, Signature, SlotData};
 use crate::instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
-    Opcode, SpecialReg, ValueList,
+    MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, VoteMode,
 };
 use crate::module::{GlobalData, Linkage};
 use crate::types::{AddrSpace, Type};
@@ -139,10 +139,12 @@ enum Mnemonic {
     Op(Opcode),
     Atomic(AtomicOp),
     Reg(SpecialReg),
+    Shfl(ShflMode),
+    Vote(VoteMode),
 }
 
 /// `atomic_<op>` spellings, indexed by `AtomicOp as usize` (checked by a unit test).
-const ATOMIC_NAMES: [&str; 9] = [
+const ATOMIC_NAMES: [&str; 11] = [
     "atomic_add",
     "atomic_and",
     "atomic_or",
@@ -152,7 +154,15 @@ const ATOMIC_NAMES: [&str; 9] = [
     "atomic_umin",
     "atomic_umax",
     "atomic_exch",
+    "atomic_inc",
+    "atomic_dec",
 ];
+
+/// `shfl_<mode>` spellings, indexed by `ShflMode as usize`.
+const SHFL_NAMES: [&str; 4] = ["shfl_up", "shfl_down", "shfl_bfly", "shfl_idx"];
+
+/// `vote_<mode>` spellings, indexed by `VoteMode as usize`.
+const VOTE_NAMES: [&str; 4] = ["vote_any", "vote_all", "vote_uni", "vote_ballot"];
 
 /// How an instruction's result type is found.
 enum TyRule {
@@ -351,7 +361,12 @@ impl<'a> Parser<'a> {
         let tok = lex.next_token();
         let mut mnemonics: FxHashMap<&'static str, Mnemonic> = Opcode::ALL
             .iter()
-            .filter(|&&o| o != Opcode::AtomicRmw && o != Opcode::Sreg)
+            .filter(|&&o| {
+                !matches!(
+                    o,
+                    Opcode::AtomicRmw | Opcode::Sreg | Opcode::Shfl | Opcode::Vote
+                )
+            })
             .map(|&o| (o.name(), Mnemonic::Op(o)))
             .collect();
         mnemonics.extend(
@@ -363,6 +378,16 @@ impl<'a> Parser<'a> {
             AtomicOp::ALL
                 .iter()
                 .map(|&a| (ATOMIC_NAMES[a as usize], Mnemonic::Atomic(a))),
+        );
+        mnemonics.extend(
+            ShflMode::ALL
+                .iter()
+                .map(|&m| (SHFL_NAMES[m as usize], Mnemonic::Shfl(m))),
+        );
+        mnemonics.extend(
+            VoteMode::ALL
+                .iter()
+                .map(|&m| (VOTE_NAMES[m as usize], Mnemonic::Vote(m))),
         );
         let limit = (src.len() as u64)
             .saturating_mul(16)
@@ -1166,6 +1191,25 @@ impl<'a> Parser<'a> {
         ))
     }
 
+    /// `[order] [scope]` of an atomic or fence; absent words are the defaults.
+    fn order_scope(&mut self) -> (MemOrder, MemScope) {
+        let mut order = MemOrder::default();
+        let mut scope = MemScope::default();
+        if self.tok.kind == Tok::Ident {
+            if let Some(o) = MemOrder::from_name(self.tok.text) {
+                order = o;
+                self.advance();
+            }
+        }
+        if self.tok.kind == Tok::Ident {
+            if let Some(sc) = MemScope::from_name(self.tok.text) {
+                scope = sc;
+                self.advance();
+            }
+        }
+        (order, scope)
+    }
+
     /// `[volatile]`
     fn mem_flags(&mut self) -> MemFlags {
         let volatile = self.tok.kind == Tok::Ident && self.tok.text == "volatile";
@@ -1296,19 +1340,31 @@ impl<'a> Parser<'a> {
             None => (text, None),
         };
         let mut atomic = None;
+        let mut shfl = None;
+        let mut vote = None;
         let opcode = match self.mnemonics.get(mn) {
             Some(&Mnemonic::Op(o)) => o,
             Some(&Mnemonic::Atomic(a)) => {
                 atomic = Some(a);
                 Opcode::AtomicRmw
             }
+            Some(&Mnemonic::Shfl(m)) => {
+                shfl = Some(m);
+                Opcode::Shfl
+            }
+            Some(&Mnemonic::Vote(m)) => {
+                vote = Some(m);
+                Opcode::Vote
+            }
             _ if matches!(mn, "tid" | "ntid" | "ctaid" | "nctaid") => {
                 return Err(self.error(op.pos, format!("unknown special register `{text}`")));
             }
             _ => return Err(self.error(op.pos, format!("unknown opcode `{mn}`"))),
         };
-        let wants_suffix =
-            matches!(opcode, Opcode::Iconst | Opcode::Fconst | Opcode::Load) || opcode.is_cast();
+        let wants_suffix = matches!(
+            opcode,
+            Opcode::Iconst | Opcode::Fconst | Opcode::Load | Opcode::Clock
+        ) || opcode.is_cast();
         let sty = match (wants_suffix, suffix) {
             (true, Some((s, pos))) => match Type::from_name(s) {
                 Some(t) => t,
@@ -1447,15 +1503,56 @@ impl<'a> Parser<'a> {
                 )
             }
             Opcode::AtomicRmw => {
+                let (order, scope) = self.order_scope();
                 self.operands(fs, op, 2)?;
                 let args = [self.vals[0], self.vals[1]];
                 let op = atomic.expect("atomic opcode parsed with its operation");
-                (D::AtomicRmw { op, args }, Same(args[1]), None)
+                (
+                    D::AtomicRmw {
+                        op,
+                        args,
+                        order,
+                        scope,
+                    },
+                    Same(args[1]),
+                    None,
+                )
             }
             Opcode::AtomicCas => {
+                let (order, scope) = self.order_scope();
                 self.operands(fs, op, 3)?;
                 let args = [self.vals[0], self.vals[1], self.vals[2]];
-                (D::AtomicCas { args }, Same(args[1]), None)
+                (D::AtomicCas { args, order, scope }, Same(args[1]), None)
+            }
+            Opcode::Shfl => {
+                self.operands(fs, op, 4)?;
+                let args = [self.vals[0], self.vals[1], self.vals[2], self.vals[3]];
+                let mode = shfl.expect("shfl opcode parsed with its mode");
+                (D::Shfl { mode, args }, Same(args[0]), None)
+            }
+            Opcode::Vote => {
+                self.operands(fs, op, 2)?;
+                let args = [self.vals[0], self.vals[1]];
+                let mode = vote.expect("vote opcode parsed with its mode");
+                let ty = if mode == VoteMode::Ballot {
+                    Type::I32
+                } else {
+                    Type::I1
+                };
+                (D::Vote { mode, args }, Known(ty), None)
+            }
+            Opcode::WarpSync => {
+                self.operands(fs, op, 1)?;
+                (D::WarpSync { mask: self.vals[0] }, NoResult, None)
+            }
+            Opcode::Fence => {
+                let (order, scope) = self.order_scope();
+                self.operands(fs, op, 0)?;
+                (D::Fence { order, scope }, NoResult, None)
+            }
+            Opcode::Clock => {
+                self.operands(fs, op, 0)?;
+                (D::Nullary { opcode }, Known(sty), None)
             }
             Opcode::GlobalAddr => {
                 if !self.module_mode {
@@ -1727,6 +1824,12 @@ mod tests {
         assert_eq!(ATOMIC_NAMES.len(), AtomicOp::ALL.len());
         for &a in AtomicOp::ALL {
             assert_eq!(ATOMIC_NAMES[a as usize], format!("atomic_{}", a.name()));
+        }
+        for &m in ShflMode::ALL {
+            assert_eq!(SHFL_NAMES[m as usize], format!("shfl_{}", m.name()));
+        }
+        for &m in VoteMode::ALL {
+            assert_eq!(VOTE_NAMES[m as usize], format!("vote_{}", m.name()));
         }
     }
 

@@ -6,7 +6,7 @@
 use super::{AnyEntity, FuncCx, VerifierErrorKind as K};
 use crate::entities::Inst;
 use crate::function::FuncKind;
-use crate::instructions::{AtomicOp, InstructionData, Opcode};
+use crate::instructions::{AtomicOp, InstructionData, MemOrder, Opcode, VoteMode};
 use crate::types::{AddrSpace, Type};
 
 /// Does `imm` (sign-extended bits) fit an integer of `bits` width as a signed or an
@@ -67,8 +67,10 @@ impl FuncCx<'_> {
             _ => None,
         };
         let wants_result = match data {
+            InstructionData::Nullary { opcode } => Some(*opcode == Opcode::Clock),
             InstructionData::Store { .. }
-            | InstructionData::Nullary { .. }
+            | InstructionData::WarpSync { .. }
+            | InstructionData::Fence { .. }
             | InstructionData::Jump { .. }
             | InstructionData::Brif { .. }
             | InstructionData::BrTable { .. }
@@ -319,23 +321,82 @@ impl FuncCx<'_> {
                 ),
                 _ => {}
             },
-            InstructionData::AtomicRmw { op: aop, args } => {
+            InstructionData::AtomicRmw { op: aop, args, .. } => {
                 self.check_atomic_ptr(inst, args[0]);
                 let Some(v) = ty(args[1]) else { return };
-                let val_ok =
-                    matches!(v, Type::I32 | Type::I64) || (aop == AtomicOp::Add && v.is_float());
+                let val_ok = match aop {
+                    AtomicOp::Inc | AtomicOp::Dec => v == Type::I32,
+                    AtomicOp::Add => matches!(v, Type::I32 | Type::I64) || v.is_float(),
+                    _ => matches!(v, Type::I32 | Type::I64),
+                };
                 if !val_ok || r.is_some_and(|r| r != v) {
                     self.bad(
                         inst,
                         K::AtomicType,
                         format!(
-                            "atomic_{aop} needs an i32/i64 value (f32/f64 only for add) and yields its type, got {v} -> {}",
+                            "atomic_{aop} needs an i32/i64 value (f32/f64 only for add, i32 only for inc/dec) and yields its type, got {v} -> {}",
                             show(r)
                         ),
                     );
                 }
             }
-            InstructionData::AtomicCas { args } => {
+            InstructionData::Shfl { mode, args } => {
+                let tys = args.map(ty);
+                let ok = matches!(tys[0], None | Some(Type::I32 | Type::F32))
+                    && tys[1..].iter().all(|t| t.is_none_or(|t| t == Type::I32))
+                    && (r.is_none() || r == tys[0]);
+                if !ok {
+                    self.bad(
+                        inst,
+                        K::WarpOpType,
+                        format!(
+                            "shfl_{mode} needs an i32/f32 value and i32 lane, clamp and mask, and yields the value's type, got {} -> {}",
+                            show(tys[0]),
+                            show(r)
+                        ),
+                    );
+                }
+            }
+            InstructionData::Vote { mode, args } => {
+                let want = if mode == VoteMode::Ballot {
+                    Type::I32
+                } else {
+                    Type::I1
+                };
+                let ok = ty(args[0]).is_none_or(|t| t == Type::I1)
+                    && ty(args[1]).is_none_or(|t| t == Type::I32)
+                    && r.is_none_or(|r| r == want);
+                if !ok {
+                    self.bad(
+                        inst,
+                        K::WarpOpType,
+                        format!(
+                            "vote_{mode} needs an i1 predicate and an i32 mask and yields {want}, got {} -> {}",
+                            show(ty(args[0])),
+                            show(r)
+                        ),
+                    );
+                }
+            }
+            InstructionData::WarpSync { mask } => {
+                if ty(mask).is_some_and(|t| t != Type::I32) {
+                    self.bad(
+                        inst,
+                        K::WarpOpType,
+                        format!("warp_sync needs an i32 mask, got {}", show(ty(mask))),
+                    );
+                }
+            }
+            InstructionData::Fence { order, .. } => {
+                if !matches!(order, MemOrder::AcqRel | MemOrder::SeqCst) {
+                    self.bad(
+                        inst,
+                        K::WarpOpType,
+                        format!("a fence is acq_rel or seq_cst, not {order}"),
+                    );
+                }
+            }
+            InstructionData::AtomicCas { args, .. } => {
                 self.check_atomic_ptr(inst, args[0]);
                 let (Some(e), Some(n)) = (ty(args[1]), ty(args[2])) else {
                     return;
@@ -405,8 +466,19 @@ impl FuncCx<'_> {
                 }
             }
             InstructionData::Nullary { opcode } => {
-                if !matches!(opcode, Opcode::Barrier | Opcode::Unreachable) {
+                if !matches!(
+                    opcode,
+                    Opcode::Barrier | Opcode::Unreachable | Opcode::Clock
+                ) {
                     self.format_mismatch(inst, opcode, "nullary");
+                } else if opcode == Opcode::Clock
+                    && r.is_some_and(|r| !matches!(r, Type::I32 | Type::I64))
+                {
+                    self.bad(
+                        inst,
+                        K::WarpOpType,
+                        format!("clock yields i32 or i64, not {}", show(r)),
+                    );
                 }
             }
             InstructionData::Call { func: f, .. } => {

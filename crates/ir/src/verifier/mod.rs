@@ -87,6 +87,11 @@
 //!   is `ptr.<its space>` (any pointer without a module) [`GlobalAddrType`].
 //! - `slot_addr`: the slot exists [`InvalidSlot`]; the result is `ptr.local`
 //!   [`SlotAddrType`]. `sreg` yields `i32` [`SregType`].
+//! - `atomic_inc`/`atomic_dec` on `i32` only [`AtomicType`]. Warp collectives: `shfl` of
+//!   an `i32`/`f32` value with `i32` lane, clamp and mask, yielding the value's type;
+//!   `vote` of an `i1` with an `i32` mask, yielding `i1` (`i32` for `ballot`);
+//!   `warp_sync` of an `i32` mask; `fence` only `acq_rel` or `seq_cst`; `clock` yields
+//!   `i32` or `i64` [`WarpOpType`].
 //! - Calls (with a module): the callee exists [`UnknownCallee`] and is not a kernel
 //!   [`CallToKernel`]; argument count [`CallArgCount`] and types [`CallArgType`] match
 //!   its signature; the result has its return type [`CallResultType`].
@@ -172,6 +177,7 @@
 //! [`InvalidSlot`]: VerifierErrorKind::InvalidSlot
 //! [`SlotAddrType`]: VerifierErrorKind::SlotAddrType
 //! [`SregType`]: VerifierErrorKind::SregType
+//! [`WarpOpType`]: VerifierErrorKind::WarpOpType
 //! [`UnknownCallee`]: VerifierErrorKind::UnknownCallee
 //! [`CallToKernel`]: VerifierErrorKind::CallToKernel
 //! [`CallArgCount`]: VerifierErrorKind::CallArgCount
@@ -348,6 +354,9 @@ pub enum VerifierErrorKind {
     SlotAddrType,
     /// A special-register read does not yield `i32`.
     SregType,
+    /// A warp collective, fence or clock read with operands, order or result out of its
+    /// rules.
+    WarpOpType,
     /// A call of a function the module does not have.
     UnknownCallee,
     /// A call of a kernel.

@@ -4,7 +4,8 @@ use super::dom::Dominance;
 use super::*;
 use crate::function::{Signature, SlotData};
 use crate::instructions::{
-    AtomicOp, BlockCall, FloatCC, IntCC, IntFlags, JumpTableData, MemFlags, Opcode, SpecialReg,
+    AtomicOp, BlockCall, FloatCC, IntCC, IntFlags, JumpTableData, MemFlags, MemOrder, MemScope,
+    Opcode, ShflMode, SpecialReg, VoteMode,
 };
 use crate::module::GlobalData;
 use crate::{FuncId, JumpTable};
@@ -412,6 +413,8 @@ fn kitchen_sink() -> Module {
         InstructionData::AtomicRmw {
             op: AtomicOp::Add,
             args: [q, ld],
+            order: MemOrder::Relaxed,
+            scope: MemScope::Gpu,
         },
         Type::F32,
     );
@@ -430,13 +433,19 @@ fn kitchen_sink() -> Module {
         InstructionData::AtomicRmw {
             op: AtomicOp::Umax,
             args: [qi, tid],
+            order: MemOrder::Relaxed,
+            scope: MemScope::Gpu,
         },
         Type::I32,
     );
     ins(
         &mut f,
         b0,
-        InstructionData::AtomicCas { args: [qi, tid, n] },
+        InstructionData::AtomicCas {
+            args: [qi, tid, n],
+            order: MemOrder::SeqCst,
+            scope: MemScope::Sys,
+        },
         Type::I32,
     );
     let sh = ins(
@@ -461,8 +470,65 @@ fn kitchen_sink() -> Module {
         InstructionData::AtomicRmw {
             op: AtomicOp::Exch,
             args: [sh, tid],
+            order: MemOrder::Relaxed,
+            scope: MemScope::Gpu,
         },
         Type::I32,
+    );
+    ins(
+        &mut f,
+        b0,
+        InstructionData::AtomicRmw {
+            op: AtomicOp::Inc,
+            args: [sh, tid],
+            order: MemOrder::Acquire,
+            scope: MemScope::Cta,
+        },
+        Type::I32,
+    );
+    let sv = ins(
+        &mut f,
+        b0,
+        InstructionData::Shfl {
+            mode: ShflMode::Down,
+            args: [tid, tid, tid, tid],
+        },
+        Type::I32,
+    );
+    let bit = ins(
+        &mut f,
+        b0,
+        InstructionData::IntCompare {
+            cond: IntCC::Eq,
+            args: [sv, tid],
+        },
+        Type::I1,
+    );
+    ins(
+        &mut f,
+        b0,
+        InstructionData::Vote {
+            mode: VoteMode::Ballot,
+            args: [bit, tid],
+        },
+        Type::I32,
+    );
+    f.append_inst(b0, InstructionData::WarpSync { mask: tid }, None);
+    f.append_inst(
+        b0,
+        InstructionData::Fence {
+            order: MemOrder::SeqCst,
+            scope: MemScope::Gpu,
+        },
+        None,
+    );
+    ins(
+        &mut f,
+        b0,
+        InstructionData::Nullary {
+            opcode: Opcode::Clock,
+        },
+        Type::I64,
     );
     ins(
         &mut f,
@@ -1437,6 +1503,8 @@ fn memory_types() {
         move |_: &mut Function, vs: &[Value]| InstructionData::AtomicRmw {
             op,
             args: [vs[p], vs[v]],
+            order: MemOrder::Relaxed,
+            scope: MemScope::Gpu,
         }
     };
     one_inst_error(
@@ -1472,11 +1540,79 @@ fn memory_types() {
     let cas = |p: usize, e: usize, n: usize| {
         move |_: &mut Function, vs: &[Value]| InstructionData::AtomicCas {
             args: [vs[p], vs[e], vs[n]],
+            order: MemOrder::Relaxed,
+            scope: MemScope::Gpu,
         }
     };
     one_inst_error(&ps, K::AtomicType, cas(0, 1, 2), Some(Type::I64));
     one_inst_error(&ps, K::AtomicType, cas(0, 5, 5), Some(Type::F32));
     one_inst_error(&ps, K::AtomicAddrSpace, cas(4, 2, 2), Some(Type::I32));
+    // Wrapping inc/dec exist for i32 only.
+    one_inst_error(
+        &ps,
+        K::AtomicType,
+        rmw(AtomicOp::Inc, 0, 1),
+        Some(Type::I64),
+    );
+}
+
+#[test]
+fn warp_op_types() {
+    // i32, i64, f32, i1
+    let ps = [Type::I32, Type::I64, Type::F32, Type::I1];
+    let shfl = |v: usize, l: usize| {
+        move |_: &mut Function, vs: &[Value]| InstructionData::Shfl {
+            mode: ShflMode::Idx,
+            args: [vs[v], vs[l], vs[0], vs[0]],
+        }
+    };
+    one_inst_error(&ps, K::WarpOpType, shfl(1, 0), Some(Type::I64));
+    one_inst_error(&ps, K::WarpOpType, shfl(0, 1), Some(Type::I32));
+    one_inst_error(&ps, K::WarpOpType, shfl(2, 0), Some(Type::I32));
+    let vote = |mode, p: usize| {
+        move |_: &mut Function, vs: &[Value]| InstructionData::Vote {
+            mode,
+            args: [vs[p], vs[0]],
+        }
+    };
+    one_inst_error(&ps, K::WarpOpType, vote(VoteMode::Any, 0), Some(Type::I1));
+    one_inst_error(
+        &ps,
+        K::WarpOpType,
+        vote(VoteMode::Ballot, 3),
+        Some(Type::I1),
+    );
+    one_inst_error(
+        &ps,
+        K::WarpOpType,
+        |_: &mut Function, vs: &[Value]| InstructionData::WarpSync { mask: vs[1] },
+        None,
+    );
+    one_inst_error(
+        &ps,
+        K::WarpOpType,
+        |_: &mut Function, _: &[Value]| InstructionData::Fence {
+            order: MemOrder::Acquire,
+            scope: MemScope::Gpu,
+        },
+        None,
+    );
+    one_inst_error(
+        &ps,
+        K::WarpOpType,
+        |_: &mut Function, _: &[Value]| InstructionData::Nullary {
+            opcode: Opcode::Clock,
+        },
+        Some(Type::F32),
+    );
+    one_inst_error(
+        &ps,
+        K::MissingResult,
+        |_: &mut Function, _: &[Value]| InstructionData::Nullary {
+            opcode: Opcode::Clock,
+        },
+        None,
+    );
 }
 
 #[test]

@@ -20,8 +20,8 @@ use crate::types::{LType, TyId};
 use cranelift_entity::packed_option::PackedOption;
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, Function, GlobalId, Inst, InstructionData,
-    IntCC, IntFlags, JumpTableData, MemFlags, Opcode, SecondaryMap, SlotData, SpecialReg, Type,
-    Value, ValueList,
+    IntCC, IntFlags, JumpTableData, MemFlags, MemOrder, MemScope, Opcode, SecondaryMap, ShflMode,
+    SlotData, SpecialReg, Type, Value, ValueDef, ValueList, VoteMode,
 };
 use rustc_hash::FxHashMap;
 
@@ -272,8 +272,10 @@ impl<'a> Lower<'a> {
         if let Some(&t) = next.next() {
             // The hidden out-pointer of an aggregate return.
             let v = self.f.dfg.append_block_param(self.entry, t);
-            let rt = self.st.funcs[&self.f.name].ret;
-            self.agg_ret = Some((rt, v));
+            // The header registered the function under its name (no panic if not).
+            if let Some(fi) = self.st.funcs.get(&self.f.name) {
+                self.agg_ret = Some((fi.ret, v));
+            }
         }
         let mut cur: Option<Block> = None;
         let mut started = false;
@@ -1798,7 +1800,19 @@ impl<'a> Lower<'a> {
                 self.names.insert(n, NameState::CasPair(old, expected));
                 None
             }
-            "fence" | "invoke" | "resume" | "landingpad" | "indirectbr" | "callbr" | "va_arg"
+            "fence" => {
+                let (order, scope) = self.atomic_ordering()?;
+                // Acquire and release fences become acq_rel ones: stronger, and all PTX has.
+                let order = if order == MemOrder::SeqCst {
+                    MemOrder::SeqCst
+                } else {
+                    MemOrder::AcqRel
+                };
+                self.f
+                    .append_inst(b, InstructionData::Fence { order, scope }, None);
+                None
+            }
+            "invoke" | "resume" | "landingpad" | "indirectbr" | "callbr" | "va_arg"
             | "extractelement" | "insertelement" | "shufflevector" | "catchswitch" | "catchret"
             | "cleanupret" | "catchpad" | "cleanuppad" => return Err(self.unsup(op_i, op)),
             _ => return Err(self.perr(op_i, format!("unknown instruction `{op}`"))),
@@ -1936,27 +1950,42 @@ impl<'a> Lower<'a> {
 
     // ---- atomics ----------------------------------------------------------------------
 
-    /// `[syncscope("...")] ordering`: only `monotonic` (relaxed), Gyre's atomic order.
-    fn atomic_ordering(&mut self) -> PResult<()> {
+    /// `[syncscope("...")] ordering`. LLVM's default scope is the whole system;
+    /// `singlethread` (ordering with a signal handler of the same thread) becomes the
+    /// CTA scope, the narrowest PTX has, and `block`/`device` the CTA and GPU scopes.
+    fn atomic_ordering(&mut self) -> PResult<(MemOrder, MemScope)> {
+        let mut scope = MemScope::Sys;
         if self.c.eat_word("syncscope") {
-            self.c.skip_balanced()?;
+            self.c.expect_punct(b'(')?;
+            let si = self.c.i;
+            let name = match self.c.peek() {
+                Tok::Str(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => return Err(self.c.expected("a sync scope name")),
+            };
+            self.c.bump();
+            self.c.expect_punct(b')')?;
+            scope = match name.as_str() {
+                "singlethread" | "block" | "cta" => MemScope::Cta,
+                "device" | "gpu" => MemScope::Gpu,
+                "" | "system" => MemScope::Sys,
+                _ => return Err(self.unsup(si, format!("sync scope \"{name}\""))),
+            };
         }
         let oi = self.c.i;
-        match self.c.peek() {
-            Tok::Word(w) if w == "monotonic" => {
-                self.c.bump();
-                Ok(())
-            }
-            Tok::Word(w)
-                if matches!(
-                    w.as_str(),
-                    "unordered" | "acquire" | "release" | "acq_rel" | "seq_cst"
-                ) =>
-            {
-                Err(self.unsup(oi, format!("atomic ordering {w}")))
-            }
-            _ => Err(self.c.expected("an atomic ordering")),
-        }
+        let order = match self.c.peek() {
+            Tok::Word(w) => match w.as_str() {
+                "monotonic" => MemOrder::Relaxed,
+                "acquire" => MemOrder::Acquire,
+                "release" => MemOrder::Release,
+                "acq_rel" => MemOrder::AcqRel,
+                "seq_cst" => MemOrder::SeqCst,
+                "unordered" => return Err(self.unsup(oi, "atomic ordering unordered")),
+                _ => return Err(self.c.expected("an atomic ordering")),
+            },
+            _ => return Err(self.c.expected("an atomic ordering")),
+        };
+        self.c.bump();
+        Ok((order, scope))
     }
 
     /// The address operand of an atomic: a pointer Gyre atomics accept.
@@ -1996,9 +2025,18 @@ impl<'a> Lower<'a> {
             ("umax", Type::I32 | Type::I64) => AtomicOp::Umax,
             _ => return Err(self.unsup(oi, format!("atomicrmw {opname} on {t}"))),
         };
-        self.atomic_ordering()?;
+        let (order, scope) = self.atomic_ordering()?;
         self.skip_align()?;
-        Ok(self.emit(Some(b), InstructionData::AtomicRmw { op, args: [p, v] }, t))
+        Ok(self.emit(
+            Some(b),
+            InstructionData::AtomicRmw {
+                op,
+                args: [p, v],
+                order,
+                scope,
+            },
+            t,
+        ))
     }
 
     fn cmpxchg(&mut self, b: Block, op_i: usize) -> PResult<(Value, Value)> {
@@ -2017,10 +2055,26 @@ impl<'a> Lower<'a> {
         if !matches!(t, Type::I32 | Type::I64) || self.f.dfg.value_type(n) != t {
             return Err(self.unsup(ei, format!("cmpxchg on {t}")));
         }
-        self.atomic_ordering()?;
-        self.atomic_ordering()?;
+        let (success, scope) = self.atomic_ordering()?;
+        let (failure, _) = self.atomic_ordering()?;
         self.skip_align()?;
-        let old = self.emit(Some(b), InstructionData::AtomicCas { args: [p, e, n] }, t);
+        // One order for both outcomes: the stronger (a failure order is never release).
+        let order = match (success, failure) {
+            (MemOrder::SeqCst, _) | (_, MemOrder::SeqCst) => MemOrder::SeqCst,
+            (MemOrder::Release, MemOrder::Acquire) => MemOrder::AcqRel,
+            (o, MemOrder::Relaxed) => o,
+            (MemOrder::Relaxed, o) => o,
+            (o, _) => o,
+        };
+        let old = self.emit(
+            Some(b),
+            InstructionData::AtomicCas {
+                args: [p, e, n],
+                order,
+                scope,
+            },
+            t,
+        );
         Ok((old, e))
     }
 
@@ -2144,7 +2198,8 @@ impl<'a> Lower<'a> {
                             self.no_odd(ty, ai)?;
                             let v = self.use_operand(&op, ty, vi)?;
                             args.push((ty, v, vi));
-                            self.call_aligns.push(attrs.align.unwrap_or(1));
+                            // 0: no `align` attribute.
+                            self.call_aligns.push(attrs.align.unwrap_or(0));
                         }
                         Err(_) if is_dropped_intrinsic(&callee) => {}
                         Err(m) => match self.agg_leaves(ty, ai) {
@@ -2204,7 +2259,12 @@ impl<'a> Lower<'a> {
                     return Err(self.unsup(ci, format!("call to kernel @{callee}")));
                 }
                 // `byval`: the callee gets a pointer to a fresh copy, made here.
-                let byval = self.st.funcs[&callee].byval.clone();
+                let byval = self
+                    .st
+                    .funcs
+                    .get(&callee)
+                    .map(|fi| fi.byval.clone())
+                    .unwrap_or_default();
                 for (k, bt) in byval.iter().enumerate() {
                     let (Some(bt), Some(&(pos, 1))) = (bt, arg_pos.get(k)) else {
                         continue;
@@ -2216,7 +2276,14 @@ impl<'a> Lower<'a> {
                         .types
                         .size_align(*bt)
                         .map_err(|m| self.unsup(args[pos].2, m))?;
-                    let align = talign.max(self.call_aligns[pos]).min(1 << 16);
+                    // `align` on a byval argument is the known alignment of the source
+                    // (LLVM); without it, the type's.
+                    let src_align = match self.call_aligns[pos] {
+                        0 => talign,
+                        a => a,
+                    }
+                    .clamp(1, 1 << 16);
+                    let align = talign.max(src_align).min(1 << 16);
                     let size32 = u32::try_from(size)
                         .map_err(|_| self.unsup(args[pos].2, "byval argument too large"))?;
                     let slot = self.f.slots.push(SlotData {
@@ -2225,8 +2292,10 @@ impl<'a> Lower<'a> {
                     });
                     let local = Type::Ptr(AddrSpace::Local);
                     let mut dst = self.emit(None, InstructionData::SlotAddr { slot }, local);
-                    let pieces = self.type_pieces(*bt);
-                    self.copy_bytes(b, dst, src, size, align, false, pieces, args[pos].2)?;
+                    let pieces = self
+                        .type_pieces(*bt)
+                        .filter(|ps| ps.iter().all(|&(_, s)| s <= src_align));
+                    self.copy_bytes(b, dst, src, size, src_align, false, pieces, args[pos].2)?;
                     if pt != local {
                         if pt != Type::Ptr(AddrSpace::Generic) {
                             return Err(
@@ -2332,6 +2401,205 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// Warp collectives, fences, NVVM atomics, `barrier.sync` and the clock: `Ok(None)`
+    /// when `r` is none of them, `Ok(Some(result))` when it was imported.
+    #[allow(clippy::type_complexity)]
+    fn warp_intrinsic(
+        &mut self,
+        b: Block,
+        r: &str,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Option<Value>>> {
+        let ty_of = |l: &Self, i: usize| l.f.dfg.value_type(args[i]);
+        let bad_sig = |l: &Self| l.perr(at, format!("unexpected signature for @{callee}"));
+        if let Some(rest) = r.strip_prefix("nvvm.shfl.sync.") {
+            let (mode, ty) = rest.split_once('.').unwrap_or((rest, ""));
+            let mode = ShflMode::from_name(mode)
+                .filter(|_| matches!(ty, "i32" | "f32"))
+                .ok_or_else(|| self.unsup(at, format!("intrinsic @{callee}")))?;
+            self.check_arity(callee, args, 4, at)?;
+            let vt = ty_of(self, 1);
+            if ![0, 2, 3].iter().all(|&i| ty_of(self, i) == Type::I32)
+                || !matches!(vt, Type::I32 | Type::F32)
+            {
+                return Err(bad_sig(self));
+            }
+            let v = self.emit(
+                Some(b),
+                InstructionData::Shfl {
+                    mode,
+                    args: [args[1], args[2], args[3], args[0]],
+                },
+                vt,
+            );
+            return self.op_result(v, rt, callee, at).map(Some);
+        }
+        if let Some(mode) = r
+            .strip_prefix("nvvm.vote.")
+            .and_then(|m| m.strip_suffix(".sync"))
+        {
+            let mode = VoteMode::from_name(mode)
+                .ok_or_else(|| self.unsup(at, format!("intrinsic @{callee}")))?;
+            self.check_arity(callee, args, 2, at)?;
+            if ty_of(self, 0) != Type::I32 || ty_of(self, 1) != Type::I1 {
+                return Err(bad_sig(self));
+            }
+            let t = if mode == VoteMode::Ballot {
+                Type::I32
+            } else {
+                Type::I1
+            };
+            let v = self.emit(
+                Some(b),
+                InstructionData::Vote {
+                    mode,
+                    args: [args[1], args[0]],
+                },
+                t,
+            );
+            return self.op_result(v, rt, callee, at).map(Some);
+        }
+        match r {
+            "nvvm.bar.warp.sync" => {
+                self.check_arity(callee, args, 1, at)?;
+                if ty_of(self, 0) != Type::I32 || rt.is_some() {
+                    return Err(bad_sig(self));
+                }
+                self.f
+                    .append_inst(b, InstructionData::WarpSync { mask: args[0] }, None);
+                return Ok(Some(None));
+            }
+            "nvvm.barrier.sync" => {
+                // `barrier.sync 0` is `bar.sync 0`; other ids are named barriers.
+                self.check_arity(callee, args, 1, at)?;
+                let zero = match self.f.dfg.value_def(args[0]) {
+                    ValueDef::Result(i) => {
+                        matches!(self.f.dfg.inst(i), InstructionData::IntConst { imm: 0 })
+                    }
+                    _ => false,
+                };
+                if !zero {
+                    return Err(
+                        self.unsup(at, "named barrier (barrier.sync with an id other than 0)")
+                    );
+                }
+                self.f.append_inst(
+                    b,
+                    InstructionData::Nullary {
+                        opcode: Opcode::Barrier,
+                    },
+                    None,
+                );
+                return Ok(Some(None));
+            }
+            "nvvm.membar.cta" | "nvvm.membar.gl" | "nvvm.membar.sys" => {
+                // `membar` has the semantics of `fence.sc` (PTX ISA, memory consistency).
+                let scope = match r {
+                    "nvvm.membar.cta" => MemScope::Cta,
+                    "nvvm.membar.gl" => MemScope::Gpu,
+                    _ => MemScope::Sys,
+                };
+                self.f.append_inst(
+                    b,
+                    InstructionData::Fence {
+                        order: MemOrder::SeqCst,
+                        scope,
+                    },
+                    None,
+                );
+                return Ok(Some(None));
+            }
+            "nvvm.read.ptx.sreg.clock" | "nvvm.read.ptx.sreg.clock64" => {
+                let t = if r.ends_with("64") {
+                    Type::I64
+                } else {
+                    Type::I32
+                };
+                let v = self.emit(
+                    Some(b),
+                    InstructionData::Nullary {
+                        opcode: Opcode::Clock,
+                    },
+                    t,
+                );
+                return self.op_result(v, rt, callee, at).map(Some);
+            }
+            _ => {}
+        }
+        // `atomic.load.{inc,dec}.32` (atomicInc/atomicDec, GPU scope) and
+        // `atomic.<op>.gen.{i,ui,f}.{cta,sys}` (the `_block`/`_system` CUDA atomics).
+        let Some(rest) = r.strip_prefix("nvvm.atomic.") else {
+            return Ok(None);
+        };
+        let parts: Vec<&str> = rest.split('.').collect();
+        let (opname, kind, scope) = match parts.as_slice() {
+            ["load", op @ ("inc" | "dec"), "32", ..] => (*op, "ui", MemScope::Gpu),
+            [op, "gen", kind, sc, ..] => {
+                let scope = match *sc {
+                    "cta" => MemScope::Cta,
+                    "sys" => MemScope::Sys,
+                    _ => return Err(self.unsup(at, format!("intrinsic @{callee}"))),
+                };
+                (*op, *kind, scope)
+            }
+            _ => return Err(self.unsup(at, format!("intrinsic @{callee}"))),
+        };
+        let n = if opname == "cas" { 3 } else { 2 };
+        self.check_arity(callee, args, n, at)?;
+        let p = args[0];
+        if !matches!(
+            ty_of(self, 0),
+            Type::Ptr(AddrSpace::Global | AddrSpace::Shared | AddrSpace::Generic)
+        ) {
+            return Err(self.unsup(at, format!("intrinsic @{callee}")));
+        }
+        let vt = ty_of(self, 1);
+        if args[1..n].iter().any(|&a| self.f.dfg.value_type(a) != vt) {
+            return Err(bad_sig(self));
+        }
+        let int = matches!(vt, Type::I32 | Type::I64);
+        let op = match (opname, kind, int) {
+            ("cas", "i" | "ui", true) => {
+                let v = self.emit(
+                    Some(b),
+                    InstructionData::AtomicCas {
+                        args: [p, args[1], args[2]],
+                        order: MemOrder::Relaxed,
+                        scope,
+                    },
+                    vt,
+                );
+                return self.op_result(v, rt, callee, at).map(Some);
+            }
+            ("add", "i" | "ui", true) | ("add", "f", false) => AtomicOp::Add,
+            ("exch", "i" | "ui", true) => AtomicOp::Exch,
+            ("and", _, true) => AtomicOp::And,
+            ("or", _, true) => AtomicOp::Or,
+            ("xor", _, true) => AtomicOp::Xor,
+            ("min", "i", true) => AtomicOp::Smin,
+            ("max", "i", true) => AtomicOp::Smax,
+            ("min", "ui", true) => AtomicOp::Umin,
+            ("max", "ui", true) => AtomicOp::Umax,
+            ("inc", _, true) if vt == Type::I32 => AtomicOp::Inc,
+            ("dec", _, true) if vt == Type::I32 => AtomicOp::Dec,
+            _ => return Err(self.unsup(at, format!("intrinsic @{callee}"))),
+        };
+        let v = self.emit(
+            Some(b),
+            InstructionData::AtomicRmw {
+                op,
+                args: [p, args[1]],
+                order: MemOrder::Relaxed,
+                scope,
+            },
+            vt,
+        );
+        self.op_result(v, rt, callee, at).map(Some)
+    }
+
     fn check_arity(&self, callee: &str, args: &[Value], n: usize, at: usize) -> PResult<()> {
         if args.len() < n {
             return Err(self.perr(at, format!("@{callee} takes {n} arguments")));
@@ -2363,6 +2631,9 @@ impl<'a> Lower<'a> {
         args: &[Value],
         at: usize,
     ) -> PResult<Option<Value>> {
+        if let Some(v) = self.warp_intrinsic(b, r, callee, rt, args, at)? {
+            return Ok(v);
+        }
         if let Some(reg) = r.strip_prefix("nvvm.read.ptx.sreg.") {
             let reg = SpecialReg::from_name(reg)
                 .ok_or_else(|| self.unsup(at, format!("special register @{callee}")))?;
@@ -2510,7 +2781,7 @@ impl<'a> Lower<'a> {
             return Err(self.perr(at, format!("@{callee}: isvolatile must be a constant")));
         };
         let volatile = vol & 1 != 0;
-        let dalign = self.call_aligns.first().copied().unwrap_or(1);
+        let dalign = self.call_aligns.first().copied().unwrap_or(1).max(1);
         if r.starts_with("memset.") {
             let v = args[1];
             if self.f.dfg.value_type(v) != Type::I8 {
@@ -2553,7 +2824,7 @@ impl<'a> Lower<'a> {
         if !self.f.dfg.value_type(args[1]).is_ptr() {
             return Err(self.perr(at, format!("unexpected signature for @{callee}")));
         }
-        let salign = self.call_aligns.get(1).copied().unwrap_or(1);
+        let salign = self.call_aligns.get(1).copied().unwrap_or(1).max(1);
         self.copy_bytes(
             b,
             args[0],
