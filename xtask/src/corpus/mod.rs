@@ -232,6 +232,8 @@ pub struct Report {
     pub interp_closeness: Closeness,
     /// Seconds this kernel took.
     pub seconds: f64,
+    /// The kernel uses `extern __shared__` arrays (dynamic shared memory).
+    pub dynamic_shared: bool,
 }
 
 impl Report {
@@ -298,6 +300,14 @@ pub fn externally_initialized(src: &str) -> Vec<String> {
         .collect()
 }
 
+/// Does LLVM IR text declare an `extern __shared__` array (a 0-element external
+/// shared global, sized by the launch)?
+pub fn uses_dynamic_shared(src: &str) -> bool {
+    src.lines().any(|l| {
+        l.starts_with('@') && l.contains(" external ") && l.contains("addrspace(3) global [0 x")
+    })
+}
+
 /// The name llc gives a global in PTX: `.` and `@` are not PTX identifier characters
 /// (LLVM's NVPTXAssignValidGlobalNames writes `_$_` for them).
 fn llc_name(name: &str) -> String {
@@ -337,6 +347,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         approx: Vec::new(),
         interp_closeness: Closeness::default(),
         seconds: 0.0,
+        dynamic_shared: uses_dynamic_shared(&src),
     };
     // LLVM's side does not depend on Gyre's import.
     let llc_ptx = llc_compile(setup, &e.file, &path, &src);
@@ -442,7 +453,9 @@ fn host_globals(src: &str, m: &Module) -> Vec<HostGlobal> {
     m.globals
         .values()
         .filter_map(|g| {
-            let host = filled.contains(&g.name);
+            // The IR's flag (which also covers `extern_weak` declarations such as the
+            // real cooperative-groups header's `threadIdx`), or the `.ll` text's.
+            let host = g.externally_initialized || filled.contains(&g.name);
             let keep = match g.space {
                 AddrSpace::Const => host && interp_reads_host_constants(),
                 AddrSpace::Global => true,

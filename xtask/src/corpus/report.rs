@@ -13,6 +13,12 @@ use std::fmt::Write as _;
 /// targets.
 pub const KNOWN: &[(&str, &str)] = &[];
 
+/// Why a kernel with `extern __shared__` arrays faults in shared memory.
+const DYNAMIC_SHARED_REASON: &str = "`extern __shared__` arrays are dynamic shared memory, \
+     sized by the launch; the IR has them as 0-element shared globals and the interpreter \
+     has no launch parameter for their size, so the first access faults (ptx-sim gets 16 \
+     KiB)";
+
 /// Why a kernel's runs are not comparable whatever the launch (file, reason).
 pub const NOT_COMPARABLE: &[(&str, &str)] = &[
     (
@@ -314,10 +320,14 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
     if !nc.is_empty() {
         out.push_str("### Not comparable\n\n");
         for r in nc {
+            let dynamic = r.dynamic_shared
+                && matches!(&r.interp, Outcome::NotComparable(w) if w.contains("shared address"));
             let why = NOT_COMPARABLE
                 .iter()
                 .find(|(f, _)| *f == r.entry.file)
-                .map_or("no explanation yet: see the kernel's row", |(_, w)| w);
+                .map(|(_, w)| *w)
+                .or(dynamic.then_some(DYNAMIC_SHARED_REASON))
+                .unwrap_or("no explanation yet: see the kernel's row");
             let _ = writeln!(out, "- `{}`: {why}", r.entry.file.trim_end_matches(".ll"));
         }
         out.push('\n');
