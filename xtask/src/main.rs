@@ -11,6 +11,10 @@
 //! - `conformance [--quick] [--write-doc]`: run Gyre's loop passes on LLVM's own
 //!   regression tests and compare with LLVM 14 `opt` (see `xtask::conformance`);
 //!   `--write-doc` writes docs/conformance.md. Fails when a target is missed.
+//! - `corpus [--write-doc] [--runs N] [FILE...]`: real CUDA kernels end to end (import,
+//!   verify, `-O` with verify-each, PTX through ptxas, interpreter before/after, llc and
+//!   ptx-sim; see `xtask::corpus`); `--write-doc` writes docs/corpus.md. Fails when a
+//!   target is missed.
 //! - `perf [args...]`: time Gyre's CFG, dominator tree and loops against Cranelift's and
 //!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
 //!   arguments, which are passed through).
@@ -32,10 +36,11 @@ fn main() -> ExitCode {
             None => println!("ptxas not available"),
         }),
         Some("conformance") => conformance(&args[1..]),
+        Some("corpus") => corpus(&args[1..]),
         Some("perf") => perf(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|conformance [--quick] [--write-doc]|perf [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|conformance [--quick] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [args...]>"
             );
             return ExitCode::from(2);
         }
@@ -222,5 +227,54 @@ fn conformance(args: &[String]) -> Result<(), String> {
             "{} conformance target(s) missed",
             summary.unmet.len()
         ))
+    }
+}
+
+fn corpus(args: &[String]) -> Result<(), String> {
+    use xtask::corpus::{self, report, Setup, Tools};
+    let mut write_doc = false;
+    let mut runs = 3;
+    let mut only = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--write-doc" => write_doc = true,
+            "--runs" => {
+                runs = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("corpus: --runs needs a number")?
+            }
+            f if !f.starts_with('-') => only.push(f.to_string()),
+            other => return Err(format!("corpus: unknown option {other}")),
+        }
+    }
+    let root = root();
+    let Some(dir) = corpus::find_corpus(&root) else {
+        println!("skipped: corpus not found");
+        return Ok(());
+    };
+    if write_doc && !only.is_empty() {
+        return Err("--write-doc needs the full run (no file names)".into());
+    }
+    let setup = Setup {
+        corpus: dir,
+        tools: Tools::find(),
+        only: (!only.is_empty()).then_some(only),
+        runs,
+    };
+    let reports = corpus::run(&setup)?;
+    let summary = report::summarize(&reports);
+    print!("{}", report::console(&setup, &reports, &summary));
+    if write_doc {
+        let path = root.join("docs/corpus.md");
+        std::fs::write(&path, report::document(&setup, &reports, &summary))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if summary.unmet.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} corpus target(s) missed", summary.unmet.len()))
     }
 }

@@ -409,14 +409,6 @@ fn ibin(op: IBinOp, ty: Ty, a: u64, b: u64) -> u64 {
         IBinOp::Add => a.wrapping_add(b),
         IBinOp::Sub => a.wrapping_sub(b),
         IBinOp::MulLo => a.wrapping_mul(b),
-        IBinOp::Mul24Lo => {
-            if signed {
-                let e = |x: u64| ((x << 40) as i64 >> 40) as u64;
-                e(a).wrapping_mul(e(b))
-            } else {
-                (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff)
-            }
-        }
         IBinOp::AddSat => (sx(ty, a) + sx(ty, b)).clamp(i32::MIN as i64, i32::MAX as i64) as u64,
         IBinOp::SubSat => (sx(ty, a) - sx(ty, b)).clamp(i32::MIN as i64, i32::MAX as i64) as u64,
         IBinOp::MulHi => {
@@ -434,6 +426,22 @@ fn ibin(op: IBinOp, ty: Ty, a: u64, b: u64) -> u64 {
                 (zx(ty, a) as u128 * zx(ty, b) as u128) as u64
             };
             return w.canon(p);
+        }
+        IBinOp::Mul24Lo | IBinOp::Mul24Hi => {
+            // The operands' low 24 bits, sign-extended for .s32; the product fits in 48.
+            let low24 = |v: u64| {
+                if signed {
+                    ((v << 40) as i64 >> 40) as i128
+                } else {
+                    (v & 0xff_ffff) as i128
+                }
+            };
+            let p = low24(a) * low24(b);
+            if op == IBinOp::Mul24Hi {
+                (p >> 16) as u64
+            } else {
+                p as u64
+            }
         }
         IBinOp::Div => {
             if signed {

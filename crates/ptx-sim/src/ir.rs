@@ -196,9 +196,10 @@ pub(crate) enum IBinOp {
     MulLo,
     MulHi,
     MulWide,
-    /// `mul24.lo`: the low 32 bits of the product of the low 24 bits (sign- or
-    /// zero-extended by the type).
+    /// `mul24.lo`: low 32 bits of the 48-bit product of the operands' low 24 bits.
     Mul24Lo,
+    /// `mul24.hi`: bits 16..48 of that product.
+    Mul24Hi,
     Div,
     Rem,
     Min,
@@ -621,6 +622,8 @@ pub(crate) struct ModuleData {
     pub func_index: FxHashMap<String, u32>,
     pub globals: Vec<GlobalVar>,
     pub consts: Vec<u8>,
+    /// Module-scope `.const` variables: name -> (offset in `consts`, size).
+    pub const_vars: FxHashMap<String, (u64, u64)>,
     pub shared_size: u64,
     /// Offset of dynamic shared memory (after static shared variables).
     pub dyn_shared_base: u64,

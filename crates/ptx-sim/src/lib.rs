@@ -49,10 +49,10 @@
 //!   addresses, vector pack/unpack `{a,b}`), `ld`/`ldu`/`st` in every state
 //!   space including generic, with `.v2`/`.v4` and any cache/volatile/ordering
 //!   qualifiers (ignored), `cvta` (to and from generic for global, shared,
-//!   local, const), integer `add sub mul{.lo,.hi,.wide} mad{.lo,.hi,.wide}
+//!   local, const), integer `add sub mul{.lo,.hi,.wide} mul24{.lo,.hi} mad{.lo,.hi,.wide}
 //!   div rem abs neg min max and or xor not cnot shl shr popc clz brev bfind
 //!   bfe bfi prmt` (default mode) and `add.sat`/`sub.sat` on `.s32`; float
-//!   `add sub mul mul24.lo div fma mad sqrt rcp rsqrt abs neg min max (.NaN) copysign
+//!   `add sub mul div fma mad sqrt rcp rsqrt abs neg min max (.NaN) copysign
 //!   sin cos ex2 lg2 tanh testp` on `.f32`/`.f64`; `setp` (all comparisons,
 //!   `p|q` destinations, `.and/.or/.xor` combination), `set`, `selp`, `cvt`
 //!   between all integer and float types including `.f16`, with every
@@ -174,6 +174,27 @@ impl Module {
         let f = &self.data.funcs[i as usize];
         f.is_entry
             .then(|| f.params.iter().map(|p| p.size as usize).collect())
+    }
+
+    /// Overwrite the contents of module-scope `.const` variable `name`, as the host does
+    /// with `cudaMemcpyToSymbol` before a launch (`bytes` may be shorter than the
+    /// variable; the rest keeps its initializer). Fails if there is no such variable or
+    /// `bytes` is longer than it.
+    pub fn set_const(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        let &(off, size) = self
+            .data
+            .const_vars
+            .get(name)
+            .ok_or_else(|| format!("no .const variable '{name}'"))?;
+        if bytes.len() as u64 > size {
+            return Err(format!(
+                ".const variable '{name}' has {size} bytes, not {}",
+                bytes.len()
+            ));
+        }
+        let off = off as usize;
+        self.data.consts[off..off + bytes.len()].copy_from_slice(bytes);
+        Ok(())
     }
 
     /// Number of decoded instructions of function `name`, if it exists.

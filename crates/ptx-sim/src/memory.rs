@@ -115,6 +115,19 @@ impl Memory {
         self.symbols.get(name).map(|&(a, _)| a)
     }
 
+    /// Allocate module-scope `.global` variable `name` with contents `bytes` before the
+    /// first launch (the host's `cudaMemcpyToSymbol`): a launch of a module declaring a
+    /// variable of that name and size uses this allocation instead of a fresh one.
+    /// Returns its address.
+    pub fn define_symbol(&mut self, name: &str, bytes: &[u8], align: u64) -> u64 {
+        let a = self.alloc(bytes.len(), align);
+        self.write_bytes(a, bytes)
+            .expect("fresh allocation is in bounds");
+        self.symbols
+            .insert(name.to_string(), (a, bytes.len() as u64));
+        a
+    }
+
     /// Returns the address of `.global` variable `name`, allocating and
     /// initializing it if needed.
     pub(crate) fn symbol_or_alloc(

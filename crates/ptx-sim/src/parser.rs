@@ -298,6 +298,13 @@ impl Parser {
                         };
                         let v = self.var_decl()?;
                         let named = self.define_static_var(space, is_extern, &v)?;
+                        if let Named::Sym {
+                            sym: Sym::Const(off),
+                            size,
+                        } = named
+                        {
+                            self.m.const_vars.insert(v.name.clone(), (off, size));
+                        }
                         if self.module_syms.insert(v.name.clone(), named).is_some() {
                             return perr(v.line, v.col, format!("redefinition of '{}'", v.name));
                         }
@@ -1513,11 +1520,11 @@ impl Dec<'_> {
                         "sub" if has("sat") => IBinOp::SubSat,
                         "add" => IBinOp::Add,
                         "sub" => IBinOp::Sub,
-                        "mul24" if has("hi") => return self.err("mul24.hi is not supported"),
-                        "mul24" => IBinOp::Mul24Lo,
                         "mul" if has("hi") => IBinOp::MulHi,
                         "mul" if has("wide") => IBinOp::MulWide,
                         "mul" => IBinOp::MulLo,
+                        "mul24" if has("hi") => IBinOp::Mul24Hi,
+                        "mul24" => IBinOp::Mul24Lo,
                         "div" => IBinOp::Div,
                         "rem" => IBinOp::Rem,
                         "min" => IBinOp::Min,
@@ -1535,8 +1542,10 @@ impl Dec<'_> {
                     if matches!(op, IBinOp::AddSat | IBinOp::SubSat) && ty != Ty::S32 {
                         return self.err(".sat integer arithmetic requires .s32");
                     }
-                    if op == IBinOp::Mul24Lo && !matches!(ty, Ty::S32 | Ty::U32) {
-                        return self.err("mul24 requires .s32 or .u32");
+                    if matches!(op, IBinOp::Mul24Lo | IBinOp::Mul24Hi)
+                        && !matches!(ty, Ty::U32 | Ty::S32)
+                    {
+                        return self.err("mul24 requires .u32 or .s32");
                     }
                     if op == IBinOp::MulWide && ty.widen().is_none() {
                         return self.err("mul.wide requires a 16- or 32-bit integer type");

@@ -969,6 +969,98 @@ $L__BB0_2:
     }
 }
 
+/// The host's `cudaMemcpyToSymbol`: `.const` and `.global` variables filled before the
+/// launch replace their initializers.
+#[test]
+fn host_filled_variables() {
+    let src = r#"
+        .version 7.0
+        .target sm_70
+        .address_size 64
+        .const .align 4 .b8 coef[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+        .global .align 4 .u32 counter = 5;
+        .visible .entry k(.param .u64 out) {
+            .reg .b32 %r<5>; .reg .b64 %rd<3>;
+            ld.param.u64 %rd1, [out];
+            cvta.to.global.u64 %rd2, %rd1;
+            ld.const.u32 %r1, [coef+4];
+            ld.global.u32 %r2, [counter];
+            add.s32 %r3, %r1, %r2;
+            st.global.u32 [%rd2], %r3;
+            st.global.u32 [counter], %r3;
+            ret;
+        }"#;
+    let run = |m: &gyre_ptx_sim::Module, mem: &mut Memory| {
+        let out = mem.alloc_u32s(&[0]);
+        run_kernel(m, "k", &Launch::linear(1, 1), &[ParamValue::U64(out)], mem).unwrap();
+        mem.read_u32s(out, 1).unwrap()[0]
+    };
+    let m = parse(src).unwrap();
+    assert_eq!(run(&m, &mut Memory::new()), 2 + 5);
+    let mut m2 = m.clone();
+    m2.set_const("coef", &[0, 0, 0, 0, 40, 0, 0, 0]).unwrap();
+    let mut mem = Memory::new();
+    let counter = mem.define_symbol("counter", &300u32.to_le_bytes(), 4);
+    assert_eq!(run(&m2, &mut mem), 340);
+    // The kernel's store went to the caller's variable.
+    assert_eq!(mem.read_u32s(counter, 1).unwrap(), vec![340]);
+    assert_eq!(mem.symbol("counter"), Some(counter));
+    assert!(m2.set_const("missing", &[0]).is_err());
+    assert!(m2.set_const("coef", &[0; 9]).is_err());
+}
+
+/// `mul24.lo`/`.hi` on `.u32` and `.s32` (llc emits them for CUDA's `__mul24`/`__umul24`):
+/// the operands' low 24 bits (sign-extended for `.s32`) multiplied into 48 bits, of
+/// which `.lo` keeps bits 0..32 and `.hi` bits 16..48.
+#[test]
+fn mul24() {
+    let src = r#"
+        .version 7.0
+        .target sm_70
+        .address_size 64
+        .visible .entry k(.param .u64 out, .param .u32 a, .param .u32 b) {
+            .reg .b32 %r<7>; .reg .b64 %rd<3>;
+            ld.param.u64 %rd1, [out];
+            cvta.to.global.u64 %rd2, %rd1;
+            ld.param.u32 %r1, [a];
+            ld.param.u32 %r2, [b];
+            mul24.lo.u32 %r3, %r1, %r2;
+            mul24.hi.u32 %r4, %r1, %r2;
+            mul24.lo.s32 %r5, %r1, %r2;
+            mul24.hi.s32 %r6, %r1, %r2;
+            st.global.v4.u32 [%rd2], {%r3, %r4, %r5, %r6};
+            ret;
+        }"#;
+    let m = parse(src).unwrap();
+    let cases = [
+        (3u32, 5u32),
+        (0xff12_3456, 0x0080_0001),
+        (0x00ff_ffff, 0x00ff_ffff),
+        (0x0080_0000, 0x0000_0002),
+    ];
+    for (a, b) in cases {
+        let mut mem = Memory::new();
+        let out = mem.alloc_u32s(&[0; 4]);
+        run_kernel(
+            &m,
+            "k",
+            &Launch::linear(1, 1),
+            &[ParamValue::U64(out), ParamValue::U32(a), ParamValue::U32(b)],
+            &mut mem,
+        )
+        .unwrap();
+        let pu = u64::from(a & 0xff_ffff) * u64::from(b & 0xff_ffff);
+        let s24 = |v: u32| i64::from(((v << 8) as i32) >> 8);
+        let ps = (s24(a) * s24(b)) as u64;
+        assert_eq!(
+            mem.read_u32s(out, 4).unwrap(),
+            vec![pu as u32, (pu >> 16) as u32, ps as u32, (ps >> 16) as u32],
+            "{a:#x} * {b:#x}"
+        );
+    }
+    assert!(parse(&src.replace("mul24.lo.u32 %r3", "mul24.lo.u16 %r3")).is_err());
+}
+
 /// `mul24.lo`: the low 32 bits of the product of the low 24 bits, sign-extended for
 /// `.s32`, zero-extended for `.u32` (what llc emits for `llvm.nvvm.mul24.i`).
 #[test]

@@ -1,0 +1,1314 @@
+//! `cargo xtask corpus`: real CUDA kernels (clang 14's device IR) end to end.
+//!
+//! For every file of the corpus (`../shared/corpus/cuda/`, or `GYRE_CUDA_CORPUS`), with
+//! the kernel symbol, features and host launch from `MANIFEST.tsv`, the harness
+//! 1. **import**s it with gyre-llvm (every import error is kept) and **verify**s it;
+//! 2. runs Gyre's `-O` pipeline (the one `gyre compile -O` runs) with `verify_each`
+//!    (**opt**);
+//! 3. lowers the optimized module to PTX for sm_70, sm_80 and sm_90 and assembles each
+//!    with ptxas (**ptx**);
+//! 4. runs the input and the optimized module in the interpreter on the same launch and
+//!    random inputs ([`launches`]) and compares every buffer bit for bit (**interp**);
+//!    a run where the input itself fails is "not comparable" with the error;
+//! 5. compiles the input `.ll` with LLVM 14 `llc -mcpu=sm_70` (libdevice linked first
+//!    when the kernel calls `__nv_*` functions) (**llc**), then runs llc's PTX and Gyre's
+//!    sm_70 PTX in ptx-sim on the same inputs: Gyre's buffers must equal the
+//!    interpreter's bit for bit, and llc's exactly on integer buffers and within
+//!    [`TOLERANCE`] on float buffers (**sim**).
+//!
+//! Globals marked `externally_initialized` in the `.ll` (host-filled `__constant__` and
+//! `__device__` data) are inputs: each gets a buffer of its name with random contents
+//! for the interpreter, and the same bytes are written into the PTX variable in ptx-sim
+//! (`__constant__` ones only where the interpreter reads them from the caller, see
+//! [`interp_reads_host_constants`]). Every global-space global is compared after the
+//! run like a buffer.
+//!
+//! [`report`] turns the results into totals, target checks and docs/corpus.md.
+
+pub mod launches;
+pub mod report;
+
+use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
+use gyre_interp::{run_kernel, Arg, Config, Launch, Memory};
+use gyre_ir::gen::SplitMix64;
+use gyre_ir::{AddrSpace, Module};
+use gyre_transforms::{Knobs, Options, PassManager};
+use launches::{Case, Plan, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Gyre's `-O` pipeline: crates/cli's `DEFAULT_PIPELINE`, which this crate cannot
+/// import from a binary crate (a unit test checks the two agree).
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa";
+
+/// IR instructions (interpreter) or PTX instructions (ptx-sim) one launch may execute.
+const STEP_LIMIT: u64 = 50_000_000;
+/// Dynamic shared memory given to every ptx-sim launch (`extern __shared__` arrays).
+const DYNAMIC_SHARED: u32 = 16 * 1024;
+
+/// One line of `MANIFEST.tsv`.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// File name in the corpus directory.
+    pub file: String,
+    /// The kernel's symbol without `@`.
+    pub symbol: String,
+    /// The IR features column.
+    pub features: String,
+    /// The host launch column.
+    pub launch: String,
+}
+
+/// Read `MANIFEST.tsv` (columns found by their header names).
+pub fn read_manifest(corpus: &Path) -> Result<Vec<Entry>, String> {
+    let path = corpus.join("MANIFEST.tsv");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or_else(|| format!("{}: empty", path.display()))?
+        .split('\t')
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| format!("{}: no column {name}", path.display()))
+    };
+    let (f, s, feat, l) = (
+        col("file")?,
+        col("symbol")?,
+        col("features")?,
+        col("launch")?,
+    );
+    let mut out = Vec::new();
+    for (k, line) in lines.enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cells: Vec<&str> = line.split('\t').collect();
+        let get = |i: usize| {
+            cells
+                .get(i)
+                .map(|s| s.to_string())
+                .ok_or_else(|| format!("{}:{}: missing column {i}", path.display(), k + 2))
+        };
+        out.push(Entry {
+            file: get(f)?,
+            symbol: get(s)?.trim_start_matches('@').to_string(),
+            features: get(feat)?,
+            launch: get(l)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The corpus: `GYRE_CUDA_CORPUS` if set, else `<workspace root>/../shared/corpus/cuda`;
+/// `None` if it has no `MANIFEST.tsv`.
+pub fn find_corpus(workspace_root: &Path) -> Option<PathBuf> {
+    let dir = match std::env::var_os("GYRE_CUDA_CORPUS") {
+        Some(p) => PathBuf::from(p),
+        None => workspace_root.join("../shared/corpus/cuda"),
+    };
+    dir.join("MANIFEST.tsv").is_file().then_some(dir)
+}
+
+/// The external tools; each stage that needs a missing one is skipped with a reason.
+#[derive(Clone, Debug, Default)]
+pub struct Tools {
+    /// NVIDIA ptxas.
+    pub ptxas: Option<PathBuf>,
+    /// LLVM 14 `llc`.
+    pub llc: Option<PathBuf>,
+    /// LLVM 14 `llvm-link` (only for kernels that call libdevice).
+    pub llvm_link: Option<PathBuf>,
+    /// `libdevice.10.bc`.
+    pub libdevice: Option<PathBuf>,
+}
+
+impl Tools {
+    /// Find the tools: ptxas and llc as the tests find them (gyre-test-tools),
+    /// `llvm-link` next to llc, libdevice beside ptxas in the CUDA wheel
+    /// (`.../cuda_nvcc/nvvm/libdevice/libdevice.10.bc`) or at `GYRE_LIBDEVICE`.
+    pub fn find() -> Tools {
+        use gyre_test_tools::{find, Tool};
+        let ptxas = find(Tool::Ptxas);
+        let llc = find(Tool::Llc);
+        let llvm_link = llc.as_ref().and_then(|llc| {
+            let sibling = llc.with_file_name(
+                llc.file_name()
+                    .and_then(|n| n.to_str())
+                    .map_or("llvm-link".to_string(), |n| n.replace("llc", "llvm-link")),
+            );
+            [sibling, "/usr/lib/llvm-14/bin/llvm-link".into()]
+                .into_iter()
+                .find(|p| gyre_test_tools::is_llvm14(p))
+        });
+        let libdevice = match std::env::var_os("GYRE_LIBDEVICE") {
+            Some(p) => Some(PathBuf::from(p)),
+            None => ptxas.as_ref().and_then(|p| {
+                let p = p.parent()?.parent()?.join("nvvm/libdevice/libdevice.10.bc");
+                p.is_file().then_some(p)
+            }),
+        };
+        Tools {
+            ptxas,
+            llc,
+            llvm_link,
+            libdevice,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The corpus directory.
+    pub corpus: PathBuf,
+    /// The tools found.
+    pub tools: Tools,
+    /// Only these files (the test's slice); `None` for the whole manifest.
+    pub only: Option<Vec<String>>,
+    /// Random inputs per kernel.
+    pub runs: u32,
+}
+
+/// The result of one stage.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    /// Done and correct (a short note, possibly empty).
+    Pass(String),
+    /// Done and wrong, or failed: the reason.
+    Fail(String),
+    /// Ran, but no run could be compared (the input itself faults): the reason.
+    NotComparable(String),
+    /// Not run: an earlier stage failed or a tool is missing.
+    Skipped(String),
+}
+
+impl Outcome {
+    /// Did the stage pass?
+    pub fn passed(&self) -> bool {
+        matches!(self, Outcome::Pass(_))
+    }
+
+    /// The reason of a failure, if it is one.
+    pub fn failure(&self) -> Option<&str> {
+        match self {
+            Outcome::Fail(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Every stage of one kernel.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The manifest line.
+    pub entry: Entry,
+    /// Import (all errors in the reason).
+    pub import: Outcome,
+    /// Verifier on the imported module.
+    pub verify: Outcome,
+    /// `-O` with verify-each.
+    pub opt: Outcome,
+    /// PTX for the three targets through ptxas.
+    pub ptx: Outcome,
+    /// Input vs optimized module in the interpreter.
+    pub interp: Outcome,
+    /// llc on the input.
+    pub llc: Outcome,
+    /// Gyre's and llc's PTX in ptx-sim.
+    pub sim: Outcome,
+    /// The launch (grid x block) used.
+    pub launch: String,
+    /// Float differences accepted between Gyre's PTX and llc's PTX in ptx-sim.
+    pub closeness: Closeness,
+    /// Hardware-approximate opcodes of the optimized module (`ex2_approx`, ...).
+    pub approx: Vec<&'static str>,
+    /// Float differences accepted between the interpreter and Gyre's PTX (only with
+    /// approximate opcodes; otherwise the two must agree bit for bit).
+    pub interp_closeness: Closeness,
+    /// Seconds this kernel took.
+    pub seconds: f64,
+    /// The kernel uses `extern __shared__` arrays (dynamic shared memory).
+    pub dynamic_shared: bool,
+}
+
+impl Report {
+    /// The stages in order, with their names.
+    pub fn stages(&self) -> [(&'static str, &Outcome); 7] {
+        [
+            ("import", &self.import),
+            ("verify", &self.verify),
+            ("opt", &self.opt),
+            ("ptx", &self.ptx),
+            ("interp", &self.interp),
+            ("llc", &self.llc),
+            ("sim", &self.sim),
+        ]
+    }
+
+    /// The first stage that failed, with its reason.
+    pub fn first_failure(&self) -> Option<(&'static str, &str)> {
+        self.stages()
+            .into_iter()
+            .find_map(|(n, o)| o.failure().map(|r| (n, r)))
+    }
+}
+
+/// Run the harness over the corpus (or the slice).
+pub fn run(setup: &Setup) -> Result<Vec<Report>, String> {
+    let entries = read_manifest(&setup.corpus)?;
+    let mut out = Vec::new();
+    if let Some(only) = &setup.only {
+        for f in only {
+            let e = entries
+                .iter()
+                .find(|e| &e.file == f)
+                .ok_or_else(|| format!("{f}: not in the manifest"))?;
+            out.push(run_one(setup, e)?);
+        }
+    } else {
+        for e in &entries {
+            out.push(run_one(setup, e)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A global the host fills before the launch, or a global-space global whose final
+/// contents are compared.
+#[derive(Clone, Debug)]
+struct HostGlobal {
+    name: String,
+    space: AddrSpace,
+    bytes: usize,
+    /// `externally_initialized`: the harness gives it random contents.
+    filled: bool,
+}
+
+/// Names of the globals marked `externally_initialized` in LLVM IR text.
+pub fn externally_initialized(src: &str) -> Vec<String> {
+    src.lines()
+        .filter(|l| l.starts_with('@') && l.contains(" externally_initialized "))
+        .filter_map(|l| {
+            let name = l[1..].split(" = ").next()?.trim();
+            Some(name.trim_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// Does LLVM IR text declare an `extern __shared__` array (a 0-element external
+/// shared global, sized by the launch)?
+pub fn uses_dynamic_shared(src: &str) -> bool {
+    src.lines().any(|l| {
+        l.starts_with('@') && l.contains(" external ") && l.contains("addrspace(3) global [0 x")
+    })
+}
+
+/// The name llc gives a global in PTX: `.` and `@` are not PTX identifier characters
+/// (LLVM's NVPTXAssignValidGlobalNames writes `_$_` for them).
+fn llc_name(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '.' | '@' => "_$_".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn skipped(why: &str) -> Outcome {
+    Outcome::Skipped(why.to_string())
+}
+
+/// All stages of one kernel. `Err` only for a harness problem (unreadable file).
+pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
+    let start = std::time::Instant::now();
+    let path = setup.corpus.join(&e.file);
+    let src = std::fs::read_to_string(&path)
+        .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let plan = launches::plan(&e.file, &e.features, &e.launch);
+    let mut r = Report {
+        entry: e.clone(),
+        import: skipped(""),
+        verify: skipped("not imported"),
+        opt: skipped("not imported"),
+        ptx: skipped("not imported"),
+        interp: skipped("not imported"),
+        llc: skipped(""),
+        sim: skipped("not imported"),
+        launch: format!(
+            "({},{},{})x({},{},{})",
+            plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2]
+        ),
+        closeness: Closeness::default(),
+        approx: Vec::new(),
+        interp_closeness: Closeness::default(),
+        seconds: 0.0,
+        dynamic_shared: uses_dynamic_shared(&src),
+    };
+    // LLVM's side does not depend on Gyre's import.
+    let llc_ptx = llc_compile(setup, &e.file, &path, &src);
+    r.llc = match &llc_ptx {
+        // Whether ptx-sim can read llc's PTX is known even when Gyre cannot import the
+        // kernel: it names the PTX the simulator still lacks.
+        Ok(ptx) => Outcome::Pass(match gyre_ptx_sim::parse(ptx) {
+            Ok(_) => String::new(),
+            Err(e) => format!("ptx-sim cannot read llc's PTX: {e}"),
+        }),
+        Err(o) => o.clone(),
+    };
+    let input = match gyre_llvm::import_module(&src) {
+        Ok(m) => m,
+        Err(errs) => {
+            r.import = Outcome::Fail(errs.to_string().replace('\n', "; "));
+            r.seconds = start.elapsed().as_secs_f64();
+            return Ok(r);
+        }
+    };
+    r.import = Outcome::Pass(String::new());
+    if let Err(errs) = gyre_ir::verifier::verify_module(&input) {
+        r.verify = Outcome::Fail(errs.to_string().replace('\n', "; "));
+        for s in [&mut r.opt, &mut r.ptx, &mut r.interp, &mut r.sim] {
+            *s = skipped("does not verify");
+        }
+        r.seconds = start.elapsed().as_secs_f64();
+        return Ok(r);
+    }
+    r.verify = Outcome::Pass(String::new());
+    let mut optimized = input.clone();
+    let opt = PassManager::from_pipeline(
+        DEFAULT_PIPELINE,
+        Knobs::default(),
+        Options {
+            verify_each: true,
+            ..Options::default()
+        },
+    )
+    .and_then(|mut pm| pm.run_module(&mut optimized).map_err(|e| e.to_string()));
+    if let Err(err) = opt {
+        r.opt = Outcome::Fail(err.replace('\n', "; "));
+        for s in [&mut r.ptx, &mut r.interp, &mut r.sim] {
+            *s = skipped("-O failed");
+        }
+        r.seconds = start.elapsed().as_secs_f64();
+        return Ok(r);
+    }
+    r.opt = Outcome::Pass(String::new());
+    let (ptx_outcome, gyre_ptx) = gyre_ptx(setup, &optimized);
+    r.ptx = ptx_outcome;
+    let kernel = e.symbol.as_str();
+    let host = host_globals(&src, &input);
+    let Some(fid) = input.func_by_name(kernel) else {
+        r.interp = Outcome::Fail(format!("no kernel @{kernel} in the imported module"));
+        r.sim = skipped("no kernel");
+        r.seconds = start.elapsed().as_secs_f64();
+        return Ok(r);
+    };
+    let params = input.functions[fid].sig.params.clone();
+    let byval: Vec<(usize, usize)> = input.functions[fid]
+        .byval
+        .iter()
+        .map(|b| (b.index as usize, b.size as usize))
+        .collect();
+    let cases: Vec<Case> = (0..u64::from(setup.runs))
+        .map(|s| launches::case(&plan, &params, &byval, s))
+        .collect();
+    let (interp, interp_mem) = interp_stage(&input, &optimized, kernel, &plan, &cases, &host);
+    r.interp = interp;
+    r.sim = match (&gyre_ptx, &llc_ptx) {
+        (None, _) => skipped("no Gyre PTX"),
+        (Some(g), llc) => {
+            r.approx = approx_opcodes(&optimized);
+            let (o, vs_llc, vs_interp) = sim_stage(
+                g,
+                llc.as_ref().ok().map(String::as_str),
+                kernel,
+                &plan,
+                &cases,
+                &host,
+                &interp_mem,
+                !r.approx.is_empty(),
+            );
+            r.closeness = vs_llc;
+            r.interp_closeness = vs_interp;
+            o
+        }
+    };
+    r.seconds = start.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// The `externally_initialized` globals of `src` that the imported module has. A
+/// `__constant__` one is left out (its initializer stands in both the interpreter and
+/// ptx-sim) while the interpreter does not read host-filled constants from the caller's
+/// memory ([`interp_reads_host_constants`]).
+///
+/// Every other global of the global space is listed too, not filled: its final contents
+/// are compared like a buffer's.
+fn host_globals(src: &str, m: &Module) -> Vec<HostGlobal> {
+    let filled = externally_initialized(src);
+    m.globals
+        .values()
+        .filter_map(|g| {
+            // The IR's flag (which also covers `extern_weak` declarations such as the
+            // real cooperative-groups header's `threadIdx`), or the `.ll` text's.
+            let host = g.externally_initialized || filled.contains(&g.name);
+            let keep = match g.space {
+                AddrSpace::Const => host && interp_reads_host_constants(),
+                AddrSpace::Global => true,
+                _ => false,
+            };
+            keep.then(|| HostGlobal {
+                name: g.name.clone(),
+                space: g.space,
+                bytes: g.size() as usize,
+                filled: host,
+            })
+        })
+        .collect()
+}
+
+/// Does the interpreter take an `externally_initialized` `__constant__` global's
+/// contents from the caller's buffer of the same name (rather than its initializer)?
+/// Probed once on a small kernel, so the harness follows the interpreter's semantics as
+/// they change.
+pub fn interp_reads_host_constants() -> bool {
+    static PROBE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let src = r#"
+target triple = "nvptx64-nvidia-cuda"
+@c = dso_local addrspace(4) externally_initialized global i32 7, align 4
+define void @k(i32* %out) {
+  %v = load i32, i32 addrspace(4)* @c, align 4
+  store i32 %v, i32* %out, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (i32*)* @k, !"kernel", i32 1}
+"#;
+        let Ok(m) = gyre_llvm::import_module(src) else {
+            return false;
+        };
+        let mut mem = Memory::new();
+        mem.alloc_buffer("c", 99u32.to_le_bytes().to_vec());
+        mem.alloc_zeroed("out", 4);
+        let launch = Launch::linear(1, 1, vec![Arg::buffer("out")]);
+        run_kernel(&m, "k", &launch, &mut mem).is_ok()
+            && mem.bytes("out") == Some(&99u32.to_le_bytes()[..])
+    })
+}
+
+/// The hardware-approximate opcodes `m` uses (their IR meaning is the exact value
+/// rounded; PTX approximates it), without repeats.
+fn approx_opcodes(m: &Module) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for f in m.functions.values() {
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                let name = f.dfg.inst(i).opcode().name();
+                if name.ends_with("_approx") && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The random contents of the host globals for run `seed`.
+fn host_contents(host: &[HostGlobal], seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = SplitMix64::new(seed ^ 0x6c6f_6261_6c73);
+    host.iter()
+        .map(|g| match g.filled {
+            true => launches::fill_bytes(launches::Fill::F32, g.bytes, &mut rng),
+            false => Vec::new(),
+        })
+        .collect()
+}
+
+/// Gyre's PTX for every target through ptxas; the sm_70 text for ptx-sim.
+fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>) {
+    let mut sm70 = None;
+    for sm in Sm::ALL {
+        let ptx = match compile_module(m, &CodegenOptions { sm }) {
+            Ok(p) => p,
+            Err(e) => return (Outcome::Fail(format!("{}: {e}", sm.target())), None),
+        };
+        if let Some(ptxas) = &setup.tools.ptxas {
+            if let Err(e) = gyre_test_tools::run_ptxas(ptxas, &ptx, sm.target()) {
+                let first = e.lines().nth(1).unwrap_or(&e).to_string();
+                return (Outcome::Fail(format!("{}: {first}", sm.target())), sm70);
+            }
+        }
+        if sm == Sm::Sm70 {
+            sm70 = Some(ptx);
+        }
+    }
+    match setup.tools.ptxas {
+        Some(_) => (Outcome::Pass(String::new()), sm70),
+        None => (skipped("ptxas not found"), sm70),
+    }
+}
+
+/// llc's PTX of the input, with libdevice linked first when the kernel calls it.
+fn llc_compile(setup: &Setup, file: &str, path: &Path, src: &str) -> Result<String, Outcome> {
+    let Some(llc) = &setup.tools.llc else {
+        return Err(skipped("LLVM 14 llc not found"));
+    };
+    let dir = std::env::temp_dir().join("gyre-corpus");
+    std::fs::create_dir_all(&dir).map_err(|e| Outcome::Fail(e.to_string()))?;
+    let mut input = path.to_path_buf();
+    let uses_libdevice = src
+        .lines()
+        .any(|l| l.starts_with("declare") && l.contains("@__nv_"));
+    if uses_libdevice {
+        let (Some(link), Some(lib)) = (&setup.tools.llvm_link, &setup.tools.libdevice) else {
+            return Err(skipped(
+                "calls libdevice; llvm-link or libdevice.10.bc not found",
+            ));
+        };
+        let linked = dir.join(format!("{}.{file}.bc", std::process::id()));
+        let out = Command::new(link)
+            .arg(path)
+            .arg(lib)
+            .arg("--only-needed")
+            .arg("-o")
+            .arg(&linked)
+            .output()
+            .map_err(|e| Outcome::Fail(format!("cannot run llvm-link: {e}")))?;
+        if !out.status.success() {
+            return Err(Outcome::Fail(format!(
+                "llvm-link: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )));
+        }
+        input = linked;
+    }
+    // llc runs NVVMReflect itself (NVPTX's IR passes), so libdevice's __nvvm_reflect
+    // calls fold without a separate opt step.
+    let out = Command::new(llc)
+        .args(["-march=nvptx64", "-mcpu=sm_70", "-O2", "-o", "-"])
+        .arg(&input)
+        .output();
+    if uses_libdevice {
+        let _ = std::fs::remove_file(&input);
+    }
+    let out = out.map_err(|e| Outcome::Fail(format!("cannot run llc: {e}")))?;
+    if !out.status.success() {
+        return Err(Outcome::Fail(format!(
+            "llc: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        )));
+    }
+    let ptx = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Some(ptxas) = &setup.tools.ptxas {
+        if let Err(e) = gyre_test_tools::run_ptxas(ptxas, &ptx, "sm_70") {
+            return Err(Outcome::Fail(format!(
+                "ptxas on llc's PTX: {}",
+                e.lines().nth(1).unwrap_or(&e)
+            )));
+        }
+    }
+    Ok(ptx)
+}
+
+/// The interpreter's memory and arguments for one case.
+fn interp_inputs(case: &Case, host: &[HostGlobal], contents: &[Vec<u8>]) -> (Vec<Arg>, Memory) {
+    let mut mem = Memory::new();
+    for (name, bytes) in &case.buffers {
+        mem.alloc_buffer(name, bytes.clone());
+    }
+    for (g, bytes) in host.iter().zip(contents) {
+        if g.filled {
+            mem.alloc_buffer(&g.name, bytes.clone());
+        }
+    }
+    let args = case
+        .args
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => Arg::Int(*n),
+            Value::F32(x) => Arg::F32(*x),
+            Value::F64(x) => Arg::F64(*x),
+            Value::Buffer(i) => Arg::buffer(&case.buffers[*i].0),
+            Value::Bytes(b) => Arg::Bytes(b.clone()),
+        })
+        .collect();
+    (args, mem)
+}
+
+/// Interpreter: input vs optimized, bit-exact on every buffer. Returns the outcome and,
+/// per case, the input module's final memory (for the PTX comparison) when it ran.
+fn interp_stage(
+    input: &Module,
+    optimized: &Module,
+    kernel: &str,
+    plan: &Plan,
+    cases: &[Case],
+    host: &[HostGlobal],
+) -> (Outcome, Vec<Option<Memory>>) {
+    let mut finals = Vec::new();
+    let mut compared = 0;
+    let mut written = 0;
+    let mut input_error = None;
+    for (seed, case) in cases.iter().enumerate() {
+        let contents = host_contents(host, seed as u64);
+        let (args, mem) = interp_inputs(case, host, &contents);
+        let mut launch = Launch::new(plan.grid, plan.block, args);
+        launch.config = Config {
+            step_limit: STEP_LIMIT,
+            ..Config::default()
+        };
+        let mut m0 = mem.clone();
+        if let Err(e) = run_kernel(input, kernel, &launch, &mut m0) {
+            input_error.get_or_insert_with(|| format!("input fails: {e}"));
+            finals.push(None);
+            continue;
+        }
+        written += changed_bytes(&mem, &m0);
+        let mut m1 = mem;
+        // The optimized module may take a few more steps (new blocks, jumps).
+        launch.config.step_limit = 2 * STEP_LIMIT;
+        if let Err(e) = run_kernel(optimized, kernel, &launch, &mut m1) {
+            return (
+                Outcome::Fail(format!("seed {seed}: input succeeds, -O output fails: {e}")),
+                finals,
+            );
+        }
+        if let Some(d) = interp_difference(&m0, &m1) {
+            return (Outcome::Fail(format!("seed {seed}: {d}")), finals);
+        }
+        compared += 1;
+        finals.push(Some(m0));
+    }
+    let o = match (compared, input_error) {
+        (0, Some(e)) => Outcome::NotComparable(e),
+        (0, None) => Outcome::NotComparable("no runs".into()),
+        // A kernel that writes nothing on these inputs proves little: say so.
+        (_, _) if written == 0 => Outcome::NotComparable("the input writes no buffer".into()),
+        (n, _) => Outcome::Pass(format!("{n} runs, {written} bytes written")),
+    };
+    (o, finals)
+}
+
+/// Bytes of the buffers of `before` that differ (or became poison) in `after`.
+fn changed_bytes(before: &Memory, after: &Memory) -> usize {
+    before
+        .names()
+        .map(|name| {
+            let (Some(b0), Some(b1), Some(p1)) =
+                (before.bytes(name), after.bytes(name), after.poison(name))
+            else {
+                return 0;
+            };
+            b0.iter()
+                .zip(b1)
+                .zip(p1)
+                .filter(|((x, y), p)| x != y || **p)
+                .count()
+        })
+        .sum()
+}
+
+/// The first byte of a buffer of `m0` that `m1` does not reproduce (poison in `m0`
+/// matches anything).
+fn interp_difference(m0: &Memory, m1: &Memory) -> Option<String> {
+    for name in m0.names() {
+        let (Some(b0), Some(p0)) = (m0.bytes(name), m0.poison(name)) else {
+            continue;
+        };
+        let (Some(b1), Some(p1)) = (m1.bytes(name), m1.poison(name)) else {
+            return Some(format!("buffer {name} missing after -O"));
+        };
+        if b0.len() != b1.len() {
+            return Some(format!("buffer {name} changed size"));
+        }
+        if let Some(i) = (0..b0.len()).find(|&i| !p0[i] && (p1[i] || b0[i] != b1[i])) {
+            let after = if p1[i] {
+                "poison".to_string()
+            } else {
+                format!("{:#04x}", b1[i])
+            };
+            return Some(format!("{name}[{i}]: {:#04x} input, {after} -O", b0[i]));
+        }
+    }
+    None
+}
+
+/// The PTX text's name for an IR global, by which compiler made the text.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Producer {
+    Gyre,
+    Llc,
+}
+
+impl Producer {
+    fn global_name(self, name: &str) -> String {
+        match self {
+            Producer::Gyre => mangle(name),
+            Producer::Llc => llc_name(name),
+        }
+    }
+
+    fn kernel_name(self, name: &str) -> String {
+        self.global_name(name)
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Producer::Gyre => "Gyre's PTX",
+            Producer::Llc => "llc's PTX",
+        }
+    }
+}
+
+/// Run one PTX text in ptx-sim on a case; the final bytes of every buffer (the case's,
+/// then the global-space globals of `host`, empty for one the PTX does not declare),
+/// or the error.
+fn sim_run(
+    ptx: &str,
+    who: Producer,
+    kernel: &str,
+    plan: &Plan,
+    case: &Case,
+    host: &[HostGlobal],
+    contents: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, String> {
+    use gyre_ptx_sim as sim;
+    let mut m = sim::parse(ptx).map_err(|e| format!("ptx-sim cannot read {}: {e}", who.label()))?;
+    let mut mem = sim::Memory::new();
+    let addrs: Vec<u64> = case
+        .buffers
+        .iter()
+        .map(|(_, b)| {
+            let a = mem.alloc(b.len(), 256);
+            mem.write_bytes(a, b)
+                .expect("fresh allocation is in bounds");
+            a
+        })
+        .collect();
+    for (g, bytes) in host.iter().zip(contents).filter(|(g, _)| g.filled) {
+        let name = who.global_name(&g.name);
+        match g.space {
+            AddrSpace::Const => m.set_const(&name, bytes)?,
+            _ => {
+                mem.define_symbol(&name, bytes, 16);
+            }
+        }
+    }
+    let kname = who.kernel_name(kernel);
+    let sizes = m
+        .kernel_param_sizes(&kname)
+        .ok_or_else(|| format!("{}: no kernel {kname}", who.label()))?;
+    if sizes.len() != case.args.len() {
+        return Err(format!(
+            "{}: {} parameters, the IR kernel has {}",
+            who.label(),
+            sizes.len(),
+            case.args.len()
+        ));
+    }
+    let params: Vec<sim::ParamValue> = case
+        .args
+        .iter()
+        .zip(&sizes)
+        .map(|(v, &size)| {
+            let bytes = match v {
+                Value::Int(n) => n.to_le_bytes().to_vec(),
+                Value::F32(x) => x.to_le_bytes().to_vec(),
+                Value::F64(x) => x.to_le_bytes().to_vec(),
+                Value::Buffer(i) => addrs[*i].to_le_bytes().to_vec(),
+                Value::Bytes(b) => b.clone(),
+            };
+            let mut b = bytes;
+            b.resize(size, 0);
+            sim::ParamValue::Bytes(b)
+        })
+        .collect();
+    let launch = sim::Launch {
+        grid: plan.grid,
+        block: plan.block,
+    };
+    let opts = sim::RunOptions {
+        step_limit: STEP_LIMIT,
+        dynamic_shared_bytes: DYNAMIC_SHARED,
+        ..sim::RunOptions::default()
+    };
+    sim::run_kernel_with_options(&m, &kname, &launch, &params, &mut mem, &opts)
+        .map_err(|e| format!("{} fails in ptx-sim: {e}", who.label()))?;
+    let mut out = Vec::new();
+    for (a, (_, b)) in addrs.iter().zip(&case.buffers) {
+        out.push(mem.read_bytes(*a, b.len()).map_err(|e| e.to_string())?);
+    }
+    for g in host.iter().filter(|g| g.space != AddrSpace::Const) {
+        // A global the PTX does not declare was never allocated: the kernel cannot
+        // have touched it, so it keeps the interpreter's view (compared as absent).
+        out.push(match mem.symbol(&who.global_name(&g.name)) {
+            Some(a) => mem.read_bytes(a, g.bytes).map_err(|e| e.to_string())?,
+            None => Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// Units in the last place between two floats of the same width given as bits (`None`
+/// if one is NaN and the other not, or the signs differ on non-zero values).
+fn ulps(a: u64, b: u64, width: u32) -> Option<u64> {
+    let sign = 1u64 << (width - 1);
+    let (fa, fb) = if width == 32 {
+        (
+            f64::from(f32::from_bits(a as u32)),
+            f64::from(f32::from_bits(b as u32)),
+        )
+    } else {
+        (f64::from_bits(a), f64::from_bits(b))
+    };
+    if fa.is_nan() || fb.is_nan() {
+        return (fa.is_nan() && fb.is_nan()).then_some(0);
+    }
+    // Map the sign-magnitude bits onto a monotonic integer line.
+    let key = |x: u64| -> i128 {
+        if x & sign != 0 {
+            -((x & !sign) as i128)
+        } else {
+            x as i128
+        }
+    };
+    Some(key(a).abs_diff(key(b)) as u64)
+}
+
+/// How far apart two buffers were where they differ.
+#[derive(Copy, Clone, Default, Debug, PartialEq)]
+pub struct Closeness {
+    /// Words that differ but were accepted.
+    pub words: u64,
+    /// The largest scaled error accepted (see [`TOLERANCE`]).
+    pub max_err: f64,
+    /// The largest ulp distance accepted (for the report: near zero it is large).
+    pub max_ulp: u64,
+}
+
+impl Closeness {
+    pub(crate) fn merge(&mut self, o: Closeness) {
+        self.words += o.words;
+        self.max_err = self.max_err.max(o.max_err);
+        self.max_ulp = self.max_ulp.max(o.max_ulp);
+    }
+}
+
+/// Largest `|a - b| / max(1, |a|, |b|)` accepted between a float of Gyre's PTX and the
+/// same float of llc's PTX: llc contracts `contract` multiply-adds into `fma`, Gyre
+/// keeps them apart, so results differ in their last bits, and by many ulps where
+/// they cancel to near zero (inputs are in [-2, 2], so results are of order one). About
+/// 84 ulps of an `f32` of magnitude above one.
+pub const TOLERANCE: f64 = 1e-5;
+
+/// The scaled error of two floats, `None` if one is NaN and the other not.
+fn scaled_error(x: f64, y: f64) -> Option<f64> {
+    if x.is_nan() || y.is_nan() {
+        return (x.is_nan() && y.is_nan()).then_some(0.0);
+    }
+    if x == y {
+        return Some(0.0);
+    }
+    Some((x - y).abs() / 1f64.max(x.abs()).max(y.abs()))
+}
+
+/// Compare two byte images of a buffer (`poison` marks bytes of `a` that match
+/// anything): equal, except that a differing 4-byte word is accepted when both sides
+/// are NaN (as an `f32`, or as part of an `f64`: payloads differ between the
+/// interpreter and ptx-sim) and, if `floats`, when it is within [`TOLERANCE`] as an
+/// `f32` or as part of an `f64`. The error names the first word not accepted.
+///
+/// Buffer types are not known, so only buffers filled with floats are compared with a
+/// tolerance: on integer data a one-ulp "float" difference is an off-by-one.
+fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>, floats: bool) -> Result<Closeness, String> {
+    if a.len() != b.len() {
+        return Err(format!(": {} bytes vs {}", a.len(), b.len()));
+    }
+    let mut c = Closeness::default();
+    let word = |s: &[u8], i: usize, n: usize| {
+        let mut v = 0u64;
+        for k in (0..n).rev() {
+            v = v << 8 | u64::from(s[i + k]);
+        }
+        v
+    };
+    let mut i = 0;
+    while i + 4 <= a.len() {
+        let differs = (i..i + 4).any(|k| a[k] != b[k] && !poison.is_some_and(|p| p[k]));
+        if differs {
+            let (wa, wb) = (word(a, i, 4), word(b, i, 4));
+            let (fa, fb) = (f32::from_bits(wa as u32), f32::from_bits(wb as u32));
+            let base = i & !7;
+            let (da, db) = if base + 8 <= a.len() {
+                (word(a, base, 8), word(b, base, 8))
+            } else {
+                (0, u64::MAX)
+            };
+            let (xa, xb) = (f64::from_bits(da), f64::from_bits(db));
+            let both_nan = (fa.is_nan() && fb.is_nan()) || (xa.is_nan() && xb.is_nan());
+            let err = [
+                scaled_error(f64::from(fa), f64::from(fb)),
+                scaled_error(xa, xb),
+            ]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+            if both_nan {
+                // NaN payloads differ between the interpreter and ptx-sim.
+            } else if floats && err <= TOLERANCE {
+                c.words += 1;
+                c.max_err = c.max_err.max(err);
+                let ulp = [ulps(wa, wb, 32), ulps(da, db, 64)]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(0);
+                c.max_ulp = c.max_ulp.max(ulp);
+            } else {
+                return Err(format!("[{i}]: {wa:#010x} ({fa:e}) vs {wb:#010x} ({fb:e})"));
+            }
+        }
+        i += 4;
+    }
+    if let Some(k) = (i..a.len()).find(|&k| a[k] != b[k] && !poison.is_some_and(|p| p[k])) {
+        return Err(format!("[{k}]: {:#04x} vs {:#04x}", a[k], b[k]));
+    }
+    Ok(c)
+}
+
+/// ptx-sim stage: Gyre's PTX against llc's PTX and against the interpreter's output.
+#[allow(clippy::too_many_arguments)]
+fn sim_stage(
+    gyre: &str,
+    llc: Option<&str>,
+    kernel: &str,
+    plan: &Plan,
+    cases: &[Case],
+    host: &[HostGlobal],
+    interp: &[Option<Memory>],
+    approx: bool,
+) -> (Outcome, Closeness, Closeness) {
+    let mut worst = Closeness::default();
+    let mut vs_interp = Closeness::default();
+    let mut compared = 0;
+    let mut not_comparable = None;
+    let names = |case: &Case| -> Vec<String> {
+        case.buffers
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(
+                host.iter()
+                    .filter(|g| g.space != AddrSpace::Const)
+                    .map(|g| g.name.clone()),
+            )
+            .collect()
+    };
+    for (seed, case) in cases.iter().enumerate() {
+        // A run the interpreter rejects (out of bounds, race, poison branch) is undefined
+        // behaviour: the two PTX texts may legitimately differ on it.
+        let Some(m) = interp.get(seed).and_then(Option::as_ref) else {
+            not_comparable.get_or_insert_with(|| "the input fails in the interpreter".into());
+            continue;
+        };
+        let contents = host_contents(host, seed as u64);
+        let g = match sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents) {
+            Ok(g) => g,
+            Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
+        };
+        let names = names(case);
+        // Gyre's PTX against the interpreter first, bit for bit: both keep every
+        // rounding step, so a difference here is Gyre's own.
+        // An empty image is a global the PTX does not declare (see `sim_run`).
+        let absent = |k: usize, b: &[u8]| k >= case.buffers.len() && b.is_empty();
+        for (k, gb) in g.iter().enumerate() {
+            let (Some(ib), poison) = (m.bytes(&names[k]), m.poison(&names[k])) else {
+                continue;
+            };
+            if absent(k, gb) {
+                continue;
+            }
+            // Hardware-approximate opcodes mean the exact value rounded in the IR, an
+            // approximation in PTX (ptx-sim's may differ in the last bit): float
+            // buffers get the tolerance then.
+            let floats = approx && case.floats.get(k).copied().unwrap_or(false);
+            match close(ib, gb, poison, floats) {
+                Ok(c) => vs_interp.merge(c),
+                Err(at) => {
+                    return (
+                        Outcome::Fail(format!(
+                            "seed {seed}: {}{at}: interpreter vs Gyre's PTX in ptx-sim",
+                            names[k]
+                        )),
+                        worst,
+                        vs_interp,
+                    )
+                }
+            }
+        }
+        if let Some(t) = llc {
+            let l = match sim_run(t, Producer::Llc, kernel, plan, case, host, &contents) {
+                Ok(l) => l,
+                Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
+            };
+            for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
+                if absent(k, gb) || absent(k, lb) {
+                    continue;
+                }
+                let floats = case.floats.get(k).copied().unwrap_or(false);
+                match close(gb, lb, None, floats) {
+                    Ok(c) => worst.merge(c),
+                    Err(at) => {
+                        return (
+                            Outcome::Fail(format!(
+                                "seed {seed}: {}{at}: Gyre's PTX vs llc's PTX in ptx-sim",
+                                names[k]
+                            )),
+                            worst,
+                            vs_interp,
+                        )
+                    }
+                }
+            }
+        }
+        compared += 1;
+    }
+    let o = match (compared, not_comparable) {
+        (0, Some(e)) => Outcome::NotComparable(e),
+        (0, None) => Outcome::NotComparable("no runs".into()),
+        (n, _) => Outcome::Pass(match llc {
+            Some(_) => format!("{n} runs, with llc"),
+            None => format!("{n} runs, without llc"),
+        }),
+    };
+    (o, worst, vs_interp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pipeline_is_gyre_compile_o() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/cli/src/compile.rs");
+        let text = std::fs::read_to_string(&path).expect("crates/cli/src/compile.rs reads");
+        let line = text
+            .lines()
+            .find(|l| l.contains("const DEFAULT_PIPELINE: &str"))
+            .expect("gyre compile defines DEFAULT_PIPELINE");
+        assert!(
+            line.contains(&format!("\"{DEFAULT_PIPELINE}\"")),
+            "gyre compile -O runs {line}, the corpus harness {DEFAULT_PIPELINE}"
+        );
+    }
+
+    #[test]
+    fn ulp_distance() {
+        let one = 1.0f32.to_bits() as u64;
+        assert_eq!(ulps(one, one + 3, 32), Some(3));
+        let neg = (-0.0f32).to_bits() as u64;
+        assert_eq!(ulps(0, neg, 32), Some(0));
+        assert_eq!(ulps(f32::NAN.to_bits() as u64, one, 32), None);
+        let d = 1.0f64.to_bits();
+        assert_eq!(ulps(d, d + 2, 64), Some(2));
+    }
+
+    #[test]
+    fn closeness_of_buffers() {
+        let bytes = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let a = bytes(&[1.0, 2.0]);
+        let mut b = a.clone();
+        b[0] ^= 1; // one ulp
+        assert_eq!(
+            close(&a, &b, None, true).map(|c| (c.words, c.max_ulp)),
+            Ok((1, 1))
+        );
+        // Integer data: the same bits are an off-by-one.
+        assert!(close(&a, &b, None, false).is_err());
+        let nan = bytes(&[f32::NAN, 2.0]);
+        let mut other_nan = nan.clone();
+        other_nan[0] ^= 1;
+        assert!(close(&nan, &other_nan, None, false).is_ok());
+        let (zero, minus_zero) = (bytes(&[0.0]), bytes(&[-0.0]));
+        assert!(close(&zero, &minus_zero, None, false).is_err());
+        let c = bytes(&[1.0, 3.0]);
+        assert!(close(&a, &c, None, true).unwrap_err().starts_with("[4]:"));
+        let poison = vec![false, false, false, false, true, true, true, true];
+        assert_eq!(
+            close(&a, &c, Some(&poison), false),
+            Ok(Closeness::default())
+        );
+        // Cancellation: far apart in ulps, close in absolute terms.
+        let d = bytes(&[1e-7, 2.0]);
+        let e = bytes(&[-2e-7, 2.0]);
+        assert_eq!(close(&d, &e, None, true).map(|c| c.words), Ok(1));
+        let f = bytes(&[1e-7, 2.001]);
+        assert!(close(&d, &f, None, true).unwrap_err().starts_with("[4]:"));
+    }
+
+    const KERNEL: &str = r#"
+target triple = "nvptx64-nvidia-cuda"
+define void @k(float* %a, i32 %n) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %c = icmp slt i32 %t, %n
+  br i1 %c, label %body, label %exit
+body:
+  %i = sext i32 %t to i64
+  %p = getelementptr inbounds float, float* %a, i64 %i
+  %v = load float, float* %p
+  %w = fadd float %v, 1.0
+  store float %w, float* %p
+  br label %exit
+exit:
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, i32)* @k, !"kernel", i32 1}
+"#;
+
+    fn small_plan() -> Plan {
+        let mut p = launches::default_plan("", "-");
+        p.buffer_bytes = 256;
+        p
+    }
+
+    fn cases(m: &Module, plan: &Plan) -> Vec<Case> {
+        let fid = m.func_by_name("k").expect("the test kernel is there");
+        let params = m.functions[fid].sig.params.clone();
+        (0..2)
+            .map(|s| launches::case(plan, &params, &[], s))
+            .collect()
+    }
+
+    #[test]
+    fn the_interpreter_stage_finds_a_changed_kernel() {
+        let m = gyre_llvm::import_module(KERNEL).expect("the test kernel imports");
+        let plan = small_plan();
+        let cases = cases(&m, &plan);
+        let (same, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        assert!(same.passed(), "{same:?}");
+        assert!(mems.iter().all(Option::is_some));
+        let changed = gyre_llvm::import_module(&KERNEL.replace("fadd float %v", "fsub float %v"))
+            .expect("the changed kernel imports");
+        let (o, _) = interp_stage(&m, &changed, "k", &plan, &cases, &[]);
+        assert!(
+            o.failure().is_some_and(|r| r.contains("__corpus.arg0")),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn an_input_that_faults_is_not_comparable() {
+        let m = gyre_llvm::import_module(KERNEL).expect("the test kernel imports");
+        let mut plan = small_plan();
+        // 64 floats of buffer, 128 threads allowed in: the input reads past the end.
+        plan.scalars = vec![(1, launches::Scalar::Int(128))];
+        plan.block = [128, 1, 1];
+        let cases = cases(&m, &plan);
+        let (o, _) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        assert!(
+            matches!(&o, Outcome::NotComparable(r) if r.contains("out of bounds")),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn the_ptx_stage_finds_wrong_ptx() {
+        let m = gyre_llvm::import_module(KERNEL).expect("the test kernel imports");
+        let plan = small_plan();
+        let cases = cases(&m, &plan);
+        let (_, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        let opts = CodegenOptions { sm: Sm::Sm70 };
+        let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
+        let (o, _, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
+        assert!(o.passed(), "{o:?}");
+        let changed =
+            gyre_llvm::import_module(&KERNEL.replace("fadd float %v, 1.0", "fadd float %v, 2.0"))
+                .expect("the changed kernel imports");
+        let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
+        // Wrong against the interpreter...
+        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
+        assert!(
+            o.failure()
+                .is_some_and(|r| r.contains("interpreter vs Gyre's PTX")),
+            "{o:?}"
+        );
+        // ...and against another compiler's PTX, when the interpreter could not run.
+        let none = vec![None; cases.len()];
+        let (o, _, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &cases, &[], &none, false);
+        assert!(
+            matches!(&o, Outcome::NotComparable(_)),
+            "without interpreter runs nothing is compared: {o:?}"
+        );
+        let (o, _, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
+        assert!(o.failure().is_some(), "{o:?}");
+    }
+
+    const GLOBALS: &str = r#"
+target triple = "nvptx64-nvidia-cuda"
+@g = dso_local addrspace(1) externally_initialized global i32 0, align 4
+@cnt = dso_local addrspace(1) global i32 0, align 4
+define void @k(i32* %out) {
+entry:
+  %v = load i32, i32 addrspace(1)* @g, align 4
+  store i32 %v, i32* %out, align 4
+  %w = add i32 %v, 1
+  store i32 %w, i32 addrspace(1)* @cnt, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (i32*)* @k, !"kernel", i32 1}
+"#;
+
+    #[test]
+    fn host_filled_and_device_globals_are_inputs_and_outputs() {
+        let m = gyre_llvm::import_module(GLOBALS).expect("the test kernel imports");
+        let host = host_globals(GLOBALS, &m);
+        let flags: Vec<(&str, bool)> = host.iter().map(|g| (g.name.as_str(), g.filled)).collect();
+        assert_eq!(flags, vec![("g", true), ("cnt", false)]);
+        let mut plan = small_plan();
+        plan.grid = [1, 1, 1];
+        plan.block = [1, 1, 1];
+        let cases = cases(&m, &plan);
+        let (o, mems) = interp_stage(&m, &m, "k", &plan, &cases, &host);
+        assert!(o.passed(), "{o:?}");
+        // The kernel copied the random host contents of @g.
+        let contents = host_contents(&host, 0);
+        let mem = mems[0].as_ref().expect("seed 0 ran");
+        assert_eq!(
+            &mem.bytes("__corpus.arg0").expect("the buffer")[..4],
+            &contents[0][..]
+        );
+        let opts = CodegenOptions { sm: Sm::Sm70 };
+        let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
+        let (o, _, _) = sim_stage(&ptx, None, "k", &plan, &cases, &host, &mems, false);
+        assert!(o.passed(), "{o:?}");
+        // A wrong value left in @cnt is found.
+        let changed = gyre_llvm::import_module(&GLOBALS.replace("add i32 %v, 1", "add i32 %v, 2"))
+            .expect("the changed kernel imports");
+        let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
+        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &host, &mems, false);
+        assert!(o.failure().is_some_and(|r| r.contains("cnt")), "{o:?}");
+    }
+
+    #[test]
+    fn externally_initialized_globals_are_found() {
+        let src = "@a = dso_local addrspace(4) externally_initialized global i32 0, align 4\n\
+                   @b = dso_local addrspace(1) global i32 0\n\
+                   @\"c.d\" = addrspace(1) externally_initialized global float 0.0\n";
+        assert_eq!(externally_initialized(src), vec!["a", "c.d"]);
+        assert_eq!(llc_name("c.d"), "c_$_d");
+    }
+}

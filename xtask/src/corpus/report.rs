@@ -1,0 +1,434 @@
+//! Totals, target checks and docs/corpus.md for `cargo xtask corpus`.
+//!
+//! Targets (a miss makes the command fail): every kernel that imports must verify,
+//! survive `-O` with verify-each, give PTX that ptxas accepts for every target, and
+//! behave the same before and after `-O` in the interpreter (a run where the input
+//! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
+//! unless [`KNOWN`] explains it.
+
+use super::{launches, Closeness, Outcome, Report, Setup, TOLERANCE};
+use std::fmt::Write as _;
+
+/// ptx-sim stage failures with a known cause (file, reason): reported, not missed
+/// targets.
+pub const KNOWN: &[(&str, &str)] = &[];
+
+/// Why a kernel with `extern __shared__` arrays faults in shared memory.
+const DYNAMIC_SHARED_REASON: &str = "`extern __shared__` arrays are dynamic shared memory, \
+     sized by the launch; the IR has them as 0-element shared globals and the interpreter \
+     has no launch parameter for their size, so the first access faults (ptx-sim gets 16 \
+     KiB)";
+
+/// Why a kernel's runs are not comparable whatever the launch (file, reason).
+pub const NOT_COMPARABLE: &[(&str, &str)] = &[
+    (
+        "cudasamples__dwtHaar1D_dwtHaar1D.ll",
+        "`extern __shared__ float shared[]` is dynamic shared memory, sized by the launch; \
+     the IR has it as a 0-element shared global and the interpreter has no launch \
+     parameter for its size, so the first access faults (ptx-sim gets 16 KiB)",
+    ),
+    (
+        "cudasamples__nbody_integrateBodies_float.ll",
+        "the body tile is `extern __shared__` (`__smem`, dynamic shared memory): as \
+         dwtHaar1D",
+    ),
+    (
+        "cudasamples__nbody_integrateBodies_double.ll",
+        "the body tile is `extern __shared__` (`__smem`, dynamic shared memory): as \
+         dwtHaar1D",
+    ),
+];
+
+/// Totals over the reports.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Kernels.
+    pub kernels: usize,
+    /// Per stage: (name, passed, failed, not comparable, skipped).
+    pub stages: Vec<(&'static str, usize, usize, usize, usize)>,
+    /// Kernels that pass every stage.
+    pub all_pass: usize,
+    /// Missed targets, one line each.
+    pub unmet: Vec<String>,
+    /// Float differences accepted between Gyre's PTX and llc's PTX over all kernels.
+    pub closeness: Closeness,
+    /// Kernels with hardware-approximate opcodes.
+    pub approx_kernels: usize,
+    /// Float differences accepted between the interpreter and Gyre's PTX in those.
+    pub interp_closeness: Closeness,
+    /// Seconds over all kernels.
+    pub seconds: f64,
+}
+
+/// Count and check the targets.
+pub fn summarize(reports: &[Report]) -> Summary {
+    let mut s = Summary {
+        kernels: reports.len(),
+        ..Summary::default()
+    };
+    let names = reports.first().map(|r| r.stages().map(|(n, _)| n));
+    for (i, name) in names.into_iter().flatten().enumerate() {
+        let mut t = (name, 0, 0, 0, 0);
+        for r in reports {
+            match r.stages()[i].1 {
+                Outcome::Pass(_) => t.1 += 1,
+                Outcome::Fail(_) => t.2 += 1,
+                Outcome::NotComparable(_) => t.3 += 1,
+                Outcome::Skipped(_) => t.4 += 1,
+            }
+        }
+        s.stages.push(t);
+    }
+    for r in reports {
+        s.closeness.merge(r.closeness);
+        s.interp_closeness.merge(r.interp_closeness);
+        if !r.approx.is_empty() {
+            s.approx_kernels += 1;
+        }
+        s.seconds += r.seconds;
+        if r.stages().iter().all(|(_, o)| o.passed()) {
+            s.all_pass += 1;
+        }
+        if !r.import.passed() {
+            continue;
+        }
+        for (name, o) in &r.stages()[1..5] {
+            if let Outcome::Fail(why) = o {
+                s.unmet.push(format!("{}: {name}: {why}", r.entry.file));
+            }
+        }
+        if let Outcome::Fail(why) = &r.sim {
+            if !KNOWN.iter().any(|(f, _)| *f == r.entry.file) {
+                s.unmet.push(format!("{}: sim: {why}", r.entry.file));
+            }
+        }
+    }
+    s
+}
+
+fn cell(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Pass(_) => "pass",
+        Outcome::Fail(_) => "**fail**",
+        Outcome::NotComparable(_) => "n/c",
+        Outcome::Skipped(_) => "-",
+    }
+}
+
+/// The reason shown for a kernel: the first failure, else the first "not comparable"
+/// or skip reason, else the notes of the passing stages.
+fn reason(r: &Report) -> String {
+    if let Some((stage, why)) = r.first_failure() {
+        return format!("{stage}: {why}");
+    }
+    for (stage, o) in r.stages() {
+        match o {
+            Outcome::NotComparable(why) => return format!("{stage} not comparable: {why}"),
+            Outcome::Skipped(why) if !why.is_empty() && !why.starts_with("not ") => {
+                return format!("{stage} skipped: {why}")
+            }
+            _ => {}
+        }
+    }
+    let mut notes = Vec::new();
+    if let Outcome::Pass(n) = &r.llc {
+        if !n.is_empty() {
+            notes.push(n.clone());
+        }
+    }
+    if let Outcome::Pass(n) = &r.interp {
+        notes.push(format!("interp {n}"));
+    }
+    if let Outcome::Pass(n) = &r.sim {
+        notes.push(format!("sim {n}"));
+    }
+    let c = &r.interp_closeness;
+    if !r.approx.is_empty() {
+        notes.push(format!(
+            "uses {}: vs interp {} words differ, scaled error at most {:.1e}",
+            r.approx.join(" "),
+            c.words,
+            c.max_err
+        ));
+    }
+    let c = &r.closeness;
+    if *c != Closeness::default() {
+        notes.push(format!(
+            "vs llc: {} words differ, scaled error at most {:.1e} ({} ulp)",
+            c.words, c.max_err, c.max_ulp
+        ));
+    }
+    notes.join("; ")
+}
+
+/// Shorten and make a reason safe for a Markdown table cell.
+fn md(s: &str) -> String {
+    let mut t: String = s.chars().take(300).collect();
+    if t.len() < s.len() {
+        t.push('…');
+    }
+    t.replace('|', "\\|").replace('\n', " ")
+}
+
+fn totals(s: &Summary, out: &mut String) {
+    let pct = |n: usize| (100 * n).checked_div(s.kernels).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "- Kernels: {}; every stage passes: {} ({}%).",
+        s.kernels,
+        s.all_pass,
+        pct(s.all_pass)
+    );
+    for (name, pass, fail, nc, skip) in &s.stages {
+        let _ = writeln!(
+            out,
+            "- {name}: {pass} pass ({}%), {fail} fail, {nc} not comparable, {skip} skipped.",
+            pct(*pass)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "- Gyre's PTX vs the interpreter: bit for bit, except in the {} kernels with \
+         hardware-approximate opcodes (`ex2_approx`, ...: the IR means the exact value \
+         rounded, PTX approximates it), where {} float words differ, scaled error at most \
+         {:.1e}. Gyre's PTX vs llc's PTX: {} float words differ, scaled error at most \
+         {:.1e} (tolerance {TOLERANCE:e}), at most {} ulp.",
+        s.approx_kernels,
+        s.interp_closeness.words,
+        s.interp_closeness.max_err,
+        s.closeness.words,
+        s.closeness.max_err,
+        s.closeness.max_ulp
+    );
+    if s.unmet.is_empty() {
+        let _ = writeln!(out, "- Targets: all met.");
+    } else {
+        let _ = writeln!(out, "- Targets missed: {}.", s.unmet.len());
+    }
+}
+
+/// The console summary.
+pub fn console(setup: &Setup, reports: &[Report], s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "corpus: {}", setup.corpus.display());
+    let _ = writeln!(
+        out,
+        "host-filled __constant__ globals: {}",
+        if super::interp_reads_host_constants() {
+            "random contents (the interpreter reads the caller's buffer)"
+        } else {
+            "initializer (the interpreter does not read the caller's buffer yet)"
+        }
+    );
+    for r in reports {
+        let stages: Vec<String> = r
+            .stages()
+            .iter()
+            .map(|(n, o)| format!("{n}={}", cell(o).trim_matches('*')))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<60} {} ({:.1}s) {}",
+            r.entry.file,
+            stages.join(" "),
+            r.seconds,
+            reason(r)
+        );
+    }
+    totals(s, &mut out);
+    for u in &s.unmet {
+        let _ = writeln!(out, "missed: {u}");
+    }
+    let _ = writeln!(out, "time: {:.1}s", s.seconds);
+    out
+}
+
+/// docs/corpus.md.
+pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
+    let mut out = String::new();
+    out.push_str("# Corpus: real CUDA kernels end to end\n\n");
+    out.push_str(
+        "Generated by `cargo xtask corpus --write-doc` from the kernels in \
+         `../shared/corpus/cuda/` (clang 14's device IR of PolyBench-ACC, Rodinia and \
+         NVIDIA cuda-samples kernels, see its README). Do not edit by hand. \
+         `cargo test -p xtask` runs the same harness on a fixed slice of fast kernels.\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "Stages, for every kernel (xtask/src/corpus/mod.rs):\n\n\
+         - **import**: gyre-llvm reads the `.ll` (every import error is listed);\n\
+         - **verify**: the imported module verifies;\n\
+         - **opt**: Gyre's `-O` pipeline (`{}`) with `--verify-each` checks;\n\
+         - **ptx**: PTX for sm_70, sm_80 and sm_90, each accepted by ptxas;\n\
+         - **interp**: the input and the `-O` output run in the interpreter on {} random \
+         inputs and leave the same bytes in every buffer (bit for bit; a run where the \
+         input itself faults is *not comparable*, n/c);\n\
+         - **llc**: LLVM 14 `llc -march=nvptx64 -mcpu=sm_70` compiles the input (libdevice \
+         linked first with `llvm-link --only-needed` when the kernel calls `__nv_*`), and \
+         ptxas accepts llc's PTX;\n\
+         - **sim**: Gyre's sm_70 PTX and llc's PTX run in ptx-sim on the same inputs; \
+         Gyre's buffers must match the interpreter's bit for bit (NaN payloads aside; \
+         float buffers within the tolerance below when the kernel uses a \
+         hardware-approximate opcode) \
+         and llc's exactly on integer buffers and, on buffers filled with floats, within \
+         `|a - b| <= {:e} * max(1, |a|, |b|)` (llc contracts `contract` multiply-adds \
+         into `fma`, Gyre does not; a fused result that cancels to near zero is many ulps \
+         off but close in absolute terms); a buffer's type is not known, so an integer \
+         result in a float-filled buffer gets the tolerance too. A run the interpreter \
+         rejects is not compared.\n\n\
+         Launches: the block shape from the manifest (else 16x8 for 2-D indexing, 64 \
+         threads otherwise), a grid of 2x2 or 2 CTAs, integer scalars 32, float scalars \
+         random in [0.5, 2.5), every pointer a 128 KiB buffer of random floats in [-2, 2); \
+         globals marked `externally_initialized` (host-filled `__constant__`/`__device__` \
+         data) get random contents, the same in the interpreter and in ptx-sim (but see \
+         below for `__constant__`). Kernels whose \
+         launch must differ are listed in xtask/src/corpus/launches.rs, each with its \
+         reason. Targets: every kernel that imports must pass verify, opt, ptx and interp; \
+         a sim failure must be explained in `report::KNOWN`.\n",
+        super::DEFAULT_PIPELINE,
+        setup.runs,
+        TOLERANCE
+    );
+    let _ = writeln!(
+        out,
+        "Host-filled `__constant__` data: {}\n",
+        if super::interp_reads_host_constants() {
+            "the interpreter takes it from the caller's buffer of the global's name, so \
+             the harness gives it random contents there and the same bytes to both PTX \
+             texts."
+        } else {
+            "the interpreter of this build keeps the initializer of an \
+             `externally_initialized` `__constant__` global, so the harness leaves those \
+             globals at their initializers everywhere (host-filled `__device__` globals \
+             still get random contents)."
+        }
+    );
+    out.push_str("## Totals\n\n");
+    totals(s, &mut out);
+    let _ = writeln!(out, "- Full run time: {:.0} s.\n", s.seconds);
+    if !s.unmet.is_empty() {
+        out.push_str("### Missed targets\n\n");
+        for u in &s.unmet {
+            let _ = writeln!(out, "- {}", md(u));
+        }
+        out.push('\n');
+    }
+    let nc: Vec<&Report> = reports
+        .iter()
+        .filter(|r| matches!(r.interp, Outcome::NotComparable(_)))
+        .collect();
+    if !nc.is_empty() {
+        out.push_str("### Not comparable\n\n");
+        for r in nc {
+            let dynamic = r.dynamic_shared
+                && matches!(&r.interp, Outcome::NotComparable(w) if w.contains("shared address"));
+            let why = NOT_COMPARABLE
+                .iter()
+                .find(|(f, _)| *f == r.entry.file)
+                .map(|(_, w)| *w)
+                .or(dynamic.then_some(DYNAMIC_SHARED_REASON))
+                .unwrap_or("no explanation yet: see the kernel's row");
+            let _ = writeln!(out, "- `{}`: {why}", r.entry.file.trim_end_matches(".ll"));
+        }
+        out.push('\n');
+    }
+    if !KNOWN.is_empty() {
+        out.push_str("### Known ptx-sim differences\n\n");
+        for (f, why) in KNOWN {
+            let _ = writeln!(out, "- `{f}`: {why}");
+        }
+        out.push('\n');
+    }
+    import_failures(reports, &mut out);
+    let unread: Vec<(&str, &str)> = reports
+        .iter()
+        .filter_map(|r| match &r.llc {
+            Outcome::Pass(n) if !n.is_empty() => Some((r.entry.file.as_str(), n.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !unread.is_empty() {
+        out.push_str("## llc's PTX that ptx-sim cannot read\n\n");
+        out.push_str(
+            "Checked for every kernel, imported or not: what the simulator still lacks \
+             for the sim stage of kernels Gyre cannot import yet.\n\n",
+        );
+        for (f, n) in unread {
+            let _ = writeln!(out, "- `{}`: {}", f.trim_end_matches(".ll"), md(n));
+        }
+        out.push('\n');
+    }
+    out.push_str("## Kernels\n\n");
+    out.push_str(
+        "Launch is grid x block; `*` marks a launch from the table in \
+         xtask/src/corpus/launches.rs (reasons below).\n\n",
+    );
+    out.push_str("| kernel | launch | import | verify | opt | ptx | interp | llc | sim | first failure, or notes |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in reports {
+        let cells: Vec<&str> = r.stages().iter().map(|(_, o)| cell(o)).collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            r.entry.file.trim_end_matches(".ll"),
+            if launches::special(&r.entry.file).is_some() {
+                format!("{}*", r.launch)
+            } else {
+                r.launch.clone()
+            },
+            cells.join(" | "),
+            md(&reason(r))
+        );
+    }
+    out.push_str("\n## Launches that are not the default\n\n");
+    for sp in launches::LAUNCHES {
+        let _ = writeln!(
+            out,
+            "- `{}`: {}",
+            sp.file.trim_end_matches(".ll"),
+            sp.reason
+        );
+    }
+    out
+}
+
+/// What the importer rejects, by construct: the message of every import error without
+/// its position (and without the function or type it names, after `@`/`%`/`of type`),
+/// with the kernels it stops.
+fn import_failures(reports: &[Report], out: &mut String) {
+    let mut by: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in reports {
+        let Outcome::Fail(all) = &r.import else {
+            continue;
+        };
+        for e in all.split("; ") {
+            // `line:col: message`.
+            let msg = e.splitn(3, ':').nth(2).unwrap_or(e).trim();
+            let name = r.entry.file.trim_end_matches(".ll");
+            match by.iter_mut().find(|(m, _)| m == msg) {
+                Some((_, files)) => {
+                    if !files.contains(&name) {
+                        files.push(name)
+                    }
+                }
+                None => by.push((msg.to_string(), vec![name])),
+            }
+        }
+    }
+    if by.is_empty() {
+        return;
+    }
+    by.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    out.push_str("## Import errors by message\n\n");
+    out.push_str("| error | kernels | which |\n|---|---|---|\n");
+    for (msg, files) in by {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            md(&msg),
+            files.len(),
+            files.join(", ")
+        );
+    }
+    out.push('\n');
+}
