@@ -80,8 +80,37 @@ const DWT_SIZES: &[(usize, Scalar)] = &[
     (4, Scalar::Int(1)),
 ];
 
+/// nbody's integrateBodies(newPos, oldPos, vel, deviceOffset, deviceNumBodies, dt,
+/// damping, numTiles).
+const NBODY_REASON: &str = "a thread past deviceNumBodies returns before the tile loop's \
+                            barriers, so the bodies must fill the grid (the host launches \
+                            numBodies / blockSize blocks): 2 blocks of 64, 128 bodies, \
+                            numTiles = 128 / 64, offset 0";
+const NBODY_SIZES: &[(usize, Scalar)] = &[
+    (3, Scalar::Int(0)),
+    (4, Scalar::Int(128)),
+    (7, Scalar::Int(2)),
+];
+
 /// The kernels whose launch is not the default one.
 pub const LAUNCHES: &[Special] = &[
+    Special {
+        file: "cudasamples__nbody_integrateBodies_float.ll",
+        reason: NBODY_REASON,
+        grid: Some([2, 1, 1]),
+        block: Some([64, 1, 1]),
+        scalars: NBODY_SIZES,
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__nbody_integrateBodies_double.ll",
+        reason: NBODY_REASON,
+        grid: Some([2, 1, 1]),
+        block: Some([64, 1, 1]),
+        scalars: NBODY_SIZES,
+        fills: &[(0, Fill::F64), (1, Fill::F64), (2, Fill::F64)],
+        ..NONE
+    },
     Special {
         file: "rodinia__srad_v1_srad.ll",
         reason: "iN/iS/jW/jE hold neighbour row/column indices: they must be below the \

@@ -664,6 +664,8 @@ fn interp_stage(
         let contents = host_contents(host, seed as u64);
         let (args, mem) = interp_inputs(case, host, &contents);
         let mut launch = Launch::new(plan.grid, plan.block, args);
+        // The `extern __shared__` arrays' storage, as ptx-sim gets it.
+        launch.dynamic_shared_bytes = DYNAMIC_SHARED;
         launch.config = Config {
             step_limit: STEP_LIMIT,
             ..Config::default()

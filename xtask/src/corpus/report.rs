@@ -11,33 +11,15 @@ use std::fmt::Write as _;
 
 /// ptx-sim stage failures with a known cause (file, reason): reported, not missed
 /// targets.
-pub const KNOWN: &[(&str, &str)] = &[];
-
-/// Why a kernel with `extern __shared__` arrays faults in shared memory.
-const DYNAMIC_SHARED_REASON: &str = "`extern __shared__` arrays are dynamic shared memory, \
-     sized by the launch; the IR has them as 0-element shared globals and the interpreter \
-     has no launch parameter for their size, so the first access faults (ptx-sim gets 16 \
-     KiB)";
+pub const KNOWN: &[(&str, &str)] = &[(
+    "cudasamples__clock_timedReduction.ll",
+    "the kernel writes `clock()` readings, which differ between any two executions: the \
+     interpreter counts the thread's IR instructions, ptx-sim its PTX instructions, a GPU \
+     its cycles",
+)];
 
 /// Why a kernel's runs are not comparable whatever the launch (file, reason).
-pub const NOT_COMPARABLE: &[(&str, &str)] = &[
-    (
-        "cudasamples__dwtHaar1D_dwtHaar1D.ll",
-        "`extern __shared__ float shared[]` is dynamic shared memory, sized by the launch; \
-     the IR has it as a 0-element shared global and the interpreter has no launch \
-     parameter for its size, so the first access faults (ptx-sim gets 16 KiB)",
-    ),
-    (
-        "cudasamples__nbody_integrateBodies_float.ll",
-        "the body tile is `extern __shared__` (`__smem`, dynamic shared memory): as \
-         dwtHaar1D",
-    ),
-    (
-        "cudasamples__nbody_integrateBodies_double.ll",
-        "the body tile is `extern __shared__` (`__smem`, dynamic shared memory): as \
-         dwtHaar1D",
-    ),
-];
+pub const NOT_COMPARABLE: &[(&str, &str)] = &[];
 
 /// Totals over the reports.
 #[derive(Clone, Debug, Default)]
@@ -281,7 +263,8 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          random in [0.5, 2.5), every pointer a 128 KiB buffer of random floats in [-2, 2); \
          globals marked `externally_initialized` (host-filled `__constant__`/`__device__` \
          data) get random contents, the same in the interpreter and in ptx-sim (but see \
-         below for `__constant__`). Kernels whose \
+         below for `__constant__`); 16 KiB of dynamic shared memory back the \
+         `extern __shared__` arrays in both. Kernels whose \
          launch must differ are listed in xtask/src/corpus/launches.rs, each with its \
          reason. Targets: every kernel that imports must pass verify, opt, ptx and interp; \
          a sim failure must be explained in `report::KNOWN`.\n",
@@ -320,13 +303,10 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
     if !nc.is_empty() {
         out.push_str("### Not comparable\n\n");
         for r in nc {
-            let dynamic = r.dynamic_shared
-                && matches!(&r.interp, Outcome::NotComparable(w) if w.contains("shared address"));
             let why = NOT_COMPARABLE
                 .iter()
                 .find(|(f, _)| *f == r.entry.file)
                 .map(|(_, w)| *w)
-                .or(dynamic.then_some(DYNAMIC_SHARED_REASON))
                 .unwrap_or("no explanation yet: see the kernel's row");
             let _ = writeln!(out, "- `{}`: {why}", r.entry.file.trim_end_matches(".ll"));
         }
