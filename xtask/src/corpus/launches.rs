@@ -28,6 +28,13 @@ pub enum Fill {
     U64Below(u64),
     /// Word `i` (32-bit) holds `i`: sorted keys (B+tree nodes).
     Ascending,
+    /// Word `i` (32-bit) holds `start + i * step` (bit positions, offsets).
+    Arith {
+        /// Word 0.
+        start: u32,
+        /// The difference between neighbours.
+        step: u32,
+    },
     /// Zeros.
     Zero,
 }
@@ -94,6 +101,42 @@ const NBODY_SIZES: &[(usize, Scalar)] = &[
 
 /// The kernels whose launch is not the default one.
 pub const LAUNCHES: &[Special] = &[
+    Special {
+        file: "rodinia__huffman_pack2.ll",
+        reason: "cindex holds each block's code length in bits and cindex2 its bit position \
+                 (their prefix sum): 96 bits per thread from bit 5 on, so every thread \
+                 copies 3 words with a shift of 5 (a shift of 0 would be `x << 32`, \
+                 poison in LLVM) and its neighbours meet only in atomicOr; 4 source words \
+                 per block",
+        scalars: &[(4, Scalar::Int(4))],
+        fills: &[
+            (1, Fill::Arith { start: 96, step: 0 }),
+            (2, Fill::Arith { start: 5, step: 96 }),
+            (3, Fill::Zero),
+        ],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__shfl_scan_shfl_intimage_rows.ll",
+        reason: "one row of the image per block of 120 threads (the host launches 1-D \
+                 blocks of 120, each thread a uint4 of pixels); a 2-D block would have its \
+                 rows write the same words",
+        grid: Some([2, 1, 1]),
+        block: Some([120, 1, 1]),
+        fills: &[(0, Fill::U32Below(256))],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__shfl_scan_shfl_vertical_shfl.ll",
+        reason: "the host's blockSz(32, 8) and a grid of width/32 blocks; the kernel walks \
+                 135 steps of 8 rows, so the image has 1080 rows of `width` words \
+                 (width 32: one block)",
+        grid: Some([1, 1, 1]),
+        block: Some([32, 8, 1]),
+        scalars: &[(1, Scalar::Int(32)), (2, Scalar::Int(1080))],
+        fills: &[(0, Fill::U32Below(1 << 16))],
+        buffer_bytes: Some(32 * 1080 * 4),
+    },
     Special {
         file: "cudasamples__nbody_integrateBodies_float.ll",
         reason: NBODY_REASON,
@@ -577,6 +620,10 @@ pub fn fill_bytes(fill: Fill, len: usize, rng: &mut SplitMix64) -> Vec<u8> {
             }
             Fill::U64Below(n) => out.extend_from_slice(&rng.below(n.max(1)).to_le_bytes()),
             Fill::Ascending => out.extend_from_slice(&((out.len() / 4) as u32).to_le_bytes()),
+            Fill::Arith { start, step } => {
+                let i = (out.len() / 4) as u32;
+                out.extend_from_slice(&start.wrapping_add(i.wrapping_mul(step)).to_le_bytes())
+            }
             Fill::Zero => out.push(0),
         }
     }
