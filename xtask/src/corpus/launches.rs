@@ -59,7 +59,8 @@ pub struct Special {
     pub grid: Option<[u32; 3]>,
     /// Block shape, if not the default.
     pub block: Option<[u32; 3]>,
-    /// Scalar arguments by parameter index.
+    /// Scalar arguments by parameter index (for a pointer parameter, an integer is a
+    /// byte offset into its buffer).
     pub scalars: &'static [(usize, Scalar)],
     /// Buffer contents by parameter index.
     pub fills: &'static [(usize, Fill)],
@@ -101,6 +102,13 @@ const NBODY_SIZES: &[(usize, Scalar)] = &[
 
 /// The kernels whose launch is not the default one.
 pub const LAUNCHES: &[Special] = &[
+    Special {
+        file: "cudasamples__eigenvalues_bisectKernelLarge_OneIntervals.ll",
+        reason: "the superdiagonal is read at `g_s[i - 1]`: the host passes a pointer one \
+                 float into its array (`g_b = g_b_raw + 1`)",
+        scalars: &[(1, Scalar::Int(4))],
+        ..NONE
+    },
     Special {
         file: "rodinia__huffman_pack2.ll",
         reason: "cindex holds each block's code length in bits and cindex2 its bit position \
@@ -589,8 +597,8 @@ pub enum Value {
     F32(f32),
     /// An `f64` scalar.
     F64(f64),
-    /// The start of buffer number `.0` of [`Case::buffers`].
-    Buffer(usize),
+    /// Buffer number `.0` of [`Case::buffers`], `.1` bytes past its start.
+    Buffer(usize, u64),
     /// The bytes of a `byval` parameter (a struct passed by value).
     Bytes(Vec<u8>),
 }
@@ -662,7 +670,13 @@ pub fn case(plan: &Plan, params: &[Type], byval: &[(usize, usize)], seed: u64) -
                     fill_bytes(fill, plan.buffer_bytes, &mut rng),
                 ));
                 floats.push(matches!(fill, Fill::F32 | Fill::F64));
-                Value::Buffer(buffers.len() - 1)
+                // An integer given for a pointer is a byte offset into its buffer (a
+                // host that passes `a + 1`).
+                let off = match fixed {
+                    Some(Scalar::Int(o)) => o,
+                    _ => 0,
+                };
+                Value::Buffer(buffers.len() - 1, off)
             }
             (Type::F32, Some(Scalar::Float(x))) => Value::F32(x as f32),
             (Type::F64, Some(Scalar::Float(x))) => Value::F64(x),
@@ -718,7 +732,7 @@ mod tests {
             &[],
             3,
         );
-        assert_eq!(c.args, vec![Value::Int(DEFAULT_INT), Value::Buffer(0)]);
+        assert_eq!(c.args, vec![Value::Int(DEFAULT_INT), Value::Buffer(0, 0)]);
         assert_eq!(c.buffers[0].1.len(), 64);
         assert!(c.buffers[0]
             .1

@@ -639,7 +639,7 @@ fn interp_inputs(case: &Case, host: &[HostGlobal], contents: &[Vec<u8>]) -> (Vec
             Value::Int(n) => Arg::Int(*n),
             Value::F32(x) => Arg::F32(*x),
             Value::F64(x) => Arg::F64(*x),
-            Value::Buffer(i) => Arg::buffer(&case.buffers[*i].0),
+            Value::Buffer(i, off) => Arg::Buffer(case.buffers[*i].0.clone(), *off),
             Value::Bytes(b) => Arg::Bytes(b.clone()),
         })
         .collect();
@@ -828,7 +828,7 @@ fn sim_run(
                 Value::Int(n) => n.to_le_bytes().to_vec(),
                 Value::F32(x) => x.to_le_bytes().to_vec(),
                 Value::F64(x) => x.to_le_bytes().to_vec(),
-                Value::Buffer(i) => addrs[*i].to_le_bytes().to_vec(),
+                Value::Buffer(i, off) => (addrs[*i] + off).to_le_bytes().to_vec(),
                 Value::Bytes(b) => b.clone(),
             };
             let mut b = bytes;
