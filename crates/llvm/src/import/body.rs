@@ -2225,21 +2225,36 @@ impl<'a> Lower<'a> {
             }
             _ => return Err(unsup(self)),
         };
-        // Attributes after the call (`#3`); metadata attachments are the caller's.
+        self.call_attrs(false)?;
+        Ok(Some(v))
+    }
+
+    /// Skip a call's function attributes on its line (`#3`, `nounwind`, `"key"="v"`);
+    /// operand bundles are only allowed on hints (`hint`), since anywhere else they
+    /// carry semantics. Metadata attachments are left to the caller.
+    fn call_attrs(&mut self, hint: bool) -> PResult<()> {
         let line = self.c.at(self.c.i - 1).line;
         loop {
             let t = self.c.tok();
             if t.line != line {
-                break;
+                return Ok(());
             }
             match &t.tok {
-                Tok::Word(_) | Tok::AttrRef(_) => {
+                // Bundles on dropped hints (`llvm.assume(i1 true) ["align"(...)]`).
+                Tok::Punct(b'[') if hint => self.c.skip_balanced()?,
+                Tok::Punct(b'[') => return Err(self.unsup(self.c.i, "operand bundle")),
+                Tok::Word(_) | Tok::AttrRef(_) | Tok::Str(_) => {
                     self.c.bump();
+                    if self.c.is_punct(b'(') {
+                        self.c.skip_balanced()?;
+                    } else if self.c.is_punct(b'=') {
+                        self.c.bump();
+                        self.c.bump();
+                    }
                 }
-                _ => break,
+                _ => return Ok(()),
             }
         }
-        Ok(Some(v))
     }
 
     fn call(&mut self, b: Block, op_i: usize) -> PResult<Option<Value>> {
@@ -2330,30 +2345,7 @@ impl<'a> Lower<'a> {
                 self.c.expect_punct(b',')?;
             }
         }
-        // Function attributes on the same line; operand bundles are not supported.
-        let line = self.c.at(self.c.i - 1).line;
-        loop {
-            let t = self.c.tok();
-            if t.line != line {
-                break;
-            }
-            match &t.tok {
-                // Bundles on dropped hints (`llvm.assume(i1 true) ["align"(...)]`) are
-                // hints too; anywhere else they carry semantics.
-                Tok::Punct(b'[') if is_dropped_intrinsic(&callee) => self.c.skip_balanced()?,
-                Tok::Punct(b'[') => return Err(self.unsup(self.c.i, "operand bundle")),
-                Tok::Word(_) | Tok::AttrRef(_) | Tok::Str(_) => {
-                    self.c.bump();
-                    if self.c.is_punct(b'(') {
-                        self.c.skip_balanced()?;
-                    } else if self.c.is_punct(b'=') {
-                        self.c.bump();
-                        self.c.bump();
-                    }
-                }
-                _ => break,
-            }
-        }
+        self.call_attrs(is_dropped_intrinsic(&callee))?;
         // Newer LLVM declares intrinsics implicitly.
         let info = match self.st.funcs.get(&callee) {
             Some(i) => i.callee.clone(),
