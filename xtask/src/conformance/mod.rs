@@ -99,48 +99,20 @@ impl Entry {
 /// Read `MANIFEST.tsv` (columns found by their header names).
 pub fn read_manifest(corpus: &Path) -> Result<Vec<Entry>, String> {
     let path = corpus.join("MANIFEST.tsv");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .ok_or_else(|| format!("{}: empty", path.display()))?
-        .split('\t')
-        .collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or_else(|| format!("{}: no column {name}", path.display()))
-    };
-    let (d, f, r, p, n) = (
-        col("dir")?,
-        col("file")?,
-        col("run_passes")?,
-        col("parses_with_llvm14")?,
-        col("notes")?,
-    );
-    let mut out = Vec::new();
-    for (k, line) in lines.enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cells: Vec<&str> = line.split('\t').collect();
-        let get = |i: usize| {
-            cells
-                .get(i)
-                .map(|s| s.to_string())
-                .ok_or_else(|| format!("{}:{}: missing column {i}", path.display(), k + 2))
-        };
-        out.push(Entry {
-            dir: get(d)?,
-            file: get(f)?,
-            run_passes: get(r)?,
-            parses_with_llvm14: get(p)? == "yes",
-            notes: cells.get(n).map_or(String::new(), |s| s.to_string()),
-        });
-    }
-    Ok(out)
+    let names = ["dir", "file", "run_passes", "parses_with_llvm14", "notes"];
+    let rows = crate::read_tsv(&path, &names)?;
+    rows.iter()
+        .map(|(line, row)| {
+            let get = |i| crate::tsv_cell(&path, *line, row, i);
+            Ok(Entry {
+                dir: get(0)?,
+                file: get(1)?,
+                run_passes: get(2)?,
+                parses_with_llvm14: get(3)? == "yes",
+                notes: row[4].clone().unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 /// The corpus: `GYRE_LIT_CORPUS` if set, else `<workspace root>/../shared/corpus/llvm-lit`;

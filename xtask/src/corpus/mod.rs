@@ -62,46 +62,18 @@ pub struct Entry {
 /// Read `MANIFEST.tsv` (columns found by their header names).
 pub fn read_manifest(corpus: &Path) -> Result<Vec<Entry>, String> {
     let path = corpus.join("MANIFEST.tsv");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .ok_or_else(|| format!("{}: empty", path.display()))?
-        .split('\t')
-        .collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or_else(|| format!("{}: no column {name}", path.display()))
-    };
-    let (f, s, feat, l) = (
-        col("file")?,
-        col("symbol")?,
-        col("features")?,
-        col("launch")?,
-    );
-    let mut out = Vec::new();
-    for (k, line) in lines.enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cells: Vec<&str> = line.split('\t').collect();
-        let get = |i: usize| {
-            cells
-                .get(i)
-                .map(|s| s.to_string())
-                .ok_or_else(|| format!("{}:{}: missing column {i}", path.display(), k + 2))
-        };
-        out.push(Entry {
-            file: get(f)?,
-            symbol: get(s)?.trim_start_matches('@').to_string(),
-            features: get(feat)?,
-            launch: get(l)?,
-        });
-    }
-    Ok(out)
+    let rows = crate::read_tsv(&path, &["file", "symbol", "features", "launch"])?;
+    rows.iter()
+        .map(|(line, row)| {
+            let get = |i| crate::tsv_cell(&path, *line, row, i);
+            Ok(Entry {
+                file: get(0)?,
+                symbol: get(1)?.trim_start_matches('@').to_string(),
+                features: get(2)?,
+                launch: get(3)?,
+            })
+        })
+        .collect()
 }
 
 /// The corpus: `GYRE_CUDA_CORPUS` if set, else `<workspace root>/../shared/corpus/cuda`;
