@@ -79,6 +79,12 @@ impl Lower<'_> {
         )
     }
 
+    /// `y`, or `x` itself when `x` is NaN (its payload passes through, as libm's does).
+    fn nan_passes(&mut self, b: Block, x: Value, y: Value) -> Value {
+        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
+        self.m_sel(b, nan, x, y)
+    }
+
     fn m_sel(&mut self, b: Block, c: Value, x: Value, y: Value) -> Value {
         let t = self.f.dfg.value_type(x);
         self.emit(
@@ -596,8 +602,7 @@ impl Lower<'_> {
         let s2 = self.pow2_f32(b, h2);
         let y1 = self.m_bin(b, Opcode::Fmul, p, s1);
         let y = self.m_bin(b, Opcode::Fmul, y1, s2);
-        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
-        self.m_sel(b, nan, x, y)
+        self.nan_passes(b, x, y)
     }
 
     /// `2^k` as an f32 for `k` in the normal range [-126, 127].
@@ -767,8 +772,7 @@ impl Lower<'_> {
         let s2 = self.pow2_f64(b, h2);
         let y1 = self.m_bin(b, Opcode::Fmul, y, s1);
         let y = self.m_bin(b, Opcode::Fmul, y1, s2);
-        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
-        self.m_sel(b, nan, x, y)
+        self.nan_passes(b, x, y)
     }
 
     /// `2^k` as an f64 for `k` (i64) in the normal range [-1022, 1023].
@@ -1181,8 +1185,7 @@ impl Lower<'_> {
             &[1.0, -1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0, 62.0 / 2835.0],
         );
         let y = self.near_zero(b, x, 1.0 / 32.0, near, far);
-        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
-        self.m_sel(b, nan, x, y)
+        self.nan_passes(b, x, y)
     }
 
     /// expm1 = e^x - 1; Taylor to x⁷ below 2^-5.
@@ -1220,8 +1223,7 @@ impl Lower<'_> {
         let t = self.m_mulc64(b, l, 1.0 / 3.0);
         let e = self.exp_f64(b, t);
         let y = self.copysign(b, e, x);
-        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
-        self.m_sel(b, nan, x, y)
+        self.nan_passes(b, x, y)
     }
 
     /// atan(t) for t ≥ 0 (inf included): atan(t) = π/2 - atan(1/t) above 1, then two
@@ -1261,8 +1263,7 @@ impl Lower<'_> {
         let ax = self.m_un(b, Opcode::Fabs, x);
         let a = self.atan_core(b, ax);
         let y = self.copysign(b, a, x);
-        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
-        self.m_sel(b, nan, x, y)
+        self.nan_passes(b, x, y)
     }
 
     /// asin(x) = atan(x/√(1 - x²)) (1 - x² is exact near |x| = 1; |x| > 1 gives NaN).
@@ -1354,8 +1355,7 @@ impl Lower<'_> {
             &[1.0, -1.0 / 6.0, 3.0 / 40.0, -15.0 / 336.0, 105.0 / 3456.0],
         );
         let y = self.near_zero(b, x, 1.0 / 32.0, near, far);
-        let nan = self.m_fcmp(b, FloatCC::Uno, x, x);
-        self.m_sel(b, nan, x, y)
+        self.nan_passes(b, x, y)
     }
 
     /// acosh = log(x + √(x² - 1)) (x² - 1 exact in f64 for an f32 x; x < 1 gives NaN).
