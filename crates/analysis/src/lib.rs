@@ -70,7 +70,7 @@ pub use cfg::{Cfg, CfgError};
 pub use domtree::DomTree;
 pub use domtree_update::{DomUpdate, DomUpdateError};
 pub use frontier::{DominanceFrontiers, IdfCalculator};
-pub use loops::{IrreducibleCycle, Loop, LoopInfo};
+pub use loops::{IrreducibleCycle, Loop, LoopBlocks, LoopInfo};
 pub use manager::{Analyses, Analysis, AnalysisCache, AnalysisError, ModuleAnalyses};
 pub use postdom::PostDomTree;
 pub use print::{print_cfg, print_domtree, print_loops, print_postdomtree};

@@ -60,6 +60,7 @@ use bitvec::vec::BitVec;
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{entity_impl, EntityRef};
 use gyre_ir::{Block, Function, ValueDef};
+use std::collections::BTreeMap;
 
 /// Marks a reachable block in no loop in `LoopInfo::innermost`.
 const NO_LOOP: u32 = u32::MAX;
@@ -126,6 +127,10 @@ pub struct LoopInfo {
     scc: Scc,
     components: Vec<Vec<Block>>,
     marks: BitVec,
+    /// Blocks added by [`LoopInfo::add_block`] since the last computation, keyed by the
+    /// start of the block range of the loop they were added to (so that the entries of a
+    /// loop and of all its subloops form one key range).
+    added: BTreeMap<u32, Vec<Block>>,
     valid: bool,
 }
 
@@ -151,6 +156,7 @@ impl LoopInfo {
         self.top_level.clear();
         self.latches.clear();
         self.irreducible.clear();
+        self.added.clear();
         self.valid = false;
     }
 
@@ -472,10 +478,86 @@ impl LoopInfo {
         self.data(l).depth
     }
 
-    /// Every block of `l` (subloops included): the header first, see the module doc.
-    pub fn blocks(&self, l: Loop) -> &[Block] {
+    /// Every block of `l` (subloops included): the header first, see the module doc;
+    /// blocks added since the computation ([`LoopInfo::add_block`]) come last, in order
+    /// of addition per loop.
+    pub fn blocks(&self, l: Loop) -> LoopBlocks<'_> {
         let [a, b] = self.data(l).blocks;
-        &self.blocks[a as usize..b as usize]
+        LoopBlocks {
+            computed: self.blocks[a as usize..b as usize].iter(),
+            added: self.added.range(a..b),
+            current: [].iter(),
+        }
+    }
+
+    /// Number of blocks of `l` (subloops included).
+    pub fn num_blocks(&self, l: Loop) -> usize {
+        self.blocks(l).len()
+    }
+
+    // ---- Incremental updates ------------------------------------------------------------
+    //
+    // For loop passes that keep the forest current instead of having it recomputed (LLVM's
+    // `LoopInfo::addBasicBlockToLoop`, `Loop::moveToHeader`). Each is O(1) or linear in
+    // the blocks of one loop not in a subloop, so that a pass visiting every loop once
+    // stays linear.
+
+    /// `block` (new, or in no loop so far) now belongs to `l` and every loop around it
+    /// (`None`: to no loop). It is listed by [`LoopInfo::blocks`] after the computed
+    /// blocks. O(log of the number of loops given blocks).
+    pub fn add_block(&mut self, block: Block, l: Option<Loop>) {
+        let i = block.index();
+        if self.innermost.len() <= i {
+            self.innermost.resize(i + 1, DEAD);
+        }
+        match l {
+            Some(l) => {
+                self.innermost[i] = l.as_u32();
+                let start = self.data(l).blocks[0];
+                self.added.entry(start).or_default().push(block);
+            }
+            None => self.innermost[i] = NO_LOOP,
+        }
+    }
+
+    /// The header of `l` is now `header`, one of the blocks of `l` outside its subloops,
+    /// and its only latch is `latch` (loop rotation). The header moves to the front of
+    /// [`LoopInfo::blocks`]. O(blocks of `l` outside subloops). Returns `false` (and
+    /// changes nothing) if `header` is not such a block of `l` or `l` has not exactly one
+    /// latch entry.
+    pub fn set_header_and_latch(&mut self, l: Loop, header: Block, latch: Block) -> bool {
+        if self.innermost_loop(header) != Some(l) || !self.contains(l, latch) {
+            return false;
+        }
+        let [la, lb] = self.data(l).latches;
+        if lb != la + 1 {
+            return false;
+        }
+        let [a, b] = self.data(l).blocks;
+        let (a, b) = (a as usize, b as usize);
+        let old = self.data(l).header;
+        if header != old {
+            match self.blocks[a..b].iter().position(|&x| x == header) {
+                Some(k) => self.blocks.swap(a, a + k),
+                None => {
+                    // Added after the computation: it takes the header's place.
+                    let start = a as u32;
+                    let Some(list) = self.added.get_mut(&start) else {
+                        return false;
+                    };
+                    let Some(k) = list.iter().position(|&x| x == header) else {
+                        return false;
+                    };
+                    list[k] = old;
+                    self.blocks[a] = header;
+                }
+            }
+        }
+        self.latches[la as usize] = latch;
+        let d = &mut self.loops[l.index()];
+        d.header = header;
+        d.one_back_edge = true;
+        true
     }
 
     /// The innermost loop containing `block`.
@@ -561,8 +643,6 @@ impl LoopInfo {
     /// Blocks of `l` with a successor outside it, in [`LoopInfo::blocks`] order.
     pub fn exiting_blocks(&self, l: Loop, cfg: &Cfg) -> Vec<Block> {
         self.blocks(l)
-            .iter()
-            .copied()
             .filter(|&b| cfg.succs(b).iter().any(|&s| !self.contains(l, s)))
             .collect()
     }
@@ -570,7 +650,7 @@ impl LoopInfo {
     /// Edges `(inside, outside)` leaving `l`, one per CFG edge.
     pub fn exit_edges(&self, l: Loop, cfg: &Cfg) -> Vec<(Block, Block)> {
         let mut out = Vec::new();
-        for &b in self.blocks(l) {
+        for b in self.blocks(l) {
             for &s in cfg.succs(b) {
                 if !self.contains(l, s) {
                     out.push((b, s));
@@ -724,4 +804,43 @@ fn find(uf: &mut [u32], mut x: u32) -> u32 {
 fn dedup_keep_first(v: &mut Vec<Block>) {
     let mut seen = rustc_hash::FxHashSet::default();
     v.retain(|b| seen.insert(*b));
+}
+
+/// The blocks of a loop ([`LoopInfo::blocks`]): those found by the last computation,
+/// then those added since.
+#[derive(Clone)]
+pub struct LoopBlocks<'a> {
+    computed: std::slice::Iter<'a, Block>,
+    added: std::collections::btree_map::Range<'a, u32, Vec<Block>>,
+    current: std::slice::Iter<'a, Block>,
+}
+
+impl Iterator for LoopBlocks<'_> {
+    type Item = Block;
+
+    #[inline]
+    fn next(&mut self) -> Option<Block> {
+        if let Some(&b) = self.computed.next() {
+            return Some(b);
+        }
+        loop {
+            if let Some(&b) = self.current.next() {
+                return Some(b);
+            }
+            self.current = self.added.next()?.1.iter();
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.len();
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for LoopBlocks<'_> {
+    fn len(&self) -> usize {
+        self.computed.len()
+            + self.current.len()
+            + self.added.clone().map(|(_, v)| v.len()).sum::<usize>()
+    }
 }

@@ -5,8 +5,8 @@
 //! its field name, its type, its bit in [`Analyses`], its printed name and the analyses it
 //! is computed from. The table generates the cache's fields, the [`Analyses`] constants,
 //! [`AnalysisCache::ensure`] (compute what is missing, dependencies first),
-//! [`AnalysisCache::invalidate`] (clear what a pass did not preserve, and everything
-//! computed from it) and the timing counters. Adding an analysis (scalar evolution, say)
+//! [`AnalysisCache::invalidate`] (clear what a pass did not preserve) and the timing
+//! counters. Adding an analysis (scalar evolution, say)
 //! is one line in the table plus an [`Analysis`] impl for its type.
 //!
 //! Passes ask for what they need with [`AnalysisCache::ensure`]; a valid cached result
@@ -228,11 +228,13 @@ macro_rules! analyses {
                 a
             }
 
-            /// Compute whatever of `what` (and its dependencies) is not valid, dependencies
-            /// first. Fails only if the function is malformed (a branch to a block outside
-            /// the layout).
+            /// Compute whatever of `what` is not valid, with the dependencies that needs,
+            /// dependencies first. A valid analysis is left as it is, and so are its
+            /// dependencies (a pass may keep the loop forest current while the dominator
+            /// tree it was computed from goes stale: ask for both to get both). Fails only
+            /// if the function is malformed (a branch to a block outside the layout).
             pub fn ensure(&mut self, func: &Function, what: Analyses) -> Result<(), AnalysisError> {
-                let need = what.with_dependencies();
+                let need = what.minus(self.valid()).with_dependencies();
                 $(
                     if need.contains(Analyses::$konst) && !Analysis::is_valid(&self.$field) {
                         let start = Instant::now();
@@ -246,19 +248,16 @@ macro_rules! analyses {
                 Ok(())
             }
 
-            /// Clear every analysis not in `preserved`, and everything computed from a
-            /// cleared one (a changed CFG clears everything).
+            /// Clear every analysis not in `preserved`. As in LLVM, an analysis the pass
+            /// preserves stays even when one it was computed from is cleared: the pass
+            /// kept it current itself (`--verify-each` compares every claim with a fresh
+            /// computation).
             pub fn invalidate(&mut self, preserved: Analyses) {
-                let mut cleared = Analyses::NONE;
                 $(
-                    if !preserved.contains(Analyses::$konst)
-                        || Analyses::$konst.dependencies().intersects(cleared)
-                    {
-                        cleared = cleared.union(Analyses::$konst);
+                    if !preserved.contains(Analyses::$konst) {
                         Analysis::clear(&mut self.$field);
                     }
                 )*
-                let _ = cleared;
             }
         }
     };
@@ -465,19 +464,21 @@ block3:
         // Asking again computes nothing.
         c.ensure(&f, Analyses::ALL).expect("valid");
         assert_eq!(c.computations(Analyses::ALL), 5);
-        // Losing the post-dominator tree loses uniformity, nothing else.
+        // Invalidation clears exactly what was not preserved: a pass that kept
+        // uniformity current while losing the post-dominator tree keeps it.
         c.invalidate(Analyses::ALL.minus(Analyses::POSTDOM));
-        assert_eq!(
-            c.valid(),
-            Analyses::ALL
-                .minus(Analyses::POSTDOM)
-                .minus(Analyses::UNIFORMITY)
-        );
-        // Losing the dominator tree loses the loops and uniformity.
+        assert_eq!(c.valid(), Analyses::ALL.minus(Analyses::POSTDOM));
         c.ensure(&f, Analyses::ALL).expect("valid");
+        assert_eq!(c.computations(Analyses::ALL), 6);
+        // The loops kept without the dominator tree (a loop pass that updates the forest
+        // in place): asking for the loops computes nothing, asking for the tree computes
+        // the tree alone.
+        c.invalidate(Analyses::CFG.union(Analyses::LOOPS));
+        c.ensure(&f, Analyses::LOOPS).expect("valid");
+        assert_eq!(c.computations(Analyses::ALL), 6);
+        assert_eq!(c.valid(), Analyses::CFG.union(Analyses::LOOPS));
+        c.ensure(&f, Analyses::DOMTREE).expect("valid");
         assert_eq!(c.computations(Analyses::ALL), 7);
-        c.invalidate(Analyses::ALL.minus(Analyses::DOMTREE));
-        assert_eq!(c.valid(), Analyses::CFG.union(Analyses::POSTDOM));
         // A stale order is repaired, not rebuilt.
         c.ensure(&f, Analyses::ALL).expect("valid");
         let b0 = f.entry_block().expect("entry");

@@ -85,7 +85,7 @@ pub fn print_loops(li: &LoopInfo, func: &Function) -> String {
             indent = 4 * (d as usize - 1)
         );
         blocks.clear();
-        blocks.extend_from_slice(&li.blocks(l)[1..]);
+        blocks.extend(li.blocks(l).skip(1));
         blocks.sort_unstable_by_key(|&b| cfg.rpo_number(b));
         for (i, &b) in core::iter::once(&li.header(l))
             .chain(blocks.iter())

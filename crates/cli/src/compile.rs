@@ -9,7 +9,7 @@ use gyre_transforms::ModuleAnalyses;
 /// Gyre's default GPU loop pipeline (`-O`), in the order cicc runs its loop passes;
 /// passes Gyre does not have yet (loop-rotate, indvars, simple-loop-unswitch) join it as
 /// they land. docs/passes.md explains each step.
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa";
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate)";
 
 /// Arguments of `gyre compile`.
 #[derive(clap::Args)]

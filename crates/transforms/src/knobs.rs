@@ -224,6 +224,10 @@ macro_rules! knobs {
 knobs! {
     verify_loop_lcssa: bool = false, "verify-loop-lcssa", "lcssa",
         "Check LCSSA form of every loop after the lcssa pass and fail if it does not hold (--verify-each always checks it).";
+    rotation_max_header_size: u32 = 16, "rotation-max-header-size", "loop-rotate",
+        "The most header instructions loop-rotate duplicates (terminator, parameters and constants not counted).";
+    enable_loop_header_duplication: bool = true, "enable-loop-header-duplication", "loop-rotate",
+        "Default of loop-rotate's <header-duplication> parameter; false rotates only headers with nothing to duplicate.";
 }
 
 impl Knobs {
@@ -245,8 +249,6 @@ impl Knobs {
 /// [`KNOBS`] by the issue that brings the pass; until then `-C` with one of them is a
 /// [`KnobError::PassMissing`].
 pub const PLANNED_KNOBS: &[(&str, &str)] = &[
-    ("enable-loop-header-duplication", "loop-rotate"),
-    ("rotation-max-header-size", "loop-rotate"),
     ("iv-loop-level", "indvars"),
     ("Disable-unknown-trip-iv", "indvars"),
     ("disable-lftr", "indvars"),
@@ -335,15 +337,15 @@ mod tests {
             apply_setting(&mut k, "novalue"),
             Err(KnobError::Malformed(_))
         ));
-        let e = apply_setting(&mut k, "rotation-max-header-size=4").unwrap_err();
+        let e = apply_setting(&mut k, "iv-loop-level=2").unwrap_err();
         assert_eq!(
             e,
             KnobError::PassMissing {
-                name: "rotation-max-header-size",
-                pass: "loop-rotate"
+                name: "iv-loop-level",
+                pass: "indvars"
             }
         );
-        assert!(e.to_string().contains("pass 'loop-rotate'"), "{e}");
+        assert!(e.to_string().contains("pass 'indvars'"), "{e}");
     }
 
     #[test]

@@ -125,7 +125,12 @@ impl FunctionPass for Lcssa {
         if cx.knobs.verify_loop_lcssa() {
             // The pass preserves every analysis, so the cached ones describe the result.
             cx.analyses
-                .ensure(func, Analyses::LOOPS)
+                .ensure(
+                    func,
+                    Analyses::CFG
+                        .union(Analyses::DOMTREE)
+                        .union(Analyses::LOOPS),
+                )
                 .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
             verify_lcssa(func, cx.analyses).map_err(|m| {
                 PassError(format!("{NAME}: @{}: verify-loop-lcssa: {m}", func.name))
@@ -167,7 +172,12 @@ impl Lcssa {
         let fname = func.name.clone();
         let err = |m: String| PassError(format!("{NAME}: @{fname}: {m}"));
         cx.analyses
-            .ensure(func, Analyses::LOOPS)
+            .ensure(
+                func,
+                Analyses::CFG
+                    .union(Analyses::DOMTREE)
+                    .union(Analyses::LOOPS),
+            )
             .map_err(|e| err(e.into()))?;
         let cache: &AnalysisCache = cx.analyses;
         let (cfg, loops) = (&cache.cfg, &cache.loops);

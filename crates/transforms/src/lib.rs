@@ -7,6 +7,7 @@
 pub mod analyses;
 pub mod knobs;
 pub mod lcssa;
+pub mod loop_rotate;
 pub mod loop_simplify;
 pub mod manager;
 pub mod pipeline;

@@ -134,7 +134,12 @@ impl FunctionPass for LoopSimplify {
             }
         }
         cx.analyses
-            .ensure(func, Analyses::LOOPS)
+            .ensure(
+                func,
+                Analyses::CFG
+                    .union(Analyses::DOMTREE)
+                    .union(Analyses::LOOPS),
+            )
             .map_err(|e| err(e.into()))?;
         irreducible_remarks(func, cx.analyses, cx.remarks);
 
@@ -155,7 +160,12 @@ impl FunctionPass for LoopSimplify {
                 // Recompute once per phase, not once per loop.
                 cx.analyses.invalidate(Analyses::NONE);
                 cx.analyses
-                    .ensure(func, Analyses::LOOPS)
+                    .ensure(
+                        func,
+                        Analyses::CFG
+                            .union(Analyses::DOMTREE)
+                            .union(Analyses::LOOPS),
+                    )
                     .map_err(|e| err(e.into()))?;
             }
         }
@@ -165,7 +175,12 @@ impl FunctionPass for LoopSimplify {
         // The cache holds analyses of the final function (recomputed after the last
         // change): the CFG, dominator tree and loop forest are valid.
         cx.analyses
-            .ensure(func, Analyses::LOOPS)
+            .ensure(
+                func,
+                Analyses::CFG
+                    .union(Analyses::DOMTREE)
+                    .union(Analyses::LOOPS),
+            )
             .map_err(|e| err(e.into()))?;
         Ok(PassResult::changed(
             Analyses::CFG

@@ -183,6 +183,7 @@ pub struct LoopUpdater {
     new_header: Option<Block>,
     deleted: bool,
     new_loops: Vec<Block>,
+    rotated: bool,
 }
 
 impl LoopUpdater {
@@ -195,6 +196,7 @@ impl LoopUpdater {
             new_header: None,
             deleted: false,
             new_loops: Vec::new(),
+            rotated: false,
         }
     }
 
@@ -235,13 +237,27 @@ impl LoopUpdater {
     pub fn new_loops(&self) -> &[Block] {
         &self.new_loops
     }
+
+    /// The current loop (at its header as reported) is in rotated form now
+    /// ([`gyre_analysis::LoopInfo::is_rotated_form`]); `--verify-each` checks it.
+    pub fn promise_rotated(&mut self) {
+        self.rotated = true;
+    }
+
+    /// Has [`LoopUpdater::promise_rotated`] been called?
+    pub fn is_rotated_promised(&self) -> bool {
+        self.rotated
+    }
 }
 
 /// A pass over one loop at a time.
 ///
 /// The loop adaptor calls [`LoopPass::run_on_loop`] with the loop's current header; the
-/// CFG, dominator tree and loop forest in `cx.analyses` are valid then (the adaptor
-/// recomputes, once, what an earlier pass did not preserve). The loop's
+/// loop forest and the CFG's edges in `cx.analyses` are valid then (the adaptor
+/// recomputes, once, what an earlier pass did not preserve). The CFG's order and the
+/// dominator tree are valid too unless an earlier loop pass kept the forest current
+/// without them (`loop-rotate` does, so that no analysis is recomputed per loop): a pass
+/// that needs them asks with `cx.analyses.ensure`. The loop's
 /// [`gyre_analysis::Loop`] is `cx.analyses.loops.innermost_loop(header)`. The pass says in
 /// its [`PassResult`] which analyses it kept valid (updating them itself, e.g. with
 /// [`gyre_analysis::Cfg::update_block`]), and through the [`LoopUpdater`] what became of
@@ -649,6 +665,16 @@ fn check_loop_reports(
     for &nh in &updater.new_loops {
         if !loops.is_header(nh) {
             return Err(format!("reported a new loop at {nh}, which heads no loop"));
+        }
+    }
+    if updater.rotated && !updater.deleted {
+        let l = loops
+            .innermost_loop(header)
+            .expect("checked above: a header");
+        if !loops.is_rotated_form(l, &cfg) {
+            return Err(format!(
+                "promised the loop at {header} rotated, but its latch does not exit"
+            ));
         }
     }
     Ok(())

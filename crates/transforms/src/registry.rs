@@ -66,6 +66,14 @@ pub const PASSES: &[PassInfo] = &[
         create_loop: None,
     },
     PassInfo {
+        name: "loop-rotate",
+        kind: PassKind::Loop,
+        params: &["header-duplication", "no-header-duplication"],
+        doc: "Rotate top-tested loops into guarded bottom-tested loops (the latch exits).",
+        create_function: None,
+        create_loop: Some(|p| Ok(Box::new(crate::loop_rotate::LoopRotate::from_params(p)?))),
+    },
+    PassInfo {
         name: "verify",
         kind: PassKind::Function,
         params: &[],

@@ -48,12 +48,12 @@ fn every_registered_knob_is_read_by_a_pass() {
 #[test]
 fn knobs_of_missing_passes_are_errors() {
     let mut k = Knobs::default();
-    let e = apply_setting(&mut k, "rotation-max-header-size=4").unwrap_err();
+    let e = apply_setting(&mut k, "iv-loop-level=2").unwrap_err();
     assert!(
         matches!(
             e,
             KnobError::PassMissing {
-                pass: "loop-rotate",
+                pass: "indvars",
                 ..
             }
         ),

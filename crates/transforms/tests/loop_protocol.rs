@@ -112,7 +112,7 @@ impl LoopPass for DeleteLoop {
         let Some(pre) = loops.preheader(l, cfg) else {
             return Ok(PassResult::UNCHANGED);
         };
-        let stores = loops.blocks(l).iter().any(|&b| {
+        let stores = loops.blocks(l).any(|b| {
             func.layout
                 .block_insts(b)
                 .any(|i| func.dfg.inst(i).opcode().has_side_effects() && !is_branch(func, i))
@@ -138,7 +138,7 @@ impl LoopPass for DeleteLoop {
             return Ok(PassResult::UNCHANGED);
         }
         let exit = exits[0];
-        let blocks = loops.blocks(l).to_vec();
+        let blocks: Vec<_> = loops.blocks(l).collect();
         let t = func.terminator(pre).expect("terminator");
         let dest = BlockCall::new(exit, &[], &mut func.dfg.value_lists);
         func.dfg.replace_inst(t, InstructionData::Jump { dest });
@@ -180,7 +180,7 @@ impl LoopPass for CloneLoop {
         let (cfg, loops) = (&cx.analyses.cfg, &cx.analyses.loops);
         let l = loops.innermost_loop(header).expect("a loop");
         let pre = loops.preheader(l, cfg).expect("loop-simplify form");
-        let blocks = loops.blocks(l).to_vec();
+        let blocks: Vec<_> = loops.blocks(l).collect();
         // The loop's own loops, inner first (post-order), as headers.
         let mut inner: Vec<Block> = loops
             .loops()

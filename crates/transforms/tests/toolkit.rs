@@ -343,7 +343,7 @@ fn clone_loops_and_enter_the_copies() {
                     .preheader(l, &cfg)
                     .ok_or("no preheader after loop-simplify")?;
                 let header = li.header(l);
-                let body = li.blocks(l).to_vec();
+                let body: Vec<_> = li.blocks(l).collect();
                 let last = *body.last().expect("a loop has blocks");
                 let copies = clone_blocks(f, &body, &mut ValueMap::new(), Place::After(last))
                     .map_err(|e| e.to_string())?;

@@ -39,7 +39,7 @@ use std::process::Command;
 
 /// Gyre's `-O` pipeline: crates/cli's `DEFAULT_PIPELINE`, which this crate cannot
 /// import from a binary crate (a unit test checks the two agree).
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa";
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate)";
 
 /// IR instructions (interpreter) or PTX instructions (ptx-sim) one launch may execute.
 const STEP_LIMIT: u64 = 50_000_000;

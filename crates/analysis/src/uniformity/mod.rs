@@ -965,7 +965,7 @@ impl Uniformity {
         }
         self.div_loops.set(l.index(), true);
         self.div_loop_headers.set(li.header(l).index(), true);
-        for &x in li.blocks(l) {
+        for x in li.blocks(l) {
             for k in 0..func.dfg.block_params(x).len() {
                 let v = func.dfg.block_params(x)[k];
                 self.temporal_uses(cfg, li, l, v);

@@ -47,7 +47,7 @@ pub fn reference_uniformity(func: &Function, cfg: &Cfg, li: &LoopInfo) -> RefUni
     };
     let exits_of = |l: Loop| -> Vec<Block> {
         let mut e: Vec<Block> = Vec::new();
-        for &x in li.blocks(l) {
+        for x in li.blocks(l) {
             for &s in cfg.succs(x) {
                 if !li.contains(l, s) && !e.contains(&s) {
                     e.push(s);
