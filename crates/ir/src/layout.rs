@@ -105,6 +105,40 @@ impl Layout {
         self.num_blocks += 1;
     }
 
+    /// Move a block that is in the layout, with its instructions, to right after `after`.
+    /// The entry block cannot move (it must stay first) and `after` must differ from
+    /// `block`; both must be in the layout (panics otherwise).
+    pub fn move_block_after(&mut self, block: Block, after: Block) {
+        assert!(self.is_block_inserted(block), "{block} not in layout");
+        assert!(self.is_block_inserted(after), "{after} not in layout");
+        assert_ne!(block, after, "a block cannot move after itself");
+        assert_ne!(
+            self.first_block.expand(),
+            Some(block),
+            "the entry block stays first"
+        );
+        if self.blocks[after].next.expand() == Some(block) {
+            return;
+        }
+        let (prev, next) = (self.blocks[block].prev, self.blocks[block].next);
+        match prev.expand() {
+            Some(p) => self.blocks[p].next = next,
+            None => self.first_block = next,
+        }
+        match next.expand() {
+            Some(n) => self.blocks[n].prev = prev,
+            None => self.last_block = prev,
+        }
+        let after_next = self.blocks[after].next;
+        self.blocks[block].prev = after.into();
+        self.blocks[block].next = after_next;
+        self.blocks[after].next = block.into();
+        match after_next.expand() {
+            Some(n) => self.blocks[n].prev = block.into(),
+            None => self.last_block = block.into(),
+        }
+    }
+
     /// Insert `block` right before `before`.
     pub fn insert_block_before(&mut self, block: Block, before: Block) {
         assert!(!self.is_block_inserted(block), "{block} already in layout");
@@ -350,6 +384,28 @@ impl Iterator for Insts<'_> {
 mod tests {
     use super::*;
     use cranelift_entity::EntityRef;
+
+    #[test]
+    fn move_block_after_keeps_instructions_and_ends() {
+        let mut l = Layout::new();
+        let b: Vec<Block> = (0..4).map(Block::new).collect();
+        for &x in &b {
+            l.append_block(x);
+        }
+        let i = Inst::new(0);
+        l.append_inst(i, b[1]);
+        l.move_block_after(b[1], b[3]);
+        assert_eq!(l.blocks().collect::<Vec<_>>(), [b[0], b[2], b[3], b[1]]);
+        assert_eq!(l.last_block(), Some(b[1]));
+        assert_eq!(l.inst_block(i), Some(b[1]));
+        assert_eq!(l.block_insts(b[1]).collect::<Vec<_>>(), [i]);
+        l.move_block_after(b[1], b[0]);
+        assert_eq!(l.blocks().collect::<Vec<_>>(), [b[0], b[1], b[2], b[3]]);
+        assert_eq!(l.last_block(), Some(b[3]));
+        l.move_block_after(b[3], b[2]);
+        assert_eq!(l.num_blocks(), 4);
+        assert_eq!(l.prev_block(b[2]), Some(b[1]));
+    }
 
     #[test]
     fn insert_split_and_order() {

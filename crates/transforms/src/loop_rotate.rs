@@ -572,6 +572,14 @@ impl LoopRotate {
                 blocks[k].args = args;
             }
         }
+        // The old header, now the latch, goes right after the old latch in the layout, so
+        // the old latch falls through into the exit test and one branch per iteration
+        // remains (at the bottom), as in LLVM's rotated loops.
+        if let Some(old_latch) = cx.analyses.loops.latch(p.l) {
+            if old_latch != h && func.layout.entry_block() != Some(h) {
+                func.layout.move_block_after(h, old_latch);
+            }
+        }
         let cfg = &mut cx.analyses.cfg;
         let li = &mut cx.analyses.loops;
         let parent = li.parent(p.l);
@@ -613,13 +621,19 @@ impl LoopRotate {
             cfg.update_block(func, new_pre)
                 .map_err(|_| Skip::NotLoopSimplifyForm)?;
             li.add_block(new_pre, parent);
-            // The guard branches to the exit too: split the loop's edges into it so that
-            // the loop's exits stay dedicated (LLVM does the same).
+            // The guard branches to the exit too, so the exit has a predecessor outside
+            // the loop: split every edge into it from a loop that does not contain it
+            // (the rotated loop's, and the guard's when the guard lies in a loop the exit
+            // is outside of — the exit may leave several loops of a nest), so that every
+            // loop's exits stay dedicated, as LLVM does.
             let preds: Vec<Block> = cfg
                 .preds(p.exit)
                 .iter()
                 .copied()
-                .filter(|&b| li.contains(p.l, b))
+                .filter(|&b| {
+                    li.innermost_loop(b)
+                        .is_some_and(|lb| !li.contains(lb, p.exit))
+                })
                 .collect();
             let mut seen: Vec<Block> = Vec::with_capacity(preds.len());
             for b in preds {

@@ -7,6 +7,9 @@
 //! analysis only when a later pass asks for it. Loop passes run through a loop adaptor
 //! like LLVM's (docs/architecture.md, "The loop-pass protocol"):
 //!
+//! - like LLVM's, the adaptor first puts every loop in loop-simplify and LCSSA form
+//!   (`loop-simplify` and `lcssa` run on the function; they change nothing, at the cost of
+//!   one check each, when the forms already hold);
 //! - the loops of the function are visited in post-order of the loop forest (inner loops
 //!   before their parents, siblings in layout order), each through the whole loop
 //!   pipeline before the next;
@@ -524,6 +527,14 @@ fn run_loop_pipeline(
     cache: &mut AnalysisCache,
     run: &mut Run<'_>,
 ) -> Result<(), PassError> {
+    // Like LLVM's loop adaptor (its `LoopCanonicalizationFPM`), put every loop in
+    // loop-simplify and LCSSA form first: loop passes rely on both. On a function already
+    // in both forms, each costs one check and keeps every analysis.
+    let mut canonicalize = [
+        PipelineNode::Function(Box::new(crate::loop_simplify::LoopSimplify::default())),
+        PipelineNode::Function(Box::new(crate::lcssa::Lcssa::default())),
+    ];
+    run_function(&mut canonicalize, func, cache, run)?;
     let fname = func.name.clone();
     let ensure = |cache: &mut AnalysisCache, func: &Function| {
         cache

@@ -264,10 +264,25 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").trim().to_string()
 }
 
+/// `pipeline` in LLVM 14's spelling: `loop-rotate` took no parameters before LLVM 15, where
+/// `<header-duplication>` is the default and `<no-header-duplication>` is a header-size
+/// limit of 0. Returns the pipeline and the extra options.
+pub fn llvm14_pipeline(pipeline: &str) -> (String, Vec<&'static str>) {
+    let mut extra = Vec::new();
+    if pipeline.contains("loop-rotate<no-header-duplication>") {
+        extra.push("-rotation-max-header-size=0");
+    }
+    let p = pipeline
+        .replace("loop-rotate<header-duplication>", "loop-rotate")
+        .replace("loop-rotate<no-header-duplication>", "loop-rotate");
+    (p, extra)
+}
+
 /// Run `opt -S -passes=<pipeline>` on `input` (fed through stdin).
 fn run_opt(opt: &Opt, pipeline: &str, opaque: bool, input: &str) -> Result<String, String> {
     let mut cmd = Command::new(&opt.path);
-    cmd.arg("-S").arg(format!("-passes={pipeline}"));
+    let (pipeline, extra) = llvm14_pipeline(pipeline);
+    cmd.arg("-S").arg(format!("-passes={pipeline}")).args(extra);
     if opaque {
         cmd.arg("-opaque-pointers");
     }
