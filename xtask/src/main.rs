@@ -15,6 +15,8 @@
 //!   verify, `-O` with verify-each, PTX through ptxas, interpreter before/after, llc and
 //!   ptx-sim; see `xtask::corpus`); `--write-doc` writes docs/corpus.md. Fails when a
 //!   target is missed.
+//! - `perf passes [args...]`: time Gyre's loop passes against LLVM 14's (`perf/`, the
+//!   `passes` binary);
 //! - `perf [args...]`: time Gyre's CFG, dominator tree and loops against Cranelift's and
 //!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
 //!   arguments, which are passed through).
@@ -40,7 +42,7 @@ fn main() -> ExitCode {
         Some("perf") => perf(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|conformance [--quick] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|conformance [--quick] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
             );
             return ExitCode::from(2);
         }
@@ -173,16 +175,22 @@ fn bless() -> Result<(), String> {
     )
 }
 
-/// `cargo run --release` of the `perf/` workspace's `analyses` binary with `args`. It is a
-/// workspace of its own so that the root workspace's builds and tests never compile
-/// Cranelift. Unless `CARGO_TARGET_DIR` says otherwise it builds into `target/perf`
-/// (ignored by git) rather than `perf/target`.
+/// `cargo run --release` of a binary of the `perf/` workspace with `args`: `analyses`
+/// (the CFG, dominator tree and loops against Cranelift and LLVM 14), or `passes` when the
+/// first argument is `passes` (the loop passes against LLVM 14's). It is a workspace of its
+/// own so that the root workspace's builds and tests never compile Cranelift. Unless
+/// `CARGO_TARGET_DIR` says otherwise it builds into `target/perf` (ignored by git) rather
+/// than `perf/target`.
 fn perf(args: &[String]) -> Result<(), String> {
     let mut cmd_args = vec!["run", "--release", "--manifest-path", "perf/Cargo.toml"];
     if std::env::var_os("CARGO_TARGET_DIR").is_none() {
         cmd_args.extend(["--target-dir", "target/perf"]);
     }
-    cmd_args.extend(["--bin", "analyses", "--"]);
+    let (bin, args) = match args.first().map(String::as_str) {
+        Some("passes") => ("passes", &args[1..]),
+        _ => ("analyses", args),
+    };
+    cmd_args.extend(["--bin", bin, "--"]);
     cmd_args.extend(args.iter().map(String::as_str));
     run(&root(), "cargo", &cmd_args, &[])
 }

@@ -127,6 +127,8 @@ pub struct LoopInfo {
     scc: Scc,
     components: Vec<Vec<Block>>,
     marks: BitVec,
+    /// Per block: in an irreducible cycle (empty when there is none).
+    in_irreducible: BitVec,
     /// Blocks added by [`LoopInfo::add_block`] since the last computation, keyed by the
     /// start of the block range of the loop they were added to (so that the entries of a
     /// loop and of all its subloops form one key range).
@@ -156,6 +158,7 @@ impl LoopInfo {
         self.top_level.clear();
         self.latches.clear();
         self.irreducible.clear();
+        self.in_irreducible.clear();
         self.added.clear();
         self.valid = false;
     }
@@ -407,8 +410,12 @@ impl LoopInfo {
                 d.irreducible = true;
                 up = d.parent.expand();
             }
+            if self.in_irreducible.is_empty() {
+                self.in_irreducible.resize(n, false);
+            }
             for &b in comp.iter() {
                 self.marks.set(b.index(), false);
+                self.in_irreducible.set(b.index(), true);
             }
             self.irreducible.push(IrreducibleCycle {
                 entries,
@@ -628,6 +635,11 @@ impl LoopInfo {
     /// Does `l` or one of its subloops contain an irreducible cycle?
     pub fn contains_irreducible(&self, l: Loop) -> bool {
         self.data(l).irreducible
+    }
+
+    /// Is `block` in one of the [`LoopInfo::irreducible_cycles`]? O(1).
+    pub fn in_irreducible_cycle(&self, block: Block) -> bool {
+        self.in_irreducible.get(block.index()).is_some_and(|b| *b)
     }
 
     /// The irreducible cycles of the function (empty iff its reachable CFG is reducible).

@@ -46,10 +46,10 @@ const NO_LOOP: u32 = u32::MAX;
 /// leave a loop only as arguments to parameters of its exit blocks. Every level of a nest
 /// is closed.
 ///
-/// **Preserves**: the CFG, so every analysis (it only adds block parameters and rewrites
-/// uses); behaviour; loop-simplify form.
+/// **Preserves**: the CFG, so every control-flow analysis (it only adds block parameters
+/// and rewrites uses); behaviour; loop-simplify form.
 ///
-/// **Invalidates**: nothing.
+/// **Invalidates**: `nonlocal-uses` (uses move to exit-block parameters).
 ///
 /// **Gives up when**: never on valid IR. Uses in unreachable blocks are left alone (they
 /// need no dominance). A use that its definition does not dominate is an error.
@@ -222,7 +222,11 @@ impl Lcssa {
         cx.stats.add(NAME, "NumOutsideUsesRewritten", rewritten);
         // Only block parameters and operands changed: the CFG and everything computed from
         // it still hold.
-        Ok(PassResult::changed(Analyses::ALL))
+        // Uses move to exit-block parameters: which values are used outside their
+        // block changes.
+        Ok(PassResult::changed(
+            Analyses::ALL.minus(Analyses::NONLOCAL_USES),
+        ))
     }
 }
 
@@ -504,7 +508,10 @@ mod tests {
         let (ls, _) = run_pass(&mut LoopSimplify::default(), &mut f);
         assert_eq!(ls, PassResult::UNCHANGED, "the nest is canonical already");
         let (res, stats) = run_pass(&mut Lcssa::default(), &mut f);
-        assert_eq!(res, PassResult::changed(Analyses::ALL));
+        assert_eq!(
+            res,
+            PassResult::changed(Analyses::ALL.minus(Analyses::NONLOCAL_USES))
+        );
         assert_eq!(stats.get(NAME, "NumLCSSAParams"), depth as u64);
         assert_eq!(stats.get(NAME, "NumOutsideUsesRewritten"), depth as u64);
         gyre_ir::verifier::verify_function(&f, None).expect("verifies");

@@ -24,12 +24,14 @@
 //! parameters (LCSSA, which the pass requires), that is through branch arguments inside the
 //! loop, which the same move keeps right.
 //!
-//! **Cost.** Per loop: the old header's instructions (cloned), the predecessors of the exit
-//! block (edges split), and one scan of the loop's blocks to learn which header values are
-//! used outside the header. The CFG edges and the loop forest are updated in place
-//! ([`LoopInfo::add_block`], [`LoopInfo::set_header_and_latch`]); the dominator tree is
-//! left to be recomputed once, by whoever needs it next: the loop adaptor never recomputes
-//! an analysis per loop because of this pass.
+//! **Cost.** Per loop: the old header's instructions (cloned) and the predecessors of the
+//! exit block (edges split). Which header values are used outside the header comes from
+//! the `nonlocal-uses` analysis (computed once per function, kept sound here), not from a
+//! scan of the loop, which would make a deep nest quadratic. The CFG edges and the loop
+//! forest are updated in place ([`LoopInfo::add_block`],
+//! [`LoopInfo::set_header_and_latch`]); the dominator tree is left to be recomputed once,
+//! by whoever needs it next: the loop adaptor never recomputes an analysis per loop
+//! because of this pass.
 //!
 //! [`LoopInfo::add_block`]: gyre_analysis::LoopInfo::add_block
 //! [`LoopInfo::set_header_and_latch`]: gyre_analysis::LoopInfo::set_header_and_latch
@@ -40,8 +42,7 @@ use crate::utils::clone::ValueMap;
 use crate::utils::split::split_edge;
 use gyre_analysis::Loop;
 use gyre_ir::{
-    Block, BlockCall, EntityRef, Function, Inst, InstructionData, IntCC, Opcode, Type, Value,
-    ValueDef,
+    Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value, ValueDef,
 };
 use rustc_hash::FxHashMap;
 
@@ -64,8 +65,9 @@ const NAME: &str = "loop-rotate";
 /// header ([`LoopUpdater::set_header`]) and its rotated form is promised
 /// ([`LoopUpdater::promise_rotated`]), which `--verify-each` checks.
 ///
-/// **Preserves**: the CFG's edges (its order goes stale) and the loop forest (updated in
-/// place: the new header and latch, the new blocks in the loops around). Not the dominator
+/// **Preserves**: the CFG's edges (its order goes stale), the loop forest (updated in
+/// place: the new header and latch, the new blocks in the loops around) and
+/// `nonlocal-uses` (kept sound). Not the dominator
 /// tree, post-dominator tree or uniformity: they are recomputed once, when next asked for.
 /// Behaviour: every dynamic execution of the old header is an execution of exactly one of
 /// its two copies.
@@ -137,11 +139,6 @@ impl LoopRotate {
 /// Buffers reused across loops.
 #[derive(Default)]
 struct Scratch {
-    /// Per value index: the stamp of the loop visit that marked it a header value.
-    header_value: Vec<u32>,
-    /// Per value index: the stamp of the visit that saw it used outside the header.
-    used_outside: Vec<u32>,
-    stamp: u32,
     /// The old header's values (parameters, then results) used outside it, in order.
     moved: Vec<Value>,
     /// Old header value -> its copy in the guard.
@@ -150,6 +147,10 @@ struct Scratch {
     konst: FxHashMap<Value, u64>,
     /// The guard's instructions, in order.
     guard: Vec<Inst>,
+    /// Moved value -> the fresh value the old header keeps.
+    fresh: FxHashMap<Value, Value>,
+    /// Use counts of the guard block's values (dead-copy removal).
+    uses: FxHashMap<Value, u32>,
 }
 
 /// Why a loop is left alone: the remark kind, and its counter.
@@ -229,7 +230,7 @@ impl LoopPass for LoopRotate {
         let fname = func.name.clone();
         let err = |m: String| PassError(format!("{NAME}: @{fname}: {m}"));
         cx.analyses
-            .ensure(func, Analyses::LOOPS)
+            .ensure(func, Analyses::LOOPS.union(Analyses::NONLOCAL_USES))
             .map_err(|e| err(e.to_string()))?;
         let dup = self
             .header_duplication
@@ -252,7 +253,11 @@ impl LoopPass for LoopRotate {
                 updater.set_header(new_header);
                 updater.promise_rotated();
                 cx.stats.add(NAME, "NumRotated", 1);
-                Ok(PassResult::changed(Analyses::CFG.union(Analyses::LOOPS)))
+                Ok(PassResult::changed(
+                    Analyses::CFG
+                        .union(Analyses::LOOPS)
+                        .union(Analyses::NONLOCAL_USES),
+                ))
             }
             Err(Skip::LoopNeverEntered) => {
                 let skip = Skip::LoopNeverEntered;
@@ -291,12 +296,7 @@ impl LoopRotate {
             .innermost_loop(header)
             .filter(|&l| li.header(l) == header)
             .ok_or((Skip::NotLoopSimplifyForm, "no loop here".to_string()))?;
-        if li.contains_irreducible(l)
-            || li
-                .irreducible_cycles()
-                .iter()
-                .any(|c| c.blocks.contains(&header))
-        {
+        if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
             return Err((
                 Skip::Irreducible,
                 "the loop is in or around an irreducible cycle".into(),
@@ -410,43 +410,13 @@ impl LoopRotate {
     ) -> Result<Block, Skip> {
         let s = &mut self.s;
         let h = p.header;
-        s.stamp = s.stamp.wrapping_add(1);
-        if s.stamp == 0 {
-            s.header_value.iter_mut().for_each(|x| *x = 0);
-            s.used_outside.iter_mut().for_each(|x| *x = 0);
-            s.stamp = 1;
-        }
-        let stamp = s.stamp;
-        let nv = func.dfg.num_values();
-        if s.header_value.len() < nv {
-            s.header_value.resize(nv, 0);
-            s.used_outside.resize(nv, 0);
-        }
-        // The old header's values.
+        // The old header's values, and which of them are used outside it (LCSSA: in the
+        // loop, or as branch arguments of the loop's exits), from `nonlocal-uses`.
         let params: Vec<Value> = func.dfg.block_params(h).to_vec();
         let insts: Vec<Inst> = func.layout.block_insts(h).collect();
         let term = *insts.last().expect("a terminator");
-        for &v in &params {
-            s.header_value[v.index()] = stamp;
-        }
-        for &i in &insts {
-            if let Some(v) = func.dfg.inst_result(i) {
-                s.header_value[v.index()] = stamp;
-            }
-        }
-        // Which of them are used in the loop outside the header (LCSSA: nowhere else).
-        for b in cx.analyses.loops.blocks(p.l) {
-            if b == h {
-                continue;
-            }
-            for i in func.layout.block_insts(b) {
-                func.dfg.for_each_inst_value(i, |v| {
-                    if s.header_value[v.index()] == stamp {
-                        s.used_outside[v.index()] = stamp;
-                    }
-                });
-            }
-        }
+        let nonlocal = &cx.analyses.nonlocal;
+        let outside = |v: Value| nonlocal.may_be_used_elsewhere(v);
         // The guard: the header's instructions with its parameters given the preheader's
         // arguments, folded where constants decide them.
         let pre_term = func.terminator(p.preheader).expect("terminator");
@@ -508,30 +478,27 @@ impl LoopRotate {
             let to_exit = mapped(&blocks[1 - k]);
             // The values that move (below), in the order they become parameters.
             s.moved.clear();
-            s.moved.extend(
-                params
-                    .iter()
-                    .copied()
-                    .filter(|v| s.used_outside[v.index()] == stamp),
-            );
+            s.moved
+                .extend(params.iter().copied().filter(|&v| outside(v)));
             s.moved.extend(
                 insts
                     .iter()
                     .filter_map(|&i| func.dfg.inst_result(i))
-                    .filter(|v| s.used_outside[v.index()] == stamp),
+                    .filter(|&v| outside(v)),
             );
             to_loop.extend(s.moved.iter().map(|&v| s.map.map(v)));
             (s.map.map(*arg), to_loop, to_exit)
         };
         // Move the header's values used elsewhere in the loop to new parameters of the new
         // header (see the module doc): the old header keeps fresh values.
-        let mut fresh: FxHashMap<Value, Value> = FxHashMap::default();
+        let mut fresh = core::mem::take(&mut s.fresh);
+        fresh.clear();
         for k in (0..params.len()).rev() {
             func.dfg.remove_block_param(h, k);
         }
         for &pv in &params {
             let ty = func.dfg.value_type(pv);
-            if s.used_outside[pv.index()] == stamp {
+            if outside(pv) {
                 let nv = func.dfg.append_block_param(h, ty);
                 fresh.insert(pv, nv);
             } else {
@@ -540,7 +507,7 @@ impl LoopRotate {
         }
         for &i in &insts {
             if let Some(r) = func.dfg.inst_result(i) {
-                if s.used_outside[r.index()] == stamp {
+                if outside(r) {
                     let ty = func.dfg.value_type(r);
                     func.dfg.detach_result(i);
                     let nv = func.dfg.attach_result(i, ty);
@@ -614,7 +581,7 @@ impl LoopRotate {
             );
             np
         };
-        remove_dead_guard_code(func, &s.guard);
+        remove_dead_guard_code(func, &s.guard, &mut s.uses);
         cfg.update_block(func, p.preheader)
             .map_err(|_| Skip::NotLoopSimplifyForm)?;
         if new_pre != p.preheader {
@@ -649,16 +616,33 @@ impl LoopRotate {
         if !li.set_header_and_latch(p.l, p.new_header, h) {
             return Err(Skip::NotLoopSimplifyForm);
         }
+        // Keep `nonlocal-uses` sound: the fresh values and the guard's copies are used in
+        // their own block only, except what the new preheader passes on.
+        let nonlocal = &mut cx.analyses.nonlocal;
+        for &v in fresh.values() {
+            nonlocal.set(v, false);
+        }
+        for &c in &s.guard {
+            if let Some(v) = func.dfg.inst_result(c) {
+                nonlocal.set(v, false);
+            }
+        }
+        if new_pre != p.preheader {
+            for &v in &to_loop_args {
+                nonlocal.set(v, true);
+            }
+        }
         cx.stats.add(NAME, "NumInstrsDuplicated", duplicated);
         s.map.clear();
+        s.fresh = fresh;
         Ok(p.new_header)
     }
 }
 
 /// Remove guard instructions nothing uses (the comparisons a folded guard no longer needs),
 /// last to first, so chains go too. Only side-effect-free ones.
-fn remove_dead_guard_code(func: &mut Function, guard: &[Inst]) {
-    let mut uses: FxHashMap<Value, u32> = FxHashMap::default();
+fn remove_dead_guard_code(func: &mut Function, guard: &[Inst], uses: &mut FxHashMap<Value, u32>) {
+    uses.clear();
     let block = match guard.first().and_then(|&i| func.layout.inst_block(i)) {
         Some(b) => b,
         None => return,
@@ -670,7 +654,7 @@ fn remove_dead_guard_code(func: &mut Function, guard: &[Inst]) {
             .for_each_inst_value(i, |v| *uses.entry(v).or_default() += 1);
     };
     for i in func.layout.block_insts(block) {
-        count(func, i, &mut uses);
+        count(func, i, uses);
     }
     let term = func.terminator(block).expect("terminator");
     for s in func.dfg.successors(term) {
@@ -678,7 +662,7 @@ fn remove_dead_guard_code(func: &mut Function, guard: &[Inst]) {
             if func.dfg.block_params(s).is_empty() && func.layout.inst_block(t) == Some(s) {
                 // The new preheader (no parameters, one jump) passes copies on.
                 if func.layout.first_inst(s) == Some(t) {
-                    count(func, t, &mut uses);
+                    count(func, t, uses);
                 }
             }
         }

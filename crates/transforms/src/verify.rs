@@ -5,7 +5,7 @@
 
 use crate::analyses::{Analyses, AnalysisCache};
 use crate::manager::{Forms, FunctionPass, PassContext, PassError, PassResult};
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
+use gyre_analysis::{Cfg, DomTree, LoopInfo, NonLocalUses, PostDomTree, Uniformity};
 use gyre_ir::{Function, Module};
 
 /// Verify `func` after pass `name`: the verifier, the promised forms, and every analysis
@@ -120,6 +120,18 @@ fn check_preserved(func: &Function, cache: &AnalysisCache, fresh: &Fresh) -> Res
             if a != f {
                 return Err(format!(
                     "claimed to preserve loops, but the loop of {b} changed"
+                ));
+            }
+        }
+    }
+    if valid.contains(Analyses::NONLOCAL_USES) {
+        // An over-approximation: sound if every value used outside its block is marked.
+        let fresh = NonLocalUses::with_function(func);
+        for v in func.dfg.values() {
+            if fresh.may_be_used_elsewhere(v) && !cache.nonlocal.may_be_used_elsewhere(v) {
+                return Err(format!(
+                    "claimed to preserve nonlocal-uses, but {v} is used outside its block \
+                     and not marked"
                 ));
             }
         }
