@@ -5,13 +5,14 @@
 //! primitives `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx`, `rsqrt_approx`
 //! and `fdiv_approx`, scaled by a constant where libdevice scales, exactly as libdevice
 //! computes them. The accurate functions (`expf`, `exp10f`, `logf`, `log2f`,
-//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `frexpf`) are
+//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `sin`, `cos`, `frexpf`) are
 //! straight-line expansions: argument reduction, a polynomial
 //! or one primitive, and `select`s for the special cases (no branches, so no new blocks
 //! in the middle of the importer's block; every operation is defined on every input,
 //! so no poison can arise on the unselected paths). The algorithms and constants of the
-//! logarithms and of the f64 exponential are FreeBSD msun's `e_logf.c`, `e_log2f.c`,
-//! `e_log10f.c`, `e_log.c` and `e_exp.c` (as in musl;
+//! logarithms, of the f64 exponential and of f64 sin/cos are FreeBSD msun's `e_logf.c`,
+//! `e_log2f.c`, `e_log10f.c`, `e_log.c`, `e_exp.c`, `e_rem_pio2.c`, `k_sin.c` and
+//! `k_cos.c` (as in musl;
 //! BSD-style licence: "Developed at SunPro, a Sun Microsystems, Inc. business.
 //! Permission to use, copy, modify, and distribute this software is freely granted,
 //! provided that this notice is preserved."). docs/llvm.md lists every function with
