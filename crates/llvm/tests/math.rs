@@ -869,7 +869,7 @@ entry:
     }
     let m = import_module(&src).expect("imports");
     let mut mem = Memory::new();
-    mem.alloc_from("p", &xs);
+    mem.alloc_from("p", xs);
     let launch = Launch::linear(xs.len() as u32 / THREADS, THREADS, vec![Arg::buffer("p")]);
     run_kernel(&m, "k", &launch, &mut mem).expect("runs");
     let got: Vec<f64> = mem.read("p").unwrap();
