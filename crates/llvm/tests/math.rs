@@ -738,8 +738,110 @@ fn f64_exp_and_log() {
         ("llvm.exp.f64", f64::exp),
         ("llvm.log.f64", f64::ln),
     ] {
-        let src = format!(
-            r#"
+        check_f64(name, f, &mut xs, &[Sm::Sm80]);
+    }
+}
+
+/// f64 sin and cos (msun's kernels after a three-part Cody-Waite reduction) against the
+/// host's libm over |x| < 2^20·π/2, where the reduction is accurate: special values,
+/// subnormals, multiples and near-multiples of π/2 (the cancellation that takes the
+/// second and third reduction rounds), and random bit patterns folded into the range.
+#[test]
+fn f64_sin_and_cos() {
+    use std::f64::consts::FRAC_PI_2;
+    let range = 1_647_099.0; // just under 2^20·π/2
+    let mut r = Rng(0x5eed);
+    let mut xs: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::from_bits(0x8000_0000_0000_0001),
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        1e-300,
+        1e-9,
+        std::f64::consts::FRAC_PI_4,
+        -std::f64::consts::FRAC_PI_4,
+        range,
+        -range,
+    ];
+    for k in -2000i32..2000 {
+        let m = f64::from(k) * FRAC_PI_2;
+        xs.push(m);
+        for d in 1..4u64 {
+            xs.push(f64::from_bits(m.to_bits() + d));
+            xs.push(f64::from_bits(m.to_bits().wrapping_sub(d)));
+        }
+    }
+    // Multiples of π/2 up to the top of the range.
+    for _ in 0..600 {
+        let n = (r.next() % 1_048_000) as f64;
+        let m = n * FRAC_PI_2;
+        xs.push(m);
+        xs.push(f64::from_bits(m.to_bits() + 1));
+        xs.push(-f64::from_bits(m.to_bits().wrapping_sub(1)));
+    }
+    // The doubles closest to a multiple of π/2 in the range (|x - n·π/2| ≈ 2^-70·|x|,
+    // found by an exact search over n < 2^20): they take the third reduction round.
+    for bits in [
+        0x4113_9c6f_d678_05a7u64,
+        0x4123_9c6f_d678_05a7,
+        0x4133_9c6f_d678_05a7,
+        0x412a_9adc_c7f9_6cf0,
+        0x4119_3c05_c9ed_3cbc,
+        0x4129_3c05_c9ed_3cbc,
+        0x4132_ed04_5771_ed8d,
+        0x4134_4bdb_557e_1dc1,
+        0x411e_db9b_bd62_73d1,
+        0x412e_db9b_bd62_73d1,
+        0x4138_8c9a_4ae7_24a2,
+        0x4122_3d98_d86b_d573,
+        0x4132_3d98_d86b_d573,
+        0x410b_f9b3_c605_9d24,
+        0x411b_f9b3_c605_9d24,
+        0x4124_fb46_d484_35db,
+    ] {
+        for d in 0..3 {
+            let x = f64::from_bits(bits + d);
+            xs.extend([x, -x]);
+        }
+    }
+    for _ in 0..2000 {
+        // A random significand and sign with an exponent in [2^-1022, 2^20].
+        let bits = r.next();
+        let e = (bits >> 52) % 1043;
+        let x = f64::from_bits((bits & 0x800f_ffff_ffff_ffff) | (e << 52));
+        xs.push(x);
+    }
+    for _ in 0..1500 {
+        xs.push((f64::from(r.unit()) * 2.0 - 1.0) * 20.0 + f64::from(r.unit()) * 1e-8);
+    }
+    for _ in 0..300 {
+        xs.push(f64::from_bits(r.next() & 0x800f_ffff_ffff_ffff));
+    }
+    xs.retain(|x| !x.is_finite() || x.abs() < range);
+    for (name, f) in [
+        ("__nv_sin", f64::sin as fn(f64) -> f64),
+        ("__nv_cos", f64::cos),
+        ("llvm.sin.f64", f64::sin),
+        ("llvm.cos.f64", f64::cos),
+    ] {
+        check_f64(name, f, &mut xs, &Sm::ALL);
+    }
+}
+
+/// Runs the f64 function `name` (libdevice or LLVM intrinsic) over `xs` in the
+/// interpreter, asserts ≤ 1 ulp against `f`, that ptx-sim agrees bit for bit, and that
+/// ptxas accepts the PTX for each of `ptxas_sms` (when ptxas is installed).
+fn check_f64(name: &str, f: fn(f64) -> f64, xs: &mut Vec<f64>, ptxas_sms: &[Sm]) {
+    let src = format!(
+        r#"
 declare double @{name}(double)
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
@@ -761,54 +863,61 @@ entry:
 !nvvm.annotations = !{{!0}}
 !0 = !{{void (double*)* @k, !"kernel", i32 1}}
 "#
+    );
+    while !xs.len().is_multiple_of(THREADS as usize) {
+        xs.push(1.5);
+    }
+    let m = import_module(&src).expect("imports");
+    let mut mem = Memory::new();
+    mem.alloc_from("p", xs);
+    let launch = Launch::linear(xs.len() as u32 / THREADS, THREADS, vec![Arg::buffer("p")]);
+    run_kernel(&m, "k", &launch, &mut mem).expect("runs");
+    let got: Vec<f64> = mem.read("p").unwrap();
+    let mut worst = 0;
+    for (x, y) in xs.iter().zip(&got) {
+        let want = f(*x);
+        let d = ulps64(*y, want);
+        assert!(d <= 1, "{name}({x:e}) = {y:e}, libm {want:e}: {d} ulp");
+        // ulps64 puts -0 and +0 together: a zero result must also have libm's sign.
+        assert!(
+            want != 0.0 || y.to_bits() == want.to_bits(),
+            "{name}({x:e}) = {y:e}, libm {want:e}"
         );
-        while !xs.len().is_multiple_of(THREADS as usize) {
-            xs.push(1.5);
-        }
-        let m = import_module(&src).expect("imports");
-        let mut mem = Memory::new();
-        mem.alloc_from("p", &xs);
-        let launch = Launch::linear(xs.len() as u32 / THREADS, THREADS, vec![Arg::buffer("p")]);
-        run_kernel(&m, "k", &launch, &mut mem).expect("runs");
-        let got: Vec<f64> = mem.read("p").unwrap();
-        let mut worst = 0;
-        for (x, y) in xs.iter().zip(&got) {
-            let want = f(*x);
-            let d = ulps64(*y, want);
-            assert!(d <= 1, "{name}({x:e}) = {y:e}, libm {want:e}: {d} ulp");
-            worst = worst.max(d);
-        }
-        println!("{name}: {} inputs, worst {worst} ulp", xs.len());
-        // ptx-sim agrees with the interpreter bit for bit: no approximate primitive.
-        let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm80 }).expect("codegen");
-        let sim = gyre_ptx_sim::parse(&ptx).expect("ptx-sim parses");
-        let mut smem = gyre_ptx_sim::Memory::new();
-        let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let base = smem.alloc(bytes.len(), 256);
-        smem.write_bytes(base, &bytes).unwrap();
-        gyre_ptx_sim::run_kernel(
-            &sim,
-            &gyre_codegen_lite::mangle("k"),
-            &gyre_ptx_sim::Launch {
-                grid: [xs.len() as u32 / THREADS, 1, 1],
-                block: [THREADS, 1, 1],
-            },
-            &[gyre_ptx_sim::ParamValue::U64(base)],
-            &mut smem,
-        )
-        .expect("ptx-sim runs");
-        let sb = smem.read_bytes(base, bytes.len()).unwrap();
-        for (i, c) in sb.chunks(8).enumerate() {
-            let v = f64::from_le_bytes(c.try_into().unwrap());
-            assert!(
-                v.to_bits() == got[i].to_bits() || (v.is_nan() && got[i].is_nan()),
-                "{name}({:e}): ptx-sim {v:e}, interpreter {:e}",
-                xs[i],
-                got[i]
-            );
-        }
-        if let Some(ptxas) = gyre_test_tools::require(Tool::Ptxas, "math f64") {
-            gyre_test_tools::run_ptxas(&ptxas, &ptx, Sm::Sm80.target()).expect("ptxas");
+        worst = worst.max(d);
+    }
+    println!("{name}: {} inputs, worst {worst} ulp", xs.len());
+    // ptx-sim agrees with the interpreter bit for bit: no approximate primitive.
+    let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm80 }).expect("codegen");
+    let sim = gyre_ptx_sim::parse(&ptx).expect("ptx-sim parses");
+    let mut smem = gyre_ptx_sim::Memory::new();
+    let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let base = smem.alloc(bytes.len(), 256);
+    smem.write_bytes(base, &bytes).unwrap();
+    gyre_ptx_sim::run_kernel(
+        &sim,
+        &gyre_codegen_lite::mangle("k"),
+        &gyre_ptx_sim::Launch {
+            grid: [xs.len() as u32 / THREADS, 1, 1],
+            block: [THREADS, 1, 1],
+        },
+        &[gyre_ptx_sim::ParamValue::U64(base)],
+        &mut smem,
+    )
+    .expect("ptx-sim runs");
+    let sb = smem.read_bytes(base, bytes.len()).unwrap();
+    for (i, c) in sb.chunks(8).enumerate() {
+        let v = f64::from_le_bytes(c.try_into().unwrap());
+        assert!(
+            v.to_bits() == got[i].to_bits() || (v.is_nan() && got[i].is_nan()),
+            "{name}({:e}): ptx-sim {v:e}, interpreter {:e}",
+            xs[i],
+            got[i]
+        );
+    }
+    if let Some(ptxas) = gyre_test_tools::require(Tool::Ptxas, "math f64") {
+        for sm in ptxas_sms {
+            let p = compile_module(&m, &CodegenOptions { sm: *sm }).expect("codegen");
+            gyre_test_tools::run_ptxas(&ptxas, &p, sm.target()).expect("ptxas");
         }
     }
 }

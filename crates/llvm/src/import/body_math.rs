@@ -5,13 +5,14 @@
 //! primitives `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx`, `rsqrt_approx`
 //! and `fdiv_approx`, scaled by a constant where libdevice scales, exactly as libdevice
 //! computes them. The accurate functions (`expf`, `exp10f`, `logf`, `log2f`,
-//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `frexpf`) are
+//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `sin`, `cos`, `frexpf`) are
 //! straight-line expansions: argument reduction, a polynomial
 //! or one primitive, and `select`s for the special cases (no branches, so no new blocks
 //! in the middle of the importer's block; every operation is defined on every input,
 //! so no poison can arise on the unselected paths). The algorithms and constants of the
-//! logarithms and of the f64 exponential are FreeBSD msun's `e_logf.c`, `e_log2f.c`,
-//! `e_log10f.c`, `e_log.c` and `e_exp.c` (as in musl;
+//! logarithms, of the f64 exponential and of f64 sin/cos are FreeBSD msun's `e_logf.c`,
+//! `e_log2f.c`, `e_log10f.c`, `e_log.c`, `e_exp.c`, `e_rem_pio2.c`, `k_sin.c` and
+//! `k_cos.c` (as in musl;
 //! BSD-style licence: "Developed at SunPro, a Sun Microsystems, Inc. business.
 //! Permission to use, copy, modify, and distribute this software is freely granted,
 //! provided that this notice is preserved."). docs/llvm.md lists every function with
@@ -206,6 +207,8 @@ impl Lower<'_> {
         let unary_f64: Option<fn(&mut Self, Block, Value) -> Value> = match r {
             "exp" => Some(|l, b, x| l.exp_f64(b, x)),
             "log" => Some(|l, b, x| l.log_f64(b, x)),
+            "sin" => Some(|l, b, x| l.trig_f64(b, x)[0]),
+            "cos" => Some(|l, b, x| l.trig_f64(b, x)[1]),
             _ => None,
         };
         if let Some(g) = unary_f64 {
@@ -467,6 +470,13 @@ impl Lower<'_> {
                     _ => self.log_f32(b, x, LogBase::Ten),
                 };
                 Ok(Some(Some(v)))
+            }
+            "sin" | "cos" if tys.as_slice() == [Type::F64] => {
+                if rt != Some(Type::F64) {
+                    return bad(self);
+                }
+                let t = self.trig_f64(b, args[0]);
+                Ok(Some(Some(if head == "sin" { t[0] } else { t[1] })))
             }
             "sin" | "cos" if tys.as_slice() == [Type::F32] => {
                 if rt != Some(Type::F32) {
@@ -1103,6 +1113,158 @@ impl Lower<'_> {
             *v = self.m_cast(b, Opcode::Fptrunc, w, Type::F32);
         }
         out
+    }
+
+    /// `sin` and `cos` (f64) of `x` after msun's `e_rem_pio2.c` (medium path),
+    /// `k_sin.c` and `k_cos.c`: `x = n·π/2 + (y0 + y1)` with π/2 in three 33-bit parts
+    /// and their tails (each product `n·pio2_k` is exact for |n| < 2^20; the second and
+    /// third rounds are computed always and selected where msun would branch on the
+    /// cancellation), then the degree-13/14 kernels on the double-double `y0 + y1` and
+    /// the quadrant `n & 3`. Error < 1 ulp (msun's bound) for |x| < 2^20·π/2. Larger
+    /// finite |x| would need Payne-Hanek; they are reduced with the same three parts,
+    /// whose error grows with |x| (docs/llvm.md says so). ±0 keeps its sign for sin;
+    /// inf and NaN give NaN.
+    fn trig_f64(&mut self, b: Block, x: Value) -> [Value; 2] {
+        let c = |bits: u64| f64::from_bits(bits);
+        let invpio2 = c(0x3fe4_5f30_6dc9_c883);
+        let parts = [
+            (c(0x3ff9_21fb_5440_0000), c(0x3dd0_b461_1a62_6331)),
+            (c(0x3dd0_b461_1a60_0000), c(0x3ba3_198a_2e03_7073)),
+            (c(0x3ba3_198a_2e00_0000), c(0x397b_839a_2520_49c1)),
+        ];
+        // Clamp to ±2^60 so that `fptosi n` is defined for any input (fmin/fmax also
+        // replace a NaN; inf and NaN are selected away at the end).
+        let lim = self.m_f64(c(0x43b0_0000_0000_0000));
+        let nlim = self.m_f64(-c(0x43b0_0000_0000_0000));
+        let xa = self.m_bin(b, Opcode::Fmin, x, lim);
+        let xc = self.m_bin(b, Opcode::Fmax, xa, nlim);
+        let t = self.m_mulc64(b, xc, invpio2);
+        let fnv = self.m_un(b, Opcode::Nearest, t);
+        // The biased exponent of a value (msun's `high word >> 20 & 0x7ff`).
+        let expo = |l: &mut Self, v: Value| {
+            let vi = l.m_cast(b, Opcode::Bitcast, v, Type::I64);
+            let sh = l.m_i64(52);
+            let e = l.m_bin(b, Opcode::Lshr, vi, sh);
+            let m = l.m_i64(0x7ff);
+            l.m_bin(b, Opcode::And, e, m)
+        };
+        let j = expo(self, xc);
+        // Round 1: r = x - fn*pio2_1 (exact), w = fn*pio2_1t.
+        let p1 = self.m_mulc64(b, fnv, parts[0].0);
+        let mut r = self.m_bin(b, Opcode::Fsub, xc, p1);
+        let mut w = self.m_mulc64(b, fnv, parts[0].1);
+        let mut y0 = self.m_bin(b, Opcode::Fsub, r, w);
+        // Rounds 2 and 3, taken when the exponent dropped by more than 16 (then 49).
+        for (k, lim) in [(1, 16), (2, 49)] {
+            let e = expo(self, y0);
+            let i = self.m_bin(b, Opcode::Isub, j, e);
+            let li = self.m_i64(lim);
+            let take = self.m_icmp(b, IntCC::Sgt, i, li);
+            let tt = r;
+            let w1 = self.m_mulc64(b, fnv, parts[k].0);
+            let r2 = self.m_bin(b, Opcode::Fsub, tt, w1);
+            let w2 = self.m_mulc64(b, fnv, parts[k].1);
+            let d = self.m_bin(b, Opcode::Fsub, tt, r2);
+            let d = self.m_bin(b, Opcode::Fsub, d, w1);
+            let w3 = self.m_bin(b, Opcode::Fsub, w2, d);
+            let y02 = self.m_bin(b, Opcode::Fsub, r2, w3);
+            r = self.m_sel(b, take, r2, r);
+            w = self.m_sel(b, take, w3, w);
+            y0 = self.m_sel(b, take, y02, y0);
+        }
+        let d = self.m_bin(b, Opcode::Fsub, r, y0);
+        let y1 = self.m_bin(b, Opcode::Fsub, d, w);
+        // __kernel_sin(y0, y1, 1) and __kernel_cos(y0, y1).
+        let z = self.m_bin(b, Opcode::Fmul, y0, y0);
+        let ww = self.m_bin(b, Opcode::Fmul, z, z);
+        let s1 = c(0xbfc5_5555_5555_5549);
+        let sa = self.poly_d(
+            b,
+            z,
+            &[
+                c(0x3f81_1111_1110_f8a6),
+                c(0xbf2a_01a0_19c1_61d5),
+                c(0x3ec7_1de3_57b1_fe7d),
+            ],
+        );
+        let sb = self.poly_d(b, z, &[c(0xbe5a_e5e6_8a2b_9ceb), c(0x3de5_d93a_5acf_d57c)]);
+        let zw = self.m_bin(b, Opcode::Fmul, z, ww);
+        let sb = self.m_bin(b, Opcode::Fmul, zw, sb);
+        let sr = self.m_bin(b, Opcode::Fadd, sa, sb);
+        let v = self.m_bin(b, Opcode::Fmul, z, y0);
+        // x - ((z*(half*y - v*r) - y) - v*S1)
+        let hy = self.m_mulc64(b, y1, 0.5);
+        let vr = self.m_bin(b, Opcode::Fmul, v, sr);
+        let a = self.m_bin(b, Opcode::Fsub, hy, vr);
+        let a = self.m_bin(b, Opcode::Fmul, z, a);
+        let a = self.m_bin(b, Opcode::Fsub, a, y1);
+        let vs1 = self.m_mulc64(b, v, s1);
+        let a = self.m_bin(b, Opcode::Fsub, a, vs1);
+        let sn = self.m_bin(b, Opcode::Fsub, y0, a);
+        // r = z*(C1 + z*(C2 + z*C3)) + w*w*(C4 + z*(C5 + z*C6))
+        let ca = self.poly_d(
+            b,
+            z,
+            &[
+                c(0x3fa5_5555_5555_554c),
+                c(0xbf56_c16c_16c1_5177),
+                c(0x3efa_01a0_19cb_1590),
+            ],
+        );
+        let ca = self.m_bin(b, Opcode::Fmul, z, ca);
+        let cb = self.poly_d(
+            b,
+            z,
+            &[
+                c(0xbe92_7e4f_809c_52ad),
+                c(0x3e21_ee9e_bdb4_b1c4),
+                c(0xbda8_fae9_be88_38d4),
+            ],
+        );
+        let w2 = self.m_bin(b, Opcode::Fmul, ww, ww);
+        let cb = self.m_bin(b, Opcode::Fmul, w2, cb);
+        let cr = self.m_bin(b, Opcode::Fadd, ca, cb);
+        // hz = 0.5*z; w = 1 - hz; w + (((1 - w) - hz) + (z*r - x*y))
+        let one = self.m_f64(1.0);
+        let hz = self.m_mulc64(b, z, 0.5);
+        let wc = self.m_bin(b, Opcode::Fsub, one, hz);
+        let a = self.m_bin(b, Opcode::Fsub, one, wc);
+        let a = self.m_bin(b, Opcode::Fsub, a, hz);
+        let zr = self.m_bin(b, Opcode::Fmul, z, cr);
+        let xy = self.m_bin(b, Opcode::Fmul, y0, y1);
+        let e = self.m_bin(b, Opcode::Fsub, zr, xy);
+        let a = self.m_bin(b, Opcode::Fadd, a, e);
+        let cs = self.m_bin(b, Opcode::Fadd, wc, a);
+        // Quadrant n & 3: sin = [s, c, -s, -c], cos = [c, -s, -c, s].
+        let ni = self.m_cast(b, Opcode::Fptosi, fnv, Type::I64);
+        let c3 = self.m_i64(3);
+        let one_i = self.m_i64(1);
+        let two_i = self.m_i64(2);
+        let z64 = self.m_i64(0);
+        let qq = self.m_bin(b, Opcode::And, ni, c3);
+        let odd = self.m_bin(b, Opcode::And, qq, one_i);
+        let is_odd = self.m_icmp(b, IntCC::Ne, odd, z64);
+        let hi_half = self.m_icmp(b, IntCC::Uge, qq, two_i);
+        let qp1 = self.m_bin(b, Opcode::Iadd, qq, one_i);
+        let qp1 = self.m_bin(b, Opcode::And, qp1, c3);
+        let cos_neg = self.m_icmp(b, IntCC::Uge, qp1, two_i);
+        let s_or_c = self.m_sel(b, is_odd, cs, sn);
+        let c_or_s = self.m_sel(b, is_odd, sn, cs);
+        let ns = self.m_un(b, Opcode::Fneg, s_or_c);
+        let sin_x = self.m_sel(b, hi_half, ns, s_or_c);
+        let nc = self.m_un(b, Opcode::Fneg, c_or_s);
+        let cos_x = self.m_sel(b, cos_neg, nc, c_or_s);
+        // sin(±0) = ±0 (the reduction computes -0 - -0 = +0); inf and NaN give NaN.
+        let zero = self.m_f64(0.0);
+        let is_zero = self.m_fcmp(b, FloatCC::Oeq, x, zero);
+        let sin_x = self.m_sel(b, is_zero, x, sin_x);
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let inf = self.m_f64(f64::INFINITY);
+        let bad = self.m_fcmp(b, FloatCC::Ueq, ax, inf);
+        let nan = self.m_f64(f64::NAN);
+        let sin_x = self.m_sel(b, bad, nan, sin_x);
+        let cos_x = self.m_sel(b, bad, nan, cos_x);
+        [sin_x, cos_x]
     }
 
     // ---- f32 functions evaluated in f64 ---------------------------------------------------
