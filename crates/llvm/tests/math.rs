@@ -743,7 +743,7 @@ fn f64_exp_and_log() {
 }
 
 /// f64 sin and cos (msun's kernels after a three-part Cody-Waite reduction) against the
-/// host's libm over |x| < 2^20·π/2, where the reduction is accurate: special values,
+/// host's libm over |x| < 2^20·π/2 (the Cody-Waite path): special values,
 /// subnormals, multiples and near-multiples of π/2 (the cancellation that takes the
 /// second and third reduction rounds), and random bit patterns folded into the range.
 #[test]
@@ -831,6 +831,237 @@ fn f64_sin_and_cos() {
         ("__nv_cos", f64::cos),
         ("llvm.sin.f64", f64::sin),
         ("llvm.cos.f64", f64::cos),
+    ] {
+        check_f64(name, f, &mut xs, &Sm::ALL);
+    }
+}
+
+/// ⌊π/2·2^1200⌋, least significant word first (from the hex digits of π: independent of
+/// the 2/π table the importer uses).
+const HALF_PI_2_1200: [u64; 19] = [
+    0x5b2c_38c5_e6ac_410a,
+    0x9ebf_06ca_ba47_b947,
+    0xa734_d22c_7f51_fa49,
+    0x7e0b_31b4_906c_38ab,
+    0xb67b_8400_f971_42c7,
+    0x3fcc_9250_cca3_d9c8,
+    0x3f4b_5d3e_4822_f896,
+    0x6fdb_dc70_d7f6_b513,
+    0xdad6_17fe_b96d_e80d,
+    0xfd8d_e898_85d3_4c6f,
+    0x848b_c90b_6aec_c4bc,
+    0x286e_9fc2_6ada_daa3,
+    0x8636_6056_14db_e4be,
+    0x09bb_df2a_3367_9a74,
+    0x3644_a294_10f3_1c68,
+    0x98e8_0417_7d4c_7627,
+    0x39a2_5204_9c11_14cf,
+    0x8469_898c_c517_01b8,
+    0x0001_921f_b544_42d1,
+];
+
+/// `|x| = k·π/2 + r` for a normal |x| >= 1, by exact long division of `|x|·2^1200` by
+/// `HALF_PI_2_1200` (error of `r` below 2^-170): returns `r` as a double-double
+/// (|r| <= π/4) and `k mod 4`. The test's reference reduction for huge arguments, where
+/// the host's libm is itself up to 2 ulp off (glibc: sin(2·6381956970095103·2^797)).
+fn reduce_exact(x: f64) -> (f64, f64, u32) {
+    let bits = x.abs().to_bits();
+    let e = (bits >> 52) as i64;
+    let m = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let shift = (e - 1075 + 1200) as u64;
+    let p = &HALF_PI_2_1200;
+    let mut rem = [0u64; 19];
+    let mut q = 0u32;
+    let ge = |a: &[u64; 19]| {
+        for i in (0..19).rev() {
+            if a[i] != p[i] {
+                return a[i] > p[i];
+            }
+        }
+        true
+    };
+    let sub = |a: &mut [u64; 19], b: &[u64; 19]| {
+        let mut borrow = false;
+        for i in 0..19 {
+            let (d, b1) = a[i].overflowing_sub(b[i]);
+            let (d, b2) = d.overflowing_sub(u64::from(borrow));
+            a[i] = d;
+            borrow = b1 || b2;
+        }
+    };
+    for i in (0..53 + shift).rev() {
+        let bit = i >= shift && (m >> (i - shift)) & 1 != 0;
+        let mut carry = u64::from(bit);
+        for w in rem.iter_mut() {
+            let c = *w >> 63;
+            *w = (*w << 1) | carry;
+            carry = c;
+        }
+        q = (q << 1) & 3;
+        if ge(&rem) {
+            sub(&mut rem, p);
+            q |= 1;
+        }
+    }
+    // Past π/4: r - π/2, one more quadrant.
+    let mut half = *p;
+    for i in 0..19 {
+        half[i] = (half[i] >> 1) | if i < 18 { p[i + 1] << 63 } else { 0 };
+    }
+    let neg = ge(&rem) && rem != half;
+    if neg {
+        let mut d = *p;
+        sub(&mut d, &rem);
+        rem = d;
+        q = (q + 1) & 3;
+    }
+    // The top 128 bits of rem as h + l.
+    let hb = (0..19 * 64)
+        .rev()
+        .find(|&b| rem[b / 64] >> (b % 64) & 1 != 0);
+    let Some(hb) = hb else { return (0.0, 0.0, q) };
+    let get = |lo: usize| -> u64 {
+        // 64 bits of rem from bit `lo` up (bits below 0 read as zero)
+        let mut v = 0u64;
+        for k in 0..64 {
+            let b = lo + k;
+            if b >= 64 && b - 64 < 19 * 64 {
+                let bb = b - 64;
+                v |= (rem[bb / 64] >> (bb % 64) & 1) << k;
+            }
+        }
+        v
+    };
+    let t = get(hb + 1); // bits hb-63..=hb (offset by 64 so that negative indices read 0)
+    let t2 = get(hb + 1 - 64);
+    let sc = |k: i64| 2f64.powi(k as i32);
+    let h = (t >> 11) as f64 * sc(hb as i64 - 52 - 1200);
+    let l = (((t & 0x7ff) << 53) | (t2 >> 11)) as f64 * sc(hb as i64 - 116 - 1200);
+    if neg {
+        (-h, -l, q)
+    } else {
+        (h, l, q)
+    }
+}
+
+/// sin(x) for |x| >= 1 through [`reduce_exact`]: sin(h + l) = sin h + l·cos h.
+fn sin_large_ref(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    let (h, l, q) = reduce_exact(x);
+    let s = h.sin() + l * h.cos();
+    let c = h.cos() - l * h.sin();
+    let v = [s, c, -s, -c][q as usize];
+    if x < 0.0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// cos(x) for |x| >= 1 through [`reduce_exact`].
+fn cos_large_ref(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    let (h, l, q) = reduce_exact(x);
+    let s = h.sin() + l * h.cos();
+    let c = h.cos() - l * h.sin();
+    [c, -s, -c, s][q as usize]
+}
+
+/// The exact reduction itself, checked where the host's libm is reliable (small
+/// arguments and exact identities), so that the large test's reference is tested.
+#[test]
+fn reference_reduction_is_exact() {
+    let mut r = Rng(0x7e57);
+    for _ in 0..2000 {
+        let x = 1.0 + f64::from(r.unit()) * 1e5;
+        let (s, c) = (sin_large_ref(x), cos_large_ref(x));
+        assert!(ulps64(s, x.sin()) <= 1, "sin {x}: {s} vs {}", x.sin());
+        assert!(ulps64(c, x.cos()) <= 1, "cos {x}: {c} vs {}", x.cos());
+        assert!(ulps64(sin_large_ref(-x), -x.sin()) <= 1);
+    }
+    // Muller's worst case: x - k·π/2 = 4.687165924254628e-19 with k odd (quadrant 1).
+    let worst = 6_381_956_970_095_103.0 * 2f64.powi(797);
+    let (h, l, q) = reduce_exact(worst);
+    assert_eq!((h + l, q), (4.687_165_924_254_628e-19, 1));
+}
+
+/// f64 sin and cos over |x| >= 2^20, where the reduction is Payne-Hanek, against an
+/// exact reduction ([`reduce_exact`]) and the host's sin/cos of the remainder (the host's
+/// libm on the argument itself is up to 2 ulp off here): the boundary of the two reductions, 1e22, the largest doubles, the double
+/// closest to a multiple of π/2 (6381956970095103·2^797, Muller's worst case) and its
+/// neighbours, doubles near multiples of π/2 and random significands at every exponent
+/// from 2^20 to 2^1023.
+#[test]
+fn f64_sin_and_cos_large() {
+    use std::f64::consts::FRAC_PI_2;
+    let mut r = Rng(0xb16a);
+    let worst = 6_381_956_970_095_103.0 * 2f64.powi(797);
+    let mut xs: Vec<f64> = vec![
+        1e22,
+        -1e22,
+        1e300,
+        -1e300,
+        f64::MAX,
+        -f64::MAX,
+        2f64.powi(1023),
+        1_048_576.0,
+        -1_048_576.0,
+        1_647_099.5,
+        1_647_100.0,
+        worst,
+        -worst,
+        2.0 * worst,
+        0.5 * worst,
+    ];
+    for d in 1..40u64 {
+        for base in [
+            worst,
+            1_048_576.0,
+            2f64.powi(1023),
+            f64::MAX,
+            1e22,
+            2f64.powi(63),
+        ] {
+            xs.push(f64::from_bits(base.to_bits() - d));
+            if base != f64::MAX {
+                xs.push(-f64::from_bits(base.to_bits() + d));
+            }
+        }
+    }
+    // Near multiples of π/2 (the double product, then its neighbours), n up to 2^60.
+    for _ in 0..400 {
+        let sh = r.next() % 41 + 20;
+        let n = (r.next() >> (64 - sh)) as f64;
+        let m = n * FRAC_PI_2;
+        if m >= 1_048_576.0 {
+            xs.push(m);
+            xs.push(-f64::from_bits(m.to_bits() + 1));
+            xs.push(f64::from_bits(m.to_bits() - 1));
+        }
+    }
+    // Random significands and signs at every exponent from 2^20 up.
+    for e in 1043u64..2047 {
+        for _ in 0..3 {
+            let bits = r.next() & 0x800f_ffff_ffff_ffff;
+            xs.push(f64::from_bits(bits | (e << 52)));
+        }
+    }
+    for _ in 0..1500 {
+        let bits = r.next();
+        let x = f64::from_bits(bits);
+        if x.is_finite() && x.abs() >= 1_048_576.0 {
+            xs.push(x);
+        }
+    }
+    for (name, f) in [
+        ("__nv_sin", sin_large_ref as fn(f64) -> f64),
+        ("__nv_cos", cos_large_ref),
+        ("llvm.sin.f64", sin_large_ref),
+        ("llvm.cos.f64", cos_large_ref),
     ] {
         check_f64(name, f, &mut xs, &Sm::ALL);
     }
