@@ -44,6 +44,9 @@ pub enum PoisonUse {
     CasCompare,
     /// The mask of a warp collective, or the lane operands of a `shfl`.
     WarpOperand,
+    /// A byte of a `vprintf` format or string, an argument it prints, or an operand of
+    /// `assert_fail`: output cannot show "any value".
+    Printed,
 }
 
 /// Why a launch failed.
@@ -154,6 +157,28 @@ pub enum ExecError {
         /// What is wrong.
         reason: String,
     },
+    /// A failed device `assert` (`assert_fail`), reported as CUDA does: file, line,
+    /// function, thread and the asserted expression.
+    AssertFailed {
+        /// Where.
+        loc: Location,
+        /// The asserted expression.
+        message: String,
+        /// The source file.
+        file: String,
+        /// The source line.
+        line: u32,
+        /// The function (`__PRETTY_FUNCTION__`).
+        function: String,
+    },
+    /// A `vprintf` whose format cannot be printed (`%n`, an unknown conversion) or
+    /// whose format, strings or arguments cannot be read.
+    BadPrintf {
+        /// Where.
+        loc: Location,
+        /// What is wrong.
+        reason: String,
+    },
     /// The launch itself is wrong: unknown kernel, argument mismatch, zero dimensions.
     BadLaunch {
         /// What is wrong.
@@ -178,6 +203,8 @@ pub enum ErrorKind {
     StepLimit,
     CallDepth,
     InvalidIr,
+    AssertFailed,
+    BadPrintf,
     BadLaunch,
 }
 
@@ -197,7 +224,9 @@ impl ExecError {
             | DivergentBarrier { loc, .. }
             | DivergentWarp { loc, .. }
             | StepLimit { loc, .. }
-            | CallDepth { loc } => Some(loc),
+            | CallDepth { loc }
+            | AssertFailed { loc, .. }
+            | BadPrintf { loc, .. } => Some(loc),
             InvalidIr { .. } | BadLaunch { .. } => None,
         }
     }
@@ -219,6 +248,8 @@ impl ExecError {
             StepLimit { .. } => ErrorKind::StepLimit,
             CallDepth { .. } => ErrorKind::CallDepth,
             InvalidIr { .. } => ErrorKind::InvalidIr,
+            AssertFailed { .. } => ErrorKind::AssertFailed,
+            BadPrintf { .. } => ErrorKind::BadPrintf,
             BadLaunch { .. } => ErrorKind::BadLaunch,
         }
     }
@@ -291,6 +322,22 @@ impl fmt::Display for ExecError {
                 }
                 write!(f, ": {reason}")
             }
+            AssertFailed {
+                loc,
+                message,
+                file,
+                line,
+                function,
+            } => {
+                let [bx, by, bz] = loc.ctaid;
+                let [tx, ty, tz] = loc.tid;
+                write!(
+                    f,
+                    "{file}:{line}: {function}: block: [{bx},{by},{bz}], thread: [{tx},{ty},{tz}] \
+                     Assertion `{message}` failed. ({loc})"
+                )
+            }
+            BadPrintf { loc, reason } => write!(f, "{loc}: vprintf: {reason}"),
             BadLaunch { reason } => write!(f, "bad launch: {reason}"),
         }
     }
