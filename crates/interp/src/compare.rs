@@ -137,8 +137,8 @@ pub fn assert_same_behaviour(
 pub(crate) fn compare_printf(m0: &Memory, m1: &Memory) -> Result<(), Difference> {
     let (a, b) = (m0.printf_output(), m1.printf_output());
     for i in 0..a.len().max(b.len()) {
-        let x = a.get(i);
-        let y = b.get(i);
+        let x = a.get(i).copied();
+        let y = b.get(i).copied();
         if x != y {
             let text = |l: Option<&crate::PrintfLine>| l.map_or(String::new(), |l| l.text.clone());
             return Err(Difference::Printf {

@@ -30,6 +30,19 @@ impl fmt::Display for Location {
     }
 }
 
+/// What a failed device `assert` reported (the operands of `assert_fail`).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct AssertFailure {
+    /// The asserted expression.
+    pub message: String,
+    /// The source file.
+    pub file: String,
+    /// The source line.
+    pub line: u32,
+    /// The function (`__PRETTY_FUNCTION__`).
+    pub function: String,
+}
+
 /// Which use of a poison value was undefined behaviour.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum PoisonUse {
@@ -162,14 +175,8 @@ pub enum ExecError {
     AssertFailed {
         /// Where.
         loc: Location,
-        /// The asserted expression.
-        message: String,
-        /// The source file.
-        file: String,
-        /// The source line.
-        line: u32,
-        /// The function (`__PRETTY_FUNCTION__`).
-        function: String,
+        /// What the assertion reported.
+        failure: Box<AssertFailure>,
     },
     /// A `vprintf` whose format cannot be printed (`%n`, an unknown conversion) or
     /// whose format, strings or arguments cannot be read.
@@ -322,13 +329,13 @@ impl fmt::Display for ExecError {
                 }
                 write!(f, ": {reason}")
             }
-            AssertFailed {
-                loc,
-                message,
-                file,
-                line,
-                function,
-            } => {
+            AssertFailed { loc, failure } => {
+                let AssertFailure {
+                    message,
+                    file,
+                    line,
+                    function,
+                } = &**failure;
                 let [bx, by, bz] = loc.ctaid;
                 let [tx, ty, tz] = loc.tid;
                 write!(

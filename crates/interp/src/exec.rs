@@ -25,7 +25,7 @@
 //! [`DivergentWarp`]: ExecError::DivergentWarp
 
 use crate::decode::{AtomKind, CastOp, DFunc, GlobalAddrs, Op, Program, WarpKind, R};
-use crate::error::{ExecError, Location, PoisonUse};
+use crate::error::{AssertFailure, ExecError, Location, PoisonUse};
 use crate::memory::{
     self, fresh_clock, split_generic, window_base, Access, Fault, Heap, Memory, PrintfLine,
 };
@@ -400,21 +400,11 @@ pub(crate) fn run(
             a.shadow = vec![Default::default(); a.data.len()];
         }
     }
-    let mut printed = Vec::new();
-    let res = run_grid(
-        &prog,
-        launch,
-        mem,
-        &mut konst,
-        &shared_proto,
-        &argv,
-        &byval,
-        &mut printed,
-    );
+    let start = mem.printed.len();
+    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv, &byval);
     mem.set_shadows(false);
     // By CTA, then thread; the sort is stable, so each thread's lines keep their order.
-    printed.sort_by_key(|p| (p.0, p.1));
-    mem.printed.extend(printed.into_iter().map(|p| p.2));
+    mem.printed[start..].sort_by_key(|p| (p.0, p.1));
     res
 }
 
@@ -439,7 +429,6 @@ fn run_grid(
     shared_proto: &Heap,
     argv: &[u64],
     byval: &[(usize, Vec<u8>, u64)],
-    printed: &mut Vec<(u64, u32, PrintfLine)>,
 ) -> Result<Outcome, ExecError> {
     let [bx, by, bz] = launch.block;
     let [gx, gy, gz] = launch.grid;
@@ -466,7 +455,7 @@ fn run_grid(
                     detect: launch.config.detect_races,
                     budget: limit - out.steps.min(limit),
                     limit,
-                    printed: &mut *printed,
+                    printed: &mut mem.printed,
                 };
                 // Fresh threads.
                 threads.clear();
@@ -1256,10 +1245,12 @@ impl Cta<'_> {
                     match r {
                         Ok((message, file, function)) => bail!(ExecError::AssertFailed {
                             loc: self.loc(t, cur),
-                            message,
-                            file,
-                            line: line as u32,
-                            function,
+                            failure: Box::new(AssertFailure {
+                                message,
+                                file,
+                                line: line as u32,
+                                function,
+                            }),
                         }),
                         Err(e) => bail!(self.read_err(t, cur, e)),
                     }

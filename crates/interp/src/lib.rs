@@ -69,7 +69,7 @@ mod printf;
 pub mod semantics;
 
 pub use compare::{assert_same_behaviour, Difference, Inputs};
-pub use error::{ErrorKind, ExecError, Location, PoisonUse};
+pub use error::{AssertFailure, ErrorKind, ExecError, Location, PoisonUse};
 pub use inputs::{random_inputs, MAX_RANDOM_CTA, MAX_RANDOM_GRID};
 pub use memory::{
     split_generic, window_base, Element, Memory, PrintfLine, GLOBAL_START, GUARD, WINDOW,

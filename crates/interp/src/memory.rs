@@ -353,7 +353,8 @@ element!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 pub struct Memory {
     pub(crate) heap: Heap,
     names: FxHashMap<String, usize>,
-    pub(crate) printed: Vec<PrintfLine>,
+    /// `vprintf` output: (CTA linear id, thread linear id, line).
+    pub(crate) printed: Vec<(u64, u32, PrintfLine)>,
 }
 
 /// What one `vprintf` printed, and which thread printed it.
@@ -387,13 +388,16 @@ impl Memory {
     /// launch; within a launch, by CTA (x fastest), then by linear thread id, then in
     /// each thread's program order, whatever the schedule (CUDA does not order the
     /// output of different threads; this order is deterministic).
-    pub fn printf_output(&self) -> &[PrintfLine] {
-        &self.printed
+    pub fn printf_output(&self) -> Vec<&PrintfLine> {
+        self.printed.iter().map(|p| &p.2).collect()
     }
 
     /// Take the printed output (see [`Memory::printf_output`]), leaving none.
     pub fn take_printf_output(&mut self) -> Vec<PrintfLine> {
         std::mem::take(&mut self.printed)
+            .into_iter()
+            .map(|p| p.2)
+            .collect()
     }
 
     /// Allocate a buffer holding `bytes`; returns its address (a global pointer, which is

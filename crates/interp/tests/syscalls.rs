@@ -5,8 +5,7 @@ mod common;
 
 use common::{parse, run};
 use gyre_interp::{
-    assert_same_behaviour, Arg, Difference, ExecError, Inputs, Launch, Memory, PoisonUse,
-    Schedule,
+    assert_same_behaviour, Arg, Difference, ExecError, Inputs, Launch, Memory, PoisonUse, Schedule,
 };
 
 /// A `const` global holding the NUL-terminated bytes of `s`.
@@ -91,7 +90,11 @@ fn printf_formats_and_orders_by_cta_then_thread() {
         let mut launch = Launch::linear(2, 3, vec![Arg::buffer("o")]);
         launch.config.schedule = sched;
         run(&src, "k", &launch, &mut mem).expect("runs");
-        let got: String = mem.printf_output().iter().map(|l| l.text.as_str()).collect();
+        let got: String = mem
+            .printf_output()
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect();
         assert_eq!(got, want, "{sched:?}");
         let l = &mem.printf_output()[4];
         assert_eq!((l.ctaid, l.tid), ([1, 0, 0], [1, 0, 0]));
@@ -151,21 +154,37 @@ fn failed_assert_ends_the_launch_with_cudas_message() {
     let src = assert_src(true);
     // Every thread below N: no failure.
     let mut mem = Memory::new();
-    run(&src, "k", &Launch::linear(2, 32, vec![Arg::Int(64)]), &mut mem).expect("runs");
+    run(
+        &src,
+        "k",
+        &Launch::linear(2, 32, vec![Arg::Int(64)]),
+        &mut mem,
+    )
+    .expect("runs");
     assert_eq!(mem.printf_output().len(), 64);
     // N = 60: thread 28 of CTA 1 fails first.
     let mut mem = Memory::new();
-    let e = run(&src, "k", &Launch::linear(2, 32, vec![Arg::Int(60)]), &mut mem).unwrap_err();
+    let e = run(
+        &src,
+        "k",
+        &Launch::linear(2, 32, vec![Arg::Int(60)]),
+        &mut mem,
+    )
+    .unwrap_err();
     let ExecError::AssertFailed {
         ref loc,
-        ref message,
-        ref file,
-        line,
-        ref function,
+        ref failure,
     } = e
     else {
         panic!("not an assertion failure: {e}");
     };
+    let gyre_interp::AssertFailure {
+        message,
+        file,
+        line,
+        function,
+    } = &**failure;
+    let line = *line;
     assert_eq!((loc.ctaid, loc.tid), ([1, 0, 0], [28, 0, 0]));
     assert_eq!(
         (message.as_str(), file.as_str(), line, function.as_str()),
@@ -254,7 +273,13 @@ block0(v0: ptr.global):
 ";
     let mut mem = Memory::new();
     mem.alloc_from("o", &[0x41414141u32, 0x41414141]);
-    let e = run(src, "k", &Launch::linear(1, 1, vec![Arg::buffer("o")]), &mut mem).unwrap_err();
+    let e = run(
+        src,
+        "k",
+        &Launch::linear(1, 1, vec![Arg::buffer("o")]),
+        &mut mem,
+    )
+    .unwrap_err();
     assert!(matches!(e, ExecError::OutOfBounds { .. }), "{e}");
     assert_eq!(mem.read::<i32>("o").unwrap()[0], -1);
     assert!(mem.printf_output().is_empty());
