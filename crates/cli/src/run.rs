@@ -336,11 +336,30 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(limit) = args.step_limit {
         launch.config.step_limit = limit;
     }
-    let outcome = run_kernel(&module, &args.kernel, &launch, &mut memory)
-        .map_err(|e| CliError(format!("{name}: error: {e}")))?;
+    let res = run_kernel(&module, &args.kernel, &launch, &mut memory);
+    // What device printf printed (by CTA, then thread), before the buffers; on an error
+    // (a failed assert) too, as CUDA flushes it.
+    let printed: String = memory
+        .printf_output()
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect();
+    let outcome = match res {
+        Ok(o) => o,
+        Err(e) => {
+            if args.json.is_none() {
+                input::write_output(None, &printed)?;
+            }
+            return Err(CliError(format!("{name}: error: {e}")));
+        }
+    };
     // Show the buffers whose contents changed.
-    let mut text = String::new();
-    let mut json = format!("{{\"steps\": {}, \"buffers\": {{", outcome.steps);
+    let mut text = printed.clone();
+    let mut json = format!(
+        "{{\"steps\": {}, \"printf\": {}, \"buffers\": {{",
+        outcome.steps,
+        json_string(&printed)
+    );
     let mut first = true;
     for b in &buffers {
         let now = memory.bytes(&b.name).expect("buffer allocated above");
@@ -366,4 +385,25 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         Some(path) => input::write_output(Some(path), &json),
         None => input::write_output(None, &text),
     }
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -317,3 +317,35 @@ fn compile_examples_for_every_target_with_and_without_o() {
         "supported targets are 70, 80 and 90",
     );
 }
+
+/// `gyre run` shows device printf output before the buffers, and on a failed assert
+/// the output so far and CUDA's message.
+#[test]
+fn run_shows_printf_output_and_failed_asserts() {
+    let file = "crates/filetests/filetests/import/syscalls/printf-assert.ll";
+    let o = gyre(&["run", file, "--kernel", "k", "--block", "2", "--arg", "0=5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "x = 5\nx = 5\n");
+    let json = std::env::temp_dir().join(format!("gyre-cli-printf-{}.json", std::process::id()));
+    let o = gyre(&[
+        "run",
+        file,
+        "--kernel",
+        "k",
+        "--arg",
+        "0=5",
+        "--json",
+        json.to_str().expect("utf-8 temp path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    assert!(text.contains("\"printf\": \"x = 5\\n\""), "{text}");
+    // x = 9: thread 0 prints, then fails the assertion; thread 1 never runs.
+    let o = gyre(&["run", file, "--kernel", "k", "--block", "2", "--arg", "0=9"]);
+    assert_fails_with(
+        &o,
+        "a.cu:7: void k(): block: [0,0,0], thread: [0,0,0] Assertion `x < 9` failed.",
+    );
+    assert_eq!(stdout(&o), "x = 9\n");
+}

@@ -73,7 +73,16 @@ type Stub = (String, Vec<(Reg, Reg)>, Block);
 #[derive(Default)]
 struct Helpers {
     fmod: [bool; 2],
+    /// The module calls the PTX system calls `vprintf` / `__assertfail`.
+    vprintf: bool,
+    assertfail: bool,
 }
+
+/// The CUDA runtime's declaration of `vprintf` (as llc prints it).
+const VPRINTF_DECL: &str = ".extern .func (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0,\n\t.param .b64 vprintf_param_1\n)\n;";
+
+/// The CUDA runtime's declaration of `__assertfail` (as llc prints it).
+const ASSERTFAIL_DECL: &str = ".extern .func __assertfail\n(\n\t.param .b64 __assertfail_param_0,\n\t.param .b64 __assertfail_param_1,\n\t.param .b32 __assertfail_param_2,\n\t.param .b64 __assertfail_param_3,\n\t.param .b64 __assertfail_param_4\n)\n;";
 
 /// Write one instruction line: a tab, the text, `;` and a newline.
 macro_rules! ins {
@@ -261,6 +270,15 @@ pub(crate) fn emit_module(
     for is64 in [false, true] {
         if helpers.fmod[usize::from(is64)] {
             let _ = writeln!(out, "{};", fmod::helper_decl(is64));
+            any_proto = true;
+        }
+    }
+    for (used, decl) in [
+        (helpers.vprintf, VPRINTF_DECL),
+        (helpers.assertfail, ASSERTFAIL_DECL),
+    ] {
+        if used {
+            let _ = writeln!(out, "{decl}");
             any_proto = true;
         }
     }
@@ -895,6 +913,42 @@ impl FnEmitter<'_> {
                 Opcode::Unreachable => ins!(self, "trap"),
                 _ => return Err(self.err(inst, format!("opcode {}", opcode.name()))),
             },
+            InstructionData::Vprintf { args } => {
+                // llc's call sequence for the system call (plain `call`: it may be
+                // divergent).
+                self.helpers.vprintf = true;
+                let (f0, a0) = (self.v(args[0]), self.v(args[1]));
+                let d = self.v(result.expect("vprintf has a result"));
+                self.out.push_str("\t{\n");
+                ins!(self, "\t.param .b64 $$arg0");
+                ins!(self, "\tst.param.b64 [$$arg0], {f0}");
+                ins!(self, "\t.param .b64 $$arg1");
+                ins!(self, "\tst.param.b64 [$$arg1], {a0}");
+                ins!(self, "\t.param .b32 $$ret");
+                ins!(self, "\tcall ($$ret), vprintf, ($$arg0, $$arg1)");
+                ins!(self, "\tld.param.b32 {d}, [$$ret]");
+                self.out.push_str("\t}\n");
+            }
+            InstructionData::AssertFail { args } => {
+                self.helpers.assertfail = true;
+                let [m, fl, l, fun] = args.map(|a| self.v(a));
+                self.out.push_str("\t{\n");
+                for (i, (t, v)) in [("b64", m), ("b64", fl), ("b32", l), ("b64", fun)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    ins!(self, "\t.param .{t} $$arg{i}");
+                    ins!(self, "\tst.param.{t} [$$arg{i}], {v}");
+                }
+                // The character size: always 1 (CUDA's `assert`).
+                ins!(self, "\t.param .b64 $$arg4");
+                ins!(self, "\tst.param.b64 [$$arg4], 1");
+                ins!(
+                    self,
+                    "\tcall __assertfail, ($$arg0, $$arg1, $$arg2, $$arg3, $$arg4)"
+                );
+                self.out.push_str("\t}\n");
+            }
             InstructionData::Call { func, ref args } => {
                 let args: Vec<Value> = args.as_slice(&dfg.value_lists).to_vec();
                 let callee = &self.m.functions[func];

@@ -40,6 +40,15 @@ pub enum Difference {
         /// Size in the transformed run.
         after: usize,
     },
+    /// The `vprintf` output differs (both runs succeeded).
+    Printf {
+        /// Index of the first differing line (a missing line is an empty string).
+        line: usize,
+        /// The original's text of that line.
+        before: String,
+        /// The transformed module's text.
+        after: String,
+    },
     /// The first byte that differs; `None` stands for poison.
     Byte {
         /// The buffer.
@@ -64,6 +73,14 @@ impl fmt::Display for Difference {
                 write!(f, "before: {}; after: {}", show(before), show(after))
             }
             Difference::MissingBuffer { name } => write!(f, "buffer {name} missing after"),
+            Difference::Printf {
+                line,
+                before,
+                after,
+            } => write!(
+                f,
+                "printf output line {line}: {before:?} before, {after:?} after"
+            ),
             Difference::BufferSize {
                 name,
                 before,
@@ -89,7 +106,8 @@ impl std::error::Error for Difference {}
 ///
 /// Two runs agree when both succeed and every byte of every buffer of the original run
 /// is equal after the transformed one (a poison byte of the original matches anything:
-/// the transform may refine poison), or when both fail with the same [`ErrorKind`](crate::ErrorKind) (the
+/// the transform may refine poison) and `vprintf` printed the same lines (in the
+/// interpreter's deterministic order), or when both fail with the same [`ErrorKind`](crate::ErrorKind) (the
 /// location may differ, since transforms move code). Buffers only the transformed
 /// run has are ignored.
 pub fn assert_same_behaviour(
@@ -103,13 +121,34 @@ pub fn assert_same_behaviour(
     let r0 = run_kernel(before, kernel, &inputs.launch, &mut m0);
     let r1 = run_kernel(after, kernel, &inputs.launch, &mut m1);
     match (r0, r1) {
-        (Ok(_), Ok(_)) => compare_memory(&m0, &m1),
+        (Ok(_), Ok(_)) => {
+            compare_printf(&m0, &m1)?;
+            compare_memory(&m0, &m1)
+        }
         (Err(a), Err(b)) if a.kind() == b.kind() => Ok(()),
         (r0, r1) => Err(Difference::Outcome {
             before: r0.err().map(Box::new),
             after: r1.err().map(Box::new),
         }),
     }
+}
+
+/// Compare the `vprintf` output of two runs, line by line.
+pub(crate) fn compare_printf(m0: &Memory, m1: &Memory) -> Result<(), Difference> {
+    let (a, b) = (m0.printf_output(), m1.printf_output());
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied();
+        let y = b.get(i).copied();
+        if x != y {
+            let text = |l: Option<&crate::PrintfLine>| l.map_or(String::new(), |l| l.text.clone());
+            return Err(Difference::Printf {
+                line: i,
+                before: text(x),
+                after: text(y),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Compare every buffer of `m0` with the same-named buffer of `m1`.

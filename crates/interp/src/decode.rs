@@ -228,6 +228,16 @@ pub(crate) enum Op {
         dst: R,
         a: R,
     },
+    /// `vprintf fmt, args`.
+    Vprintf {
+        dst: R,
+        fmt: R,
+        args: R,
+    },
+    /// `assert_fail msg, file, line, func`.
+    AssertFail {
+        args: [R; 4],
+    },
     Call {
         func: u32,
         args: u32,
@@ -869,6 +879,14 @@ fn decode_func(
                     }
                 }
                 D::Fence { .. } => Op::Nop,
+                D::Vprintf { args: [fmt, args] } => Op::Vprintf {
+                    dst,
+                    fmt: r(fmt),
+                    args: r(args),
+                },
+                D::AssertFail { args } => Op::AssertFail {
+                    args: [r(args[0]), r(args[1]), r(args[2]), r(args[3])],
+                },
                 D::Nullary { opcode } => match opcode {
                     Opcode::Clock => Op::Clock {
                         dst,

@@ -30,6 +30,19 @@ impl fmt::Display for Location {
     }
 }
 
+/// What a failed device `assert` reported (the operands of `assert_fail`).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct AssertFailure {
+    /// The asserted expression.
+    pub message: String,
+    /// The source file.
+    pub file: String,
+    /// The source line.
+    pub line: u32,
+    /// The function (`__PRETTY_FUNCTION__`).
+    pub function: String,
+}
+
 /// Which use of a poison value was undefined behaviour.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum PoisonUse {
@@ -44,6 +57,9 @@ pub enum PoisonUse {
     CasCompare,
     /// The mask of a warp collective, or the lane operands of a `shfl`.
     WarpOperand,
+    /// A byte of a `vprintf` format or string, an argument it prints, or an operand of
+    /// `assert_fail`: output cannot show "any value".
+    Printed,
 }
 
 /// Why a launch failed.
@@ -154,6 +170,22 @@ pub enum ExecError {
         /// What is wrong.
         reason: String,
     },
+    /// A failed device `assert` (`assert_fail`), reported as CUDA does: file, line,
+    /// function, thread and the asserted expression.
+    AssertFailed {
+        /// Where.
+        loc: Location,
+        /// What the assertion reported.
+        failure: Box<AssertFailure>,
+    },
+    /// A `vprintf` whose format cannot be printed (`%n`, an unknown conversion) or
+    /// whose format, strings or arguments cannot be read.
+    BadPrintf {
+        /// Where.
+        loc: Location,
+        /// What is wrong.
+        reason: String,
+    },
     /// The launch itself is wrong: unknown kernel, argument mismatch, zero dimensions.
     BadLaunch {
         /// What is wrong.
@@ -178,6 +210,8 @@ pub enum ErrorKind {
     StepLimit,
     CallDepth,
     InvalidIr,
+    AssertFailed,
+    BadPrintf,
     BadLaunch,
 }
 
@@ -197,7 +231,9 @@ impl ExecError {
             | DivergentBarrier { loc, .. }
             | DivergentWarp { loc, .. }
             | StepLimit { loc, .. }
-            | CallDepth { loc } => Some(loc),
+            | CallDepth { loc }
+            | AssertFailed { loc, .. }
+            | BadPrintf { loc, .. } => Some(loc),
             InvalidIr { .. } | BadLaunch { .. } => None,
         }
     }
@@ -219,6 +255,8 @@ impl ExecError {
             StepLimit { .. } => ErrorKind::StepLimit,
             CallDepth { .. } => ErrorKind::CallDepth,
             InvalidIr { .. } => ErrorKind::InvalidIr,
+            AssertFailed { .. } => ErrorKind::AssertFailed,
+            BadPrintf { .. } => ErrorKind::BadPrintf,
             BadLaunch { .. } => ErrorKind::BadLaunch,
         }
     }
@@ -291,6 +329,22 @@ impl fmt::Display for ExecError {
                 }
                 write!(f, ": {reason}")
             }
+            AssertFailed { loc, failure } => {
+                let AssertFailure {
+                    message,
+                    file,
+                    line,
+                    function,
+                } = &**failure;
+                let [bx, by, bz] = loc.ctaid;
+                let [tx, ty, tz] = loc.tid;
+                write!(
+                    f,
+                    "{file}:{line}: {function}: block: [{bx},{by},{bz}], thread: [{tx},{ty},{tz}] \
+                     Assertion `{message}` failed. ({loc})"
+                )
+            }
+            BadPrintf { loc, reason } => write!(f, "{loc}: vprintf: {reason}"),
             BadLaunch { reason } => write!(f, "bad launch: {reason}"),
         }
     }

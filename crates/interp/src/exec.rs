@@ -25,8 +25,11 @@
 //! [`DivergentWarp`]: ExecError::DivergentWarp
 
 use crate::decode::{AtomKind, CastOp, DFunc, GlobalAddrs, Op, Program, WarpKind, R};
-use crate::error::{ExecError, Location, PoisonUse};
-use crate::memory::{self, fresh_clock, split_generic, window_base, Access, Fault, Heap, Memory};
+use crate::error::{AssertFailure, ExecError, Location, PoisonUse};
+use crate::memory::{
+    self, fresh_clock, split_generic, window_base, Access, Fault, Heap, Memory, PrintfLine,
+};
+use crate::printf;
 use crate::semantics::{self as sem, DivTrap};
 use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
 use cranelift_entity::SecondaryMap;
@@ -147,6 +150,85 @@ struct Cta<'a> {
     /// Steps left before the limit.
     budget: u64,
     limit: u64,
+    /// `vprintf` output of this launch so far, with the CTA's and thread's linear ids.
+    printed: &'a mut Vec<(u64, u32, PrintfLine)>,
+}
+
+/// Why reading `vprintf`/`assert_fail` inputs from memory failed.
+enum ReadErr {
+    Fault(Fault, u64, u8, AddrSpace),
+    Poison,
+    Bad(String),
+}
+
+/// The memory a thread sees, for reading C strings and the `vprintf` argument buffer
+/// through generic pointers.
+struct Reader<'h, 'v> {
+    global: &'h mut Heap,
+    konst: &'h mut Heap,
+    shared: &'h mut Heap,
+    local: &'h mut Heap,
+    acc: Access<'v>,
+    /// The argument buffer's address and the offset of the next argument in it.
+    args: u64,
+    off: u64,
+}
+
+/// Longest string `vprintf` or `assert_fail` reads before calling it unterminated.
+const MAX_STRING: usize = 1 << 16;
+
+impl Reader<'_, '_> {
+    fn load(&mut self, addr: u64, size: u8) -> Result<u64, ReadErr> {
+        let (sp, a) = split_generic(addr);
+        let (h, tracked): (&mut Heap, bool) = match sp {
+            AddrSpace::Shared => (&mut *self.shared, true),
+            AddrSpace::Local => (&mut *self.local, false),
+            AddrSpace::Const => (&mut *self.konst, false),
+            _ => (&mut *self.global, true),
+        };
+        let acc = Access {
+            check: self.acc.check && tracked,
+            ..self.acc
+        };
+        match h.load(a, u64::from(size), acc) {
+            Ok((_, true)) => Err(ReadErr::Poison),
+            Ok((v, false)) => Ok(v),
+            Err(f) => Err(ReadErr::Fault(f, addr, size, sp)),
+        }
+    }
+
+    /// The NUL-terminated string at generic `addr`.
+    fn c_string(&mut self, addr: u64) -> Result<Vec<u8>, ReadErr> {
+        let mut out = Vec::new();
+        loop {
+            let b = self.load(addr.wrapping_add(out.len() as u64), 1)? as u8;
+            if b == 0 {
+                return Ok(out);
+            }
+            if out.len() == MAX_STRING {
+                return Err(ReadErr::Bad(format!(
+                    "string at {addr:#x} has no NUL in {MAX_STRING} bytes"
+                )));
+            }
+            out.push(b);
+        }
+    }
+}
+
+impl printf::Source<ReadErr> for Reader<'_, '_> {
+    fn arg(&mut self, size: u8) -> Result<u64, ReadErr> {
+        let sz = u64::from(size);
+        self.off = self.off.div_ceil(sz) * sz;
+        let v = self.load(self.args.wrapping_add(self.off), size)?;
+        self.off += sz;
+        Ok(v)
+    }
+    fn string(&mut self, addr: u64) -> Result<Vec<u8>, ReadErr> {
+        self.c_string(addr)
+    }
+    fn bad(&self, reason: String) -> ReadErr {
+        ReadErr::Bad(reason)
+    }
 }
 
 /// Run a launch; see [`crate::run_kernel`].
@@ -318,8 +400,11 @@ pub(crate) fn run(
             a.shadow = vec![Default::default(); a.data.len()];
         }
     }
+    let start = mem.printed.len();
     let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv, &byval);
     mem.set_shadows(false);
+    // By CTA, then thread; the sort is stable, so each thread's lines keep their order.
+    mem.printed[start..].sort_by_key(|p| (p.0, p.1));
     res
 }
 
@@ -370,6 +455,7 @@ fn run_grid(
                     detect: launch.config.detect_races,
                     budget: limit - out.steps.min(limit),
                     limit,
+                    printed: &mut mem.printed,
                 };
                 // Fresh threads.
                 threads.clear();
@@ -711,6 +797,21 @@ impl Cta<'_> {
                     other_tid: other.map(|o| [o % bx, (o / bx) % by, o / (bx * by)]),
                 }
             }
+        }
+    }
+
+    /// The error for a failed read of `vprintf`/`assert_fail` inputs.
+    fn read_err(&self, t: &Thread, pc: u32, e: ReadErr) -> ExecError {
+        match e {
+            ReadErr::Fault(f, addr, size, sp) => self.fault(t, pc, f, addr, size, sp),
+            ReadErr::Poison => ExecError::Poison {
+                loc: self.loc(t, pc),
+                what: PoisonUse::Printed,
+            },
+            ReadErr::Bad(reason) => ExecError::BadPrintf {
+                loc: self.loc(t, pc),
+                reason,
+            },
         }
     }
 
@@ -1071,6 +1172,88 @@ impl Cta<'_> {
                     // This thread's instruction count, this one included.
                     let n = t.steps + (self.budget - budget);
                     set!(dst, n & sem::mask(w), false);
+                }
+                Op::Vprintf { dst, fmt, args } => {
+                    if p!(fmt) || p!(args) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Printed
+                        });
+                    }
+                    let (fa, aa) = (v!(fmt), v!(args));
+                    let mut rd = Reader {
+                        global: &mut *self.global,
+                        konst: &mut *self.konst,
+                        shared: &mut *self.shared,
+                        local: &mut t.local,
+                        acc,
+                        args: aa,
+                        off: 0,
+                    };
+                    let r = if fa == 0 {
+                        Ok((None, -1))
+                    } else {
+                        rd.c_string(fa)
+                            .and_then(|f| printf::format(&f, &mut rd))
+                            .map(|(s, n)| (Some(s), n))
+                    };
+                    match r {
+                        Ok((text, n)) => {
+                            if let Some(text) = text {
+                                let [cx, cy, _] = self.ctaid;
+                                let [gx, gy, _] = self.nctaid;
+                                let cta = u64::from(cx)
+                                    + u64::from(gx)
+                                        * (u64::from(cy)
+                                            + u64::from(gy) * u64::from(self.ctaid[2]));
+                                self.printed.push((
+                                    cta,
+                                    t.lin,
+                                    PrintfLine {
+                                        ctaid: self.ctaid,
+                                        tid: t.tid,
+                                        text,
+                                    },
+                                ));
+                            }
+                            set!(dst, u64::from(n as u32), false);
+                        }
+                        Err(e) => bail!(self.read_err(t, cur, e)),
+                    }
+                }
+                Op::AssertFail { args } => {
+                    if args.iter().any(|&a| p!(a)) {
+                        bail!(ExecError::Poison {
+                            loc: self.loc(t, cur),
+                            what: PoisonUse::Printed
+                        });
+                    }
+                    let [ma, fa, line, fna] = [v!(args[0]), v!(args[1]), v!(args[2]), v!(args[3])];
+                    let mut rd = Reader {
+                        global: &mut *self.global,
+                        konst: &mut *self.konst,
+                        shared: &mut *self.shared,
+                        local: &mut t.local,
+                        acc,
+                        args: 0,
+                        off: 0,
+                    };
+                    let mut text = |a: u64| -> Result<String, ReadErr> {
+                        Ok(String::from_utf8_lossy(&rd.c_string(a)?).into_owned())
+                    };
+                    let r = (|| Ok((text(ma)?, text(fa)?, text(fna)?)))();
+                    match r {
+                        Ok((message, file, function)) => bail!(ExecError::AssertFailed {
+                            loc: self.loc(t, cur),
+                            failure: Box::new(AssertFailure {
+                                message,
+                                file,
+                                line: line as u32,
+                                function,
+                            }),
+                        }),
+                        Err(e) => bail!(self.read_err(t, cur, e)),
+                    }
                 }
                 Op::Freeze { dst, a } => {
                     let (x, px) = (v!(a), p!(a));

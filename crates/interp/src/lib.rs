@@ -49,6 +49,13 @@
 //! into 0. Branching on poison, a poison address, a poison divisor and a poison
 //! `atomic_cas` comparison are errors ([`ExecError::Poison`]).
 //!
+//! # Device printf and assert
+//!
+//! `vprintf` formats with C's rules (module `printf`) and appends the text to
+//! [`Memory::printf_output`], ordered per launch by CTA, then linear thread id, then
+//! program order, whatever the [`Schedule`]. `assert_fail` ends the launch with
+//! [`ExecError::AssertFailed`]; what was printed before stays in the memory.
+//!
 //! # Races and determinism
 //!
 //! With [`Config::detect_races`] (the default), every byte of global and shared memory
@@ -65,12 +72,15 @@ mod error;
 mod exec;
 mod inputs;
 mod memory;
+mod printf;
 pub mod semantics;
 
 pub use compare::{assert_same_behaviour, Difference, Inputs};
-pub use error::{ErrorKind, ExecError, Location, PoisonUse};
+pub use error::{AssertFailure, ErrorKind, ExecError, Location, PoisonUse};
 pub use inputs::{random_inputs, MAX_RANDOM_CTA, MAX_RANDOM_GRID};
-pub use memory::{split_generic, window_base, Element, Memory, GLOBAL_START, GUARD, WINDOW};
+pub use memory::{
+    split_generic, window_base, Element, Memory, PrintfLine, GLOBAL_START, GUARD, WINDOW,
+};
 
 use gyre_ir::Module;
 

@@ -353,6 +353,19 @@ element!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 pub struct Memory {
     pub(crate) heap: Heap,
     names: FxHashMap<String, usize>,
+    /// `vprintf` output: (CTA linear id, thread linear id, line).
+    pub(crate) printed: Vec<(u64, u32, PrintfLine)>,
+}
+
+/// What one `vprintf` printed, and which thread printed it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct PrintfLine {
+    /// CTA index (x, y, z).
+    pub ctaid: [u32; 3],
+    /// Thread index within the CTA (x, y, z).
+    pub tid: [u32; 3],
+    /// The formatted text (newlines included, as the format has them).
+    pub text: String,
 }
 
 impl Default for Memory {
@@ -367,7 +380,24 @@ impl Memory {
         Memory {
             heap: Heap::new(GLOBAL_START - GUARD),
             names: FxHashMap::default(),
+            printed: Vec::new(),
         }
+    }
+
+    /// Everything `vprintf` printed in the launches run on this memory, launch after
+    /// launch; within a launch, by CTA (x fastest), then by linear thread id, then in
+    /// each thread's program order, whatever the schedule (CUDA does not order the
+    /// output of different threads; this order is deterministic).
+    pub fn printf_output(&self) -> Vec<&PrintfLine> {
+        self.printed.iter().map(|p| &p.2).collect()
+    }
+
+    /// Take the printed output (see [`Memory::printf_output`]), leaving none.
+    pub fn take_printf_output(&mut self) -> Vec<PrintfLine> {
+        std::mem::take(&mut self.printed)
+            .into_iter()
+            .map(|p| p.2)
+            .collect()
     }
 
     /// Allocate a buffer holding `bytes`; returns its address (a global pointer, which is

@@ -373,6 +373,19 @@ pub trait InstBuilder {
         self.build_inst(InstructionData::WarpSync { mask })
     }
 
+    /// `vprintf fmt, args`: device `printf` of the format at `fmt` with the arguments
+    /// packed at `args` (both generic pointers); the `i32` count of arguments read.
+    fn vprintf(&mut self, fmt: Value, args: Value) -> Value {
+        self.build_value(InstructionData::Vprintf { args: [fmt, args] }, Type::I32)
+    }
+
+    /// `assert_fail msg, file, line, func`: a failed device `assert`.
+    fn assert_fail(&mut self, msg: Value, file: Value, line: Value, func: Value) -> Inst {
+        self.build_inst(InstructionData::AssertFail {
+            args: [msg, file, line, func],
+        })
+    }
+
     /// `fence <order> <scope>`.
     fn fence(&mut self, order: MemOrder, scope: MemScope) -> Inst {
         self.build_inst(InstructionData::Fence { order, scope })

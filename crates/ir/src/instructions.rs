@@ -144,6 +144,18 @@ opcodes! {
     Fence = "fence",
     /// Cycle counter read `clock.i32` / `clock.i64`: never merged, removed or moved.
     Clock = "clock",
+    // --- PTX system calls: device printf and assert ---
+    /// `v = vprintf fmt, args`: CUDA's device `printf` (PTX system call `vprintf`):
+    /// prints the C format string at generic pointer `fmt` with the arguments packed at
+    /// generic pointer `args` (each at an offset aligned to its size: 4 bytes for
+    /// `int`/`char`, 8 for `long`, `double` and pointers); the `i32` result is the
+    /// number of arguments read (-1 for a null format). Side effects, not convergent.
+    Vprintf = "vprintf",
+    /// `assert_fail msg, file, line, func`: a failed device `assert` (PTX system call
+    /// `__assertfail`): ends the launch with an error naming the message, file, line
+    /// (`i32`) and function (generic pointers to C strings). Not a terminator (clang's
+    /// code continues after the call), but nothing after it executes.
+    AssertFail = "assert_fail",
     /// Integer comparison producing `i1`.
     Icmp = "icmp",
     /// Float comparison producing `i1`.
@@ -238,6 +250,8 @@ impl Opcode {
                 | Opcode::WarpSync
                 | Opcode::Fence
                 | Opcode::Clock
+                | Opcode::Vprintf
+                | Opcode::AssertFail
                 | Opcode::Call
                 | Opcode::Unreachable
                 | Opcode::Return
@@ -248,7 +262,13 @@ impl Opcode {
     pub fn reads_memory(self) -> bool {
         matches!(
             self,
-            Opcode::Load | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Fence | Opcode::Call
+            Opcode::Load
+                | Opcode::AtomicRmw
+                | Opcode::AtomicCas
+                | Opcode::Fence
+                | Opcode::Vprintf
+                | Opcode::AssertFail
+                | Opcode::Call
         )
     }
 
@@ -265,6 +285,8 @@ impl Opcode {
                 | Opcode::Store
                 | Opcode::AtomicRmw
                 | Opcode::AtomicCas
+                | Opcode::Vprintf
+                | Opcode::AssertFail
                 | Opcode::Call
                 | Opcode::Unreachable
         )
@@ -891,6 +913,10 @@ pub enum InstructionData {
     Sreg { reg: SpecialReg },
     /// `barrier`, `unreachable`, `clock.T`: no operands.
     Nullary { opcode: Opcode },
+    /// `vprintf fmt, args`.
+    Vprintf { args: [Value; 2] },
+    /// `assert_fail msg, file, line, func`.
+    AssertFail { args: [Value; 4] },
     /// `call @f(args)`.
     Call { func: FuncId, args: ValueList },
     /// `jump block(args)`.
@@ -927,6 +953,8 @@ impl InstructionData {
             InstructionData::GlobalAddr { .. } => Opcode::GlobalAddr,
             InstructionData::SlotAddr { .. } => Opcode::SlotAddr,
             InstructionData::Sreg { .. } => Opcode::Sreg,
+            InstructionData::Vprintf { .. } => Opcode::Vprintf,
+            InstructionData::AssertFail { .. } => Opcode::AssertFail,
             InstructionData::Call { .. } => Opcode::Call,
             InstructionData::Jump { .. } => Opcode::Jump,
             InstructionData::Brif { .. } => Opcode::Brif,
@@ -959,7 +987,9 @@ impl InstructionData {
             | InstructionData::PtrAdd { args, .. }
             | InstructionData::Store { args, .. }
             | InstructionData::Vote { args, .. }
+            | InstructionData::Vprintf { args }
             | InstructionData::AtomicRmw { args, .. } => args,
+            InstructionData::AssertFail { args } => args,
             InstructionData::Ternary { args, .. } | InstructionData::AtomicCas { args, .. } => args,
             InstructionData::Call { args, .. } | InstructionData::Return { args } => {
                 args.as_slice(pool)
@@ -990,7 +1020,9 @@ impl InstructionData {
             | InstructionData::PtrAdd { args, .. }
             | InstructionData::Store { args, .. }
             | InstructionData::Vote { args, .. }
+            | InstructionData::Vprintf { args }
             | InstructionData::AtomicRmw { args, .. } => args,
+            InstructionData::AssertFail { args } => args,
             InstructionData::Ternary { args, .. } | InstructionData::AtomicCas { args, .. } => args,
             InstructionData::Call { args, .. } | InstructionData::Return { args } => {
                 args.as_mut_slice(pool)

@@ -193,6 +193,12 @@ pub fn write_inst(
         ),
         D::Vote { mode, args } => write!(w, "vote_{mode} {}, {}", args[0], args[1]),
         D::WarpSync { mask } => write!(w, "warp_sync {mask}"),
+        D::Vprintf { args } => write!(w, "vprintf {}, {}", args[0], args[1]),
+        D::AssertFail { args } => write!(
+            w,
+            "assert_fail {}, {}, {}, {}",
+            args[0], args[1], args[2], args[3]
+        ),
         D::Fence { order, scope } => write!(w, "fence {order} {scope}"),
         D::Nullary {
             opcode: Opcode::Clock,

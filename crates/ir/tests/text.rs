@@ -199,6 +199,8 @@ block0(v0: ptr.global, v1: ptr.global, v2: f32, v3: i32, v4: i64, v6: f64):
     fence seq_cst sys
     v164 = clock.i32
     v165 = clock.i64
+    v166 = vprintf v112, v112
+    assert_fail v112, v112, v3, v112
     v140 = global_addr @tile
     v141 = global_addr @tab
     v142 = global_addr @"odd \"name\""
@@ -1078,6 +1080,8 @@ fn random_module(seed: u64) -> Module {
                     (InstructionData::Vote { mode, args: [a, c] }, Some(t))
                 }
                 Opcode::WarpSync => (InstructionData::WarpSync { mask: a }, None),
+                Opcode::Vprintf => (InstructionData::Vprintf { args: [a, c] }, Some(Type::I32)),
+                Opcode::AssertFail => (InstructionData::AssertFail { args: [a, c, a, c] }, None),
                 Opcode::Fence => (
                     InstructionData::Fence {
                         order: MemOrder::ALL[rng.below(MemOrder::ALL.len())],

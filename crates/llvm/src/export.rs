@@ -983,6 +983,26 @@ impl Exporter<'_> {
                 self.declare("llvm.nvvm.bar.warp.sync", "void", &["i32"]);
                 format!("call void @llvm.nvvm.bar.warp.sync({})", typed(mask))
             }
+            InstructionData::Vprintf { args } => {
+                let gp = self.ty(Type::Ptr(gyre_ir::AddrSpace::Generic));
+                self.declare("vprintf", "i32", &[&gp, &gp]);
+                format!(
+                    "{lhs}call i32 @vprintf({}, {})",
+                    typed(args[0]),
+                    typed(args[1])
+                )
+            }
+            InstructionData::AssertFail { args } => {
+                let gp = self.ty(Type::Ptr(gyre_ir::AddrSpace::Generic));
+                self.declare("__assertfail", "void", &[&gp, &gp, "i32", &gp, "i64"]);
+                format!(
+                    "call void @__assertfail({}, {}, {}, {}, i64 1)",
+                    typed(args[0]),
+                    typed(args[1]),
+                    typed(args[2]),
+                    typed(args[3])
+                )
+            }
             InstructionData::Fence { scope, .. } => {
                 // LLVM 14's NVPTX back end selects no `fence`; `membar` is `fence.sc`,
                 // at least as strong as either order a Gyre fence has.

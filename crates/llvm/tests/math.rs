@@ -738,8 +738,341 @@ fn f64_exp_and_log() {
         ("llvm.exp.f64", f64::exp),
         ("llvm.log.f64", f64::ln),
     ] {
-        let src = format!(
-            r#"
+        check_f64(name, f, &mut xs, &[Sm::Sm80]);
+    }
+}
+
+/// f64 sin and cos (msun's kernels after a three-part Cody-Waite reduction) against the
+/// host's libm over |x| < 2^20·π/2 (the Cody-Waite path): special values,
+/// subnormals, multiples and near-multiples of π/2 (the cancellation that takes the
+/// second and third reduction rounds), and random bit patterns folded into the range.
+#[test]
+fn f64_sin_and_cos() {
+    use std::f64::consts::FRAC_PI_2;
+    let range = 1_647_099.0; // just under 2^20·π/2
+    let mut r = Rng(0x5eed);
+    let mut xs: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::from_bits(0x8000_0000_0000_0001),
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        1e-300,
+        1e-9,
+        std::f64::consts::FRAC_PI_4,
+        -std::f64::consts::FRAC_PI_4,
+        range,
+        -range,
+    ];
+    for k in -2000i32..2000 {
+        let m = f64::from(k) * FRAC_PI_2;
+        xs.push(m);
+        for d in 1..4u64 {
+            xs.push(f64::from_bits(m.to_bits() + d));
+            xs.push(f64::from_bits(m.to_bits().wrapping_sub(d)));
+        }
+    }
+    // Multiples of π/2 up to the top of the range.
+    for _ in 0..600 {
+        let n = (r.next() % 1_048_000) as f64;
+        let m = n * FRAC_PI_2;
+        xs.push(m);
+        xs.push(f64::from_bits(m.to_bits() + 1));
+        xs.push(-f64::from_bits(m.to_bits().wrapping_sub(1)));
+    }
+    // The doubles closest to a multiple of π/2 in the range (|x - n·π/2| ≈ 2^-70·|x|,
+    // found by an exact search over n < 2^20): they take the third reduction round.
+    for bits in [
+        0x4113_9c6f_d678_05a7u64,
+        0x4123_9c6f_d678_05a7,
+        0x4133_9c6f_d678_05a7,
+        0x412a_9adc_c7f9_6cf0,
+        0x4119_3c05_c9ed_3cbc,
+        0x4129_3c05_c9ed_3cbc,
+        0x4132_ed04_5771_ed8d,
+        0x4134_4bdb_557e_1dc1,
+        0x411e_db9b_bd62_73d1,
+        0x412e_db9b_bd62_73d1,
+        0x4138_8c9a_4ae7_24a2,
+        0x4122_3d98_d86b_d573,
+        0x4132_3d98_d86b_d573,
+        0x410b_f9b3_c605_9d24,
+        0x411b_f9b3_c605_9d24,
+        0x4124_fb46_d484_35db,
+    ] {
+        for d in 0..3 {
+            let x = f64::from_bits(bits + d);
+            xs.extend([x, -x]);
+        }
+    }
+    for _ in 0..2000 {
+        // A random significand and sign with an exponent in [2^-1022, 2^20].
+        let bits = r.next();
+        let e = (bits >> 52) % 1043;
+        let x = f64::from_bits((bits & 0x800f_ffff_ffff_ffff) | (e << 52));
+        xs.push(x);
+    }
+    for _ in 0..1500 {
+        xs.push((f64::from(r.unit()) * 2.0 - 1.0) * 20.0 + f64::from(r.unit()) * 1e-8);
+    }
+    for _ in 0..300 {
+        xs.push(f64::from_bits(r.next() & 0x800f_ffff_ffff_ffff));
+    }
+    xs.retain(|x| !x.is_finite() || x.abs() < range);
+    for (name, f) in [
+        ("__nv_sin", f64::sin as fn(f64) -> f64),
+        ("__nv_cos", f64::cos),
+        ("llvm.sin.f64", f64::sin),
+        ("llvm.cos.f64", f64::cos),
+    ] {
+        check_f64(name, f, &mut xs, &Sm::ALL);
+    }
+}
+
+/// ⌊π/2·2^1200⌋, least significant word first (from the hex digits of π: independent of
+/// the 2/π table the importer uses).
+const HALF_PI_2_1200: [u64; 19] = [
+    0x5b2c_38c5_e6ac_410a,
+    0x9ebf_06ca_ba47_b947,
+    0xa734_d22c_7f51_fa49,
+    0x7e0b_31b4_906c_38ab,
+    0xb67b_8400_f971_42c7,
+    0x3fcc_9250_cca3_d9c8,
+    0x3f4b_5d3e_4822_f896,
+    0x6fdb_dc70_d7f6_b513,
+    0xdad6_17fe_b96d_e80d,
+    0xfd8d_e898_85d3_4c6f,
+    0x848b_c90b_6aec_c4bc,
+    0x286e_9fc2_6ada_daa3,
+    0x8636_6056_14db_e4be,
+    0x09bb_df2a_3367_9a74,
+    0x3644_a294_10f3_1c68,
+    0x98e8_0417_7d4c_7627,
+    0x39a2_5204_9c11_14cf,
+    0x8469_898c_c517_01b8,
+    0x0001_921f_b544_42d1,
+];
+
+/// `|x| = k·π/2 + r` for a normal |x| >= 1, by exact long division of `|x|·2^1200` by
+/// `HALF_PI_2_1200` (error of `r` below 2^-170): returns `r` as a double-double
+/// (|r| <= π/4) and `k mod 4`. The test's reference reduction for huge arguments, where
+/// the host's libm is itself up to 2 ulp off (glibc: sin(2·6381956970095103·2^797)).
+fn reduce_exact(x: f64) -> (f64, f64, u32) {
+    let bits = x.abs().to_bits();
+    let e = (bits >> 52) as i64;
+    let m = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let shift = (e - 1075 + 1200) as u64;
+    let p = &HALF_PI_2_1200;
+    let mut rem = [0u64; 19];
+    let mut q = 0u32;
+    let ge = |a: &[u64; 19]| {
+        for i in (0..19).rev() {
+            if a[i] != p[i] {
+                return a[i] > p[i];
+            }
+        }
+        true
+    };
+    let sub = |a: &mut [u64; 19], b: &[u64; 19]| {
+        let mut borrow = false;
+        for i in 0..19 {
+            let (d, b1) = a[i].overflowing_sub(b[i]);
+            let (d, b2) = d.overflowing_sub(u64::from(borrow));
+            a[i] = d;
+            borrow = b1 || b2;
+        }
+    };
+    for i in (0..53 + shift).rev() {
+        let bit = i >= shift && (m >> (i - shift)) & 1 != 0;
+        let mut carry = u64::from(bit);
+        for w in rem.iter_mut() {
+            let c = *w >> 63;
+            *w = (*w << 1) | carry;
+            carry = c;
+        }
+        q = (q << 1) & 3;
+        if ge(&rem) {
+            sub(&mut rem, p);
+            q |= 1;
+        }
+    }
+    // Past π/4: r - π/2, one more quadrant.
+    let mut half = *p;
+    for i in 0..19 {
+        half[i] = (half[i] >> 1) | if i < 18 { p[i + 1] << 63 } else { 0 };
+    }
+    let neg = ge(&rem) && rem != half;
+    if neg {
+        let mut d = *p;
+        sub(&mut d, &rem);
+        rem = d;
+        q = (q + 1) & 3;
+    }
+    // The top 128 bits of rem as h + l.
+    let hb = (0..19 * 64)
+        .rev()
+        .find(|&b| rem[b / 64] >> (b % 64) & 1 != 0);
+    let Some(hb) = hb else { return (0.0, 0.0, q) };
+    let get = |lo: usize| -> u64 {
+        // 64 bits of rem from bit `lo` up (bits below 0 read as zero)
+        let mut v = 0u64;
+        for k in 0..64 {
+            let b = lo + k;
+            if b >= 64 && b - 64 < 19 * 64 {
+                let bb = b - 64;
+                v |= (rem[bb / 64] >> (bb % 64) & 1) << k;
+            }
+        }
+        v
+    };
+    let t = get(hb + 1); // bits hb-63..=hb (offset by 64 so that negative indices read 0)
+    let t2 = get(hb + 1 - 64);
+    let sc = |k: i64| 2f64.powi(k as i32);
+    let h = (t >> 11) as f64 * sc(hb as i64 - 52 - 1200);
+    let l = (((t & 0x7ff) << 53) | (t2 >> 11)) as f64 * sc(hb as i64 - 116 - 1200);
+    if neg {
+        (-h, -l, q)
+    } else {
+        (h, l, q)
+    }
+}
+
+/// sin(x) for |x| >= 1 through [`reduce_exact`]: sin(h + l) = sin h + l·cos h.
+fn sin_large_ref(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    let (h, l, q) = reduce_exact(x);
+    let s = h.sin() + l * h.cos();
+    let c = h.cos() - l * h.sin();
+    let v = [s, c, -s, -c][q as usize];
+    if x < 0.0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// cos(x) for |x| >= 1 through [`reduce_exact`].
+fn cos_large_ref(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    let (h, l, q) = reduce_exact(x);
+    let s = h.sin() + l * h.cos();
+    let c = h.cos() - l * h.sin();
+    [c, -s, -c, s][q as usize]
+}
+
+/// The exact reduction itself, checked where the host's libm is reliable (small
+/// arguments and exact identities), so that the large test's reference is tested.
+#[test]
+fn reference_reduction_is_exact() {
+    let mut r = Rng(0x7e57);
+    for _ in 0..2000 {
+        let x = 1.0 + f64::from(r.unit()) * 1e5;
+        let (s, c) = (sin_large_ref(x), cos_large_ref(x));
+        assert!(ulps64(s, x.sin()) <= 1, "sin {x}: {s} vs {}", x.sin());
+        assert!(ulps64(c, x.cos()) <= 1, "cos {x}: {c} vs {}", x.cos());
+        assert!(ulps64(sin_large_ref(-x), -x.sin()) <= 1);
+    }
+    // Muller's worst case: x - k·π/2 = 4.687165924254628e-19 with k odd (quadrant 1).
+    let worst = 6_381_956_970_095_103.0 * 2f64.powi(797);
+    let (h, l, q) = reduce_exact(worst);
+    assert_eq!((h + l, q), (4.687_165_924_254_628e-19, 1));
+}
+
+/// f64 sin and cos over |x| >= 2^20, where the reduction is Payne-Hanek, against an
+/// exact reduction ([`reduce_exact`]) and the host's sin/cos of the remainder (the host's
+/// libm on the argument itself is up to 2 ulp off here): the boundary of the two reductions, 1e22, the largest doubles, the double
+/// closest to a multiple of π/2 (6381956970095103·2^797, Muller's worst case) and its
+/// neighbours, doubles near multiples of π/2 and random significands at every exponent
+/// from 2^20 to 2^1023.
+#[test]
+fn f64_sin_and_cos_large() {
+    use std::f64::consts::FRAC_PI_2;
+    let mut r = Rng(0xb16a);
+    let worst = 6_381_956_970_095_103.0 * 2f64.powi(797);
+    let mut xs: Vec<f64> = vec![
+        1e22,
+        -1e22,
+        1e300,
+        -1e300,
+        f64::MAX,
+        -f64::MAX,
+        2f64.powi(1023),
+        1_048_576.0,
+        -1_048_576.0,
+        1_647_099.5,
+        1_647_100.0,
+        worst,
+        -worst,
+        2.0 * worst,
+        0.5 * worst,
+    ];
+    for d in 1..40u64 {
+        for base in [
+            worst,
+            1_048_576.0,
+            2f64.powi(1023),
+            f64::MAX,
+            1e22,
+            2f64.powi(63),
+        ] {
+            xs.push(f64::from_bits(base.to_bits() - d));
+            if base != f64::MAX {
+                xs.push(-f64::from_bits(base.to_bits() + d));
+            }
+        }
+    }
+    // Near multiples of π/2 (the double product, then its neighbours), n up to 2^60.
+    for _ in 0..400 {
+        let sh = r.next() % 41 + 20;
+        let n = (r.next() >> (64 - sh)) as f64;
+        let m = n * FRAC_PI_2;
+        if m >= 1_048_576.0 {
+            xs.push(m);
+            xs.push(-f64::from_bits(m.to_bits() + 1));
+            xs.push(f64::from_bits(m.to_bits() - 1));
+        }
+    }
+    // Random significands and signs at every exponent from 2^20 up.
+    for e in 1043u64..2047 {
+        for _ in 0..3 {
+            let bits = r.next() & 0x800f_ffff_ffff_ffff;
+            xs.push(f64::from_bits(bits | (e << 52)));
+        }
+    }
+    for _ in 0..1500 {
+        let bits = r.next();
+        let x = f64::from_bits(bits);
+        if x.is_finite() && x.abs() >= 1_048_576.0 {
+            xs.push(x);
+        }
+    }
+    for (name, f) in [
+        ("__nv_sin", sin_large_ref as fn(f64) -> f64),
+        ("__nv_cos", cos_large_ref),
+        ("llvm.sin.f64", sin_large_ref),
+        ("llvm.cos.f64", cos_large_ref),
+    ] {
+        check_f64(name, f, &mut xs, &Sm::ALL);
+    }
+}
+
+/// Runs the f64 function `name` (libdevice or LLVM intrinsic) over `xs` in the
+/// interpreter, asserts ≤ 1 ulp against `f`, that ptx-sim agrees bit for bit, and that
+/// ptxas accepts the PTX for each of `ptxas_sms` (when ptxas is installed).
+fn check_f64(name: &str, f: fn(f64) -> f64, xs: &mut Vec<f64>, ptxas_sms: &[Sm]) {
+    let src = format!(
+        r#"
 declare double @{name}(double)
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
@@ -761,54 +1094,61 @@ entry:
 !nvvm.annotations = !{{!0}}
 !0 = !{{void (double*)* @k, !"kernel", i32 1}}
 "#
+    );
+    while !xs.len().is_multiple_of(THREADS as usize) {
+        xs.push(1.5);
+    }
+    let m = import_module(&src).expect("imports");
+    let mut mem = Memory::new();
+    mem.alloc_from("p", xs);
+    let launch = Launch::linear(xs.len() as u32 / THREADS, THREADS, vec![Arg::buffer("p")]);
+    run_kernel(&m, "k", &launch, &mut mem).expect("runs");
+    let got: Vec<f64> = mem.read("p").unwrap();
+    let mut worst = 0;
+    for (x, y) in xs.iter().zip(&got) {
+        let want = f(*x);
+        let d = ulps64(*y, want);
+        assert!(d <= 1, "{name}({x:e}) = {y:e}, libm {want:e}: {d} ulp");
+        // ulps64 puts -0 and +0 together: a zero result must also have libm's sign.
+        assert!(
+            want != 0.0 || y.to_bits() == want.to_bits(),
+            "{name}({x:e}) = {y:e}, libm {want:e}"
         );
-        while !xs.len().is_multiple_of(THREADS as usize) {
-            xs.push(1.5);
-        }
-        let m = import_module(&src).expect("imports");
-        let mut mem = Memory::new();
-        mem.alloc_from("p", &xs);
-        let launch = Launch::linear(xs.len() as u32 / THREADS, THREADS, vec![Arg::buffer("p")]);
-        run_kernel(&m, "k", &launch, &mut mem).expect("runs");
-        let got: Vec<f64> = mem.read("p").unwrap();
-        let mut worst = 0;
-        for (x, y) in xs.iter().zip(&got) {
-            let want = f(*x);
-            let d = ulps64(*y, want);
-            assert!(d <= 1, "{name}({x:e}) = {y:e}, libm {want:e}: {d} ulp");
-            worst = worst.max(d);
-        }
-        println!("{name}: {} inputs, worst {worst} ulp", xs.len());
-        // ptx-sim agrees with the interpreter bit for bit: no approximate primitive.
-        let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm80 }).expect("codegen");
-        let sim = gyre_ptx_sim::parse(&ptx).expect("ptx-sim parses");
-        let mut smem = gyre_ptx_sim::Memory::new();
-        let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let base = smem.alloc(bytes.len(), 256);
-        smem.write_bytes(base, &bytes).unwrap();
-        gyre_ptx_sim::run_kernel(
-            &sim,
-            &gyre_codegen_lite::mangle("k"),
-            &gyre_ptx_sim::Launch {
-                grid: [xs.len() as u32 / THREADS, 1, 1],
-                block: [THREADS, 1, 1],
-            },
-            &[gyre_ptx_sim::ParamValue::U64(base)],
-            &mut smem,
-        )
-        .expect("ptx-sim runs");
-        let sb = smem.read_bytes(base, bytes.len()).unwrap();
-        for (i, c) in sb.chunks(8).enumerate() {
-            let v = f64::from_le_bytes(c.try_into().unwrap());
-            assert!(
-                v.to_bits() == got[i].to_bits() || (v.is_nan() && got[i].is_nan()),
-                "{name}({:e}): ptx-sim {v:e}, interpreter {:e}",
-                xs[i],
-                got[i]
-            );
-        }
-        if let Some(ptxas) = gyre_test_tools::require(Tool::Ptxas, "math f64") {
-            gyre_test_tools::run_ptxas(&ptxas, &ptx, Sm::Sm80.target()).expect("ptxas");
+        worst = worst.max(d);
+    }
+    println!("{name}: {} inputs, worst {worst} ulp", xs.len());
+    // ptx-sim agrees with the interpreter bit for bit: no approximate primitive.
+    let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm80 }).expect("codegen");
+    let sim = gyre_ptx_sim::parse(&ptx).expect("ptx-sim parses");
+    let mut smem = gyre_ptx_sim::Memory::new();
+    let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let base = smem.alloc(bytes.len(), 256);
+    smem.write_bytes(base, &bytes).unwrap();
+    gyre_ptx_sim::run_kernel(
+        &sim,
+        &gyre_codegen_lite::mangle("k"),
+        &gyre_ptx_sim::Launch {
+            grid: [xs.len() as u32 / THREADS, 1, 1],
+            block: [THREADS, 1, 1],
+        },
+        &[gyre_ptx_sim::ParamValue::U64(base)],
+        &mut smem,
+    )
+    .expect("ptx-sim runs");
+    let sb = smem.read_bytes(base, bytes.len()).unwrap();
+    for (i, c) in sb.chunks(8).enumerate() {
+        let v = f64::from_le_bytes(c.try_into().unwrap());
+        assert!(
+            v.to_bits() == got[i].to_bits() || (v.is_nan() && got[i].is_nan()),
+            "{name}({:e}): ptx-sim {v:e}, interpreter {:e}",
+            xs[i],
+            got[i]
+        );
+    }
+    if let Some(ptxas) = gyre_test_tools::require(Tool::Ptxas, "math f64") {
+        for sm in ptxas_sms {
+            let p = compile_module(&m, &CodegenOptions { sm: *sm }).expect("codegen");
+            gyre_test_tools::run_ptxas(&ptxas, &p, sm.target()).expect("ptxas");
         }
     }
 }

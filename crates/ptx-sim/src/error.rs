@@ -79,6 +79,19 @@ pub struct ErrorLocation {
     pub line: u32,
 }
 
+/// What a failed device `assert` (`__assertfail`) reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssertFailure {
+    /// The asserted expression.
+    pub message: String,
+    /// The source file.
+    pub file: String,
+    /// The source line.
+    pub line: u32,
+    /// The function.
+    pub function: String,
+}
+
 /// The kind of a runtime failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SimErrorKind {
@@ -158,6 +171,10 @@ pub enum SimErrorKind {
     },
     /// A call targets a function that has no body.
     MissingBody(String),
+    /// `__assertfail` was called: a failed device `assert`.
+    AssertFailed(Box<AssertFailure>),
+    /// A `vprintf` whose format cannot be printed or whose inputs cannot be read.
+    BadPrintf(String),
 }
 
 impl fmt::Display for SimErrorKind {
@@ -203,6 +220,12 @@ impl fmt::Display for SimErrorKind {
                 write!(f, "local memory stack overflow ({bytes} bytes)")
             }
             SimErrorKind::MissingBody(n) => write!(f, "function '{n}' has no body"),
+            SimErrorKind::AssertFailed(a) => write!(
+                f,
+                "{}:{}: {}: Assertion `{}` failed.",
+                a.file, a.line, a.function, a.message
+            ),
+            SimErrorKind::BadPrintf(r) => write!(f, "vprintf: {r}"),
         }
     }
 }

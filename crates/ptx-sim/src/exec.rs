@@ -1,9 +1,10 @@
 //! The interpreter.
 
-use crate::error::{ErrorLocation, SimError, SimErrorKind, Space};
+use crate::error::{AssertFailure, ErrorLocation, SimError, SimErrorKind, Space};
 use crate::fp;
 use crate::ir::*;
-use crate::memory::{Memory, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::memory::{Memory, Printed, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::syscall;
 use crate::Module;
 
 /// Grid and block dimensions of a kernel launch.
@@ -1369,6 +1370,56 @@ fn write_le(buf: &mut [u8], off: usize, size: usize, v: u64) {
     }
 }
 
+/// Reads C strings and the `vprintf` argument buffer through generic addresses.
+struct Reader<'a> {
+    mv: MemView<'a>,
+    /// The argument buffer's address and the offset of the next argument in it.
+    args: u64,
+    off: u64,
+}
+
+impl Reader<'_> {
+    /// The NUL-terminated string at generic `addr` (at most 64 KiB).
+    fn c_string(&mut self, addr: u64) -> Result<Vec<u8>, SimErrorKind> {
+        let mut out = Vec::new();
+        loop {
+            let b = self
+                .mv
+                .load(Space::Generic, addr.wrapping_add(out.len() as u64), 1)?
+                as u8;
+            if b == 0 {
+                return Ok(out);
+            }
+            if out.len() == 1 << 16 {
+                return Err(SimErrorKind::BadPrintf(format!(
+                    "string at {addr:#x} is not terminated"
+                )));
+            }
+            out.push(b);
+        }
+    }
+}
+
+impl syscall::Source<SimErrorKind> for Reader<'_> {
+    fn arg(&mut self, size: u8) -> Result<u64, SimErrorKind> {
+        let sz = u64::from(size);
+        self.off = self.off.div_ceil(sz) * sz;
+        let v = self.mv.load(
+            Space::Generic,
+            self.args.wrapping_add(self.off),
+            size as usize,
+        )?;
+        self.off += sz;
+        Ok(v)
+    }
+    fn string(&mut self, addr: u64) -> Result<Vec<u8>, SimErrorKind> {
+        self.c_string(addr)
+    }
+    fn bad(&self, reason: String) -> SimErrorKind {
+        SimErrorKind::BadPrintf(reason)
+    }
+}
+
 fn run_thread(
     env: &mut Env,
     mem: &mut Memory,
@@ -1483,6 +1534,95 @@ fn run_thread(
                     unreachable!("Call event without call instruction");
                 };
                 let cf = &m.funcs[*callee as usize];
+                if !cf.has_body && matches!(cf.name.as_str(), "vprintf" | "__assertfail") {
+                    let at = loc(env, t, fr.func, pc);
+                    let here = |kind| SimError {
+                        kind,
+                        location: Some(at.clone()),
+                    };
+                    // A CUDA system call: its argument values, by formal.
+                    let mut vals = Vec::with_capacity(args.len());
+                    for (a, formal) in args.iter().zip(&cf.params) {
+                        vals.push(match *a {
+                            ArgSrc::Param { off, size } => {
+                                let n = size.min(formal.size).min(8) as usize;
+                                let src = fr.param_base + off as usize;
+                                le(&t.params[src..src + n])
+                            }
+                            ArgSrc::Val(s) => {
+                                rs(&t.regs[fr.reg_base..fr.reg_base + func.nregs], &cx, s)
+                            }
+                        });
+                    }
+                    let ret = match &func.insts[pc].op {
+                        Op::Call { ret, .. } => *ret,
+                        _ => None,
+                    };
+                    let mut rd = Reader {
+                        mv: MemView {
+                            global: &mut *mem,
+                            shared: &mut *shared,
+                            consts: &m.consts,
+                            local: &mut t.local[..],
+                            params: &mut [],
+                        },
+                        args: vals.get(1).copied().unwrap_or(0),
+                        off: 0,
+                    };
+                    if cf.name == "__assertfail" {
+                        let [msg, file, line, fun] = [0, 1, 2, 3].map(|i| vals.get(i).copied());
+                        let mut text = |a: Option<u64>| -> Result<String, SimErrorKind> {
+                            let a = a.ok_or(SimErrorKind::BadPrintf(
+                                "__assertfail takes 5 arguments".into(),
+                            ))?;
+                            Ok(String::from_utf8_lossy(&rd.c_string(a)?).into_owned())
+                        };
+                        let r = (|| {
+                            Ok(SimErrorKind::AssertFailed(Box::new(AssertFailure {
+                                message: text(msg)?,
+                                file: text(file)?,
+                                line: line.unwrap_or(0) as u32,
+                                function: text(fun)?,
+                            })))
+                        })();
+                        return Err(here(r.unwrap_or_else(|e| e)));
+                    }
+                    let fmt = vals.first().copied().unwrap_or(0);
+                    let n = if fmt == 0 {
+                        -1
+                    } else {
+                        let f = rd.c_string(fmt).map_err(here)?;
+                        let (text, n) = syscall::format(&f, &mut rd).map_err(here)?;
+                        let [gx, gy, _] = env.launch.grid;
+                        let [cx_, cy, cz] = env.ctaid;
+                        let cta = u64::from(cx_)
+                            + u64::from(gx) * (u64::from(cy) + u64::from(gy) * u64::from(cz));
+                        mem.printed.push((
+                            cta,
+                            t.linear,
+                            Printed {
+                                ctaid: env.ctaid,
+                                tid: t.tid,
+                                text,
+                            },
+                        ));
+                        n
+                    };
+                    match ret {
+                        Some(RetDst::Param { off, size }) => {
+                            let dst = fr.param_base + off as usize;
+                            write_le(&mut t.params, dst, size.min(4) as usize, n as u32 as u64);
+                        }
+                        Some(RetDst::Reg(rr)) => {
+                            t.regs[fr.reg_base + rr as usize] = u64::from(n as u32);
+                        }
+                        None => {}
+                    }
+                    if let Some(f) = t.frames.last_mut() {
+                        f.pc = pc as u32 + 1;
+                    }
+                    continue;
+                }
                 let here = |kind| SimError {
                     kind,
                     location: Some(loc(env, t, fr.func, pc)),
@@ -1549,6 +1689,21 @@ fn run_thread(
 
 /// See [`crate::run_kernel_with_options`].
 pub(crate) fn run(
+    module: &Module,
+    kernel: &str,
+    launch: &Launch,
+    params: &[ParamValue],
+    mem: &mut Memory,
+    opts: &RunOptions,
+) -> Result<RunStats, SimError> {
+    let start = mem.printed.len();
+    let r = run_launch(module, kernel, launch, params, mem, opts);
+    // By CTA, then thread; stable, so each thread's lines keep their order.
+    mem.printed[start..].sort_by_key(|p| (p.0, p.1));
+    r
+}
+
+fn run_launch(
     module: &Module,
     kernel: &str,
     launch: &Launch,

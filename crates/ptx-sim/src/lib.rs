@@ -63,7 +63,9 @@
 //!   `vote.sync.{any,all,uni}.pred` / `vote.sync.ballot.b32` (with `!p`),
 //!   `bar.warp.sync` (see the execution model); `bra` / `bra.uni`; `call`
 //!   (direct, with or without return value, `.param` or register arguments);
-//!   `ret`, `exit`, `trap`.
+//!   `ret`, `exit`, `trap`. The CUDA system calls `vprintf` (output in
+//!   [`Memory::printf_output`]) and `__assertfail` (ends the launch with
+//!   [`SimErrorKind::AssertFailed`]), declared `.extern .func` without a body.
 //! * Special registers `%tid`, `%ntid`, `%ctaid`, `%nctaid` (`.x/.y/.z`),
 //!   `%laneid`, `%warpid`, `%nwarpid`, `%lanemask_*`, `%clock`, `%clock64`,
 //!   `%smid`, `%nsmid`, `%gridid`, and the constant `WARP_SZ`.
@@ -131,10 +133,13 @@ mod ir;
 mod lexer;
 pub mod memory;
 mod parser;
+mod syscall;
 
-pub use error::{ErrorLocation, MemoryError, ParseError, SimError, SimErrorKind, Space};
+pub use error::{
+    AssertFailure, ErrorLocation, MemoryError, ParseError, SimError, SimErrorKind, Space,
+};
 pub use exec::{Launch, ParamValue, RunOptions, RunStats};
-pub use memory::Memory;
+pub use memory::{Memory, Printed};
 
 /// A parsed and decoded PTX module, ready to run.
 #[derive(Clone, Debug)]

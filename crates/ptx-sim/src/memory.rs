@@ -40,6 +40,19 @@ pub struct Memory {
     next: u64,
     last: usize,
     symbols: FxHashMap<String, (u64, u64)>,
+    /// `vprintf` output: (CTA linear id, thread linear id, line).
+    pub(crate) printed: Vec<(u64, u32, Printed)>,
+}
+
+/// What one `vprintf` call printed, and which thread called it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Printed {
+    /// CTA index (x, y, z).
+    pub ctaid: [u32; 3],
+    /// Thread index within the CTA (x, y, z).
+    pub tid: [u32; 3],
+    /// The formatted text.
+    pub text: String,
 }
 
 impl Default for Memory {
@@ -80,7 +93,23 @@ impl Memory {
             next: GLOBAL_BASE,
             last: 0,
             symbols: FxHashMap::default(),
+            printed: Vec::new(),
         }
+    }
+
+    /// Everything `vprintf` printed in the launches run on this memory, launch after
+    /// launch; within a launch by CTA (x fastest), then by linear thread id, then in
+    /// each thread's program order.
+    pub fn printf_output(&self) -> Vec<&Printed> {
+        self.printed.iter().map(|p| &p.2).collect()
+    }
+
+    /// Take the printed output, leaving none.
+    pub fn take_printf_output(&mut self) -> Vec<Printed> {
+        std::mem::take(&mut self.printed)
+            .into_iter()
+            .map(|p| p.2)
+            .collect()
     }
 
     /// Allocates `bytes` zero-initialized bytes aligned to `align` (rounded up

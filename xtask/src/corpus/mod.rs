@@ -29,7 +29,7 @@ pub mod launches;
 pub mod report;
 
 use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
-use gyre_interp::{run_kernel, Arg, Config, Launch, Memory};
+use gyre_interp::{run_kernel, Arg, Config, ExecError, Launch, Memory};
 use gyre_ir::gen::SplitMix64;
 use gyre_ir::{AddrSpace, Module};
 use gyre_transforms::{Knobs, Options, PassManager};
@@ -618,8 +618,52 @@ fn interp_inputs(case: &Case, host: &[HostGlobal], contents: &[Vec<u8>]) -> (Vec
     (args, mem)
 }
 
-/// Interpreter: input vs optimized, bit-exact on every buffer. Returns the outcome and,
-/// per case, the input module's final memory (for the PTX comparison) when it ran.
+/// One interpreter run of the input: its final memory (with what `vprintf` printed) and,
+/// when a device `assert` ended it, the failed assertion (as [`assertion`] writes it).
+#[derive(Clone)]
+pub(crate) struct InterpRun {
+    mem: Memory,
+    assert: Option<String>,
+}
+
+/// A failed device assertion, as the interpreter and ptx-sim both report it: where,
+/// which thread, what.
+fn assertion(
+    file: &str,
+    line: u32,
+    function: &str,
+    ctaid: [u32; 3],
+    tid: [u32; 3],
+    message: &str,
+) -> String {
+    format!(
+        "{file}:{line}: {function}: block {ctaid:?}, thread {tid:?}: Assertion `{message}` failed"
+    )
+}
+
+/// The assertion of an interpreter error, if it is a failed `assert_fail`.
+fn interp_assertion(e: &ExecError) -> Option<String> {
+    match e {
+        ExecError::AssertFailed { loc, failure } => Some(assertion(
+            &failure.file,
+            failure.line,
+            &failure.function,
+            loc.ctaid,
+            loc.tid,
+            &failure.message,
+        )),
+        _ => None,
+    }
+}
+
+/// Everything `vprintf` printed into `m`, in the interpreter's order.
+fn printed(m: &Memory) -> String {
+    m.printf_output().iter().map(|l| l.text.as_str()).collect()
+}
+
+/// Interpreter: input vs optimized, bit-exact on every buffer, the same `printf` output
+/// and the same failed `assert` (if one ends the input's run). Returns the outcome and,
+/// per case, the input module's run (for the PTX comparison) when it ran.
 fn interp_stage(
     input: &Module,
     optimized: &Module,
@@ -627,7 +671,7 @@ fn interp_stage(
     plan: &Plan,
     cases: &[Case],
     host: &[HostGlobal],
-) -> (Outcome, Vec<Option<Memory>>) {
+) -> (Outcome, Vec<Option<InterpRun>>) {
     let mut finals = Vec::new();
     let mut compared = 0;
     let mut written = 0;
@@ -643,35 +687,87 @@ fn interp_stage(
             ..Config::default()
         };
         let mut m0 = mem.clone();
-        if let Err(e) = run_kernel(input, kernel, &launch, &mut m0) {
-            input_error.get_or_insert_with(|| format!("input fails: {e}"));
-            finals.push(None);
-            continue;
-        }
-        written += changed_bytes(&mem, &m0);
+        // A failed device `assert` is the kernel's behaviour (CUDA reports it), not
+        // undefined behaviour: the -O output must fail the same way.
+        let assert0 = match run_kernel(input, kernel, &launch, &mut m0) {
+            Ok(_) => None,
+            Err(e) => match interp_assertion(&e) {
+                Some(a) => Some(a),
+                None => {
+                    input_error.get_or_insert_with(|| format!("input fails: {e}"));
+                    finals.push(None);
+                    continue;
+                }
+            },
+        };
+        written += changed_bytes(&mem, &m0) + printed(&m0).len() + usize::from(assert0.is_some());
         let mut m1 = mem;
         // The optimized module may take a few more steps (new blocks, jumps).
         launch.config.step_limit = 2 * STEP_LIMIT;
-        if let Err(e) = run_kernel(optimized, kernel, &launch, &mut m1) {
-            return (
-                Outcome::Fail(format!("seed {seed}: input succeeds, -O output fails: {e}")),
-                finals,
-            );
+        let r1 = run_kernel(optimized, kernel, &launch, &mut m1);
+        match (&assert0, r1) {
+            (None, Ok(_)) => {}
+            (None, Err(e)) => {
+                return (
+                    Outcome::Fail(format!("seed {seed}: input succeeds, -O output fails: {e}")),
+                    finals,
+                );
+            }
+            (Some(a), r1) => {
+                let a1 = r1.as_ref().err().and_then(interp_assertion);
+                if a1.as_ref() != Some(a) {
+                    let got = match r1 {
+                        Ok(_) => "succeeds".to_string(),
+                        Err(e) => format!("fails: {e}"),
+                    };
+                    return (
+                        Outcome::Fail(format!("seed {seed}: input fails {a}, -O output {got}")),
+                        finals,
+                    );
+                }
+            }
         }
         if let Some(d) = interp_difference(&m0, &m1) {
             return (Outcome::Fail(format!("seed {seed}: {d}")), finals);
         }
+        let (p0, p1) = (printed(&m0), printed(&m1));
+        if p0 != p1 {
+            return (
+                Outcome::Fail(format!(
+                    "seed {seed}: printf output differs: input {:?}, -O {:?}",
+                    first_difference(&p0, &p1).0,
+                    first_difference(&p0, &p1).1
+                )),
+                finals,
+            );
+        }
         compared += 1;
-        finals.push(Some(m0));
+        finals.push(Some(InterpRun {
+            mem: m0,
+            assert: assert0,
+        }));
     }
     let o = match (compared, input_error) {
         (0, Some(e)) => Outcome::NotComparable(e),
         (0, None) => Outcome::NotComparable("no runs".into()),
         // A kernel that writes nothing on these inputs proves little: say so.
-        (_, _) if written == 0 => Outcome::NotComparable("the input writes no buffer".into()),
+        (_, _) if written == 0 => Outcome::NotComparable(
+            "the input writes no buffer, prints nothing and fails no assertion".into(),
+        ),
         (n, _) => Outcome::Pass(format!("{n} runs, {written} bytes written")),
     };
     (o, finals)
+}
+
+/// The first line where two printf outputs differ, from each.
+fn first_difference<'a>(a: &'a str, b: &'a str) -> (&'a str, &'a str) {
+    let (mut x, mut y) = (a.lines(), b.lines());
+    loop {
+        match (x.next(), y.next()) {
+            (Some(p), Some(q)) if p == q => {}
+            (p, q) => return (p.unwrap_or(""), q.unwrap_or("")),
+        }
+    }
 }
 
 /// Bytes of the buffers of `before` that differ (or became poison) in `after`.
@@ -745,9 +841,19 @@ impl Producer {
     }
 }
 
-/// Run one PTX text in ptx-sim on a case; the final bytes of every buffer (the case's,
-/// then the global-space globals of `host`, empty for one the PTX does not declare),
-/// or the error.
+/// What one PTX text did in ptx-sim on a case.
+struct SimOut {
+    /// The final bytes of every buffer: the case's, then the global-space globals of
+    /// `host` (empty for one the PTX does not declare).
+    bufs: Vec<Vec<u8>>,
+    /// Everything `vprintf` printed.
+    printed: String,
+    /// The failed device assertion that ended the run, if one did.
+    assert: Option<String>,
+}
+
+/// Run one PTX text in ptx-sim on a case: what it did, or the error (a failed
+/// `__assertfail` is an outcome, not an error).
 fn sim_run(
     ptx: &str,
     who: Producer,
@@ -756,7 +862,7 @@ fn sim_run(
     case: &Case,
     host: &[HostGlobal],
     contents: &[Vec<u8>],
-) -> Result<Vec<Vec<u8>>, String> {
+) -> Result<SimOut, String> {
     use gyre_ptx_sim as sim;
     let mut m = sim::parse(ptx).map_err(|e| format!("ptx-sim cannot read {}: {e}", who.label()))?;
     let mut mem = sim::Memory::new();
@@ -817,8 +923,25 @@ fn sim_run(
         dynamic_shared_bytes: DYNAMIC_SHARED,
         ..sim::RunOptions::default()
     };
-    sim::run_kernel_with_options(&m, &kname, &launch, &params, &mut mem, &opts)
-        .map_err(|e| format!("{} fails in ptx-sim: {e}", who.label()))?;
+    let assert = match sim::run_kernel_with_options(&m, &kname, &launch, &params, &mut mem, &opts) {
+        Ok(_) => None,
+        Err(e) => match (&e.kind, &e.location) {
+            (sim::SimErrorKind::AssertFailed(a), Some(at)) => Some(assertion(
+                &a.file,
+                a.line,
+                &a.function,
+                at.ctaid,
+                at.tid,
+                &a.message,
+            )),
+            _ => return Err(format!("{} fails in ptx-sim: {e}", who.label())),
+        },
+    };
+    let printed: String = mem
+        .printf_output()
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect();
     let mut out = Vec::new();
     for (a, (_, b)) in addrs.iter().zip(&case.buffers) {
         out.push(mem.read_bytes(*a, b.len()).map_err(|e| e.to_string())?);
@@ -831,7 +954,11 @@ fn sim_run(
             None => Vec::new(),
         });
     }
-    Ok(out)
+    Ok(SimOut {
+        bufs: out,
+        printed,
+        assert,
+    })
 }
 
 /// Units in the last place between two floats of the same width given as bits (`None`
@@ -961,6 +1088,22 @@ fn close(a: &[u8], b: &[u8], poison: Option<&[bool]>, floats: bool) -> Result<Cl
     Ok(c)
 }
 
+/// Where two runs' printf output or failed assertion differ, if they do.
+fn same_events(
+    a: (&str, &Option<String>),
+    b: (&str, &Option<String>),
+    what: &str,
+) -> Option<String> {
+    if a.0 != b.0 {
+        let (x, y) = first_difference(a.0, b.0);
+        return Some(format!("printf output {x:?} vs {y:?}: {what}"));
+    }
+    if a.1 != b.1 {
+        return Some(format!("assertion {:?} vs {:?}: {what}", a.1, b.1));
+    }
+    None
+}
+
 /// ptx-sim stage: Gyre's PTX against llc's PTX and against the interpreter's output.
 #[allow(clippy::too_many_arguments)]
 fn sim_stage(
@@ -970,7 +1113,7 @@ fn sim_stage(
     plan: &Plan,
     cases: &[Case],
     host: &[HostGlobal],
-    interp: &[Option<Memory>],
+    interp: &[Option<InterpRun>],
     approx: bool,
 ) -> (Outcome, Closeness, Closeness) {
     let mut worst = Closeness::default();
@@ -991,15 +1134,26 @@ fn sim_stage(
     for (seed, case) in cases.iter().enumerate() {
         // A run the interpreter rejects (out of bounds, race, poison branch) is undefined
         // behaviour: the two PTX texts may legitimately differ on it.
-        let Some(m) = interp.get(seed).and_then(Option::as_ref) else {
+        let Some(run) = interp.get(seed).and_then(Option::as_ref) else {
             not_comparable.get_or_insert_with(|| "the input fails in the interpreter".into());
             continue;
         };
         let contents = host_contents(host, seed as u64);
-        let g = match sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents) {
+        let m = &run.mem;
+        let gout = match sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents) {
             Ok(g) => g,
             Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
         };
+        // printf output and a failed assertion: exactly the interpreter's.
+        let ip = printed(m);
+        if let Some(d) = same_events(
+            (&ip, &run.assert),
+            (&gout.printed, &gout.assert),
+            "interpreter vs Gyre's PTX in ptx-sim",
+        ) {
+            return (Outcome::Fail(format!("seed {seed}: {d}")), worst, vs_interp);
+        }
+        let g = &gout.bufs;
         let names = names(case);
         // Gyre's PTX against the interpreter first, bit for bit: both keep every
         // rounding step, so a difference here is Gyre's own.
@@ -1031,10 +1185,18 @@ fn sim_stage(
             }
         }
         if let Some(t) = llc {
-            let l = match sim_run(t, Producer::Llc, kernel, plan, case, host, &contents) {
+            let lout = match sim_run(t, Producer::Llc, kernel, plan, case, host, &contents) {
                 Ok(l) => l,
                 Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
             };
+            if let Some(d) = same_events(
+                (&gout.printed, &gout.assert),
+                (&lout.printed, &lout.assert),
+                "Gyre's PTX vs llc's PTX in ptx-sim",
+            ) {
+                return (Outcome::Fail(format!("seed {seed}: {d}")), worst, vs_interp);
+            }
+            let l = lout.bufs;
             for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
                 if absent(k, gb) || absent(k, lb) {
                     continue;
@@ -1152,6 +1314,76 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 !0 = !{void (float*, i32)* @k, !"kernel", i32 1}
 "#;
 
+    /// A kernel that prints its thread id and asserts `tid < n`.
+    const PRINTS: &str = r#"
+target triple = "nvptx64-nvidia-cuda"
+@.f = internal unnamed_addr constant [6 x i8] c"t=%d\0A\00", align 1
+@.m = internal unnamed_addr constant [6 x i8] c"t < n\00", align 1
+define void @k(float* %a, i32 %n) {
+entry:
+  %b = alloca i32, align 4
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  store i32 %t, i32* %b, align 4
+  %bp = bitcast i32* %b to i8*
+  %r = call i32 @vprintf(i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.f, i64 0, i64 0), i8* %bp)
+  %c = icmp slt i32 %t, %n
+  br i1 %c, label %exit, label %fail
+fail:
+  call void @__assertfail(i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.m, i64 0, i64 0), i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.m, i64 0, i64 0), i32 3, i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.m, i64 0, i64 0), i64 1)
+  br label %exit
+exit:
+  ret void
+}
+declare i32 @vprintf(i8*, i8*)
+declare void @__assertfail(i8*, i8*, i32, i8*, i64)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, i32)* @k, !"kernel", i32 1}
+"#;
+
+    #[test]
+    fn printf_output_and_assertions_are_compared() {
+        let m = gyre_llvm::import_module(PRINTS).expect("the test kernel imports");
+        let plan = small_plan();
+        let cases = cases(&m, &plan);
+        // 64 threads, n = 32: every run prints and thread 32 fails the assertion.
+        let (o, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
+        assert!(o.passed(), "{o:?}");
+        let run = mems[0].as_ref().expect("seed 0 is compared");
+        assert!(run
+            .assert
+            .as_deref()
+            .is_some_and(|a| a.contains("thread [32, 0, 0]")));
+        assert!(printed(&run.mem).starts_with("t=0\nt=1\n"));
+        // A different format, or a different assertion line, is found.
+        let other = gyre_llvm::import_module(&PRINTS.replace("t=%d", "u=%d")).expect("imports");
+        let (o, _) = interp_stage(&m, &other, "k", &plan, &cases, &[]);
+        assert!(
+            o.failure()
+                .is_some_and(|r| r.contains("printf output differs")),
+            "{o:?}"
+        );
+        let other = gyre_llvm::import_module(&PRINTS.replace("i32 3,", "i32 4,")).expect("imports");
+        let (o, _) = interp_stage(&m, &other, "k", &plan, &cases, &[]);
+        assert!(
+            o.failure().is_some_and(|r| r.contains("-O output fails")),
+            "{o:?}"
+        );
+        // Both PTX texts in ptx-sim against the interpreter: equal; a PTX text of the
+        // other format differs.
+        let opts = CodegenOptions { sm: Sm::Sm70 };
+        let ptx = compile_module(&m, &opts).expect("compiles");
+        let (o, _, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
+        assert!(o.passed(), "{o:?}");
+        let other = gyre_llvm::import_module(&PRINTS.replace("t=%d", "u=%d")).expect("imports");
+        let wrong = compile_module(&other, &opts).expect("compiles");
+        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
+        assert!(
+            o.failure().is_some_and(|r| r.contains("printf output")),
+            "{o:?}"
+        );
+    }
+
     fn small_plan() -> Plan {
         let mut p = launches::default_plan("", "-");
         p.buffer_bytes = 256;
@@ -1260,7 +1492,7 @@ entry:
         assert!(o.passed(), "{o:?}");
         // The kernel copied the random host contents of @g.
         let contents = host_contents(&host, 0);
-        let mem = mems[0].as_ref().expect("seed 0 ran");
+        let mem = &mems[0].as_ref().expect("seed 0 ran").mem;
         assert_eq!(
             &mem.bytes("__corpus.arg0").expect("the buffer")[..4],
             &contents[0][..]

@@ -253,8 +253,10 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          - **opt**: Gyre's `-O` pipeline (`{}`) with `--verify-each` checks;\n\
          - **ptx**: PTX for sm_70, sm_80 and sm_90, each accepted by ptxas;\n\
          - **interp**: the input and the `-O` output run in the interpreter on {} random \
-         inputs and leave the same bytes in every buffer (bit for bit; a run where the \
-         input itself faults is *not comparable*, n/c);\n\
+         inputs and leave the same bytes in every buffer (bit for bit), print the same \
+         device `printf` output and fail the same device `assert` (same message, thread \
+         and line) if the input fails one (a run where the input itself faults otherwise \
+         is *not comparable*, n/c);\n\
          - **llc**: LLVM 14 `llc -march=nvptx64 -mcpu=sm_70` compiles the input (libdevice \
          linked first with `llvm-link --only-needed` when the kernel calls `__nv_*`), and \
          ptxas accepts llc's PTX;\n\
@@ -266,8 +268,9 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          `|a - b| <= {:e} * max(1, |a|, |b|)` (llc contracts `contract` multiply-adds \
          into `fma`, Gyre does not; a fused result that cancels to near zero is many ulps \
          off but close in absolute terms); a buffer's type is not known, so an integer \
-         result in a float-filled buffer gets the tolerance too. A run the interpreter \
-         rejects is not compared.\n\n\
+         result in a float-filled buffer gets the tolerance too. The `printf` output and \
+         a failed `assert` of both PTX texts must be exactly the interpreter's. A run the \
+         interpreter rejects is not compared.\n\n\
          Launches: the block shape from the manifest (else 16x8 for 2-D indexing, 64 \
          threads otherwise), a grid of 2x2 or 2 CTAs, integer scalars 32, float scalars \
          random in [0.5, 2.5), every pointer a 128 KiB buffer of random floats in [-2, 2); \

@@ -13,7 +13,8 @@
 //! `generic` or `local` pointer; the parameters of device functions (kernel parameters
 //! are uniform); results of `call`; results of `shfl` and `vote` (a vote is the same
 //! in the threads of its mask, but not across the CTA's warps, and uniformity here means
-//! CTA-wide) and of `clock` (each thread's own counter). `ctaid`, `ntid`, `nctaid`, `warpsize`, constants,
+//! CTA-wide), of `clock` (each thread's own counter) and of `vprintf` (its count of
+//! arguments read depends on a format in memory). `ctaid`, `ntid`, `nctaid`, `warpsize`, constants,
 //! `global_addr` and `slot_addr` are uniform and stay so whatever happens around them.
 //!
 //! **Data dependence**: an instruction with a divergent operand has a divergent result;
@@ -104,7 +105,7 @@ pub enum SourceKind {
     /// `nctaid`, `warpsize`, `global_addr`, `slot_addr`.
     AlwaysUniform,
     /// A source of divergence: `tid.*`, `laneid`, atomics, generic/local loads, calls,
-    /// `shfl`, `vote`, `clock`.
+    /// `shfl`, `vote`, `clock`, `vprintf`.
     Divergent,
     /// Divergent exactly when an operand is (or by sync or temporal divergence).
     Propagated,
@@ -128,6 +129,8 @@ pub fn source_kind(func: &Function, inst: Inst) -> SourceKind {
         | D::Call { .. }
         | D::Shfl { .. }
         | D::Vote { .. }
+        // The count of arguments `vprintf` read depends on a format in memory.
+        | D::Vprintf { .. }
         | D::Nullary {
             opcode: Opcode::Clock,
         } => SourceKind::Divergent,

@@ -1545,6 +1545,16 @@ impl<'a> Parser<'a> {
                 self.operands(fs, op, 1)?;
                 (D::WarpSync { mask: self.vals[0] }, NoResult, None)
             }
+            Opcode::Vprintf => {
+                self.operands(fs, op, 2)?;
+                let args = [self.vals[0], self.vals[1]];
+                (D::Vprintf { args }, Known(Type::I32), None)
+            }
+            Opcode::AssertFail => {
+                self.operands(fs, op, 4)?;
+                let args = [self.vals[0], self.vals[1], self.vals[2], self.vals[3]];
+                (D::AssertFail { args }, NoResult, None)
+            }
             Opcode::Fence => {
                 let (order, scope) = self.order_scope();
                 self.operands(fs, op, 0)?;

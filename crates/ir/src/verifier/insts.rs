@@ -70,6 +70,7 @@ impl FuncCx<'_> {
             InstructionData::Nullary { opcode } => Some(*opcode == Opcode::Clock),
             InstructionData::Store { .. }
             | InstructionData::WarpSync { .. }
+            | InstructionData::AssertFail { .. }
             | InstructionData::Fence { .. }
             | InstructionData::Jump { .. }
             | InstructionData::Brif { .. }
@@ -384,6 +385,44 @@ impl FuncCx<'_> {
                         inst,
                         K::WarpOpType,
                         format!("warp_sync needs an i32 mask, got {}", show(ty(mask))),
+                    );
+                }
+            }
+            InstructionData::Vprintf { args } => {
+                let gp = Type::Ptr(AddrSpace::Generic);
+                let ok = args.iter().all(|&a| ty(a).is_none_or(|t| t == gp))
+                    && r.is_none_or(|r| r == Type::I32);
+                if !ok {
+                    self.bad(
+                        inst,
+                        K::SyscallType,
+                        format!(
+                            "vprintf takes two generic pointers and yields i32, got {}, {} -> {}",
+                            show(ty(args[0])),
+                            show(ty(args[1])),
+                            show(r)
+                        ),
+                    );
+                }
+            }
+            InstructionData::AssertFail { args } => {
+                let gp = Type::Ptr(AddrSpace::Generic);
+                let want = [gp, gp, Type::I32, gp];
+                let ok = args
+                    .iter()
+                    .zip(want)
+                    .all(|(&a, w)| ty(a).is_none_or(|t| t == w));
+                if !ok {
+                    self.bad(
+                        inst,
+                        K::SyscallType,
+                        format!(
+                            "assert_fail takes (ptr, ptr, i32, ptr), got ({}, {}, {}, {})",
+                            show(ty(args[0])),
+                            show(ty(args[1])),
+                            show(ty(args[2])),
+                            show(ty(args[3]))
+                        ),
                     );
                 }
             }

@@ -92,6 +92,9 @@
 //!   `vote` of an `i1` with an `i32` mask, yielding `i1` (`i32` for `ballot`);
 //!   `warp_sync` of an `i32` mask; `fence` only `acq_rel` or `seq_cst`; `clock` yields
 //!   `i32` or `i64` [`WarpOpType`].
+//! - System calls: `vprintf` takes two generic pointers and yields `i32`; `assert_fail`
+//!   takes generic pointers for the message, file and function and an `i32` line
+//!   [`SyscallType`].
 //! - Calls (with a module): the callee exists [`UnknownCallee`] and is not a kernel
 //!   [`CallToKernel`]; argument count [`CallArgCount`] and types [`CallArgType`] match
 //!   its signature; the result has its return type [`CallResultType`].
@@ -178,6 +181,7 @@
 //! [`SlotAddrType`]: VerifierErrorKind::SlotAddrType
 //! [`SregType`]: VerifierErrorKind::SregType
 //! [`WarpOpType`]: VerifierErrorKind::WarpOpType
+//! [`SyscallType`]: VerifierErrorKind::SyscallType
 //! [`UnknownCallee`]: VerifierErrorKind::UnknownCallee
 //! [`CallToKernel`]: VerifierErrorKind::CallToKernel
 //! [`CallArgCount`]: VerifierErrorKind::CallArgCount
@@ -357,6 +361,8 @@ pub enum VerifierErrorKind {
     /// A warp collective, fence or clock read with operands, order or result out of its
     /// rules.
     WarpOpType,
+    /// `vprintf` or `assert_fail` with operands or a result of the wrong types.
+    SyscallType,
     /// A call of a function the module does not have.
     UnknownCallee,
     /// A call of a kernel.

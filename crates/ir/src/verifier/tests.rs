@@ -1616,6 +1616,48 @@ fn warp_op_types() {
 }
 
 #[test]
+fn syscall_types() {
+    // generic ptr, i32, global ptr, i64
+    let gp = Type::Ptr(AddrSpace::Generic);
+    let ps = [gp, Type::I32, G, Type::I64];
+    let vprintf = |a: usize, b: usize| {
+        move |_: &mut Function, vs: &[Value]| InstructionData::Vprintf {
+            args: [vs[a], vs[b]],
+        }
+    };
+    one_inst_error(&ps, K::SyscallType, vprintf(0, 2), Some(Type::I32));
+    one_inst_error(&ps, K::SyscallType, vprintf(1, 0), Some(Type::I32));
+    one_inst_error(&ps, K::SyscallType, vprintf(0, 0), Some(Type::I64));
+    one_inst_error(&ps, K::MissingResult, vprintf(0, 0), None);
+    let assert_fail = |line: usize, msg: usize| {
+        move |_: &mut Function, vs: &[Value]| InstructionData::AssertFail {
+            args: [vs[msg], vs[0], vs[line], vs[0]],
+        }
+    };
+    one_inst_error(&ps, K::SyscallType, assert_fail(3, 0), None);
+    one_inst_error(&ps, K::SyscallType, assert_fail(1, 2), None);
+    one_inst_error(&ps, K::UnexpectedResult, assert_fail(1, 0), Some(Type::I32));
+    // Well-typed ones verify.
+    let (mut f, b0, vs) = kernel(&ps);
+    f.append_inst(
+        b0,
+        InstructionData::Vprintf {
+            args: [vs[0], vs[0]],
+        },
+        Some(Type::I32),
+    );
+    f.append_inst(
+        b0,
+        InstructionData::AssertFail {
+            args: [vs[0], vs[0], vs[1], vs[0]],
+        },
+        None,
+    );
+    ret(&mut f, b0, &[]);
+    assert!(errors_of(&f, None).is_empty());
+}
+
+#[test]
 fn address_and_register_types() {
     let mut m = Module::new();
     m.globals.push(GlobalData {

@@ -2494,11 +2494,65 @@ impl<'a> Lower<'a> {
                     self.intrinsic(b, r, &callee, rt, &arg_vals, ci)
                 } else if let Some(r) = callee.strip_prefix("__nv_") {
                     self.libdevice(b, r, &callee, rt, &arg_vals, ci)
+                } else if callee == "vprintf" || callee == "__assertfail" {
+                    self.syscall(b, &callee, rt, &arg_vals, ci)
                 } else {
                     Err(self.unsup(ci, format!("call to external function @{callee}")))
                 }
             }
         }
+    }
+
+    /// The PTX system calls clang emits for device `printf` (`i32 @vprintf(i8*, i8*)`)
+    /// and `assert` (`void @__assertfail(i8*, i8*, i32, i8*, i64)`, whose last argument,
+    /// the character size, must be the constant 1: CUDA passes nothing else).
+    fn syscall(
+        &mut self,
+        b: Block,
+        callee: &str,
+        rt: Option<Type>,
+        args: &[Value],
+        at: usize,
+    ) -> PResult<Option<Value>> {
+        let g = Type::Ptr(AddrSpace::Generic);
+        let tys: Vec<Type> = args.iter().map(|&a| self.f.dfg.value_type(a)).collect();
+        let bad_sig = |l: &Self| l.perr(at, format!("unexpected signature for @{callee}"));
+        if callee == "vprintf" {
+            if tys != [g, g] || rt != Some(Type::I32) {
+                return Err(bad_sig(self));
+            }
+            let v = self.emit(
+                Some(b),
+                InstructionData::Vprintf {
+                    args: [args[0], args[1]],
+                },
+                Type::I32,
+            );
+            return Ok(Some(v));
+        }
+        if tys != [g, g, Type::I32, g, Type::I64] || rt.is_some() {
+            return Err(bad_sig(self));
+        }
+        let one = match self.f.dfg.value_def(args[4]) {
+            gyre_ir::ValueDef::Result(i) => {
+                matches!(self.f.dfg.inst(i), InstructionData::IntConst { imm: 1 })
+            }
+            _ => false,
+        };
+        if !one {
+            return Err(self.unsup(
+                at,
+                "@__assertfail with a character size other than the constant 1".to_string(),
+            ));
+        }
+        self.f.append_inst(
+            b,
+            InstructionData::AssertFail {
+                args: [args[0], args[1], args[2], args[3]],
+            },
+            None,
+        );
+        Ok(None)
     }
 
     /// Warp collectives, fences, NVVM atomics, `barrier.sync` and the clock: `Ok(None)`

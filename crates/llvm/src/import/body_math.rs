@@ -5,13 +5,14 @@
 //! primitives `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx`, `rsqrt_approx`
 //! and `fdiv_approx`, scaled by a constant where libdevice scales, exactly as libdevice
 //! computes them. The accurate functions (`expf`, `exp10f`, `logf`, `log2f`,
-//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `frexpf`) are
+//! `log10f`, `powf`, `sinf`, `cosf`, `tanf`, `sincosf`, `exp`, `log`, `sin`, `cos`, `frexpf`) are
 //! straight-line expansions: argument reduction, a polynomial
 //! or one primitive, and `select`s for the special cases (no branches, so no new blocks
 //! in the middle of the importer's block; every operation is defined on every input,
 //! so no poison can arise on the unselected paths). The algorithms and constants of the
-//! logarithms and of the f64 exponential are FreeBSD msun's `e_logf.c`, `e_log2f.c`,
-//! `e_log10f.c`, `e_log.c` and `e_exp.c` (as in musl;
+//! logarithms, of the f64 exponential and of f64 sin/cos are FreeBSD msun's `e_logf.c`,
+//! `e_log2f.c`, `e_log10f.c`, `e_log.c`, `e_exp.c`, `e_rem_pio2.c`, `k_sin.c` and
+//! `k_cos.c` (as in musl;
 //! BSD-style licence: "Developed at SunPro, a Sun Microsystems, Inc. business.
 //! Permission to use, copy, modify, and distribute this software is freely granted,
 //! provided that this notice is preserved."). docs/llvm.md lists every function with
@@ -206,6 +207,8 @@ impl Lower<'_> {
         let unary_f64: Option<fn(&mut Self, Block, Value) -> Value> = match r {
             "exp" => Some(|l, b, x| l.exp_f64(b, x)),
             "log" => Some(|l, b, x| l.log_f64(b, x)),
+            "sin" => Some(|l, b, x| l.trig_f64(b, x)[0]),
+            "cos" => Some(|l, b, x| l.trig_f64(b, x)[1]),
             _ => None,
         };
         if let Some(g) = unary_f64 {
@@ -467,6 +470,13 @@ impl Lower<'_> {
                     _ => self.log_f32(b, x, LogBase::Ten),
                 };
                 Ok(Some(Some(v)))
+            }
+            "sin" | "cos" if tys.as_slice() == [Type::F64] => {
+                if rt != Some(Type::F64) {
+                    return bad(self);
+                }
+                let t = self.trig_f64(b, args[0]);
+                Ok(Some(Some(if head == "sin" { t[0] } else { t[1] })))
             }
             "sin" | "cos" if tys.as_slice() == [Type::F32] => {
                 if rt != Some(Type::F32) {
@@ -1103,6 +1113,394 @@ impl Lower<'_> {
             *v = self.m_cast(b, Opcode::Fptrunc, w, Type::F32);
         }
         out
+    }
+
+    /// `sin` and `cos` (f64) of `x` after msun's `e_rem_pio2.c` (medium path),
+    /// `k_sin.c` and `k_cos.c`: `x = n·π/2 + (y0 + y1)` with π/2 in three 33-bit parts
+    /// and their tails (each product `n·pio2_k` is exact for |n| < 2^20; the second and
+    /// third rounds are computed always and selected where msun would branch on the
+    /// cancellation), then the degree-13/14 kernels on the double-double `y0 + y1` and
+    /// the quadrant `n & 3`. For |x| >= 2^20 the reduction is Payne-Hanek
+    /// ([`Self::rem_pio2_large`]), selected without a branch. Error < 1 ulp (msun's
+    /// bound) for every finite `x`. ±0 keeps its sign for sin; inf and NaN give NaN.
+    fn trig_f64(&mut self, b: Block, x: Value) -> [Value; 2] {
+        let c = |bits: u64| f64::from_bits(bits);
+        let invpio2 = c(0x3fe4_5f30_6dc9_c883);
+        let parts = [
+            (c(0x3ff9_21fb_5440_0000), c(0x3dd0_b461_1a62_6331)),
+            (c(0x3dd0_b461_1a60_0000), c(0x3ba3_198a_2e03_7073)),
+            (c(0x3ba3_198a_2e00_0000), c(0x397b_839a_2520_49c1)),
+        ];
+        // Clamp to ±2^60 so that `fptosi n` is defined for any input (fmin/fmax also
+        // replace a NaN; inf and NaN are selected away at the end).
+        let lim = self.m_f64(c(0x43b0_0000_0000_0000));
+        let nlim = self.m_f64(-c(0x43b0_0000_0000_0000));
+        let xa = self.m_bin(b, Opcode::Fmin, x, lim);
+        let xc = self.m_bin(b, Opcode::Fmax, xa, nlim);
+        let t = self.m_mulc64(b, xc, invpio2);
+        let fnv = self.m_un(b, Opcode::Nearest, t);
+        // The biased exponent of a value (msun's `high word >> 20 & 0x7ff`).
+        let expo = |l: &mut Self, v: Value| {
+            let vi = l.m_cast(b, Opcode::Bitcast, v, Type::I64);
+            let sh = l.m_i64(52);
+            let e = l.m_bin(b, Opcode::Lshr, vi, sh);
+            let m = l.m_i64(0x7ff);
+            l.m_bin(b, Opcode::And, e, m)
+        };
+        let j = expo(self, xc);
+        // Round 1: r = x - fn*pio2_1 (exact), w = fn*pio2_1t.
+        let p1 = self.m_mulc64(b, fnv, parts[0].0);
+        let mut r = self.m_bin(b, Opcode::Fsub, xc, p1);
+        let mut w = self.m_mulc64(b, fnv, parts[0].1);
+        let mut y0 = self.m_bin(b, Opcode::Fsub, r, w);
+        // Rounds 2 and 3, taken when the exponent dropped by more than 16 (then 49).
+        for (k, lim) in [(1, 16), (2, 49)] {
+            let e = expo(self, y0);
+            let i = self.m_bin(b, Opcode::Isub, j, e);
+            let li = self.m_i64(lim);
+            let take = self.m_icmp(b, IntCC::Sgt, i, li);
+            let tt = r;
+            let w1 = self.m_mulc64(b, fnv, parts[k].0);
+            let r2 = self.m_bin(b, Opcode::Fsub, tt, w1);
+            let w2 = self.m_mulc64(b, fnv, parts[k].1);
+            let d = self.m_bin(b, Opcode::Fsub, tt, r2);
+            let d = self.m_bin(b, Opcode::Fsub, d, w1);
+            let w3 = self.m_bin(b, Opcode::Fsub, w2, d);
+            let y02 = self.m_bin(b, Opcode::Fsub, r2, w3);
+            r = self.m_sel(b, take, r2, r);
+            w = self.m_sel(b, take, w3, w);
+            y0 = self.m_sel(b, take, y02, y0);
+        }
+        let d = self.m_bin(b, Opcode::Fsub, r, y0);
+        let y1 = self.m_bin(b, Opcode::Fsub, d, w);
+        let n_med = self.m_cast(b, Opcode::Fptosi, fnv, Type::I64);
+        // |x| >= 2^20 (biased exponent >= 1043): Payne-Hanek.
+        let [y0_l, y1_l, n_l] = self.rem_pio2_large(b, x);
+        let xe = expo(self, x);
+        let c1043 = self.m_i64(1043);
+        let large = self.m_icmp(b, IntCC::Uge, xe, c1043);
+        let y0 = self.m_sel(b, large, y0_l, y0);
+        let y1 = self.m_sel(b, large, y1_l, y1);
+        let ni = self.m_sel(b, large, n_l, n_med);
+        // __kernel_sin(y0, y1, 1) and __kernel_cos(y0, y1).
+        let z = self.m_bin(b, Opcode::Fmul, y0, y0);
+        let ww = self.m_bin(b, Opcode::Fmul, z, z);
+        let s1 = c(0xbfc5_5555_5555_5549);
+        let sa = self.poly_d(
+            b,
+            z,
+            &[
+                c(0x3f81_1111_1110_f8a6),
+                c(0xbf2a_01a0_19c1_61d5),
+                c(0x3ec7_1de3_57b1_fe7d),
+            ],
+        );
+        let sb = self.poly_d(b, z, &[c(0xbe5a_e5e6_8a2b_9ceb), c(0x3de5_d93a_5acf_d57c)]);
+        let zw = self.m_bin(b, Opcode::Fmul, z, ww);
+        let sb = self.m_bin(b, Opcode::Fmul, zw, sb);
+        let sr = self.m_bin(b, Opcode::Fadd, sa, sb);
+        let v = self.m_bin(b, Opcode::Fmul, z, y0);
+        // x - ((z*(half*y - v*r) - y) - v*S1)
+        let hy = self.m_mulc64(b, y1, 0.5);
+        let vr = self.m_bin(b, Opcode::Fmul, v, sr);
+        let a = self.m_bin(b, Opcode::Fsub, hy, vr);
+        let a = self.m_bin(b, Opcode::Fmul, z, a);
+        let a = self.m_bin(b, Opcode::Fsub, a, y1);
+        let vs1 = self.m_mulc64(b, v, s1);
+        let a = self.m_bin(b, Opcode::Fsub, a, vs1);
+        let sn = self.m_bin(b, Opcode::Fsub, y0, a);
+        // r = z*(C1 + z*(C2 + z*C3)) + w*w*(C4 + z*(C5 + z*C6))
+        let ca = self.poly_d(
+            b,
+            z,
+            &[
+                c(0x3fa5_5555_5555_554c),
+                c(0xbf56_c16c_16c1_5177),
+                c(0x3efa_01a0_19cb_1590),
+            ],
+        );
+        let ca = self.m_bin(b, Opcode::Fmul, z, ca);
+        let cb = self.poly_d(
+            b,
+            z,
+            &[
+                c(0xbe92_7e4f_809c_52ad),
+                c(0x3e21_ee9e_bdb4_b1c4),
+                c(0xbda8_fae9_be88_38d4),
+            ],
+        );
+        let w2 = self.m_bin(b, Opcode::Fmul, ww, ww);
+        let cb = self.m_bin(b, Opcode::Fmul, w2, cb);
+        let cr = self.m_bin(b, Opcode::Fadd, ca, cb);
+        // hz = 0.5*z; w = 1 - hz; w + (((1 - w) - hz) + (z*r - x*y))
+        let one = self.m_f64(1.0);
+        let hz = self.m_mulc64(b, z, 0.5);
+        let wc = self.m_bin(b, Opcode::Fsub, one, hz);
+        let a = self.m_bin(b, Opcode::Fsub, one, wc);
+        let a = self.m_bin(b, Opcode::Fsub, a, hz);
+        let zr = self.m_bin(b, Opcode::Fmul, z, cr);
+        let xy = self.m_bin(b, Opcode::Fmul, y0, y1);
+        let e = self.m_bin(b, Opcode::Fsub, zr, xy);
+        let a = self.m_bin(b, Opcode::Fadd, a, e);
+        let cs = self.m_bin(b, Opcode::Fadd, wc, a);
+        // Quadrant n & 3: sin = [s, c, -s, -c], cos = [c, -s, -c, s].
+        let c3 = self.m_i64(3);
+        let one_i = self.m_i64(1);
+        let two_i = self.m_i64(2);
+        let z64 = self.m_i64(0);
+        let qq = self.m_bin(b, Opcode::And, ni, c3);
+        let odd = self.m_bin(b, Opcode::And, qq, one_i);
+        let is_odd = self.m_icmp(b, IntCC::Ne, odd, z64);
+        let hi_half = self.m_icmp(b, IntCC::Uge, qq, two_i);
+        let qp1 = self.m_bin(b, Opcode::Iadd, qq, one_i);
+        let qp1 = self.m_bin(b, Opcode::And, qp1, c3);
+        let cos_neg = self.m_icmp(b, IntCC::Uge, qp1, two_i);
+        let s_or_c = self.m_sel(b, is_odd, cs, sn);
+        let c_or_s = self.m_sel(b, is_odd, sn, cs);
+        let ns = self.m_un(b, Opcode::Fneg, s_or_c);
+        let sin_x = self.m_sel(b, hi_half, ns, s_or_c);
+        let nc = self.m_un(b, Opcode::Fneg, c_or_s);
+        let cos_x = self.m_sel(b, cos_neg, nc, c_or_s);
+        // sin(±0) = ±0 (the reduction computes -0 - -0 = +0); inf and NaN give NaN.
+        let zero = self.m_f64(0.0);
+        let is_zero = self.m_fcmp(b, FloatCC::Oeq, x, zero);
+        let sin_x = self.m_sel(b, is_zero, x, sin_x);
+        let ax = self.m_un(b, Opcode::Fabs, x);
+        let inf = self.m_f64(f64::INFINITY);
+        let bad = self.m_fcmp(b, FloatCC::Ueq, ax, inf);
+        let nan = self.m_f64(f64::NAN);
+        let sin_x = self.m_sel(b, bad, nan, sin_x);
+        let cos_x = self.m_sel(b, bad, nan, cos_x);
+        [sin_x, cos_x]
+    }
+
+    /// Payne-Hanek reduction of an f64 `x` with |x| >= 2^20 (the role of msun's
+    /// `__kernel_rem_pio2`, done in integers): returns `[y0, y1, n]` with
+    /// `x = n·π/2 + y0 + y1` (`n` an i64 whose low two bits are the quadrant, `y0 + y1`
+    /// a double-double of magnitude at most π/4). With `|x| = M·2^E` (M the 53-bit
+    /// significand), `|x|·2/π mod 4` is `M` times a 192-bit window of the bits of 2/π
+    /// that starts where the bits whose products are multiples of 4 end; the low 192 bits
+    /// of that product are the quadrant (top two bits) and a 190-bit fraction, whose error
+    /// from the dropped tail of 2/π is below 2^-137. The closest a double comes to a
+    /// multiple of π/2 is about 2^-61 (in units of π/2), so the top 128 bits of the
+    /// fraction, normalised and turned into a double-double times π/2 (with `fma`),
+    /// carry about 2^-100 relative error, far inside what msun's kernels need for < 1
+    /// ulp. Every shift amount stays below 64 and every operation is defined for any
+    /// `x` (inputs below 2^20, inf and NaN give values the caller selects away).
+    fn rem_pio2_large(&mut self, b: Block, x: Value) -> [Value; 3] {
+        // The bits of 2/π = 0.A2F9836E 4E441529 ... (hex) after 64 zero bits of padding:
+        // 1216 bits reach the window of the largest exponent (words up to index 19).
+        const TWO_OVER_PI: [u64; 20] = [
+            0,
+            0xa2f9_836e_4e44_1529,
+            0xfc27_57d1_f534_ddc0,
+            0xdb62_9599_3c43_9041,
+            0xfe51_63ab_debb_c561,
+            0xb724_6e3a_424d_d2e0,
+            0x0649_2eea_09d1_921c,
+            0xfe1d_eb1c_b129_a73e,
+            0xe882_35f5_2ebb_4484,
+            0xe99c_7026_b45f_7e41,
+            0x3991_d639_8353_39f4,
+            0x9c84_5f8b_bdf9_283b,
+            0x1ff8_97ff_de05_980f,
+            0xef2f_118b_5a0a_6d1f,
+            0x6d36_7ecf_27cb_09b7,
+            0x4f46_3f66_9e5f_ea2d,
+            0x7527_bac7_ebe5_f17b,
+            0x3d07_39f7_8a52_92ea,
+            0x6bfb_5fb1_1f8d_5d08,
+            0x5603_3046_fc7b_6bab,
+        ];
+        let xi = self.m_cast(b, Opcode::Bitcast, x, Type::I64);
+        let c52 = self.m_i64(52);
+        let eb = self.m_bin(b, Opcode::Lshr, xi, c52);
+        let c7ff = self.m_i64(0x7ff);
+        let e = self.m_bin(b, Opcode::And, eb, c7ff);
+        let mmask = self.m_i64((1 << 52) - 1);
+        let implicit = self.m_i64(1 << 52);
+        let mb = self.m_bin(b, Opcode::And, xi, mmask);
+        let mm = self.m_bin(b, Opcode::Or, mb, implicit);
+        // The first window bit is the bit of 2/π of weight 2^-(E-1), E = e - 1075: at
+        // E - 1 + 63 = e - 1013 in the padded string (>= 30 for e >= 1043).
+        let c1013 = self.m_i64(1013);
+        let sp = self.m_bin(b, Opcode::Isub, e, c1013);
+        let z64 = self.m_i64(0);
+        let sp = self.m_bin(b, Opcode::Smax, sp, z64);
+        let c6 = self.m_i64(6);
+        let wi = self.m_bin(b, Opcode::Lshr, sp, c6);
+        let c63 = self.m_i64(63);
+        let sh = self.m_bin(b, Opcode::And, sp, c63);
+        let inv = self.m_bin(b, Opcode::Isub, c63, sh);
+        // word(k) = TWO_OVER_PI[wi + k], k = 0..4, wi <= 16: a chain of selects.
+        let hits: Vec<Value> = (0..=16)
+            .map(|j| {
+                let jv = self.m_i64(j);
+                self.m_icmp(b, IntCC::Eq, wi, jv)
+            })
+            .collect();
+        let mut words = [z64; 4];
+        for (k, w) in words.iter_mut().enumerate() {
+            let mut acc = self.m_i64(TWO_OVER_PI[k] as i64);
+            for (j, &hit) in hits.iter().enumerate().skip(1) {
+                let v = self.m_i64(TWO_OVER_PI[j + k] as i64);
+                acc = self.m_sel(b, hit, v, acc);
+            }
+            *w = acc;
+        }
+        // (a << sh) | ((c >> 1) >> (63 - sh)): every shift amount below 64.
+        let one = self.m_i64(1);
+        let funnel = |l: &mut Self, a: Value, c: Value| {
+            let hi = l.m_bin(b, Opcode::Shl, a, sh);
+            let c1 = l.m_bin(b, Opcode::Lshr, c, one);
+            let lo = l.m_bin(b, Opcode::Lshr, c1, inv);
+            l.m_bin(b, Opcode::Or, hi, lo)
+        };
+        let win: Vec<Value> = (0..3)
+            .map(|k| funnel(self, words[k], words[k + 1]))
+            .collect();
+        // Six 32-bit digits of the window, least significant first, and two of M.
+        let c32 = self.m_i64(32);
+        let lo32 = self.m_i64(0xffff_ffff);
+        let mut wd = [z64; 6];
+        for k in 0..3 {
+            let hi = self.m_bin(b, Opcode::Lshr, win[2 - k], c32);
+            let lo = self.m_bin(b, Opcode::And, win[2 - k], lo32);
+            wd[2 * k] = lo;
+            wd[2 * k + 1] = hi;
+        }
+        let m0 = self.m_bin(b, Opcode::And, mm, lo32);
+        let m1 = self.m_bin(b, Opcode::Lshr, mm, c32);
+        // Column sums of the 32x32 -> 64-bit partial products, each product split into
+        // its halves so that no column sum can overflow (at most 4·2^32 + carry).
+        let mut col: [Option<Value>; 6] = [None; 6];
+        let mut add = |l: &mut Self, c: usize, v: Value| {
+            col[c] = Some(match col[c] {
+                None => v,
+                Some(a) => l.m_bin(b, Opcode::Iadd, a, v),
+            });
+        };
+        for (mi, &md) in [m0, m1].iter().enumerate() {
+            for (j, &w) in wd.iter().enumerate() {
+                let c = mi + j;
+                if c > 5 {
+                    continue;
+                }
+                let p = self.m_bin(b, Opcode::Imul, md, w);
+                let pl = self.m_bin(b, Opcode::And, p, lo32);
+                add(self, c, pl);
+                if c < 5 {
+                    let ph = self.m_bin(b, Opcode::Lshr, p, c32);
+                    add(self, c + 1, ph);
+                }
+            }
+        }
+        let mut d = [z64; 6];
+        let mut carry = None;
+        for (c, slot) in col.iter().enumerate() {
+            let mut a = slot.expect("every column has a product");
+            if let Some(cy) = carry {
+                a = self.m_bin(b, Opcode::Iadd, a, cy);
+            }
+            d[c] = self.m_bin(b, Opcode::And, a, lo32);
+            carry = Some(self.m_bin(b, Opcode::Lshr, a, c32));
+        }
+        // top = (|x|·2/π mod 4)·2^62; n = nearest quadrant.
+        let d5s = self.m_bin(b, Opcode::Shl, d[5], c32);
+        let top = self.m_bin(b, Opcode::Or, d5s, d[4]);
+        let half = self.m_i64(1 << 61);
+        let tr = self.m_bin(b, Opcode::Iadd, top, half);
+        let c62 = self.m_i64(62);
+        let n = self.m_bin(b, Opcode::Lshr, tr, c62);
+        // The signed fraction (|x|·2/π - n) as a 128-bit two's complement (hi, lo), in
+        // units of 2^-128: bits 190..63 of the 192-bit product, after the two quadrant
+        // bits.
+        let two = self.m_i64(2);
+        let c30 = self.m_i64(30);
+        let c34 = self.m_i64(34);
+        let t_hi = self.m_bin(b, Opcode::Shl, top, two);
+        let d3h = self.m_bin(b, Opcode::Lshr, d[3], c30);
+        let t_hi = self.m_bin(b, Opcode::Or, t_hi, d3h);
+        let d3l = self.m_bin(b, Opcode::Shl, d[3], c34);
+        let d2l = self.m_bin(b, Opcode::Shl, d[2], two);
+        let d1h = self.m_bin(b, Opcode::Lshr, d[1], c30);
+        let t_lo = self.m_bin(b, Opcode::Or, d3l, d2l);
+        let t_lo = self.m_bin(b, Opcode::Or, t_lo, d1h);
+        // Magnitude: negate (hi, lo) when negative.
+        let neg = self.m_icmp(b, IntCC::Slt, t_hi, z64);
+        let n_lo = self.m_bin(b, Opcode::Isub, z64, t_lo);
+        let m1v = self.m_i64(-1);
+        let nh = self.m_bin(b, Opcode::Xor, t_hi, m1v);
+        let lz0 = self.m_icmp(b, IntCC::Eq, t_lo, z64);
+        let cin = self.m_cast(b, Opcode::Zext, lz0, Type::I64);
+        let n_hi = self.m_bin(b, Opcode::Iadd, nh, cin);
+        let a_hi = self.m_sel(b, neg, n_hi, t_hi);
+        let a_lo = self.m_sel(b, neg, n_lo, t_lo);
+        // Normalise: shift left by 64 if the high word is zero, then by its leading
+        // zeros (at most 63, so every shift is defined).
+        let hz = self.m_icmp(b, IntCC::Eq, a_hi, z64);
+        let b_hi = self.m_sel(b, hz, a_lo, a_hi);
+        let b_lo = self.m_sel(b, hz, z64, a_lo);
+        let c64 = self.m_i64(64);
+        let s64 = self.m_sel(b, hz, c64, z64);
+        let lz = self.m_un(b, Opcode::Clz, b_hi);
+        let lz = self.m_bin(b, Opcode::Umin, lz, c63);
+        let ilz = self.m_bin(b, Opcode::Isub, c63, lz);
+        let nhi = self.m_bin(b, Opcode::Shl, b_hi, lz);
+        let bl1 = self.m_bin(b, Opcode::Lshr, b_lo, one);
+        let bl1 = self.m_bin(b, Opcode::Lshr, bl1, ilz);
+        let nhi = self.m_bin(b, Opcode::Or, nhi, bl1);
+        let nlo = self.m_bin(b, Opcode::Shl, b_lo, lz);
+        let shift = self.m_bin(b, Opcode::Iadd, s64, lz);
+        // N = nhi·2^64 + nlo = h + l·2^11 (+ < 2^11): h the top 53 bits (exact), l the
+        // next 64 bits rounded.
+        let low11 = self.m_i64(0x7ff);
+        let not11 = self.m_i64(!0x7ff);
+        let hh = self.m_bin(b, Opcode::And, nhi, not11);
+        let h = self.m_cast(b, Opcode::Uitofp, hh, Type::F64);
+        let hl = self.m_bin(b, Opcode::And, nhi, low11);
+        let c53 = self.m_i64(53);
+        let c11 = self.m_i64(11);
+        let hl = self.m_bin(b, Opcode::Shl, hl, c53);
+        let ll = self.m_bin(b, Opcode::Lshr, nlo, c11);
+        let ll = self.m_bin(b, Opcode::Or, hl, ll);
+        let l = self.m_cast(b, Opcode::Uitofp, ll, Type::F64);
+        // |fraction| = h·2^-(64+shift) + l·2^-(117+shift); shift <= 127 keeps both
+        // scales normal.
+        let mut scale = |bias: i64| {
+            let k = self.m_i64(bias);
+            let ex = self.m_bin(b, Opcode::Isub, k, shift);
+            let ex = self.m_bin(b, Opcode::Shl, ex, c52);
+            self.m_cast(b, Opcode::Bitcast, ex, Type::F64)
+        };
+        let s1 = scale(1023 - 64);
+        let s2 = scale(1023 - 117);
+        let fh = self.m_bin(b, Opcode::Fmul, h, s1);
+        let fl = self.m_bin(b, Opcode::Fmul, l, s2);
+        // r = (fh + fl)·(P1 + P2), π/2 = P1 + P2: the product as a double-double.
+        let p1 = std::f64::consts::FRAC_PI_2;
+        let p2 = f64::from_bits(0x3c91_a626_3314_5c07);
+        let y = self.m_mulc64(b, fh, p1);
+        let ny = self.m_un(b, Opcode::Fneg, y);
+        let p1v = self.m_f64(p1);
+        let p2v = self.m_f64(p2);
+        let err = self.m_fma(b, fh, p1v, ny);
+        let flp = self.m_bin(b, Opcode::Fmul, fl, p1v);
+        let t = self.m_fma(b, fh, p2v, flp);
+        let t = self.m_bin(b, Opcode::Fadd, err, t);
+        let s = self.m_bin(b, Opcode::Fadd, y, t);
+        let sy = self.m_bin(b, Opcode::Fsub, s, y);
+        let y1 = self.m_bin(b, Opcode::Fsub, t, sy);
+        // Sign: the fraction's, flipped for negative x (with n negated, as msun does).
+        let x_neg = self.m_icmp(b, IntCC::Slt, xi, z64);
+        let flip = self.m_bin(b, Opcode::Xor, neg, x_neg);
+        let ns = self.m_un(b, Opcode::Fneg, s);
+        let ny1 = self.m_un(b, Opcode::Fneg, y1);
+        let y0 = self.m_sel(b, flip, ns, s);
+        let y1 = self.m_sel(b, flip, ny1, y1);
+        let nn = self.m_bin(b, Opcode::Isub, z64, n);
+        let n = self.m_sel(b, x_neg, nn, n);
+        [y0, y1, n]
     }
 
     // ---- f32 functions evaluated in f64 ---------------------------------------------------
