@@ -1,6 +1,7 @@
 //! Reading inputs and writing outputs, with errors already rendered for the user.
 
 use crate::CliError;
+use gyre_ir::parser::SourceMap;
 use gyre_ir::Module;
 use std::io::{Read, Write};
 
@@ -20,22 +21,57 @@ pub fn read_source(path: &str) -> Result<(String, String), CliError> {
     ))
 }
 
-/// Read and parse a module: LLVM IR text for `.ll` files, `.gir` otherwise. Returns the
-/// display name of the input and the module.
-pub fn load_module(path: &str) -> Result<(String, Module), CliError> {
-    let (name, src) = read_source(path)?;
-    let module = if path.ends_with(".ll") {
-        gyre_llvm::import_module(&src).map_err(|e| CliError(e.render(&name)))?
-    } else {
-        gyre_ir::parser::parse_module(&src).map_err(|e| CliError(e.render(&name, &src)))?
-    };
-    Ok((name, module))
+/// A loaded input: its display name (what `Display` prints), its text and, for `.gir`,
+/// where each entity of the parsed module is defined (for located messages).
+pub struct Input {
+    /// The display name (`<stdin>` for `-`).
+    pub name: String,
+    /// The text read.
+    pub src: String,
+    /// Source positions of the parsed module (`.gir` only).
+    pub positions: Option<SourceMap>,
 }
 
-/// Run the verifier on a module, rendering every error with the input's name.
-pub fn verify(name: &str, module: &Module) -> Result<(), CliError> {
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl Input {
+    /// Text and positions for rendering a located message, when the input has them.
+    pub fn source(&self) -> Option<(&str, &SourceMap)> {
+        self.positions.as_ref().map(|m| (self.src.as_str(), m))
+    }
+}
+
+/// Read and parse a module: LLVM IR text for `.ll` files, `.gir` otherwise. Returns the
+/// input (which displays as its name) and the module.
+pub fn load_module(path: &str) -> Result<(Input, Module), CliError> {
+    let (name, src) = read_source(path)?;
+    let (module, positions) = if path.ends_with(".ll") {
+        let m =
+            gyre_llvm::import_module(&src).map_err(|e| CliError(e.render_source(&name, &src)))?;
+        (m, None)
+    } else {
+        let (m, p) = gyre_ir::parser::parse_module_with_positions(&src)
+            .map_err(|e| CliError(e.render(&name, &src)))?;
+        (m, Some(p))
+    };
+    Ok((
+        Input {
+            name,
+            src,
+            positions,
+        },
+        module,
+    ))
+}
+
+/// Run the verifier on a module, rendering every error at its place in the input.
+pub fn verify(input: &Input, module: &Module) -> Result<(), CliError> {
     gyre_ir::verifier::verify_module(module)
-        .map_err(|errs| CliError(format!("{name}: verifier errors:\n{errs}")))
+        .map_err(|errs| CliError(errs.render(&input.name, input.source())))
 }
 
 /// Write text to a file, or to standard output when no path is given.
