@@ -5,18 +5,44 @@ use gyre_ir::parser::SourceMap;
 use gyre_ir::Module;
 use std::io::{Read, Write};
 
-/// Read a file (or standard input for `-`) as text.
-pub fn read_source(path: &str) -> Result<(String, String), CliError> {
+/// The largest input file `gyre` reads (256 MiB): far above any real module, and low
+/// enough that an endless input (`/dev/zero`, a pipe that never closes) ends in an
+/// error instead of exhausting memory.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Read at most `limit` bytes of a file (or standard input for `-`); more is an error.
+pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
+    let name = if path == "-" { "<stdin>" } else { path };
+    let cannot = |e: std::io::Error| CliError(format!("{name}: cannot read: {e}"));
+    let mut buf = Vec::new();
+    // One byte more than allowed tells "exactly the limit" from "too long".
     if path == "-" {
-        let mut buf = Vec::new();
         std::io::stdin()
+            .lock()
+            .take(limit + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| CliError(format!("<stdin>: cannot read: {e}")))?;
-        return Ok(("<stdin>".into(), String::from_utf8_lossy(&buf).into_owned()));
+            .map_err(cannot)?;
+    } else {
+        std::fs::File::open(path)
+            .map_err(cannot)?
+            .take(limit + 1)
+            .read_to_end(&mut buf)
+            .map_err(cannot)?;
     }
-    let bytes = std::fs::read(path).map_err(|e| CliError(format!("{path}: cannot read: {e}")))?;
+    if buf.len() as u64 > limit {
+        return Err(CliError(format!(
+            "{name}: input larger than {limit} bytes (the most gyre reads)"
+        )));
+    }
+    Ok(buf)
+}
+
+/// Read a file (or standard input for `-`) as text, at most [`MAX_INPUT_BYTES`].
+pub fn read_source(path: &str) -> Result<(String, String), CliError> {
+    let bytes = read_bytes_limited(path, MAX_INPUT_BYTES)?;
+    let name = if path == "-" { "<stdin>" } else { path };
     Ok((
-        path.to_string(),
+        name.to_string(),
         String::from_utf8_lossy(&bytes).into_owned(),
     ))
 }

@@ -98,3 +98,160 @@ fn llvm_errors_show_the_line_and_a_caret() {
     assert!(o.status.success(), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn interpreter_faults_are_located_and_name_the_buffer() {
+    let dir = scratch("fault");
+    std::fs::write(
+        dir.join("oob.gir"),
+        "kernel @k(ptr.global) {\nblock0(v0: ptr.global):\n    v1 = iconst.i64 100\n    v2 = ptradd v0, v1, 4\n    v3 = load.i32 v2\n    return\n}\n",
+    )
+    .unwrap();
+    let o = gyre_in(
+        &dir,
+        &[
+            "run",
+            "oob.gir",
+            "--kernel",
+            "k",
+            "--buffer",
+            "a=f32:4:zeros",
+            "--arg",
+            "0=@a",
+        ],
+    );
+    assert_error(
+        &o,
+        "oob.gir:5:5: error: cta (0,0,0) thread (0,0,0) in @k block0 at `v3 = load.i32 v2`: \
+         4-byte access at global address 0x100000190 is out of bounds: offset 400 of buffer \
+         `a` (16 bytes)\n    v3 = load.i32 v2\n    ^\n",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every way to ask for too much memory is an error message with exit code 1, checked
+/// before allocating: no abort (134), no panic (101).
+#[test]
+fn huge_memory_is_an_error_never_an_abort() {
+    let dir = scratch("huge");
+    let kernel = "kernel @k() {\nblock0:\n    return\n}\n";
+    let cases: &[(&str, String, &[&str], &str)] = &[
+        (
+            "global.gir",
+            format!("global @g: global [4294967295 x i64] align 8\n{kernel}"),
+            &[],
+            "global.gir: error: resource limit: buffers, globals and shared memory need",
+        ),
+        (
+            "shared.gir",
+            format!("global @g: shared [4294967295 x i64] align 8\n{kernel}"),
+            &[],
+            "shared.gir: error: resource limit: the kernel needs 34359738368 bytes of shared \
+             memory per CTA (0 of them dynamic); the limit is 232448 bytes",
+        ),
+        (
+            "slot.gir",
+            "kernel @k() {\n    slot0 = local 4294967295 align 4\nblock0:\n    v0 = slot_addr slot0\n    return\n}\n".to_string(),
+            &["--block", "1024"],
+            "slot.gir: error: resource limit: a thread's local frames need 8.0 GiB",
+        ),
+        (
+            "buf.gir",
+            "kernel @k(ptr.global) {\nblock0(v0: ptr.global):\n    return\n}\n".to_string(),
+            &["--buffer", "a=i64:500000000:iota", "--arg", "0=@a"],
+            "--buffer 'a=i64:500000000:iota': buffer larger than the",
+        ),
+        (
+            "dyn.gir",
+            kernel.to_string(),
+            &["--dynamic-shared", "4000000000"],
+            "the limit is 232448 bytes",
+        ),
+        (
+            "small.gir",
+            format!("global @g: global [1048576 x i32] align 4\n{kernel}"),
+            &["--memory-limit", "1M"],
+            "the limit is 1.0 MiB (`gyre run --memory-limit`)",
+        ),
+    ];
+    for (file, src, extra, want) in cases {
+        std::fs::write(dir.join(file), src).unwrap();
+        let mut args = vec!["run", file, "--kernel", "k"];
+        args.extend_from_slice(extra);
+        let o = gyre_in(&dir, &args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{file}: {err}");
+        assert!(err.contains(want), "{file}: {err}");
+    }
+    // The same huge global runs when it fits the limit given.
+    let o = gyre_in(
+        &dir,
+        &[
+            "run",
+            "small.gir",
+            "--kernel",
+            "k",
+            "--memory-limit",
+            "256M",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gyre_in(
+        &dir,
+        &[
+            "run",
+            "small.gir",
+            "--kernel",
+            "k",
+            "--memory-limit",
+            "lots",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "a bad size is a usage error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn endless_input_is_cut_off() {
+    let dir = scratch("endless");
+    for cmd in ["opt", "compile", "print"] {
+        let args = if cmd == "print" {
+            vec![cmd, "cfg", "/dev/zero"]
+        } else {
+            vec![cmd, "/dev/zero"]
+        };
+        let o = gyre_in(&dir, &args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("/dev/zero: input larger than 268435456 bytes"),
+            "{cmd}: {err}"
+        );
+    }
+    // A buffer file is read up to the buffer's size only.
+    std::fs::write(
+        dir.join("k.gir"),
+        "kernel @k(ptr.global) {\nblock0(v0: ptr.global):\n    return\n}\n",
+    )
+    .unwrap();
+    let o = gyre_in(
+        &dir,
+        &[
+            "run",
+            "k.gir",
+            "--kernel",
+            "k",
+            "--buffer",
+            "a=i32:4:/dev/zero",
+            "--arg",
+            "0=@a",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("input larger than 16 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
