@@ -255,3 +255,135 @@ fn endless_input_is_cut_off() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A small deterministic generator (xorshift64*), so every run mutates the same way.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation of `src`: flip a byte, delete, duplicate or swap bytes, or delete,
+/// duplicate or swap lines.
+fn mutate(src: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut out = src.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        if out.is_empty() {
+            break;
+        }
+        let i = rng.below(out.len());
+        match rng.below(7) {
+            0 => out[i] ^= 1 << rng.below(8),
+            1 => {
+                let n = 1 + rng.below(8).min(out.len() - i - 1);
+                out.drain(i..i + n);
+            }
+            2 => {
+                let n = 1 + rng.below(8).min(out.len() - i - 1);
+                let piece = out[i..i + n].to_vec();
+                out.splice(i..i, piece);
+            }
+            3 => out[i] = rng.next() as u8,
+            op => {
+                let mut lines: Vec<Vec<u8>> =
+                    out.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+                let a = rng.below(lines.len());
+                let b = rng.below(lines.len());
+                match op {
+                    4 => {
+                        lines.remove(a);
+                    }
+                    5 => {
+                        let l = lines[a].clone();
+                        lines.insert(b, l);
+                    }
+                    _ => lines.swap(a, b),
+                }
+                out = lines.join(&b'\n');
+            }
+        }
+    }
+    out
+}
+
+/// Mutated examples and filetest inputs through `opt`, `compile`, `print` and `run`
+/// (a few hundred cases, fixed seed): every run exits 0 or 1 with a message, never a
+/// panic (101), an abort (134) or a signal.
+#[test]
+fn mutated_inputs_never_panic_or_abort() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    for dir in ["examples", "crates/filetests/filetests"] {
+        let mut work = vec![root.join(dir)];
+        while let Some(d) = work.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    work.push(p);
+                } else if p.extension().is_some_and(|x| x == "gir" || x == "ll") {
+                    inputs.push(p);
+                }
+            }
+        }
+    }
+    inputs.sort();
+    assert!(inputs.len() >= 20, "inputs found: {}", inputs.len());
+    let dir = scratch("mutate");
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut failures = Vec::new();
+    let mut exits = [0usize; 2];
+    let cases = 400;
+    for case in 0..cases {
+        let src_path = &inputs[rng.below(inputs.len())];
+        let src = std::fs::read(src_path).unwrap();
+        let mutated = mutate(&src, &mut rng);
+        let ext = src_path.extension().unwrap().to_str().unwrap();
+        let file = format!("m{case}.{ext}");
+        std::fs::write(dir.join(&file), &mutated).unwrap();
+        let args: Vec<&str> = match case % 4 {
+            0 => vec!["opt", &file],
+            1 => vec!["compile", &file],
+            2 => vec!["print", "loops", &file],
+            // A kernel name the mutation may have kept; an unknown one is an error too.
+            _ => vec!["run", &file, "--kernel", "k", "--step-limit", "100000"],
+        };
+        let o = gyre_in(&dir, &args);
+        let err = stderr(&o);
+        let ok = matches!(o.status.code(), Some(0 | 1)) && !err.contains("panicked");
+        if let Some(c @ (0 | 1)) = o.status.code() {
+            exits[c as usize] += 1;
+        }
+        if !ok {
+            failures.push(format!(
+                "{} (from {}): {:?} exited {:?}: {err}",
+                file,
+                src_path.display(),
+                args,
+                o.status.code()
+            ));
+        } else {
+            let _ = std::fs::remove_file(dir.join(&file));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} mutated inputs crashed gyre (kept in {}):\n{}",
+        failures.len(),
+        dir.display(),
+        failures.join("\n")
+    );
+    // Both outcomes happen: mutations that still parse, and ones that are rejected.
+    assert!(
+        exits[0] >= 20 && exits[1] >= 100,
+        "exit 0/1 counts: {exits:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
