@@ -99,6 +99,7 @@ impl RandomSource for SplitMix64 {
     }
 }
 
+#[cfg(any(test, feature = "quickcheck"))]
 impl RandomSource for quickcheck::Gen {
     fn next_u64(&mut self) -> u64 {
         <u64 as quickcheck::Arbitrary>::arbitrary(self)
@@ -107,6 +108,7 @@ impl RandomSource for quickcheck::Gen {
 
 /// Exhausted input reads as zeros, which always picks the first (smallest) choice, so
 /// generation still terminates.
+#[cfg(any(test, feature = "arbitrary"))]
 impl RandomSource for arbitrary::Unstructured<'_> {
     fn next_u64(&mut self) -> u64 {
         self.arbitrary::<u64>().unwrap_or(0)
@@ -280,7 +282,10 @@ impl KernelContract {
     }
 }
 
-/// A module from the default options, for `quickcheck` properties (no shrinking).
+/// A module from the default options, for `quickcheck` properties (no shrinking) and
+/// `arbitrary`-driven fuzzing: the features `quickcheck` and `arbitrary` implement
+/// their traits (and [`RandomSource`] for `quickcheck::Gen` and
+/// `arbitrary::Unstructured`), so a crate that needs neither does not build them.
 #[derive(Clone)]
 pub struct ArbModule(pub Module);
 
@@ -291,12 +296,14 @@ impl fmt::Debug for ArbModule {
     }
 }
 
+#[cfg(any(test, feature = "quickcheck"))]
 impl quickcheck::Arbitrary for ArbModule {
     fn arbitrary(g: &mut quickcheck::Gen) -> Self {
         ArbModule(generate_module(&GenOptions::default(), g))
     }
 }
 
+#[cfg(any(test, feature = "arbitrary"))]
 impl<'a> arbitrary::Arbitrary<'a> for ArbModule {
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
         Ok(ArbModule(generate_module(&GenOptions::default(), u)))
