@@ -952,7 +952,7 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             }
             1 => {
                 let one = self.b.iconst(Type::I32, 1);
-                let bit = self.b.band(self.env.ctaid, one);
+                let bit = self.b.and(self.env.ctaid, one);
                 let zero = self.b.iconst(Type::I32, 0);
                 self.b.icmp(IntCC::Eq, bit, zero)
             }
@@ -1229,7 +1229,7 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             let mut go = self.b.icmp(IntCC::Ult, next, limit);
             if self.r.chance(1, 2) {
                 let extra = self.cond(1);
-                go = self.b.band(go, extra);
+                go = self.b.and(go, extra);
             }
             self.b.brif(go, other, &[], exit, &[]);
         }
@@ -1396,18 +1396,18 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
         let b = match op {
             Opcode::Udiv | Opcode::Urem => {
                 let one = self.b.iconst(ty, 1);
-                self.b.bor(b, one)
+                self.b.or(b, one)
             }
             Opcode::Sdiv | Opcode::Srem => {
                 // In [1, 255]: never zero, never -1 (so no MIN / -1 overflow).
                 let m = self.b.iconst(ty, 255);
-                let low = self.b.band(b, m);
+                let low = self.b.and(b, m);
                 let one = self.b.iconst(ty, 1);
-                self.b.bor(low, one)
+                self.b.or(low, one)
             }
             Opcode::Shl | Opcode::Lshr | Opcode::Ashr => {
                 let m = self.b.iconst(ty, i64::from(ty.bits() - 1));
-                self.b.band(b, m)
+                self.b.and(b, m)
             }
             _ => b,
         };
