@@ -187,6 +187,7 @@
 //! [`ReturnType`]: VerifierErrorKind::ReturnType
 //! [`KernelReturnsValue`]: VerifierErrorKind::KernelReturnsValue
 //! [`SlotAlign`]: VerifierErrorKind::SlotAlign
+//! [`ByValParam`]: VerifierErrorKind::ByValParam
 //! [`DuplicateName`]: VerifierErrorKind::DuplicateName
 //! [`GlobalAddrSpace`]: VerifierErrorKind::GlobalAddrSpace
 //! [`GlobalAlign`]: VerifierErrorKind::GlobalAlign
