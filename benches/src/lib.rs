@@ -1,6 +1,6 @@
 //! Inputs shared by the workspace-level benchmarks.
 
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use gyre_ir::Module;
 
 /// A generated kernel module of at least `blocks` blocks, with every control-flow feature

@@ -4,6 +4,7 @@
 
 pub mod conformance;
 pub mod corpus;
+pub mod downstream;
 
 use std::path::Path;
 

@@ -4,7 +4,10 @@
 //!   missing, then formatting, clippy with warnings denied, the whole workspace's tests
 //!   (with `GYRE_PTXAS` pointing at ptxas and `GYRE_REQUIRE_TOOLS=1`, so a test that
 //!   cannot find ptxas or LLVM 14 fails instead of skipping), and the fuzz crate's seed
-//!   corpus.
+//!   corpus; then `downstream`.
+//! - `downstream`: a fresh crate depending on the library crates by path resolves its
+//!   dependencies without the workspace's lockfile and must build within the declared
+//!   `rust-version` (see `xtask::downstream`).
 //! - `bless`: run the filetests with `GYRE_BLESS=1`, rewriting the expected output of
 //!   precise-output tests in place (see docs/filetests.md).
 //! - `ptxas`: only install ptxas and print its path.
@@ -40,9 +43,10 @@ fn main() -> ExitCode {
         Some("conformance") => conformance(&args[1..]),
         Some("corpus") => corpus(&args[1..]),
         Some("perf") => perf(&args[1..]),
+        Some("downstream") => downstream(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|conformance [--quick] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
             );
             return ExitCode::from(2);
         }
@@ -161,7 +165,15 @@ fn test() -> Result<(), String> {
     run(&root, "cargo", &["test", "--workspace"], &envs)?;
     // The fuzz crate is its own workspace; its tests replay the seed corpus.
     run(&root.join("fuzz"), "cargo", &["test"], &[])?;
-    Ok(())
+    downstream()
+}
+
+/// See `xtask::downstream`; the crate lives under the target directory.
+fn downstream() -> Result<(), String> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    xtask::downstream::check(&root(), &target.join("downstream"))
 }
 
 /// The filetests with `GYRE_BLESS=1`: precise-output tests whose output differs get their

@@ -8,7 +8,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use std::hint::black_box;
 
 fn sizes() -> Vec<usize> {

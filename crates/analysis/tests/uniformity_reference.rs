@@ -3,7 +3,7 @@
 
 use gyre_analysis::uniformity::reference::reference_uniformity;
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use gyre_ir::{Block, EntityRef, Function, Value};
 
 fn compare(f: &Function, what: &str) -> bool {

@@ -24,7 +24,7 @@ mod common;
 use common::trace::{self, Claims, Observed, TraceError};
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
 use gyre_interp::{run_kernel, Arg, Launch, Memory};
-use gyre_ir::gen::{generate_from_seed, GenOptions, ParamContract, RandomSource, SplitMix64};
+use gyre_ir::generate::{generate_from_seed, GenOptions, ParamContract, RandomSource, SplitMix64};
 use gyre_ir::{EntityRef, Function, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 

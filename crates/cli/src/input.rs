@@ -1,41 +1,103 @@
 //! Reading inputs and writing outputs, with errors already rendered for the user.
 
 use crate::CliError;
+use gyre_ir::parser::SourceMap;
 use gyre_ir::Module;
 use std::io::{Read, Write};
 
-/// Read a file (or standard input for `-`) as text.
-pub fn read_source(path: &str) -> Result<(String, String), CliError> {
+/// The largest input file `gyre` reads (256 MiB): far above any real module, and low
+/// enough that an endless input (`/dev/zero`, a pipe that never closes) ends in an
+/// error instead of exhausting memory.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Read at most `limit` bytes of a file (or standard input for `-`); more is an error.
+pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
+    let name = if path == "-" { "<stdin>" } else { path };
+    let cannot = |e: std::io::Error| CliError(format!("{name}: cannot read: {e}"));
+    let mut buf = Vec::new();
+    // One byte more than allowed tells "exactly the limit" from "too long".
     if path == "-" {
-        let mut buf = Vec::new();
         std::io::stdin()
+            .lock()
+            .take(limit + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| CliError(format!("<stdin>: cannot read: {e}")))?;
-        return Ok(("<stdin>".into(), String::from_utf8_lossy(&buf).into_owned()));
+            .map_err(cannot)?;
+    } else {
+        std::fs::File::open(path)
+            .map_err(cannot)?
+            .take(limit + 1)
+            .read_to_end(&mut buf)
+            .map_err(cannot)?;
     }
-    let bytes = std::fs::read(path).map_err(|e| CliError(format!("{path}: cannot read: {e}")))?;
+    if buf.len() as u64 > limit {
+        return Err(CliError(format!(
+            "{name}: input larger than {limit} bytes (the most gyre reads)"
+        )));
+    }
+    Ok(buf)
+}
+
+/// Read a file (or standard input for `-`) as text, at most [`MAX_INPUT_BYTES`].
+pub fn read_source(path: &str) -> Result<(String, String), CliError> {
+    let bytes = read_bytes_limited(path, MAX_INPUT_BYTES)?;
+    let name = if path == "-" { "<stdin>" } else { path };
     Ok((
-        path.to_string(),
+        name.to_string(),
         String::from_utf8_lossy(&bytes).into_owned(),
     ))
 }
 
-/// Read and parse a module: LLVM IR text for `.ll` files, `.gir` otherwise. Returns the
-/// display name of the input and the module.
-pub fn load_module(path: &str) -> Result<(String, Module), CliError> {
-    let (name, src) = read_source(path)?;
-    let module = if path.ends_with(".ll") {
-        gyre_llvm::import_module(&src).map_err(|e| CliError(e.render(&name)))?
-    } else {
-        gyre_ir::parser::parse_module(&src).map_err(|e| CliError(e.render(&name, &src)))?
-    };
-    Ok((name, module))
+/// A loaded input: its display name (what `Display` prints), its text and, for `.gir`,
+/// where each entity of the parsed module is defined (for located messages).
+pub struct Input {
+    /// The display name (`<stdin>` for `-`).
+    pub name: String,
+    /// The text read.
+    pub src: String,
+    /// Source positions of the parsed module (`.gir` only).
+    pub positions: Option<SourceMap>,
 }
 
-/// Run the verifier on a module, rendering every error with the input's name.
-pub fn verify(name: &str, module: &Module) -> Result<(), CliError> {
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl Input {
+    /// Text and positions for rendering a located message, when the input has them.
+    pub fn source(&self) -> Option<(&str, &SourceMap)> {
+        self.positions.as_ref().map(|m| (self.src.as_str(), m))
+    }
+}
+
+/// Read and parse a module: LLVM IR text for `.ll` files, `.gir` otherwise. Returns the
+/// input (which displays as its name) and the module.
+pub fn load_module(path: &str) -> Result<(Input, Module), CliError> {
+    let (name, src) = read_source(path)?;
+    let (module, positions) = if path.ends_with(".ll") {
+        let m =
+            gyre_llvm::import_module(&src).map_err(|e| CliError(e.render_source(&name, &src)))?;
+        (m, None)
+    } else {
+        let (m, p) = gyre_ir::parser::parse_module_with_positions(&src)
+            .map_err(|e| CliError(e.render(&name, &src)))?;
+        (m, Some(p))
+    };
+    Ok((
+        Input {
+            name,
+            src,
+            positions,
+        },
+        module,
+    ))
+}
+
+/// Run the verifier on a module, rendering every error at its place in the input.
+pub fn verify(input: &Input, module: &Module) -> Result<(), CliError> {
     gyre_ir::verifier::verify_module(module)
-        .map_err(|errs| CliError(format!("{name}: verifier errors:\n{errs}")))
+        .map_err(|errs| CliError(errs.render(&input.name, input.source())))
 }
 
 /// Write text to a file, or to standard output when no path is given.

@@ -48,6 +48,27 @@ pub struct RunArgs {
     /// Most IR instructions the launch may execute.
     #[arg(long)]
     pub step_limit: Option<u64>,
+    /// Most memory the interpreter may hold, in bytes or with a K, M or G suffix
+    /// (binary units): buffers, globals, shared and local memory with the interpreter's
+    /// bookkeeping (about 34 bytes per byte of global and shared memory). Over it, the
+    /// run stops with an error before allocating.
+    #[arg(long, value_name = "BYTES", default_value = "4G", value_parser = parse_size)]
+    pub memory_limit: u64,
+}
+
+/// `123`, `64K`, `512M`, `4G` (binary units).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.as_bytes().last() {
+        Some(b'K' | b'k') => (&s[..s.len() - 1], 10),
+        Some(b'M' | b'm') => (&s[..s.len() - 1], 20),
+        Some(b'G' | b'g') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("'{s}' is not a size (bytes, or a number with K, M or G)"))
 }
 
 #[derive(Copy, Clone, PartialEq, Eq)]
@@ -123,6 +144,31 @@ impl Elem {
     }
 }
 
+/// An interpreter error at its place in the input (`file:line:col`, the line and a
+/// caret) when the input was `.gir` text, else `file: error: ...`.
+fn render_exec_error(input: &input::Input, e: &gyre_interp::ExecError) -> String {
+    let at = e.location().and_then(|loc| {
+        let (src, map) = input.source()?;
+        Some((src, map.inst(loc.func, loc.inst)?))
+    });
+    match at {
+        Some((src, pos)) => {
+            let (line, col) = gyre_ir::parser::line_col(src, pos);
+            let mut out = String::new();
+            gyre_ir::parser::render_at(
+                &mut out,
+                &input.name,
+                src,
+                line,
+                col,
+                &format!("error: {e}"),
+            );
+            out
+        }
+        None => format!("{input}: error: {e}"),
+    }
+}
+
 fn json_float(v: f64) -> String {
     if v.is_finite() {
         format!("{v:?}")
@@ -154,7 +200,7 @@ struct Buffer {
     initial: Vec<u8>,
 }
 
-fn parse_buffer(spec: &str, seed: &mut u64) -> Result<Buffer, CliError> {
+fn parse_buffer(spec: &str, seed: &mut u64, max_bytes: u64) -> Result<Buffer, CliError> {
     let bad = |m: &str| CliError(format!("--buffer '{spec}': {m}"));
     let (name, rest) = spec
         .split_once('=')
@@ -166,14 +212,20 @@ fn parse_buffer(spec: &str, seed: &mut u64) -> Result<Buffer, CliError> {
     };
     let elem = Elem::parse(ty).ok_or_else(|| bad("TYPE must be one of i8 i16 i32 i64 f32 f64"))?;
     let count: usize = count.parse().map_err(|_| bad("COUNT is not a number"))?;
-    if count.checked_mul(elem.size()).is_none_or(|n| n > (1 << 32)) {
-        return Err(bad("buffer larger than 4 GiB"));
+    if count
+        .checked_mul(elem.size())
+        .is_none_or(|n| n as u64 > max_bytes)
+    {
+        return Err(bad(&format!(
+            "buffer larger than the {max_bytes} bytes the memory limit leaves \
+             (--memory-limit)"
+        )));
     }
     let initial = match init {
         "zeros" | "iota" | "random" => (0..count).flat_map(|i| elem.init(init, i, seed)).collect(),
         path => {
-            let mut data =
-                std::fs::read(path).map_err(|e| bad(&format!("cannot read {path}: {e}")))?;
+            let limit = (count * elem.size()) as u64;
+            let mut data = input::read_bytes_limited(path, limit).map_err(|CliError(e)| bad(&e))?;
             data.resize(count * elem.size(), 0);
             data
         }
@@ -186,7 +238,12 @@ fn parse_buffer(spec: &str, seed: &mut u64) -> Result<Buffer, CliError> {
 }
 
 /// A `--global NAME=INIT` buffer, typed and sized after the global of `module`.
-fn parse_global(spec: &str, module: &gyre_ir::Module, seed: &mut u64) -> Result<Buffer, CliError> {
+fn parse_global(
+    spec: &str,
+    module: &gyre_ir::Module,
+    seed: &mut u64,
+    max_bytes: u64,
+) -> Result<Buffer, CliError> {
     use gyre_ir::Type;
     let bad = |m: &str| CliError(format!("--global '{spec}': {m}"));
     let (name, init) = spec
@@ -209,6 +266,13 @@ fn parse_global(spec: &str, module: &gyre_ir::Module, seed: &mut u64) -> Result<
         Type::F32 => Elem::F32,
         Type::F64 => Elem::F64,
     };
+    if g.size() > max_bytes {
+        return Err(bad(&format!(
+            "@{name} has {} bytes, more than the {max_bytes} the memory limit leaves \
+             (--memory-limit)",
+            g.size()
+        )));
+    }
     let count = g.count as usize;
     let size = g.size() as usize;
     let initial = match init {
@@ -223,7 +287,7 @@ fn parse_global(spec: &str, module: &gyre_ir::Module, seed: &mut u64) -> Result<
         "zeros" | "iota" | "random" => (0..count).flat_map(|i| elem.init(init, i, seed)).collect(),
         path => {
             let mut data =
-                std::fs::read(path).map_err(|e| bad(&format!("cannot read {path}: {e}")))?;
+                input::read_bytes_limited(path, size as u64).map_err(|CliError(e)| bad(&e))?;
             data.resize(size, 0);
             data
         }
@@ -308,13 +372,18 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let mut seed = args.seed;
     let mut memory = Memory::new();
     let mut buffers = Vec::new();
+    // Each buffer byte costs the interpreter its value, poison flag and race shadow.
+    let per_byte = 2 + gyre_interp::SHADOW_BYTES;
+    let mut left = args.memory_limit / per_byte;
     for spec in &args.buffers {
-        let b = parse_buffer(spec, &mut seed)?;
+        let b = parse_buffer(spec, &mut seed, left)?;
+        left -= b.initial.len() as u64;
         memory.alloc_buffer(&b.name, b.initial.clone());
         buffers.push(b);
     }
     for spec in &args.globals {
-        let b = parse_global(spec, &module, &mut seed)?;
+        let b = parse_global(spec, &module, &mut seed, left)?;
+        left -= b.initial.len() as u64;
         if memory.contains(&b.name) {
             return Err(CliError(format!(
                 "--global '{spec}': a buffer named {} is already given",
@@ -336,6 +405,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(limit) = args.step_limit {
         launch.config.step_limit = limit;
     }
+    launch.config.memory_limit = args.memory_limit;
     let res = run_kernel(&module, &args.kernel, &launch, &mut memory);
     // What device printf printed (by CTA, then thread), before the buffers; on an error
     // (a failed assert) too, as CUDA flushes it.
@@ -350,7 +420,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             if args.json.is_none() {
                 input::write_output(None, &printed)?;
             }
-            return Err(CliError(format!("{name}: error: {e}")));
+            return Err(CliError(render_exec_error(&name, &e)));
         }
     };
     // Show the buffers whose contents changed.

@@ -274,7 +274,7 @@ fn bad_input_is_located_never_a_panic() {
         ("\u{0}\u{1}garbage", "1:1"),
         (
             "kernel @k(i32) {\nblock0(v0: i32):\n    v1 = fadd v0, v0\n    return\n}\n",
-            "verifier errors",
+            "case3.gir:3:5: error: kernel @k: fadd needs equal float types",
         ),
     ];
     for (i, (src, needle)) in cases.iter().enumerate() {

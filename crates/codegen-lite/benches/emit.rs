@@ -8,7 +8,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gyre_codegen_lite::{compile_module, CodegenOptions, Sm};
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use std::hint::black_box;
 
 fn sizes() -> Vec<usize> {

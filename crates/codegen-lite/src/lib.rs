@@ -119,6 +119,14 @@ pub enum CodegenError {
         /// All blocks of the cycle, in RPO.
         blocks: Vec<Block>,
     },
+    /// A kernel uses more statically declared shared memory than
+    /// [`MAX_STATIC_SHARED`] (ptxas: "uses too much shared data").
+    SharedMemory {
+        /// The kernel's name.
+        func: String,
+        /// Bytes of the shared arrays it (and the functions it calls) reference.
+        bytes: u64,
+    },
     /// An instruction this back end cannot lower.
     Unsupported {
         /// The function's name.
@@ -153,6 +161,12 @@ impl fmt::Display for CodegenError {
             CodegenError::Unsupported { func, inst, what } => {
                 write!(f, "@{func}: {inst}: unsupported: {what}")
             }
+            CodegenError::SharedMemory { func, bytes } => write!(
+                f,
+                "kernel @{func} uses {bytes} bytes of static shared memory; every target \
+                 allows at most {MAX_STATIC_SHARED} (48 KiB): use an `extern` (dynamic) \
+                 shared array for more"
+            ),
         }
     }
 }
@@ -178,7 +192,66 @@ pub fn compile_module_with(
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     verify_module(module).map_err(CodegenError::Verify)?;
+    check_static_shared(module)?;
     emit::emit_module(module, opts, analyses)
+}
+
+/// The most statically declared shared memory one kernel may reference, on every
+/// target: 48 KiB (`0xc000`, ptxas's "uses too much shared data" limit; more needs
+/// dynamic shared memory, Gyre's `extern` shared arrays).
+pub const MAX_STATIC_SHARED: u64 = 0xc000;
+
+/// Reject a kernel whose reachable functions reference more than [`MAX_STATIC_SHARED`]
+/// bytes of non-`extern` shared globals (ptxas counts only the arrays an entry uses).
+fn check_static_shared(module: &Module) -> Result<(), CodegenError> {
+    use gyre_ir::{FuncId, GlobalId, InstructionData, Linkage, SecondaryMap};
+    let mut seen: SecondaryMap<FuncId, u32> = SecondaryMap::new();
+    let mut used: SecondaryMap<GlobalId, u32> = SecondaryMap::new();
+    for (kid, kf) in module.functions.iter() {
+        if kf.kind != gyre_ir::FuncKind::Kernel {
+            continue;
+        }
+        // Marks are the kernel's index + 1, so no clearing between kernels.
+        let mark = kid.as_u32() + 1;
+        let mut bytes = 0u64;
+        let mut work = vec![kid];
+        seen[kid] = mark;
+        while let Some(fid) = work.pop() {
+            let f = &module.functions[fid];
+            for b in f.layout.blocks() {
+                for i in f.layout.block_insts(b) {
+                    match *f.dfg.inst(i) {
+                        InstructionData::GlobalAddr { global } => {
+                            let Some(g) = module.globals.get(global) else {
+                                continue;
+                            };
+                            if used[global] != mark
+                                && g.space == gyre_ir::AddrSpace::Shared
+                                && g.linkage != Linkage::Extern
+                            {
+                                used[global] = mark;
+                                bytes += g.size().next_multiple_of(u64::from(g.align.max(1)));
+                            }
+                        }
+                        InstructionData::Call { func, .. }
+                            if module.functions.is_valid(func) && seen[func] != mark =>
+                        {
+                            seen[func] = mark;
+                            work.push(func);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if bytes > MAX_STATIC_SHARED {
+            return Err(CodegenError::SharedMemory {
+                func: kf.name.clone(),
+                bytes,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The PTX identifier for an IR name: letters, digits and `_` are kept, every other

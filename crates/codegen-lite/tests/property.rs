@@ -7,7 +7,7 @@ mod common;
 use common::{compare, compile, ptxas_or_skip, run_ptxas, text};
 use gyre_codegen_lite::Sm;
 use gyre_interp::random_inputs;
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use gyre_ir::Module;
 use gyre_transforms::{Knobs, Options, PassManager};
 use std::path::PathBuf;

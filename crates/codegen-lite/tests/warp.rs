@@ -176,7 +176,7 @@ fn orders_scopes_and_clock_lower_as_documented() {
 /// computes what the interpreter does, with and without the `-O` pipeline.
 #[test]
 fn generated_warp_kernels_match_the_interpreter() {
-    use gyre_ir::gen::{generate_from_seed, GenOptions};
+    use gyre_ir::generate::{generate_from_seed, GenOptions};
     let opts = GenOptions {
         allow_warp_ops: true,
         allow_irreducible: false,

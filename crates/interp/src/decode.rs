@@ -312,6 +312,11 @@ impl WarpOp {
 
 pub(crate) struct DFunc {
     pub name: String,
+    /// The function's id in the module.
+    pub id: FuncId,
+    /// The program-wide site number of `code[0]` (sites number every instruction of
+    /// every decoded function, so one `u32` names an access in race shadows).
+    pub site_base: u32,
     /// Warp collectives, indexed by `Op::Warp::idx`.
     pub warp: Vec<WarpOp>,
     pub code: Vec<Op>,
@@ -365,7 +370,7 @@ impl Program {
                 }
                 Ok(index[callee])
             };
-            funcs.push(decode_func(m, f, globals, &mut resolve)?);
+            funcs.push(decode_func(m, id, globals, &mut resolve)?);
         }
         // Check call arities now that every callee is decoded.
         for f in &funcs {
@@ -384,7 +389,22 @@ impl Program {
                 }
             }
         }
+        let mut site = 0u32;
+        for f in &mut funcs {
+            f.site_base = site;
+            site = site.saturating_add(f.code.len() as u32);
+        }
         Ok(Program { funcs })
+    }
+
+    /// The function index and pc of a site number.
+    pub fn site(&self, site: u32) -> Option<(u32, u32)> {
+        let i = self
+            .funcs
+            .partition_point(|f| f.site_base <= site)
+            .checked_sub(1)?;
+        let pc = site - self.funcs[i].site_base;
+        ((pc as usize) < self.funcs[i].code.len()).then_some((i as u32, pc))
     }
 }
 
@@ -398,10 +418,11 @@ fn invalid(f: &Function, inst: Option<Inst>, reason: impl Into<String>) -> ExecE
 
 fn decode_func(
     m: &Module,
-    f: &Function,
+    id: FuncId,
     globals: &GlobalAddrs,
     resolve: &mut dyn FnMut(FuncId) -> Result<u32, ExecError>,
 ) -> Result<DFunc, ExecError> {
+    let f = &m.functions[id];
     let dfg = &f.dfg;
     let nvals = dfg.num_values() as u32;
     let scratch = nvals;
@@ -436,6 +457,8 @@ fn decode_func(
     let mut out = DFunc {
         warp: Vec::new(),
         name: f.name.clone(),
+        id,
+        site_base: 0,
         code: Vec::with_capacity(pc as usize),
         locs: Vec::with_capacity(pc as usize),
         edges: Vec::new(),

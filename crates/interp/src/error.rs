@@ -1,7 +1,7 @@
 //! Typed execution errors, each with the dynamic location where it happened.
 
 use core::fmt;
-use gyre_ir::{AddrSpace, Block, Inst};
+use gyre_ir::{AddrSpace, Block, FuncId, Inst};
 
 /// Where an error happened: which thread, in which function, at which instruction.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -11,11 +11,16 @@ pub struct Location {
     /// Thread index within the CTA (x, y, z).
     pub tid: [u32; 3],
     /// Name of the function executing (a kernel or a device function).
-    pub function: String,
+    pub function: Box<str>,
+    /// The function's id in the module (to find its source position).
+    pub func: FuncId,
     /// The block holding the instruction.
     pub block: Block,
     /// The instruction.
     pub inst: Inst,
+    /// The instruction, printed (`v7 = load.i32 v6`): what a person can find in the
+    /// text, unlike the id `inst`. (A boxed `str` keeps errors small.)
+    pub text: Box<str>,
 }
 
 impl fmt::Display for Location {
@@ -24,9 +29,39 @@ impl fmt::Display for Location {
         let [tx, ty, tz] = self.tid;
         write!(
             f,
-            "cta ({cx},{cy},{cz}) thread ({tx},{ty},{tz}) at @{} {} {}",
-            self.function, self.block, self.inst
-        )
+            "cta ({cx},{cy},{cz}) thread ({tx},{ty},{tz}) in @{} {}",
+            self.function, self.block
+        )?;
+        if self.text.is_empty() {
+            write!(f, " at {}", self.inst)
+        } else {
+            write!(f, " at `{}`", self.text)
+        }
+    }
+}
+
+/// Where an address falls relative to an allocation: the buffer (or module global) by
+/// name and the byte offset in it, which may be negative or past the end for an access
+/// out of bounds (the nearest allocation is named).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct BufferRef {
+    /// The buffer's or global's name; empty for a thread's local slots and `byval`
+    /// copies.
+    pub name: String,
+    /// Offset of the access from the buffer's first byte.
+    pub offset: i64,
+    /// The buffer's size in bytes.
+    pub len: u64,
+}
+
+impl fmt::Display for BufferRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.name.is_empty() {
+            write!(f, "offset {} of a local slot", self.offset)?;
+        } else {
+            write!(f, "offset {} of buffer `{}`", self.offset, self.name)?;
+        }
+        write!(f, " ({} bytes)", self.len)
     }
 }
 
@@ -75,6 +110,8 @@ pub enum ExecError {
         space: AddrSpace,
         /// Access size in bytes.
         size: u32,
+        /// The allocation the address is in or nearest to.
+        buffer: Option<Box<BufferRef>>,
     },
     /// An address that is not a multiple of the access size.
     Misaligned {
@@ -84,6 +121,8 @@ pub enum ExecError {
         addr: u64,
         /// Access size in bytes.
         size: u32,
+        /// The allocation the address is in.
+        buffer: Option<Box<BufferRef>>,
     },
     /// A store or atomic into constant memory.
     ConstWrite {
@@ -91,6 +130,8 @@ pub enum ExecError {
         loc: Location,
         /// The pointer value used.
         addr: u64,
+        /// The global written.
+        buffer: Option<Box<BufferRef>>,
     },
     /// Integer division or remainder by zero.
     DivisionByZero {
@@ -125,6 +166,10 @@ pub enum ExecError {
         addr: u64,
         /// The other thread, if a single one is known (several readers are not tracked).
         other_tid: Option<[u32; 3]>,
+        /// The other thread's access (its thread and instruction), when one is known.
+        other: Option<Box<Location>>,
+        /// The allocation accessed.
+        buffer: Option<Box<BufferRef>>,
     },
     /// A barrier that not every thread of the CTA reached, or threads waiting at
     /// different barriers.
@@ -191,6 +236,15 @@ pub enum ExecError {
         /// What is wrong.
         reason: String,
     },
+    /// The launch needs more memory than a documented limit allows
+    /// ([`Config::memory_limit`](crate::Config::memory_limit),
+    /// [`Config::shared_limit`](crate::Config::shared_limit)); checked before allocating.
+    ResourceLimit {
+        /// The call that needed more, when the limit was reached while running.
+        loc: Option<Box<Location>>,
+        /// What needs how much, and the limit.
+        reason: String,
+    },
 }
 
 /// The kind of an [`ExecError`], without its payload (for comparing outcomes).
@@ -213,6 +267,7 @@ pub enum ErrorKind {
     AssertFailed,
     BadPrintf,
     BadLaunch,
+    ResourceLimit,
 }
 
 impl ExecError {
@@ -234,7 +289,37 @@ impl ExecError {
             | CallDepth { loc }
             | AssertFailed { loc, .. }
             | BadPrintf { loc, .. } => Some(loc),
+            ResourceLimit { loc, .. } => loc.as_deref(),
             InvalidIr { .. } | BadLaunch { .. } => None,
+        }
+    }
+
+    /// Every location the error names (the access and, for a race, the other access),
+    /// to fill in or look up.
+    pub fn locations_mut(&mut self) -> Vec<&mut Location> {
+        use ExecError::*;
+        match self {
+            DataRace {
+                loc,
+                other: Some(o),
+                ..
+            } => vec![loc, &mut **o],
+            ResourceLimit { loc: Some(loc), .. } => vec![&mut **loc],
+            OutOfBounds { loc, .. }
+            | Misaligned { loc, .. }
+            | ConstWrite { loc, .. }
+            | DivisionByZero { loc }
+            | DivisionOverflow { loc }
+            | Unreachable { loc }
+            | Poison { loc, .. }
+            | DataRace { loc, .. }
+            | DivergentBarrier { loc, .. }
+            | DivergentWarp { loc, .. }
+            | StepLimit { loc, .. }
+            | CallDepth { loc }
+            | AssertFailed { loc, .. }
+            | BadPrintf { loc, .. } => vec![loc],
+            InvalidIr { .. } | BadLaunch { .. } | ResourceLimit { loc: None, .. } => Vec::new(),
         }
     }
 
@@ -258,6 +343,7 @@ impl ExecError {
             AssertFailed { .. } => ErrorKind::AssertFailed,
             BadPrintf { .. } => ErrorKind::BadPrintf,
             BadLaunch { .. } => ErrorKind::BadLaunch,
+            ResourceLimit { .. } => ErrorKind::ResourceLimit,
         }
     }
 }
@@ -271,29 +357,49 @@ impl fmt::Display for ExecError {
                 addr,
                 space,
                 size,
-            } => write!(
-                f,
-                "{loc}: {size}-byte access at {space} address {addr:#x} is out of bounds"
-            ),
-            Misaligned { loc, addr, size } => {
-                write!(f, "{loc}: {size}-byte access at {addr:#x} is misaligned")
+                buffer,
+            } => {
+                write!(
+                    f,
+                    "{loc}: {size}-byte access at {space} address {addr:#x} is out of bounds"
+                )?;
+                match buffer {
+                    Some(b) => write!(f, ": {b}"),
+                    None => write!(f, ": no {space} allocation near it"),
+                }
             }
-            ConstWrite { loc, addr } => write!(f, "{loc}: write to constant memory at {addr:#x}"),
+            Misaligned {
+                loc,
+                addr,
+                size,
+                buffer,
+            } => {
+                write!(f, "{loc}: {size}-byte access at {addr:#x} is misaligned")?;
+                at(f, buffer)
+            }
+            ConstWrite { loc, addr, buffer } => {
+                write!(f, "{loc}: write to constant memory at {addr:#x}")?;
+                at(f, buffer)
+            }
             DivisionByZero { loc } => write!(f, "{loc}: division by zero"),
             DivisionOverflow { loc } => write!(f, "{loc}: signed division overflow (INT_MIN / -1)"),
             Unreachable { loc } => write!(f, "{loc}: reached unreachable"),
-            Poison { loc, what } => write!(f, "{loc}: poison used as {what:?}"),
+            Poison { loc, what } => write!(f, "{loc}: poison used as {what}"),
             DataRace {
                 loc,
                 space,
                 addr,
                 other_tid,
+                other,
+                buffer,
             } => {
                 write!(f, "{loc}: data race on {space} address {addr:#x}")?;
-                if let Some([x, y, z]) = other_tid {
-                    write!(f, " with thread ({x},{y},{z})")?;
+                at(f, buffer)?;
+                match (other, other_tid) {
+                    (Some(o), _) => write!(f, "; the other access: {o}"),
+                    (None, Some([x, y, z])) => write!(f, " with thread ({x},{y},{z})"),
+                    (None, None) => write!(f, " with several reading threads"),
                 }
-                Ok(())
             }
             DivergentBarrier {
                 loc,
@@ -346,8 +452,35 @@ impl fmt::Display for ExecError {
             }
             BadPrintf { loc, reason } => write!(f, "{loc}: vprintf: {reason}"),
             BadLaunch { reason } => write!(f, "bad launch: {reason}"),
+            ResourceLimit { loc, reason } => {
+                if let Some(loc) = loc {
+                    write!(f, "{loc}: ")?;
+                }
+                write!(f, "resource limit: {reason}")
+            }
         }
     }
 }
 
 impl std::error::Error for ExecError {}
+
+/// ` (offset N of buffer `x` (M bytes))` when the allocation is known.
+fn at(f: &mut fmt::Formatter<'_>, buffer: &Option<Box<BufferRef>>) -> fmt::Result {
+    match buffer {
+        Some(b) => write!(f, " ({b})"),
+        None => Ok(()),
+    }
+}
+
+impl fmt::Display for PoisonUse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PoisonUse::Branch => "a branch condition",
+            PoisonUse::Address => "an address",
+            PoisonUse::Divisor => "a divisor",
+            PoisonUse::CasCompare => "the comparison of atomic_cas",
+            PoisonUse::WarpOperand => "a warp collective's mask or lane",
+            PoisonUse::Printed => "a value vprintf or assert_fail reads",
+        })
+    }
+}

@@ -31,7 +31,7 @@ use crate::memory::{
 };
 use crate::printf;
 use crate::semantics::{self as sem, DivTrap};
-use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH};
+use crate::{Arg, Launch, Outcome, Schedule, MAX_CALL_DEPTH, SHADOW_BYTES};
 use cranelift_entity::SecondaryMap;
 use gyre_ir::{
     AddrSpace, AtomicOp, GlobalData, Linkage, Module, ShflMode, SpecialReg, Type, VoteMode,
@@ -150,13 +150,16 @@ struct Cta<'a> {
     /// Steps left before the limit.
     budget: u64,
     limit: u64,
+    /// Bytes one thread may hold in local frames and registers (see `frame_cost`).
+    local_limit: u64,
+    memory_limit: u64,
     /// `vprintf` output of this launch so far, with the CTA's and thread's linear ids.
     printed: &'a mut Vec<(u64, u32, PrintfLine)>,
 }
 
 /// Why reading `vprintf`/`assert_fail` inputs from memory failed.
 enum ReadErr {
-    Fault(Fault, u64, u8, AddrSpace),
+    Fault(Fault, (u64, u64), u8, AddrSpace),
     Poison,
     Bad(String),
 }
@@ -193,7 +196,7 @@ impl Reader<'_, '_> {
         match h.load(a, u64::from(size), acc) {
             Ok((_, true)) => Err(ReadErr::Poison),
             Ok((v, false)) => Ok(v),
-            Err(f) => Err(ReadErr::Fault(f, addr, size, sp)),
+            Err(f) => Err(ReadErr::Fault(f, (addr, a), size, sp)),
         }
     }
 
@@ -250,6 +253,7 @@ pub(crate) fn run(
     if nthreads > 1 << 20 {
         return Err(bad(format!("{nthreads} threads per CTA")));
     }
+    let local_limit = memory_budget(m, launch, mem, nthreads)?;
     if kf.sig.params.len() != launch.args.len() {
         return Err(bad(format!(
             "@{kernel} takes {} arguments, {} given",
@@ -354,6 +358,22 @@ pub(crate) fn run(
     }
 
     let prog = Program::decode(m, kid, &gaddr)?;
+    let kernel_frame = frame_cost(0, &prog.funcs[0])
+        + launch
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Bytes(b) => 2 * b.len() as u64,
+                _ => 0,
+            })
+            .sum::<u64>();
+    if kernel_frame > local_limit {
+        return Err(local_exhausted(
+            nthreads,
+            kernel_frame,
+            launch.config.memory_limit,
+        ));
+    }
 
     // Kernel arguments.
     let mut argv = Vec::with_capacity(launch.args.len());
@@ -363,7 +383,7 @@ pub(crate) fn run(
         if let Some(b) = bv {
             let Arg::Bytes(bytes) = a else {
                 return Err(bad(format!(
-                    "argument {i}: byval parameter needs {} bytes, got {a:?}",
+                    "argument {i}: byval parameter needs {} bytes, got {a}",
                     b.size
                 )));
             };
@@ -388,7 +408,7 @@ pub(crate) fn run(
                 .base(name)
                 .ok_or_else(|| bad(format!("argument {i}: no buffer {name}")))?
                 .wrapping_add(*off),
-            _ => return Err(bad(format!("argument {i}: {a:?} does not fit {t}"))),
+            _ => return Err(bad(format!("argument {i}: {a} does not fit {t}"))),
         };
         argv.push(v);
     }
@@ -401,7 +421,15 @@ pub(crate) fn run(
         }
     }
     let start = mem.printed.len();
-    let res = run_grid(&prog, launch, mem, &mut konst, &shared_proto, &argv, &byval);
+    let res = run_grid(
+        &prog,
+        launch,
+        mem,
+        &mut konst,
+        &shared_proto,
+        (&argv, &byval),
+        local_limit,
+    );
     mem.set_shadows(false);
     // By CTA, then thread; the sort is stable, so each thread's lines keep their order.
     mem.printed[start..].sort_by_key(|p| (p.0, p.1));
@@ -421,14 +449,99 @@ fn host_input_missing(g: &GlobalData) -> ExecError {
     }
 }
 
+/// Check the launch's memory against [`Config::memory_limit`](crate::Config) and
+/// [`Config::shared_limit`](crate::Config) before anything is allocated; returns the
+/// bytes each thread may use for its local frames and registers.
+/// A `byval` argument: parameter index, bytes, alignment.
+type ByVal = (usize, Vec<u8>, u64);
+
+fn memory_budget(
+    m: &Module,
+    launch: &Launch,
+    mem: &Memory,
+    nthreads: u64,
+) -> Result<u64, ExecError> {
+    let cfg = &launch.config;
+    let limit = |reason: String| ExecError::ResourceLimit { loc: None, reason };
+    // Per byte: the byte, its poison flag and, when races are checked, its shadow.
+    let shadow = if cfg.detect_races { SHADOW_BYTES } else { 0 };
+    let tracked = 2 + shadow;
+    let mut need: u64 = mem
+        .heap
+        .allocs
+        .iter()
+        .map(|a| a.data.len() as u64 * tracked)
+        .sum();
+    let mut shared = u64::from(launch.dynamic_shared_bytes);
+    for g in m.globals.values() {
+        if g.linkage == Linkage::Extern {
+            continue;
+        }
+        let size = g.size();
+        match g.space {
+            AddrSpace::Shared => shared += size.next_multiple_of(16),
+            // The initial bytes are built once, then kept with their poison flags.
+            AddrSpace::Const => need += 3 * size,
+            _ if !mem.contains(&g.name) => need += size * (tracked + 1),
+            _ => {}
+        }
+    }
+    if shared > cfg.shared_limit {
+        return Err(limit(format!(
+            "the kernel needs {shared} bytes of shared memory per CTA ({} of them dynamic); \
+             the limit is {} bytes",
+            launch.dynamic_shared_bytes, cfg.shared_limit
+        )));
+    }
+    // The module's layout and each CTA's fresh copy of it.
+    need += 2 * shared * tracked;
+    if need > cfg.memory_limit {
+        return Err(limit(format!(
+            "buffers, globals and shared memory need {} of interpreter memory; the limit \
+             is {} (`gyre run --memory-limit`)",
+            show_bytes(need),
+            show_bytes(cfg.memory_limit)
+        )));
+    }
+    Ok((cfg.memory_limit - need) / nthreads.max(1))
+}
+
+/// `1234 bytes`, or in KiB/MiB/GiB when large.
+fn show_bytes(n: u64) -> String {
+    match n {
+        0..0x10_0000 => format!("{n} bytes"),
+        0x10_0000..0x4000_0000 => format!("{:.1} MiB", n as f64 / f64::from(1 << 20)),
+        _ => format!("{:.1} GiB", n as f64 / f64::from(1 << 30)),
+    }
+}
+
+/// What a thread holds for a frame of `f` on top of `local_top` bytes of local memory:
+/// the slots with their poison flags, and the frame's registers (value and poison).
+fn frame_cost(local_top: u64, f: &DFunc) -> u64 {
+    2 * (local_top + f.frame_size + f.frame_align) + 9 * u64::from(f.nregs)
+}
+
+fn local_exhausted(nthreads: u64, need: u64, memory_limit: u64) -> ExecError {
+    ExecError::ResourceLimit {
+        loc: None,
+        reason: format!(
+            "a thread's local frames need {} (slots, registers and the interpreter's \
+             bookkeeping), more than its share of the memory limit ({} over {nthreads} \
+             threads, less buffers and globals; `gyre run --memory-limit`)",
+            show_bytes(need),
+            show_bytes(memory_limit)
+        ),
+    }
+}
+
 fn run_grid(
     prog: &Program,
     launch: &Launch,
     mem: &mut Memory,
     konst: &mut Heap,
     shared_proto: &Heap,
-    argv: &[u64],
-    byval: &[(usize, Vec<u8>, u64)],
+    (argv, byval): (&[u64], &[ByVal]),
+    local_limit: u64,
 ) -> Result<Outcome, ExecError> {
     let [bx, by, bz] = launch.block;
     let [gx, gy, gz] = launch.grid;
@@ -456,6 +569,8 @@ fn run_grid(
                     budget: limit - out.steps.min(limit),
                     limit,
                     printed: &mut mem.printed,
+                    local_limit,
+                    memory_limit: launch.config.memory_limit,
                 };
                 // Fresh threads.
                 threads.clear();
@@ -755,46 +870,70 @@ impl Cta<'_> {
 
     fn loc(&self, t: &Thread, pc: u32) -> Location {
         let f = &self.prog.funcs[t.frames.last().expect("thread has a frame").func as usize];
+        self.loc_in(f, t.tid, pc)
+    }
+
+    fn loc_in(&self, f: &DFunc, tid: [u32; 3], pc: u32) -> Location {
         let (block, inst) = f.locs[pc as usize];
         Location {
             ctaid: self.ctaid,
-            tid: t.tid,
-            function: f.name.clone(),
+            tid,
+            function: f.name.as_str().into(),
+            func: f.id,
             block,
             inst,
+            // Printed by `run_kernel`, which has the module, only for the error returned.
+            text: Box::default(),
         }
     }
 
+    /// The error for a failed access at `addr` (as the program saw it; `a` in the
+    /// space's own coordinates).
     fn fault(
         &self,
         t: &Thread,
         pc: u32,
         f: Fault,
-        addr: u64,
+        (addr, a): (u64, u64),
         size: u8,
         space: AddrSpace,
     ) -> ExecError {
         let loc = self.loc(t, pc);
+        let buffer = match space {
+            AddrSpace::Shared => self.shared.describe(a),
+            AddrSpace::Local => t.local.describe(a),
+            AddrSpace::Const => self.konst.describe(a),
+            _ => self.global.describe(a),
+        }
+        .map(Box::new);
         match f {
             Fault::OutOfBounds => ExecError::OutOfBounds {
                 loc,
                 addr,
                 space,
                 size: u32::from(size),
+                buffer,
             },
             Fault::Misaligned => ExecError::Misaligned {
                 loc,
                 addr,
                 size: u32::from(size),
+                buffer,
             },
-            Fault::ReadOnly => ExecError::ConstWrite { loc, addr },
-            Fault::Race { other } => {
+            Fault::ReadOnly => ExecError::ConstWrite { loc, addr, buffer },
+            Fault::Race { other, site } => {
                 let [bx, by, _] = self.ntid;
+                let other_tid = other.map(|o| [o % bx, (o / bx) % by, o / (bx * by)]);
+                let other = other_tid.zip(self.prog.site(site)).map(|(tid, (fi, pc))| {
+                    Box::new(self.loc_in(&self.prog.funcs[fi as usize], tid, pc))
+                });
                 ExecError::DataRace {
                     loc,
                     space,
                     addr,
-                    other_tid: other.map(|o| [o % bx, (o / bx) % by, o / (bx * by)]),
+                    other_tid,
+                    other,
+                    buffer,
                 }
             }
         }
@@ -825,6 +964,7 @@ impl Cta<'_> {
         let mut base = frame.base as usize;
         let mut budget = self.budget;
         let acc = Access {
+            site: 0,
             tid: t.lin,
             epoch: self.epoch,
             check: self.detect,
@@ -879,6 +1019,8 @@ impl Cta<'_> {
                     sp,
                     Access {
                         check: acc.check && tracked,
+                        // `pc` is already past the accessing instruction.
+                        site: f.site_base.wrapping_add(pc - 1),
                         ..acc
                     },
                 )
@@ -1034,7 +1176,7 @@ impl Cta<'_> {
                     let (h, a, sp, acc) = heap!(space, addr);
                     match h.load(a, u64::from(size), acc) {
                         Ok((val, poison)) => set!(dst, if i1 { val & 1 } else { val }, poison),
-                        Err(e) => bail!(self.fault(t, cur, e, addr, size, sp)),
+                        Err(e) => bail!(self.fault(t, cur, e, (addr, a), size, sp)),
                     }
                 }
                 Op::Store {
@@ -1053,7 +1195,7 @@ impl Cta<'_> {
                     let (x, px) = (v!(val), p!(val));
                     let (h, a, sp, acc) = heap!(space, addr);
                     if let Err(e) = h.store(a, u64::from(size), x, px, acc) {
-                        bail!(self.fault(t, cur, e, addr, size, sp));
+                        bail!(self.fault(t, cur, e, (addr, a), size, sp));
                     }
                 }
                 Op::Rmw {
@@ -1083,7 +1225,7 @@ impl Cta<'_> {
                     });
                     match r {
                         Ok((old, po)) => set!(dst, old, po),
-                        Err(e) => bail!(self.fault(t, cur, e, addr, size, sp)),
+                        Err(e) => bail!(self.fault(t, cur, e, (addr, a), size, sp)),
                     }
                 }
                 Op::Cas {
@@ -1122,7 +1264,7 @@ impl Cta<'_> {
                             })
                         }
                         Ok((old, _)) => set!(dst, old, false),
-                        Err(er) => bail!(self.fault(t, cur, er, addr, size, sp)),
+                        Err(er) => bail!(self.fault(t, cur, er, (addr, a), size, sp)),
                     }
                 }
                 Op::SlotAddr { dst, off, generic } => {
@@ -1271,6 +1413,16 @@ impl Cta<'_> {
                         });
                     }
                     let callee = &prog.funcs[func as usize];
+                    // Registers of the frames below count as well (9 bytes each).
+                    let need = frame_cost(t.local.top, callee) + 9 * t.regs.len() as u64;
+                    if need > self.local_limit {
+                        let n = self.ntid.iter().map(|&d| u64::from(d)).product();
+                        let mut e = local_exhausted(n, need, self.memory_limit);
+                        if let ExecError::ResourceLimit { loc, .. } = &mut e {
+                            *loc = Some(Box::new(self.loc(t, cur)));
+                        }
+                        bail!(e);
+                    }
                     let new_base = t.regs.len();
                     t.regs.resize(new_base + callee.nregs as usize, 0);
                     t.pois.resize(new_base + callee.nregs as usize, true);

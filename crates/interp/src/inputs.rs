@@ -4,7 +4,7 @@
 use crate::compare::Inputs;
 use crate::memory::Memory;
 use crate::{Arg, Launch};
-use gyre_ir::gen::{KernelContract, ParamContract, RandomSource, SplitMix64};
+use gyre_ir::generate::{KernelContract, ParamContract, RandomSource, SplitMix64};
 use gyre_ir::Type;
 
 /// Largest CTA [`random_inputs`] picks (kept small so property tests stay fast).

@@ -76,7 +76,7 @@ mod printf;
 pub mod semantics;
 
 pub use compare::{assert_same_behaviour, Difference, Inputs};
-pub use error::{AssertFailure, ErrorKind, ExecError, Location, PoisonUse};
+pub use error::{AssertFailure, BufferRef, ErrorKind, ExecError, Location, PoisonUse};
 pub use inputs::{random_inputs, MAX_RANDOM_CTA, MAX_RANDOM_GRID};
 pub use memory::{
     split_generic, window_base, Element, Memory, PrintfLine, GLOBAL_START, GUARD, WINDOW,
@@ -108,6 +108,20 @@ pub enum Arg {
     Bytes(Vec<u8>),
 }
 
+impl core::fmt::Display for Arg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Arg::Int(x) => write!(f, "the integer {x}"),
+            Arg::F32(x) => write!(f, "the f32 {x}"),
+            Arg::F64(x) => write!(f, "the f64 {x}"),
+            Arg::Ptr(p) => write!(f, "the pointer {p:#x}"),
+            Arg::Buffer(name, 0) => write!(f, "the address of buffer `{name}`"),
+            Arg::Buffer(name, off) => write!(f, "the address of buffer `{name}` + {off}"),
+            Arg::Bytes(b) => write!(f, "{} bytes", b.len()),
+        }
+    }
+}
+
 impl Arg {
     /// The address of the start of a named buffer.
     pub fn buffer(name: &str) -> Arg {
@@ -137,7 +151,29 @@ pub struct Config {
     /// Check for data races in global and shared memory (on by default; off makes
     /// memory accesses cheaper, for benchmarks).
     pub detect_races: bool,
+    /// Most bytes the launch may hold at once ([`DEFAULT_MEMORY_LIMIT`]): the caller's
+    /// buffers and the module's globals, one CTA's shared memory and every thread's
+    /// local frames, with the interpreter's per-byte bookkeeping (a poison flag per byte,
+    /// and a race shadow of [`SHADOW_BYTES`] per byte of global and shared memory when
+    /// races are checked). Checked before allocating: exceeding it is
+    /// [`ExecError::ResourceLimit`], never an allocation failure.
+    pub memory_limit: u64,
+    /// Most bytes of shared memory per CTA, static arrays plus
+    /// [`Launch::dynamic_shared_bytes`] ([`DEFAULT_SHARED_LIMIT`]).
+    pub shared_limit: u64,
 }
+
+/// The default [`Config::memory_limit`]: 4 GiB.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+
+/// The default [`Config::shared_limit`]: 227 KiB, the most shared memory one CTA may
+/// have on any GPU Gyre targets (sm_90; sm_80 allows 163 KiB, sm_86/89 99 KiB, sm_75
+/// 64 KiB, sm_70 96 KiB, each counting dynamic shared memory; statically declared
+/// arrays are limited to 48 KiB everywhere, which `gyre compile` checks).
+pub const DEFAULT_SHARED_LIMIT: u64 = 227 << 10;
+
+/// Bytes of race-detection state per byte of global and shared memory.
+pub const SHADOW_BYTES: u64 = core::mem::size_of::<memory::Shadow>() as u64;
 
 impl Default for Config {
     fn default() -> Self {
@@ -145,6 +181,8 @@ impl Default for Config {
             step_limit: DEFAULT_STEP_LIMIT,
             schedule: Schedule::Forward,
             detect_races: true,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            shared_limit: DEFAULT_SHARED_LIMIT,
         }
     }
 }
@@ -213,5 +251,18 @@ pub fn run_kernel(
     launch: &Launch,
     memory: &mut Memory,
 ) -> Result<Outcome, ExecError> {
-    exec::run(module, kernel, launch, memory)
+    exec::run(module, kernel, launch, memory).map_err(|mut e| {
+        // Print the instructions an error names, once, now that it is known which.
+        for loc in e.locations_mut() {
+            if module.functions.is_valid(loc.func) {
+                let func = &module.functions[loc.func];
+                if func.dfg.inst_is_valid(loc.inst) {
+                    let mut text = String::new();
+                    let _ = gyre_ir::write::write_inst(&mut text, func, Some(module), loc.inst);
+                    loc.text = text.into();
+                }
+            }
+        }
+        e
+    })
 }

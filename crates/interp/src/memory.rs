@@ -57,6 +57,10 @@ pub(crate) struct Shadow {
     pub r_epoch: u32,
     pub w_clk: u32,
     pub r_clk: u32,
+    /// The instruction of the last write and read (a program-wide site number, see
+    /// `Program::site`), so a race can name both accesses.
+    pub w_site: u32,
+    pub r_site: u32,
 }
 
 /// Thread id meaning "more than one thread" in a [`Shadow`].
@@ -98,7 +102,11 @@ pub(crate) enum Fault {
     OutOfBounds,
     Misaligned,
     ReadOnly,
-    Race { other: Option<u32> },
+    /// The other thread (if one is known) and the site of its access.
+    Race {
+        other: Option<u32>,
+        site: u32,
+    },
 }
 
 /// What race detection needs to know about the accessing thread.
@@ -107,6 +115,8 @@ pub(crate) struct Access<'a> {
     pub tid: u32,
     pub epoch: u32,
     pub check: bool,
+    /// The accessing instruction's program-wide site number.
+    pub site: u32,
     /// The thread's vector clock over the lanes of its warp: entry `l` is the last
     /// clock of lane `l` that a warp collective made known to this thread. Accesses
     /// within one barrier epoch are ordered only through it.
@@ -157,6 +167,32 @@ impl Heap {
             read_only: false,
         });
         base
+    }
+
+    /// The allocation holding `addr`, or for an address in none of them the nearest
+    /// one, with the offset of `addr` from its first byte (for messages).
+    pub fn describe(&self, addr: u64) -> Option<crate::error::BufferRef> {
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        let below = i.checked_sub(1).map(|j| &self.allocs[j]);
+        let above = self.allocs.get(i);
+        let a = match (below, above) {
+            (Some(b), _) if addr < b.end() => b,
+            (Some(b), Some(n)) => {
+                if addr - b.end() < n.base - addr {
+                    b
+                } else {
+                    n
+                }
+            }
+            (Some(b), None) => b,
+            (None, Some(n)) => n,
+            (None, None) => return None,
+        };
+        Some(crate::error::BufferRef {
+            name: a.name.clone(),
+            offset: addr.wrapping_sub(a.base) as i64,
+            len: a.data.len() as u64,
+        })
     }
 
     /// Pop allocations down to `n` live ones and reset the bump pointer.
@@ -261,6 +297,7 @@ fn check_read(sh: &mut [Shadow], acc: Access) -> Result<(), Fault> {
         if s.w_epoch == acc.epoch && writer != acc.tid && !acc.after(writer, s.w_clk) {
             return Err(Fault::Race {
                 other: other(writer),
+                site: s.w_site,
             });
         }
         // One reader is kept while each read is ordered after the previous one (a later
@@ -269,6 +306,7 @@ fn check_read(sh: &mut [Shadow], acc: Access) -> Result<(), Fault> {
             s.r_epoch = acc.epoch;
             s.r_tid = acc.tid;
             s.r_clk = clk;
+            s.r_site = acc.site;
         } else {
             s.r_tid = MULTI;
         }
@@ -288,11 +326,13 @@ fn check_write(sh: &mut [Shadow], acc: Access, atomic: bool) -> Result<(), Fault
         if live && !(atomic && s.w_tid & ATOMIC != 0) {
             return Err(Fault::Race {
                 other: other(writer),
+                site: s.w_site,
             });
         }
         if s.r_epoch == acc.epoch && s.r_tid != acc.tid && !acc.after(s.r_tid, s.r_clk) {
             return Err(Fault::Race {
                 other: other(s.r_tid),
+                site: s.r_site,
             });
         }
         s.w_tid = if atomic {
@@ -306,6 +346,7 @@ fn check_write(sh: &mut [Shadow], acc: Access, atomic: bool) -> Result<(), Fault
         };
         s.w_epoch = acc.epoch;
         s.w_clk = clk;
+        s.w_site = acc.site;
     }
     Ok(())
 }
@@ -495,6 +536,7 @@ mod tests {
         tid: 0,
         epoch: 1,
         check: false,
+        site: 0,
     };
 
     #[test]
@@ -535,27 +577,31 @@ mod tests {
             tid,
             epoch,
             check: true,
+            site: tid,
             vc: &vcs[tid as usize],
         };
         h.store(a, 4, 1, false, t(0, 1)).unwrap();
         h.load(a, 4, t(0, 1)).unwrap();
         assert!(matches!(
             h.load(a, 4, t(1, 1)),
-            Err(Fault::Race { other: Some(0) })
+            Err(Fault::Race {
+                other: Some(0),
+                site: 0
+            })
         ));
         // Next epoch: two readers are fine, then a write by a third races.
         h.load(a + 4, 4, t(1, 2)).unwrap();
         h.load(a + 4, 4, t(2, 2)).unwrap();
         assert!(matches!(
             h.store(a + 4, 4, 0, false, t(1, 2)),
-            Err(Fault::Race { other: None })
+            Err(Fault::Race { other: None, .. })
         ));
         // Atomics among themselves do not race; a plain read after them does.
         h.rmw(a, 4, t(3, 3), |o, p| Some((o + 1, p))).unwrap();
         h.rmw(a, 4, t(4, 3), |o, p| Some((o + 1, p))).unwrap();
         assert!(matches!(
             h.load(a, 4, t(3, 3)),
-            Err(Fault::Race { other: None })
+            Err(Fault::Race { other: None, .. })
         ));
     }
 
@@ -570,6 +616,7 @@ mod tests {
                 tid,
                 epoch: 1,
                 check: true,
+                site: 0,
                 vc,
             }
         }

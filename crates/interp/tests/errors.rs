@@ -27,14 +27,20 @@ fn expect_loc(
     tid: [u32; 3],
 ) {
     let (b, i) = inst(m, func, block, idx);
+    let id = m.func_by_name(func).expect("function");
+    let f = &m.functions[id];
+    let mut text = String::new();
+    gyre_ir::write::write_inst(&mut text, f, Some(m), i).unwrap();
     assert_eq!(
         loc,
         &Location {
             ctaid,
             tid,
-            function: func.to_string(),
+            function: func.into(),
+            func: id,
             block: b,
-            inst: i
+            inst: i,
+            text: text.into(),
         }
     );
 }
@@ -474,4 +480,129 @@ fn invalid_ir_and_bad_launch() {
     )
     .unwrap_err();
     assert!(matches!(e, ExecError::BadLaunch { .. }), "{e}");
+}
+
+#[test]
+fn faults_name_the_instruction_the_buffer_and_the_offset() {
+    let m = parse(LOAD_AT);
+    let mut mem = Memory::new();
+    mem.alloc_zeroed("a", 16);
+    mem.alloc_zeroed("o", 4);
+    let l = Launch::linear(1, 1, vec![Arg::buffer("a"), Arg::Int(20), Arg::buffer("o")]);
+    let e = run_kernel(&m, "k", &l, &mut mem).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(
+            "cta (0,0,0) thread (0,0,0) in @k block0 at `v7 = load.i32 v6`: 4-byte access"
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with(": offset 20 of buffer `a` (16 bytes)"),
+        "{msg}"
+    );
+    // Before the start: a negative offset.
+    let l = Launch::linear(
+        1,
+        1,
+        vec![Arg::buffer("a"), Arg::Int(-8i64 as u64), Arg::buffer("o")],
+    );
+    let msg = run_kernel(&m, "k", &l, &mut mem).unwrap_err().to_string();
+    assert!(
+        msg.ends_with(": offset -8 of buffer `a` (16 bytes)"),
+        "{msg}"
+    );
+    // An argument of the wrong kind is named in words, not as Rust data.
+    let l = Launch::linear(1, 1, vec![Arg::F32(1.0), Arg::Int(0), Arg::buffer("o")]);
+    let msg = run_kernel(&m, "k", &l, &mut mem).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        "bad launch: argument 0: the f32 1 does not fit ptr.global"
+    );
+}
+
+#[test]
+fn a_race_names_both_accesses() {
+    let m = parse(
+        "
+global @s: shared [4 x i32] align 4
+kernel @k() {
+block0:
+    v0 = global_addr @s
+    v1 = tid.x
+    v2 = iconst.i32 0
+    brif v1, block1, block2
+block1:
+    v3 = load.i32 v0
+    return
+block2:
+    store v2, v0
+    return
+}",
+    );
+    let e = run_kernel(&m, "k", &Launch::linear(1, 2, vec![]), &mut Memory::new()).unwrap_err();
+    let ExecError::DataRace { other, .. } = &e else {
+        panic!("{e}")
+    };
+    expect_loc(
+        other.as_ref().expect("the other access"),
+        &m,
+        "k",
+        2,
+        0,
+        [0, 0, 0],
+        [0, 0, 0],
+    );
+    assert_eq!(
+        e.to_string(),
+        "cta (0,0,0) thread (1,0,0) in @k block1 at `v3 = load.i32 v0`: data race on shared \
+         address 0x100 (offset 0 of buffer `s` (16 bytes)); the other access: cta (0,0,0) \
+         thread (0,0,0) in @k block2 at `store v2, v0`"
+    );
+}
+
+#[test]
+fn memory_limits_are_errors_before_allocating() {
+    // 32 GiB of global and 16 GiB of shared memory: refused before any allocation.
+    for (decl, want) in [
+        (
+            "global @g: global [4294967295 x i64] align 8",
+            "interpreter memory",
+        ),
+        (
+            "global @g: shared [4294967295 x i32] align 4",
+            "bytes of shared memory per CTA",
+        ),
+    ] {
+        let src = format!("{decl}\nkernel @k() {{\nblock0:\n    return\n}}\n");
+        let m = parse(&src);
+        let e = run_kernel(&m, "k", &Launch::linear(1, 1, vec![]), &mut Memory::new()).unwrap_err();
+        assert!(matches!(e, ExecError::ResourceLimit { .. }), "{e}");
+        assert!(e.to_string().contains(want), "{e}");
+    }
+    // A 4 GiB stack slot in each of 1024 threads.
+    let m = parse(
+        "kernel @k() {\n    slot0 = local 4294967295 align 4\nblock0:\n    v0 = slot_addr slot0\n    return\n}\n",
+    );
+    let e = run_kernel(
+        &m,
+        "k",
+        &Launch::linear(1, 1024, vec![]),
+        &mut Memory::new(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("a thread's local frames need"),
+        "{e}"
+    );
+    // A call chain that grows the stack past its share stops at the call.
+    let m = parse(
+        "func @f() {\n    slot0 = local 1048576 align 4\nblock0:\n    call @f()\n    return\n}\n\
+         kernel @k() {\nblock0:\n    call @f()\n    return\n}\n",
+    );
+    let mut l = Launch::linear(1, 1, vec![]);
+    l.config.memory_limit = 64 << 20;
+    let e = run_kernel(&m, "k", &l, &mut Memory::new()).unwrap_err();
+    assert!(matches!(e, ExecError::ResourceLimit { .. }), "{e}");
+    assert!(e.to_string().contains("in @f block0 at `call @f()`"), "{e}");
 }

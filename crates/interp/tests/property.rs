@@ -2,7 +2,7 @@
 //! memory under different thread orders.
 
 use gyre_interp::{random_inputs, run_kernel, Memory, Outcome, Schedule};
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use quickcheck::{QuickCheck, TestResult};
 
 /// The module as text, for failure messages.
@@ -128,15 +128,15 @@ fn random_inputs_follow_the_contract() {
         for (i, p) in contract.params.iter().enumerate() {
             let name = format!("p{i}");
             match p {
-                gyre_ir::gen::ParamContract::Output { elem, per_thread } => assert_eq!(
+                gyre_ir::generate::ParamContract::Output { elem, per_thread } => assert_eq!(
                     inputs.memory.bytes(&name).unwrap().len() as u64,
                     threads * u64::from(*per_thread) * u64::from(elem.bytes())
                 ),
-                gyre_ir::gen::ParamContract::Input { elem, len } => assert_eq!(
+                gyre_ir::generate::ParamContract::Input { elem, len } => assert_eq!(
                     inputs.memory.bytes(&name).unwrap().len() as u64,
                     u64::from(*len) * u64::from(elem.bytes())
                 ),
-                gyre_ir::gen::ParamContract::Scalar { .. } => {
+                gyre_ir::generate::ParamContract::Scalar { .. } => {
                     assert!(!inputs.memory.contains(&name))
                 }
             }

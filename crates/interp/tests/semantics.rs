@@ -477,7 +477,7 @@ block3(v7: i32):
         panic!("{e}")
     };
     assert_eq!(
-        (loc.function.as_str(), loc.tid, *other_tid, *other_exited),
+        (&*loc.function, loc.tid, *other_tid, *other_exited),
         ("exchange", [0, 0, 0], [4, 0, 0], false)
     );
 }

@@ -2,7 +2,9 @@
 //!
 //! Two layers, as in Cranelift:
 //!
-//! - [`InstBuilder`]: one method per operation. Each creates the instruction, places it
+//! - [`InstBuilder`]: one method per operation, named as the text format spells the
+//!   opcode (`and`, `shl`, `lshr`, `ashr`; `ret` for `return`, a Rust keyword). Each
+//!   creates the instruction, places it
 //!   at the builder's position and returns its result value (or the instruction, for
 //!   operations without a result). Result types are inferred as docs/gir-syntax.md
 //!   describes: the first operand's type for arithmetic, `select`, `fma`, `ptradd`,
@@ -166,8 +168,8 @@ pub trait InstBuilder {
 
     binary_methods! {
         iadd = Iadd; isub = Isub; imul = Imul; sdiv = Sdiv; udiv = Udiv; srem = Srem;
-        urem = Urem; band = And; bor = Or; bxor = Xor; ishl = Shl; ushr = Lshr;
-        sshr = Ashr; smin = Smin; smax = Smax; umin = Umin; umax = Umax;
+        urem = Urem; and = And; or = Or; xor = Xor; shl = Shl; lshr = Lshr;
+        ashr = Ashr; smin = Smin; smax = Smax; umin = Umin; umax = Umax;
         fadd = Fadd; fsub = Fsub; fmul = Fmul; fdiv = Fdiv; frem = Frem; fmin = Fmin;
         fmax = Fmax; mul24 = Mul24; umul24 = Umul24; fdiv_approx = FdivApprox;
     }
@@ -1406,12 +1408,12 @@ mod tests {
             (cur.udiv(a, bb), Opcode::Udiv),
             (cur.srem(a, bb), Opcode::Srem),
             (cur.urem(a, bb), Opcode::Urem),
-            (cur.band(a, bb), Opcode::And),
-            (cur.bor(a, bb), Opcode::Or),
-            (cur.bxor(a, bb), Opcode::Xor),
-            (cur.ishl(a, bb), Opcode::Shl),
-            (cur.ushr(a, bb), Opcode::Lshr),
-            (cur.sshr(a, bb), Opcode::Ashr),
+            (cur.and(a, bb), Opcode::And),
+            (cur.or(a, bb), Opcode::Or),
+            (cur.xor(a, bb), Opcode::Xor),
+            (cur.shl(a, bb), Opcode::Shl),
+            (cur.lshr(a, bb), Opcode::Lshr),
+            (cur.ashr(a, bb), Opcode::Ashr),
             (cur.smin(a, bb), Opcode::Smin),
             (cur.smax(a, bb), Opcode::Smax),
             (cur.umin(a, bb), Opcode::Umin),

@@ -14,7 +14,7 @@ pub mod builder;
 pub mod dfg;
 pub mod entities;
 pub mod function;
-pub mod gen;
+pub mod generate;
 pub mod instructions;
 pub mod layout;
 pub mod module;

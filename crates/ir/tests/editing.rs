@@ -13,7 +13,7 @@
 //! gyre-transforms' `toolkit` tests, which may depend on the interpreter.)
 
 use gyre_ir::dfg::{InstKey, InstTable};
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use gyre_ir::verifier::verify_function;
 use gyre_ir::{parse_function, DataFlowGraph, Function, Inst, InstructionData, Module, Value};
 use rustc_hash::{FxHashMap, FxHasher};

@@ -2,7 +2,7 @@
 //! right error kind: a use moved before its definition, a dropped branch argument, and a
 //! block parameter whose type no longer matches its incoming arguments.
 
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use gyre_ir::verifier::{verify_module, VerifierErrorKind};
 use gyre_ir::{FuncId, Module, Type, ValueDef};
 

@@ -1209,3 +1209,78 @@ fn random_modules_round_trip() {
         .tests(400)
         .quickcheck(prop as fn(u64) -> bool);
 }
+
+#[test]
+fn unknown_opcodes_suggest_the_nearest() {
+    for (line, want) in [
+        (
+            "    v2 = add v0, v0",
+            "unknown opcode `add` (did you mean `iadd`?)",
+        ),
+        (
+            "    v2 = fadf v1, v1",
+            "unknown opcode `fadf` (did you mean `fadd`?)",
+        ),
+        (
+            "    v2 = slect v0, v0",
+            "unknown opcode `slect` (did you mean `select`?)",
+        ),
+        (
+            "    br block0",
+            "unknown opcode `br` (did you mean `jump or brif`?)",
+        ),
+        ("    v2 = zzzzzzzz v0", "unknown opcode `zzzzzzzz`"),
+    ] {
+        let e = one_error(line);
+        assert!(e.ends_with(want), "{line}: {e}");
+    }
+}
+
+#[test]
+fn byte_order_mark_is_skipped_and_garbage_is_escaped() {
+    let src = "\u{feff}func @f() {\nblock0:\n    return\n}\n";
+    parse_module(src).expect("a BOM is not part of the text");
+    let bad = "\u{feff}func @f() {\nblock0:\n    v1 = frob\n    return\n}\n";
+    let e = parse_module(bad).unwrap_err();
+    assert_eq!(e.errors[0].to_string(), "3:10: unknown opcode `frob`");
+    // First-line columns do not count the mark.
+    let e = parse_module("\u{feff}frob\n").unwrap_err();
+    assert_eq!(e.errors[0].col, 1);
+    let e = parse_module("\u{0}\u{1b}[2J\n").unwrap_err();
+    let shown = e.render("g.gir", "\u{0}\u{1b}[2J\n");
+    assert!(
+        !shown.contains('\u{0}') && !shown.contains('\u{1b}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("found `\\u{0}`"), "{shown}");
+}
+
+#[test]
+fn verifier_errors_point_at_the_source() {
+    use gyre_ir::parser::parse_module_with_positions;
+    let src = "global @g: global [4 x i32] align 3\n\
+               kernel @k(i32) {\n\
+               block0(v0: i32):\n    v1 = fadd v0, v0\n    jump block1(v1)\n\
+               block1:\n    return\n}\n";
+    let (m, map) = parse_module_with_positions(src).unwrap();
+    let errs = gyre_ir::verifier::verify_module(&m).unwrap_err();
+    let shown = errs.render("m.gir", Some((src, &map)));
+    let want = "m.gir:1:8: error: global @g has alignment 3, not a power of two\n\
+                global @g: global [4 x i32] align 3\n       ^\n\
+                m.gir:4:5: error: kernel @k: fadd needs equal float types, got i32, i32 -> i32\n    \
+                v1 = fadd v0, v0\n    ^\n\
+                m.gir:5:5: error: kernel @k: branch passes 1 arguments to block1, which has 0 parameters\n    \
+                jump block1(v1)\n    ^\n";
+    assert_eq!(shown, want);
+    assert!(
+        !shown.contains("inst"),
+        "ids the text does not have: {shown}"
+    );
+    // Without the text (IR from the builder or a pass), the block is named and the
+    // instruction printed.
+    let plain = errs.render("m.gir", None);
+    assert!(
+        plain.contains("m.gir: error: kernel @k: block0: inst0 (v1 = fadd v0, v0): fadd needs"),
+        "{plain}"
+    );
+}

@@ -24,7 +24,10 @@ fn chain(n: usize) -> String {
 }
 
 fn corpus() -> Vec<String> {
-    let dir = "/work/shared/corpus/llvm-lit";
+    let Some(dir) = gyre_test_tools::corpus("llvm-lit", "llvm bench") else {
+        return Vec::new();
+    };
+    let dir = dir.display();
     let Ok(m) = std::fs::read_to_string(format!("{dir}/MANIFEST.tsv")) else {
         return Vec::new();
     };

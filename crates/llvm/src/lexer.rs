@@ -312,7 +312,8 @@ impl<'a> Lexer<'a> {
 pub(crate) fn lex(src: &str) -> Result<Vec<Token>, ImportError> {
     let mut lx = Lexer {
         src: src.as_bytes(),
-        pos: 0,
+        // A byte-order mark is not part of the text.
+        pos: if src.starts_with('\u{feff}') { 3 } else { 0 },
         line: 1,
         line_start: 0,
     };

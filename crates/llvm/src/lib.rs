@@ -80,6 +80,29 @@ impl ImportErrors {
             .expect("ImportErrors always holds at least one error")
     }
 
+    /// All errors rendered as `file:line:col: message`, each followed by the source line
+    /// (non-printable characters escaped) and a caret under the column, as `.gir` parse
+    /// errors are. `src` must be the text that was imported.
+    pub fn render_source(&self, file: &str, src: &str) -> String {
+        let mut s = String::new();
+        for e in &self.errors {
+            let msg = match e.kind {
+                ErrorKind::Parse => e.message.clone(),
+                ErrorKind::Unsupported => format!("unsupported: {}", e.message),
+            };
+            // The importer counts columns in bytes; the caret counts characters.
+            let line = e.line as usize;
+            let text = src.split('\n').nth(line.saturating_sub(1)).unwrap_or("");
+            let mut byte = (e.col as usize).saturating_sub(1).min(text.len());
+            while !text.is_char_boundary(byte) {
+                byte -= 1;
+            }
+            let col = text[..byte].trim_start_matches('\u{feff}').chars().count() + 1;
+            gyre_ir::parser::render_at(&mut s, file, src, line, col, &msg);
+        }
+        s
+    }
+
     /// All errors rendered with a file name, one per line.
     pub fn render(&self, file: &str) -> String {
         let mut s = String::new();

@@ -420,7 +420,7 @@ fn mandelbrot_byval_kernel_matches_llc_in_ptx_sim() {
     let float = |v: f32| Param::Val(Arg::F32(v), P::F32(v));
     let colors = vec![10u8, 20, 30, 40];
     let out = corpus_kernel_agrees(
-        "/work/shared/corpus/cuda/cudasamples__Mandelbrot_Mandelbrot0_float.ll",
+        "cudasamples__Mandelbrot_Mandelbrot0_float.ll",
         "_Z11Mandelbrot0IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib",
         [w, h, 1],
         vec![
@@ -463,10 +463,8 @@ fn corpus_kernel_agrees(
     block: [u32; 3],
     params: Vec<Param>,
 ) -> Option<Vec<Vec<u8>>> {
-    let Ok(src) = std::fs::read_to_string(file) else {
-        println!("skipped: {file} not found");
-        return None;
-    };
+    let path = gyre_test_tools::corpus("cuda", file)?.join(file);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
     let m = import_ok(&src);
     let mut mem = Memory::new();
     let mut args = Vec::new();
@@ -498,7 +496,8 @@ fn corpus_kernel_agrees(
     )];
     if let Some(llc) = gyre_test_tools::require(Tool::Llc, "corpus_kernel_agrees") {
         let out = Command::new(llc)
-            .args(["-march=nvptx64", "-mcpu=sm_70", file, "-o", "-"])
+            .args(["-march=nvptx64", "-mcpu=sm_70", "-o", "-"])
+            .arg(&path)
             .output()
             .expect("llc runs");
         assert!(
@@ -557,7 +556,7 @@ fn aligned_types_memcpy_kernel_matches_llc_in_ptx_sim() {
     let n = 40usize;
     let input: Vec<u8> = (0..n * 16).map(|i| (i * 7 + 3) as u8).collect();
     let out = corpus_kernel_agrees(
-        "/work/shared/corpus/cuda/cudasamples__alignedTypes_testKernel_RGBA32.ll",
+        "cudasamples__alignedTypes_testKernel_RGBA32.ll",
         "_Z10testKernelI6RGBA32EvPT_S2_i",
         [32, 1, 1],
         vec![

@@ -1,4 +1,5 @@
-//! Import every LLVM lit test input of /work/shared/corpus/llvm-lit and report how many
+//! Import every LLVM lit test input of the shared corpus (`../shared/corpus/llvm-lit`
+//! next to the workspace, see `gyre_test_tools::corpus`) and report how many
 //! import, with the first error of each failure.
 
 use gyre_llvm::{export_module, ExportOptions};
@@ -26,15 +27,14 @@ fn opt_verify(opt: &Path, text: &str, tag: &str) -> Result<(), String> {
     }
 }
 
-const CORPUS: &str = "/work/shared/corpus/llvm-lit";
-
 #[test]
 fn lit_corpus_imports() {
-    let manifest = Path::new(CORPUS).join("MANIFEST.tsv");
-    let Ok(text) = std::fs::read_to_string(&manifest) else {
-        println!("skipped: {} not found", manifest.display());
+    let Some(corpus) = gyre_test_tools::corpus("llvm-lit", "lit_corpus_imports") else {
         return;
     };
+    let manifest = corpus.join("MANIFEST.tsv");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
     let opts = ImportOptions {
         external_calls: ExternalCalls::Stub,
     };
@@ -53,7 +53,7 @@ fn lit_corpus_imports() {
             continue;
         }
         let rel = format!("{}/{}", cols[0], cols[1]);
-        let Ok(src) = std::fs::read_to_string(Path::new(CORPUS).join(&rel)) else {
+        let Ok(src) = std::fs::read_to_string(corpus.join(&rel)) else {
             panic!("{rel} listed in MANIFEST.tsv but unreadable");
         };
         total += 1;

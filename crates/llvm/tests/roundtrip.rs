@@ -3,7 +3,7 @@
 //! and the round-tripped module to the same memory.
 
 use gyre_interp::{assert_same_behaviour, random_inputs};
-use gyre_ir::gen::{generate_from_seed, GenOptions};
+use gyre_ir::generate::{generate_from_seed, GenOptions};
 use gyre_ir::verifier::verify_module;
 use gyre_ir::Module;
 use gyre_llvm::{export_module, import_module, ExportOptions};

@@ -420,6 +420,8 @@ impl Rng {
 /// Random bytes and mutated real inputs never panic (the import returns `Ok` or `Err`).
 #[test]
 fn mutations_never_panic() {
+    // Real inputs when the corpus is there (required under `cargo xtask test`).
+    let lit = gyre_test_tools::corpus("llvm-lit", "mutations_never_panic (real seeds)");
     let seeds: Vec<String> = [
         "LoopSimplify/basictest.ll",
         "IndVarSimplify/avoid-i0.ll",
@@ -427,7 +429,10 @@ fn mutations_never_panic() {
         "LoopRotate/crash.ll",
     ]
     .iter()
-    .filter_map(|f| std::fs::read_to_string(format!("/work/shared/corpus/llvm-lit/{f}")).ok())
+    .filter_map(|f| {
+        let dir = lit.as_ref()?;
+        Some(std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")))
+    })
     .chain(std::iter::once(
         "@s = internal addrspace(3) global [4 x float] undef\ndefine void @k(float addrspace(1)* %o, i32 %n) {\nentry:\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  switch i32 %t, label %d [ i32 0, label %a\n i32 1, label %a ]\na:\n  %p = phi i32 [ 1, %entry ], [ 1, %entry ]\n  br label %d\nd:\n  %q = phi i32 [ 0, %entry ], [ %p, %a ]\n  %g = getelementptr [4 x float], [4 x float] addrspace(3)* @s, i32 0, i32 %q\n  %v = load float, float addrspace(3)* %g\n  store float %v, float addrspace(1)* %o\n  ret void\n}\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n".to_string(),
     ))

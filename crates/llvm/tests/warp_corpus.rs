@@ -9,8 +9,6 @@ use gyre_interp::{Arg, Launch, Memory};
 use gyre_test_tools::Tool;
 use std::path::Path;
 
-const CORPUS: &str = "/work/shared/corpus/cuda";
-
 /// One kernel: file, mangled name, launch and buffers (`name`, bytes).
 struct Case {
     file: &'static str,
@@ -142,14 +140,13 @@ fn sim(ptx: &str, kernel: &str, c: &Case) -> Result<Vec<Vec<u8>>, String> {
 
 #[test]
 fn warp_and_atomic_kernels_agree_in_the_interpreter_and_both_ptx() {
-    if !Path::new(CORPUS).is_dir() {
-        println!("skipped: {CORPUS} not found");
+    let Some(corpus) = gyre_test_tools::corpus("cuda", "warp_corpus") else {
         return;
-    }
+    };
     let ptxas = gyre_test_tools::require(Tool::Ptxas, "warp_corpus (ptxas)");
     let llc = gyre_test_tools::require(Tool::Llc, "warp_corpus (llc)");
     for c in cases() {
-        let path = format!("{CORPUS}/{}", c.file);
+        let path = corpus.join(c.file).display().to_string();
         let src = std::fs::read_to_string(&path).unwrap();
         let m = gyre_llvm::import_module(&src).unwrap_or_else(|e| panic!("{}", e.render(&path)));
 
@@ -226,13 +223,18 @@ fn warp_and_atomic_kernels_agree_in_the_interpreter_and_both_ptx() {
 /// memory) runs in ptx-sim and computes the inclusive scan of each CTA.
 #[test]
 fn llc_shfl_scan_test_runs_in_ptx_sim() {
-    let path = format!("{CORPUS}/cudasamples__shfl_scan_shfl_scan_test.ll");
+    let Some(corpus) = gyre_test_tools::corpus("cuda", "llc_shfl_scan_test") else {
+        return;
+    };
+    let path = corpus
+        .join("cudasamples__shfl_scan_shfl_scan_test.ll")
+        .display()
+        .to_string();
     let Some(llc) = gyre_test_tools::require(Tool::Llc, "llc_shfl_scan_test") else {
         return;
     };
     if !Path::new(&path).exists() {
-        println!("skipped: {path} not found");
-        return;
+        panic!("{path} is listed in the corpus but missing");
     }
     let out = std::process::Command::new(llc)
         .args(["-mcpu=sm_70", "-o", "-", &path])

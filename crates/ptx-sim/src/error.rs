@@ -251,11 +251,15 @@ impl SimError {
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.location {
-            Some(l) => write!(
-                f,
-                "{} (in {} at instruction {} line {}, ctaid {:?} tid {:?})",
-                self.kind, l.function, l.inst_index, l.line, l.ctaid, l.tid
-            ),
+            Some(l) => {
+                let [cx, cy, cz] = l.ctaid;
+                let [tx, ty, tz] = l.tid;
+                write!(
+                    f,
+                    "{} (in {} at instruction {} line {}, ctaid ({cx},{cy},{cz}) tid ({tx},{ty},{tz}))",
+                    self.kind, l.function, l.inst_index, l.line
+                )
+            }
             None => write!(f, "{}", self.kind),
         }
     }

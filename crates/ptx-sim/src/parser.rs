@@ -1622,7 +1622,10 @@ impl Dec<'_> {
                         return self.err(".f16 arithmetic is not supported");
                     }
                     let Some(rnd) = rnd_of(mods) else {
-                        return self.err(format!("{opc}.{ty:?} requires a rounding modifier"));
+                        return self.err(format!(
+                            "{opc}.{} requires a rounding modifier",
+                            format!("{ty:?}").to_lowercase()
+                        ));
                     };
                     let a = self.src(&ops[1], ty)?;
                     let b = self.src(&ops[2], ty)?;

@@ -250,3 +250,29 @@ pub fn run_ptxas(ptxas: &Path, ptx: &str, target: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests;
+
+/// The shared corpus directory `name` (`llvm-lit`, `cuda`): `$GYRE_CORPUS_DIR/<name>`
+/// if that variable is set, else `../shared/corpus/<name>` relative to the workspace
+/// root (where a checkout next to the shared material finds it), when it holds a
+/// `MANIFEST.tsv`. Missing, it is `None` with a skip notice, or a panic when tools are
+/// required (`GYRE_REQUIRE_TOOLS=1`, as under `cargo xtask test`), so a test that needs
+/// the corpus fails rather than passes silently there.
+pub fn corpus(name: &str, test: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("GYRE_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/corpus"));
+    let dir = base.join(name);
+    if dir.join("MANIFEST.tsv").is_file() {
+        return Some(dir);
+    }
+    let msg = format!(
+        "{test}: the {name} corpus is not at {} (set GYRE_CORPUS_DIR to the folder that \
+         holds {name}/MANIFEST.tsv)",
+        dir.display()
+    );
+    if tools_required() {
+        panic!("{msg}; GYRE_REQUIRE_TOOLS=1 makes this a failure");
+    }
+    eprintln!("skipped: {msg}");
+    None
+}

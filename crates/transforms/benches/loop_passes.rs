@@ -1,5 +1,5 @@
 //! Criterion benchmarks of `loop-simplify` and `lcssa` on generated UB-free kernels of
-//! about 10k and 100k blocks (`gyre_ir::gen` with `target_blocks`). Throughput is in
+//! about 10k and 100k blocks (`gyre_ir::generate` with `target_blocks`). Throughput is in
 //! blocks: ns/block = 1e9 / criterion's `thrpt` (elem/s).
 //!
 //! For each pass two figures: `cold` starts from an empty analysis cache (the pass pays
@@ -13,7 +13,7 @@
 //! `cargo bench -p gyre-transforms --bench loop_passes -- --warm-up-time 1 --measurement-time 3`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use gyre_ir::gen::{generate_kernel_module, GenOptions, SplitMix64};
+use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::{Function, InstructionData, Module, Type, ValueList};
 use gyre_transforms::lcssa::Lcssa;
 use gyre_transforms::loop_simplify::LoopSimplify;

@@ -19,7 +19,7 @@
 mod common;
 
 use gyre_interp::{assert_same_behaviour, random_inputs};
-use gyre_ir::gen::{generate_kernel_module, GenOptions, SplitMix64};
+use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::{write_module, Module};
 use gyre_transforms::knobs::apply_setting;
 use gyre_transforms::verify::check_forms;

@@ -27,7 +27,9 @@
 mod common;
 
 use gyre_interp::{assert_same_behaviour, random_inputs};
-use gyre_ir::gen::{generate_kernel_module, GenOptions, KernelContract, RandomSource, SplitMix64};
+use gyre_ir::generate::{
+    generate_kernel_module, GenOptions, KernelContract, RandomSource, SplitMix64,
+};
 use gyre_ir::{
     verifier::verify_function, write_module, Block, BlockCall, EntityRef, Function,
     InstructionData, Module, Opcode, SpecialReg, Type, Value, ValueDef,

@@ -28,7 +28,7 @@ mod common;
 
 use gyre_analysis::{Cfg, DomTree, DominanceFrontiers, IdfCalculator};
 use gyre_interp::{assert_same_behaviour, random_inputs};
-use gyre_ir::gen::{generate_kernel_module, GenOptions, RandomSource, SplitMix64};
+use gyre_ir::generate::{generate_kernel_module, GenOptions, RandomSource, SplitMix64};
 use gyre_ir::{
     verifier::verify_function, write_function, Block, EntityRef, Function, Inst, InstructionData,
     IntFlags, Opcode, Value, ValueDef,

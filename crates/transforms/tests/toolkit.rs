@@ -24,7 +24,9 @@ mod common;
 
 use gyre_analysis::{Cfg, DomTree, LoopInfo};
 use gyre_interp::{assert_same_behaviour, random_inputs};
-use gyre_ir::gen::{generate_kernel_module, GenOptions, KernelContract, RandomSource, SplitMix64};
+use gyre_ir::generate::{
+    generate_kernel_module, GenOptions, KernelContract, RandomSource, SplitMix64,
+};
 use gyre_ir::verifier::verify_function;
 use gyre_ir::{
     write_function, Block, BlockCall, Function, Inst, InstructionData, Module, Opcode, SpecialReg,

@@ -17,7 +17,7 @@
 //! Usage: `passes [--family NAME]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]`
 //! (default sizes 1000 10000 100000).
 
-use gyre_ir::gen::{generate_kernel_module, GenOptions, SplitMix64};
+use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::Module;
 use gyre_perf::llvm::{find_opt, time_pass};
 use gyre_transforms::{Knobs, Options, PassManager};

@@ -15,7 +15,7 @@
 
 use gyre_interp::{run_kernel, Arg, Config, ErrorKind, Launch, Memory};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
-use gyre_ir::gen::{RandomSource, SplitMix64};
+use gyre_ir::generate::{RandomSource, SplitMix64};
 use gyre_ir::{
     AddrSpace, EntityRef, FuncId, FuncKind, Function, InstructionData, Module, Opcode, Signature,
     Type,

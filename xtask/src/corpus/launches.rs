@@ -6,7 +6,7 @@
 //! it; each entry says why the default does not fit. A run where the *input* still
 //! faults is reported as "not comparable" with the interpreter's error.
 
-use gyre_ir::gen::{RandomSource, SplitMix64};
+use gyre_ir::generate::{RandomSource, SplitMix64};
 use gyre_ir::Type;
 
 /// Bytes of each pointer argument's buffer: a 32x32x32 array of 4-byte elements, so

@@ -30,7 +30,7 @@ pub mod report;
 
 use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
 use gyre_interp::{run_kernel, Arg, Config, ExecError, Launch, Memory};
-use gyre_ir::gen::SplitMix64;
+use gyre_ir::generate::SplitMix64;
 use gyre_ir::{AddrSpace, Module};
 use gyre_transforms::{Knobs, Options, PassManager};
 use launches::{Case, Plan, Value};

@@ -1021,7 +1021,7 @@ impl Uniformity {
 mod tests {
     use super::*;
     use crate::cfggen;
-    use gyre_ir::gen::{generate_from_seed, GenOptions};
+    use gyre_ir::generate::{generate_from_seed, GenOptions};
 
     /// Every result of the fast analysis and of the plain sweep (no inert blocks, no
     /// early stop, no memo points) on `f`; returns whether `f` has irreducible cycles.

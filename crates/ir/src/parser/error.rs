@@ -36,20 +36,8 @@ impl ParseErrors {
     /// `src` must be the text that was parsed (lines are split at `\n`).
     pub fn render(&self, filename: &str, src: &str) -> String {
         let mut out = String::new();
-        let lines: Vec<&str> = src.split('\n').collect();
         for e in &self.errors {
-            out.push_str(&format!("{filename}:{e}\n"));
-            let Some(text) = e.line.checked_sub(1).and_then(|l| lines.get(l)) else {
-                continue;
-            };
-            let text = text.strip_suffix('\r').unwrap_or(text);
-            out.push_str(text);
-            out.push('\n');
-            // Keep tabs so the caret lines up however the terminal expands them.
-            for c in text.chars().take(e.col.saturating_sub(1)) {
-                out.push(if c == '\t' { '\t' } else { ' ' });
-            }
-            out.push_str("^\n");
+            super::positions::render_at(&mut out, filename, src, e.line, e.col, &e.message);
         }
         out
     }

@@ -77,7 +77,8 @@ impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Lexer<'a> {
         Lexer {
             src,
-            pos: 0,
+            // A byte-order mark (editors on Windows write one) is not part of the text.
+            pos: if src.starts_with('\u{feff}') { 3 } else { 0 },
             line_starts: vec![0],
         }
     }

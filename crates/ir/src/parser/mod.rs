@@ -22,14 +22,22 @@
 mod error;
 pub(crate) mod lexer;
 mod parse;
+mod positions;
 
 pub use error::{ParseError, ParseErrors};
+pub use positions::{escape_input, line_col, render_at, FuncPositions, SourceMap};
 
 use crate::function::Function;
 use crate::module::Module;
 
 /// Parse a module: global declarations and functions, in any order.
 pub fn parse_module(src: &str) -> Result<Module, ParseErrors> {
+    parse_module_with_positions(src).map(|(m, _)| m)
+}
+
+/// Parse a module and return, with it, where each of its entities is defined in `src`
+/// (for messages that point at the text: the verifier's, the interpreter's).
+pub fn parse_module_with_positions(src: &str) -> Result<(Module, SourceMap), ParseErrors> {
     let p = parse::Parser::new(src, true).parse()?;
     let mut m = Module::new();
     for g in p.globals {
@@ -38,7 +46,7 @@ pub fn parse_module(src: &str) -> Result<Module, ParseErrors> {
     for f in p.functions {
         m.functions.push(f);
     }
-    Ok(m)
+    Ok((m, p.positions))
 }
 
 /// Parse a single function (no `call`, no `global_addr`, no globals).

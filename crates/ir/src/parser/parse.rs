@@ -8,6 +8,7 @@
 
 use super::error::{ParseError, ParseErrors};
 use super::lexer::{line_of, Lexer, Tok, Token};
+use super::positions::{escape_input, FuncPositions, SourceMap};
 use crate::entities::{Block, FuncId, GlobalId, Inst, Slot, Value};
 use crate::function::{FuncKind, Function, Signature, SlotData};
 use crate::instructions::{
@@ -99,6 +100,8 @@ struct FuncState<'a> {
     seen_block: bool,
     calls: Vec<Pending<'a>>,
     globals: Vec<Pending<'a>>,
+    /// Where each instruction's line starts (blocks and slots: `blocks`, `slots`).
+    inst_pos: cranelift_entity::SecondaryMap<Inst, u32>,
 }
 
 impl FuncState<'_> {
@@ -195,13 +198,32 @@ pub(super) struct Parser<'a> {
     module_mode: bool,
 }
 
+/// Levenshtein distance of two short words (bytes), in O(|a|·|b|) with one row.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// A short description of a token for messages.
 fn describe(t: Token<'_>) -> String {
     match t.kind {
         Tok::Newline => "end of line".into(),
         Tok::Eof => "end of input".into(),
         Tok::Unterminated => "an unterminated quoted name".into(),
-        _ => format!("`{}`", t.text),
+        // Binary input is not echoed raw.
+        _ => format!("`{}`", escape_input(t.text)),
     }
 }
 
@@ -351,6 +373,7 @@ fn decode_quoted(raw: &str) -> Result<String, String> {
 pub(super) struct Parsed {
     pub globals: Vec<GlobalData>,
     pub functions: Vec<Function>,
+    pub positions: SourceMap,
 }
 
 impl<'a> Parser<'a> {
@@ -498,6 +521,45 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A hint for an unknown opcode: the Gyre spelling of an LLVM instruction, or the
+    /// nearest known mnemonic by edit distance (a typo).
+    fn suggest(&self, mn: &str) -> Option<String> {
+        const LLVM: &[(&str, &str)] = &[
+            ("add", "iadd"),
+            ("sub", "isub"),
+            ("mul", "imul"),
+            ("neg", "isub from 0, or fneg"),
+            ("not", "xor with -1"),
+            ("br", "jump or brif"),
+            ("ret", "return"),
+            ("switch", "br_table"),
+            ("getelementptr", "ptradd"),
+            ("gep", "ptradd"),
+            ("alloca", "slot_addr of a slot"),
+            ("phi", "block parameters, passed by the branches"),
+            ("cmpxchg", "atomic_cas"),
+            ("atomicrmw", "atomic_add, atomic_exch, ..."),
+            ("const", "iconst or fconst"),
+            ("mov", "a value is used directly; no copies"),
+        ];
+        if let Some(&(_, to)) = LLVM.iter().find(|&&(from, _)| from == mn) {
+            return Some(format!("did you mean `{to}`?"));
+        }
+        if mn.len() > 32 {
+            return None;
+        }
+        // A typo: one or two edits away (one for short words, where two reach anything).
+        let max = if mn.len() <= 4 { 1 } else { 2 };
+        let mut best: Option<(usize, &str)> = None;
+        for &name in self.mnemonics.keys() {
+            let d = edit_distance(mn, name);
+            if d <= max && best.is_none_or(|(bd, bn)| (d, name) < (bd, bn)) {
+                best = Some((d, name));
+            }
+        }
+        best.map(|(_, name)| format!("did you mean `{name}`?"))
+    }
+
     // ---------------------------------------------------------------- top level
 
     /// Parse the whole input.
@@ -529,7 +591,7 @@ impl<'a> Parser<'a> {
                 let col = self
                     .src
                     .get(ls..pos as usize)
-                    .map_or(1, |s| s.chars().count() + 1);
+                    .map_or(1, |s| s.trim_start_matches('\u{feff}').chars().count() + 1);
                 ParseError {
                     line,
                     col,
@@ -603,14 +665,32 @@ impl<'a> Parser<'a> {
         // Resolve names, then infer result types.
         let rets: Vec<Option<Type>> = funcs.iter().map(|(f, _)| f.func.sig.ret).collect();
         let mut functions = Vec::with_capacity(funcs.len());
-        for (mut fs, _) in funcs {
+        let mut positions = SourceMap {
+            funcs: Vec::with_capacity(funcs.len()),
+            globals: globals.iter().map(|&(_, pos)| pos).collect(),
+        };
+        for (mut fs, pos) in funcs {
             self.resolve_refs(&mut fs, &func_ids, &rets, &global_ids, &globals);
             self.infer_types(&mut fs);
+            let mut fp = FuncPositions::new(pos);
+            fp.insts = core::mem::take(&mut fs.inst_pos);
+            for (n, b) in fs.blocks.iter().enumerate() {
+                if b.defined {
+                    fp.blocks[Block::new(n)] = b.pos;
+                }
+            }
+            for (n, sl) in fs.slots.iter().enumerate() {
+                if sl.defined {
+                    fp.slots[Slot::new(n)] = sl.pos;
+                }
+            }
+            positions.funcs.push(fp);
             functions.push(fs.func);
         }
         Some(Parsed {
             globals: globals.into_iter().map(|(g, _)| g).collect(),
             functions,
+            positions,
         })
     }
 
@@ -803,6 +883,7 @@ impl<'a> Parser<'a> {
             seen_block: false,
             calls: Vec::new(),
             globals: Vec::new(),
+            inst_pos: cranelift_entity::SecondaryMap::with_default(NONE),
         };
         loop {
             self.skip_newlines();
@@ -1285,6 +1366,7 @@ impl<'a> Parser<'a> {
             _ => {}
         }
         let inst = fs.func.dfg.make_inst(data);
+        fs.inst_pos[inst] = first.pos;
         if let Some(b) = fs.cur_block {
             fs.func.layout.append_inst(inst, b);
         }
@@ -1359,7 +1441,13 @@ impl<'a> Parser<'a> {
             _ if matches!(mn, "tid" | "ntid" | "ctaid" | "nctaid") => {
                 return Err(self.error(op.pos, format!("unknown special register `{text}`")));
             }
-            _ => return Err(self.error(op.pos, format!("unknown opcode `{mn}`"))),
+            _ => {
+                let msg = match self.suggest(mn) {
+                    Some(hint) => format!("unknown opcode `{mn}` ({hint})"),
+                    None => format!("unknown opcode `{mn}`"),
+                };
+                return Err(self.error(op.pos, escape_input(&msg)));
+            }
         };
         let wants_suffix = matches!(
             opcode,

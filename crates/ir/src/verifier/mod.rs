@@ -191,6 +191,7 @@
 //! [`ReturnType`]: VerifierErrorKind::ReturnType
 //! [`KernelReturnsValue`]: VerifierErrorKind::KernelReturnsValue
 //! [`SlotAlign`]: VerifierErrorKind::SlotAlign
+//! [`ByValParam`]: VerifierErrorKind::ByValParam
 //! [`DuplicateName`]: VerifierErrorKind::DuplicateName
 //! [`GlobalAddrSpace`]: VerifierErrorKind::GlobalAddrSpace
 //! [`GlobalAlign`]: VerifierErrorKind::GlobalAlign
@@ -210,10 +211,12 @@ mod insts;
 mod tests;
 
 use crate::dfg::ValueDef;
+use crate::entities::FuncId;
 use crate::entities::{Block, GlobalId, Inst, Slot, Value};
 use crate::function::{FuncKind, Function};
 use crate::instructions::{BlockCall, InstructionData};
 use crate::module::{Linkage, Module};
+use crate::parser::{line_col, render_at, SourceMap};
 use crate::types::{AddrSpace, Type};
 use core::fmt;
 use core::fmt::Write as _;
@@ -419,6 +422,32 @@ pub struct VerifierError {
     pub kind: VerifierErrorKind,
     /// What is wrong, in words.
     pub message: String,
+    /// The function of the module the error is in (`None` for module-level errors and
+    /// for [`verify_function`]), to find its source position.
+    pub func: Option<FuncId>,
+    /// The laid-out block holding the error's place: an instruction's block, the block
+    /// itself, or the block defining a value (named in messages for builder-made IR).
+    pub block: Option<Block>,
+    /// The instruction the error points at: the location itself, or the definition of
+    /// a value location.
+    pub inst: Option<Inst>,
+}
+
+impl VerifierError {
+    /// Where in parsed text the error is, given the module's source map.
+    pub fn source_offset(&self, map: &SourceMap) -> Option<u32> {
+        let f = self.func;
+        let at_inst = || f.zip(self.inst).and_then(|(f, i)| map.inst(f, i));
+        let at_block = || f.zip(self.block).and_then(|(f, b)| map.block(f, b));
+        match &self.location {
+            AnyEntity::Global(g) => map.global(*g),
+            AnyEntity::Slot(s) => f.and_then(|f| map.slot(f, *s)),
+            AnyEntity::Function(_) => f.and_then(|f| map.function(f)),
+            AnyEntity::Block(_) => at_block(),
+            AnyEntity::Inst(_) | AnyEntity::Value(_) => at_inst().or_else(at_block),
+        }
+        .or_else(|| f.and_then(|f| map.function(f)))
+    }
 }
 
 impl fmt::Display for VerifierError {
@@ -429,6 +458,9 @@ impl fmt::Display for VerifierError {
         // A function location is already named by the context.
         let named_by_context =
             !self.context.is_empty() && matches!(self.location, AnyEntity::Function(_));
+        if let (Some(b), AnyEntity::Inst(_) | AnyEntity::Value(_)) = (self.block, &self.location) {
+            write!(f, "{b}: ")?;
+        }
         if !named_by_context {
             write!(f, "{}", self.location)?;
             if let Some(t) = &self.inst_text {
@@ -449,6 +481,33 @@ impl VerifierErrors {
     /// Is there an error of this kind?
     pub fn has(&self, kind: VerifierErrorKind) -> bool {
         self.0.iter().any(|e| e.kind == kind)
+    }
+
+    /// Render every error for a person: `file:line:col: message`, the source line and a
+    /// caret when the module was parsed from `source` (text and its [`SourceMap`]), else
+    /// `file: message` naming the block and printing the instruction.
+    pub fn render(&self, filename: &str, source: Option<(&str, &SourceMap)>) -> String {
+        let mut out = String::new();
+        for e in &self.0 {
+            let at = source.and_then(|(src, map)| Some((src, e.source_offset(map)?)));
+            match at {
+                Some((src, pos)) => {
+                    let (line, col) = line_col(src, pos);
+                    // The source line shows the instruction: no ids, no reprint.
+                    let mut msg = String::from("error: ");
+                    if !e.context.is_empty() {
+                        msg.push_str(&e.context);
+                        msg.push_str(": ");
+                    }
+                    msg.push_str(&e.message);
+                    render_at(&mut out, filename, src, line, col, &msg);
+                }
+                None => {
+                    let _ = writeln!(out, "{filename}: error: {e}");
+                }
+            }
+        }
+        out
     }
 }
 
@@ -497,7 +556,7 @@ impl Verifier {
         module: Option<&Module>,
     ) -> Result<(), VerifierErrors> {
         self.errors.clear();
-        self.check_function(func, module);
+        self.check_function(func, module, None);
         self.finish()
     }
 
@@ -505,8 +564,8 @@ impl Verifier {
     pub fn verify_module(&mut self, m: &Module) -> Result<(), VerifierErrors> {
         self.errors.clear();
         self.check_module_items(m);
-        for (_, f) in m.functions.iter() {
-            self.check_function(f, Some(m));
+        for (id, f) in m.functions.iter() {
+            self.check_function(f, Some(m), Some(id));
         }
         self.finish()
     }
@@ -519,11 +578,12 @@ impl Verifier {
         }
     }
 
-    fn check_function(&mut self, func: &Function, module: Option<&Module>) {
+    fn check_function(&mut self, func: &Function, module: Option<&Module>, id: Option<FuncId>) {
         self.dom.compute(func);
         let mut cx = FuncCx {
             func,
             module,
+            id,
             context: format!(
                 "{} @{}",
                 match func.kind {
@@ -554,12 +614,21 @@ impl Verifier {
 
     fn check_module_items(&mut self, m: &Module) {
         let err = |errors: &mut Vec<VerifierError>, loc, kind, message| {
+            // A clash of a function's name is reported at that function.
+            let func = match &loc {
+                AnyEntity::Function(name) => m.functions.iter().find(|(_, f)| f.name == *name),
+                _ => None,
+            }
+            .map(|(id, _)| id);
             errors.push(VerifierError {
                 context: String::new(),
                 location: loc,
                 inst_text: None,
                 kind,
                 message,
+                func,
+                block: None,
+                inst: None,
             })
         };
         // Only looked up, never iterated: output order stays definition order.
@@ -687,6 +756,7 @@ impl Verifier {
 struct FuncCx<'a> {
     func: &'a Function,
     module: Option<&'a Module>,
+    id: Option<FuncId>,
     context: String,
     dom: &'a dom::Dominance,
     errors: &'a mut Vec<VerifierError>,
@@ -701,7 +771,32 @@ impl FuncCx<'_> {
             }
             _ => None,
         };
+        let dfg = &self.func.dfg;
+        let layout = &self.func.layout;
+        let inst = match location {
+            AnyEntity::Inst(i) => Some(i),
+            AnyEntity::Value(v) if dfg.value_is_valid(v) => match dfg.value_def(v) {
+                ValueDef::Result(i) => Some(i),
+                _ => None,
+            },
+            _ => None,
+        };
+        let block = match location {
+            AnyEntity::Block(b) => Some(b),
+            AnyEntity::Value(v) if dfg.value_is_valid(v) => match dfg.value_def(v) {
+                ValueDef::Param(b, _) => Some(b),
+                _ => None,
+            },
+            _ => None,
+        }
+        .or_else(|| {
+            inst.filter(|&i| dfg.inst_is_valid(i))
+                .and_then(|i| layout.inst_block(i))
+        });
         self.errors.push(VerifierError {
+            func: self.id,
+            block,
+            inst,
             context: self.context.clone(),
             location,
             inst_text,

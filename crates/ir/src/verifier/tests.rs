@@ -693,7 +693,7 @@ fn every_error_is_collected_and_displayed() {
     assert_eq!(
         errs[0].to_string(),
         format!(
-            "kernel @k: {} (v3 = iadd v0, v2): use of v2 not dominated by its definition",
+            "kernel @k: block3: {} (v3 = iadd v0, v2): use of v2 not dominated by its definition",
             inst_of(&f, bad)
         )
     );
@@ -1793,7 +1793,7 @@ fn returns() {
     assert_only(&errors_of(&f, None), K::ReturnType, AnyEntity::Inst(r));
     assert_eq!(
         errors_of(&f, None)[0].to_string(),
-        format!("func @d: {r} (return v0): return of i32; the function returns f32")
+        format!("func @d: block0: {r} (return v0): return of i32; the function returns f32")
     );
 }
 

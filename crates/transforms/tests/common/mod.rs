@@ -1,6 +1,6 @@
 //! Generator profiles and case counts shared by the property tests of this crate.
 
-use gyre_ir::gen::GenOptions;
+use gyre_ir::generate::GenOptions;
 
 /// Seeds per profile: `GYRE_PROP_CASES` if set, else `default`.
 pub fn cases(default: u64) -> u64 {

@@ -99,6 +99,7 @@ impl RandomSource for SplitMix64 {
     }
 }
 
+#[cfg(any(test, feature = "quickcheck"))]
 impl RandomSource for quickcheck::Gen {
     fn next_u64(&mut self) -> u64 {
         <u64 as quickcheck::Arbitrary>::arbitrary(self)
@@ -107,6 +108,7 @@ impl RandomSource for quickcheck::Gen {
 
 /// Exhausted input reads as zeros, which always picks the first (smallest) choice, so
 /// generation still terminates.
+#[cfg(any(test, feature = "arbitrary"))]
 impl RandomSource for arbitrary::Unstructured<'_> {
     fn next_u64(&mut self) -> u64 {
         self.arbitrary::<u64>().unwrap_or(0)
@@ -280,7 +282,10 @@ impl KernelContract {
     }
 }
 
-/// A module from the default options, for `quickcheck` properties (no shrinking).
+/// A module from the default options, for `quickcheck` properties (no shrinking) and
+/// `arbitrary`-driven fuzzing: the features `quickcheck` and `arbitrary` implement
+/// their traits (and [`RandomSource`] for `quickcheck::Gen` and
+/// `arbitrary::Unstructured`), so a crate that needs neither does not build them.
 #[derive(Clone)]
 pub struct ArbModule(pub Module);
 
@@ -291,12 +296,14 @@ impl fmt::Debug for ArbModule {
     }
 }
 
+#[cfg(any(test, feature = "quickcheck"))]
 impl quickcheck::Arbitrary for ArbModule {
     fn arbitrary(g: &mut quickcheck::Gen) -> Self {
         ArbModule(generate_module(&GenOptions::default(), g))
     }
 }
 
+#[cfg(any(test, feature = "arbitrary"))]
 impl<'a> arbitrary::Arbitrary<'a> for ArbModule {
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
         Ok(ArbModule(generate_module(&GenOptions::default(), u)))
@@ -945,7 +952,7 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             }
             1 => {
                 let one = self.b.iconst(Type::I32, 1);
-                let bit = self.b.band(self.env.ctaid, one);
+                let bit = self.b.and(self.env.ctaid, one);
                 let zero = self.b.iconst(Type::I32, 0);
                 self.b.icmp(IntCC::Eq, bit, zero)
             }
@@ -1222,7 +1229,7 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             let mut go = self.b.icmp(IntCC::Ult, next, limit);
             if self.r.chance(1, 2) {
                 let extra = self.cond(1);
-                go = self.b.band(go, extra);
+                go = self.b.and(go, extra);
             }
             self.b.brif(go, other, &[], exit, &[]);
         }
@@ -1389,18 +1396,18 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
         let b = match op {
             Opcode::Udiv | Opcode::Urem => {
                 let one = self.b.iconst(ty, 1);
-                self.b.bor(b, one)
+                self.b.or(b, one)
             }
             Opcode::Sdiv | Opcode::Srem => {
                 // In [1, 255]: never zero, never -1 (so no MIN / -1 overflow).
                 let m = self.b.iconst(ty, 255);
-                let low = self.b.band(b, m);
+                let low = self.b.and(b, m);
                 let one = self.b.iconst(ty, 1);
-                self.b.bor(low, one)
+                self.b.or(low, one)
             }
             Opcode::Shl | Opcode::Lshr | Opcode::Ashr => {
                 let m = self.b.iconst(ty, i64::from(ty.bits() - 1));
-                self.b.band(b, m)
+                self.b.and(b, m)
             }
             _ => b,
         };
