@@ -25,7 +25,7 @@
 //! [`ModuleAnalyses`] holds one cache per function, so that `gyre compile -O` hands the
 //! analyses its passes left valid to the PTX emitter, which computes nothing twice.
 
-use crate::{Cfg, CfgError, DomTree, LoopInfo, PostDomTree, Uniformity};
+use crate::{Cfg, CfgError, DomTree, LoopInfo, PostDomTree, ScalarEvolution, Uniformity};
 use gyre_ir::{EntityRef, FuncId, Function};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -147,6 +147,19 @@ impl Analysis for LoopInfo {
     }
     fn is_valid(&self) -> bool {
         LoopInfo::is_valid(self)
+    }
+}
+
+impl Analysis for ScalarEvolution {
+    fn compute(&mut self, func: &Function, cache: &AnalysisCache) -> Result<(), AnalysisError> {
+        ScalarEvolution::compute(self, func, &cache.cfg, &cache.domtree, &cache.loops);
+        Ok(())
+    }
+    fn clear(&mut self) {
+        ScalarEvolution::clear(self)
+    }
+    fn is_valid(&self) -> bool {
+        ScalarEvolution::is_valid(self)
     }
 }
 
@@ -409,6 +422,9 @@ analyses! {
     loops: LoopInfo = LOOPS, "loops", deps [CFG, DOMTREE];
     /// Warp uniformity (divergence) of every value and branch.
     uniformity: Uniformity = UNIFORMITY, "uniformity", deps [CFG, DOMTREE, POSTDOM, LOOPS];
+    /// Scalar evolution: closed forms of integer values and loop trip counts, computed
+    /// for the whole function at once (linear; queries are then `&self`).
+    scev: ScalarEvolution = SCEV, "scalar-evolution", deps [CFG, DOMTREE, LOOPS];
 }
 
 #[cfg(test)]
@@ -433,8 +449,14 @@ mod tests {
     fn closure_and_invalidation_follow_dependencies() {
         assert_eq!(
             Analyses::UNIFORMITY.with_dependencies(),
-            Analyses::ALL,
-            "uniformity needs every other analysis"
+            Analyses::ALL.minus(Analyses::SCEV),
+            "uniformity needs every analysis but scalar evolution"
+        );
+        assert_eq!(
+            Analyses::SCEV.with_dependencies(),
+            Analyses::ALL
+                .minus(Analyses::POSTDOM)
+                .minus(Analyses::UNIFORMITY)
         );
         assert_eq!(
             Analyses::LOOPS.with_dependencies(),
@@ -460,22 +482,25 @@ block3:
         let f = gyre_ir::parse_function(src).expect("parses");
         let mut c = AnalysisCache::new();
         c.ensure(&f, Analyses::UNIFORMITY).expect("valid");
-        assert_eq!(c.valid(), Analyses::ALL);
+        assert_eq!(c.valid(), Analyses::ALL.minus(Analyses::SCEV));
         assert_eq!(c.computations(Analyses::ALL), 5);
+        c.ensure(&f, Analyses::ALL).expect("valid");
+        assert_eq!(c.computations(Analyses::ALL), 6);
         // Asking again computes nothing.
         c.ensure(&f, Analyses::ALL).expect("valid");
-        assert_eq!(c.computations(Analyses::ALL), 5);
+        assert_eq!(c.computations(Analyses::ALL), 6);
         // Losing the post-dominator tree loses uniformity, nothing else.
         c.invalidate(Analyses::ALL.minus(Analyses::POSTDOM));
+        assert!(c.valid().contains(Analyses::SCEV));
         assert_eq!(
             c.valid(),
             Analyses::ALL
                 .minus(Analyses::POSTDOM)
                 .minus(Analyses::UNIFORMITY)
         );
-        // Losing the dominator tree loses the loops and uniformity.
+        // Losing the dominator tree loses the loops, uniformity and scalar evolution.
         c.ensure(&f, Analyses::ALL).expect("valid");
-        assert_eq!(c.computations(Analyses::ALL), 7);
+        assert_eq!(c.computations(Analyses::ALL), 8);
         c.invalidate(Analyses::ALL.minus(Analyses::DOMTREE));
         assert_eq!(c.valid(), Analyses::CFG.union(Analyses::POSTDOM));
         // A stale order is repaired, not rebuilt.
