@@ -76,6 +76,6 @@ pub use loops::{IrreducibleCycle, Loop, LoopInfo};
 pub use manager::{Analyses, Analysis, AnalysisCache, AnalysisError, ModuleAnalyses};
 pub use postdom::PostDomTree;
 pub use print::{print_cfg, print_domtree, print_loops, print_postdomtree};
-pub use scev::{ScalarEvolution, Scev, ScevKind};
+pub use scev::{print_scev, ScalarEvolution, Scev, ScevKind};
 pub use tree::Children;
 pub use uniformity::{print::print_uniformity, source_kind, SourceKind, Uniformity};

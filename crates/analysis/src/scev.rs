@@ -1034,11 +1034,15 @@ impl ScalarEvolution {
             }
             return self.unknown(p, bits, Some(b));
         }
-        // A parameter all of whose edges pass one value defined strictly above it (LCSSA).
+        // A parameter all of whose edges pass one value defined strictly above it, in a
+        // loop that also holds the parameter. (An LCSSA parameter stays unknown, as in
+        // LLVM: a recurrence read after its loop has no iteration to be evaluated at.)
         if let Some(&(_, v0)) = incoming.first() {
             if incoming.iter().all(|&(_, v)| v == v0) {
                 if let Some(d) = def_block(func, v0) {
-                    if dt.strictly_dominates(d, b) {
+                    let dl = li.innermost_loop(d);
+                    let same_loop = dl.is_none_or(|dl| li.contains(dl, b));
+                    if same_loop && dt.strictly_dominates(d, b) {
                         if let Some(s) = self.value(v0) {
                             return s;
                         }
@@ -1360,7 +1364,8 @@ impl ScalarEvolution {
         let max_count = match self.as_const(exact) {
             Some(k) => Some(k),
             None => {
-                let hi_b = excl_c.unwrap_or(max + i128::from(!strict || nowrap));
+                // Without a wrap the exclusive bound is at most max - t + 1 (`safe`).
+                let hi_b = excl_c.unwrap_or(max - t128 + 1);
                 let lo_a = self.as_const(start).map(val).unwrap_or(min);
                 let d = (hi_b.min(max + 1) - lo_a).max(0);
                 let k = (d + t128 - 1) / t128;
@@ -1680,4 +1685,189 @@ mod tests {
         // Every loop that exits without stepping over the gap is answered.
         assert!(answered * 10 > total * 8, "{answered}/{total}");
     }
+}
+
+/// How an expression behaves in a loop (LLVM's loop disposition).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum LoopDisposition {
+    /// The same value on every iteration.
+    Invariant,
+    /// Changes predictably: recurrences of the loop over invariant operands.
+    Computable,
+    /// Anything else.
+    Variant,
+}
+
+impl ScalarEvolution {
+    /// The disposition of `s` in `l` (an explicit walk of the expression DAG).
+    pub fn loop_disposition(&self, s: Scev, l: Loop) -> LoopDisposition {
+        if self.is_invariant(s, l) {
+            return LoopDisposition::Invariant;
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![s];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) || self.is_invariant(x, l) {
+                continue;
+            }
+            match self.kind(x) {
+                ScevKind::Unknown => return LoopDisposition::Variant,
+                ScevKind::AddRec if self.addrec_loop(x) != Some(l) => {
+                    return LoopDisposition::Variant
+                }
+                _ => stack.extend_from_slice(self.operands(x)),
+            }
+        }
+        LoopDisposition::Computable
+    }
+}
+
+/// `print<scalar-evolution>`: every integer value (compares excepted, as in LLVM) with its
+/// expression, its value at the exit of its loop and its dispositions, then every loop's
+/// counts, inner loops first. Laid out line by line as LLVM 14 prints it, without the
+/// `U:`/`S:` ranges.
+pub fn print_scev(se: &mut ScalarEvolution, li: &LoopInfo, func: &Function) -> String {
+    let mut out = String::new();
+    let name = &func.name;
+    let _ = writeln!(
+        out,
+        "Printing analysis 'Scalar Evolution Analysis' for function '{name}':"
+    );
+    let _ = writeln!(out, "Classifying expressions for: @{name}");
+    let line = |out: &mut String, se: &mut ScalarEvolution, v: Value, b: Block, text: &str| {
+        let Some(s) = se.value(v) else {
+            return;
+        };
+        let _ = writeln!(out, "  {text}");
+        let _ = write!(out, "  -->  {}", se.display(s, func));
+        if let Some(l) = li.innermost_loop(b) {
+            let exit = match se.exit_value(s, l) {
+                Some(e) => se.display(e, func),
+                None => "<<Unknown>>".to_string(),
+            };
+            let _ = write!(out, "\t\tExits: {exit}\t\tLoopDispositions: {{ ");
+            let mut cur = Some(l);
+            let mut first = true;
+            while let Some(c) = cur {
+                let d = match se.loop_disposition(s, c) {
+                    LoopDisposition::Invariant => "Invariant",
+                    LoopDisposition::Computable => "Computable",
+                    LoopDisposition::Variant => "Variant",
+                };
+                let sep = if first { "" } else { ", " };
+                let _ = write!(out, "{sep}%{}: {d}", li.header(c));
+                first = false;
+                cur = li.parent(c);
+            }
+            out.push_str(" }");
+        }
+        out.push('\n');
+    };
+    for b in func.layout.blocks() {
+        for (i, &p) in func.dfg.block_params(b).iter().enumerate() {
+            let text = format!("{p} = {b} param {i}: {}", func.dfg.value_type(p));
+            line(&mut out, se, p, b, &text);
+        }
+        for inst in func.layout.block_insts(b) {
+            let Some(r) = func.dfg.inst_result(inst) else {
+                continue;
+            };
+            if func.dfg.inst(inst).opcode() == Opcode::Icmp {
+                continue;
+            }
+            let mut text = String::new();
+            let _ = gyre_ir::write::write_inst(&mut text, func, None, inst);
+            line(&mut out, se, r, b, text.trim_end());
+        }
+    }
+    let _ = writeln!(out, "Determining loop execution counts for: @{name}");
+    // Inner loops first, siblings in program order (an explicit post-order).
+    let mut order = Vec::with_capacity(li.num_loops());
+    let mut stack: Vec<(Loop, bool)> = li.top_level().iter().rev().map(|&l| (l, false)).collect();
+    while let Some((l, done)) = stack.pop() {
+        if done {
+            order.push(l);
+            continue;
+        }
+        stack.push((l, true));
+        for &c in li.children(l).iter().rev() {
+            stack.push((c, false));
+        }
+    }
+    for l in order {
+        let h = li.header(l);
+        let counts = se.loop_counts(l).clone();
+        let multi = if counts.exits.len() != 1 {
+            "<multiple exits> "
+        } else {
+            ""
+        };
+        match counts.backedge_taken.exact {
+            Some(s) => {
+                let _ = writeln!(
+                    out,
+                    "Loop %{h}: {multi}backedge-taken count is {}",
+                    se.display(s, func)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "Loop %{h}: {multi}Unpredictable backedge-taken count.");
+            }
+        }
+        if counts.exits.len() > 1 {
+            for &(x, c) in &counts.exits {
+                let e = match c.exact {
+                    Some(s) => se.display(s, func),
+                    None => "***COULDNOTCOMPUTE***".to_string(),
+                };
+                let _ = writeln!(out, "  exit count for {x}: {e}");
+            }
+        }
+        let bits = counts
+            .backedge_taken
+            .exact
+            .map(|s| se.bits(s))
+            .or_else(|| {
+                counts
+                    .exits
+                    .iter()
+                    .find_map(|e| e.1.exact.map(|s| se.bits(s)))
+            })
+            .unwrap_or(64);
+        match counts.backedge_taken.max {
+            Some(m) => {
+                let _ = writeln!(
+                    out,
+                    "Loop %{h}: max backedge-taken count is {}",
+                    sext(m, bits)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "Loop %{h}: Unpredictable max backedge-taken count. ");
+            }
+        }
+        match counts.backedge_taken.exact {
+            Some(s) => {
+                let _ = writeln!(
+                    out,
+                    "Loop %{h}: Predicated backedge-taken count is {}",
+                    se.display(s, func)
+                );
+                let _ = writeln!(out, " Predicates:");
+                out.push('\n');
+                let mult = match se.as_const(s) {
+                    Some(k) if k < u64::from(u32::MAX) => k + 1,
+                    _ => 1,
+                };
+                let _ = writeln!(out, "Loop %{h}: Trip multiple is {mult}");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "Loop %{h}: Unpredictable predicated backedge-taken count. "
+                );
+            }
+        }
+    }
+    out
 }
