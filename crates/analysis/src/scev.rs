@@ -1871,3 +1871,57 @@ pub fn print_scev(se: &mut ScalarEvolution, li: &LoopInfo, func: &Function) -> S
     }
     out
 }
+
+impl ScalarEvolution {
+    /// The value of `s` (masked to its width) given the values of its unknowns; `None` if
+    /// it holds a recurrence, an unknown `unknown` does not give, or a division by zero.
+    /// For tests and for checking closed forms against an execution.
+    pub fn evaluate(&self, s: Scev, unknown: impl Fn(Value) -> Option<u64>) -> Option<u64> {
+        let mut memo: FxHashMap<Scev, u64> = FxHashMap::default();
+        let mut stack: Vec<(Scev, bool)> = vec![(s, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if memo.contains_key(&x) {
+                continue;
+            }
+            let n = &self.nodes[x.index()];
+            let bits = u32::from(n.bits);
+            let m = mask(bits);
+            match n.kind {
+                ScevKind::Const => {
+                    memo.insert(x, n.imm);
+                    continue;
+                }
+                ScevKind::Unknown => {
+                    memo.insert(x, unknown(Value::new(n.imm as usize))? & m);
+                    continue;
+                }
+                ScevKind::AddRec => return None,
+                _ => {}
+            }
+            if !expanded {
+                stack.push((x, true));
+                for &o in self.operands(x) {
+                    stack.push((o, false));
+                }
+                continue;
+            }
+            let ops: Vec<u64> = self.operands(x).iter().map(|o| memo[o]).collect();
+            let from = self.operands(x).first().map_or(bits, |&o| self.bits(o));
+            let sx = |v: u64| sext(v, bits);
+            let r = match n.kind {
+                ScevKind::Add => ops.iter().fold(0u64, |a, &b| a.wrapping_add(b)),
+                ScevKind::Mul => ops.iter().fold(1u64, |a, &b| a.wrapping_mul(b)),
+                ScevKind::UDiv => ops[0].checked_div(ops[1])?,
+                ScevKind::ZExt | ScevKind::Trunc => ops[0],
+                ScevKind::SExt => sext(ops[0], from) as u64,
+                ScevKind::UMax => *ops.iter().max()?,
+                ScevKind::UMin => *ops.iter().min()?,
+                ScevKind::SMax => *ops.iter().max_by_key(|&&v| sx(v))?,
+                ScevKind::SMin => *ops.iter().min_by_key(|&&v| sx(v))?,
+                _ => return None,
+            };
+            memo.insert(x, r & m);
+        }
+        memo.get(&s).copied()
+    }
+}
