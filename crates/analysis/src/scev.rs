@@ -1136,6 +1136,12 @@ impl ScalarEvolution {
                 rf = rf.union(ScevFlags::NUW);
             }
         }
+        // The increment's recurrence `{start + step,+,step}` carries the same flags: its
+        // values are the parameter's next values, computed by the same instruction.
+        if rf != ScevFlags::NONE {
+            let s1 = self.add(start, step);
+            self.addrec(s1, step, l, rf);
+        }
         Some(self.addrec(start, step, l, rf))
     }
 
