@@ -1127,9 +1127,13 @@ impl ScalarEvolution {
                 && exit_compare(func, x).is_some_and(|(_, a)| a.contains(&next) || a.contains(&p))
         });
         if feeds_exit {
-            if flags.contains(IntFlags::NSW)
-                && !(negate && self.as_const(step_s) == Some(1u64 << (bits - 1)))
-            {
+            // `p - c` is `p + (-c)` without signed wrap unless `c` is the minimum
+            // (whose negation is itself), so a symbolic subtrahend gives no flag.
+            let neg_ok = !negate
+                || self
+                    .as_const(step_s)
+                    .is_some_and(|c| c != 1u64 << (bits - 1));
+            if flags.contains(IntFlags::NSW) && neg_ok {
                 rf = rf.union(ScevFlags::NSW);
             }
             if flags.contains(IntFlags::NUW) && !negate {
