@@ -1164,7 +1164,7 @@ impl ScalarEvolution {
         for &x in exiting {
             let c = match latch {
                 Some(lt) if simple && li.innermost_loop(x) == Some(l) && dt.dominates(x, lt) => {
-                    self.exit_count(func, li, l, x)
+                    self.exit_count(func, cfg, li, l, x)
                 }
                 _ => ExitCount::default(),
             };
@@ -1198,12 +1198,19 @@ impl ScalarEvolution {
     }
 
     /// The exit count of exiting block `x` of `l` (which runs once per iteration).
-    fn exit_count(&mut self, func: &Function, li: &LoopInfo, l: Loop, x: Block) -> ExitCount {
+    fn exit_count(
+        &mut self,
+        func: &Function,
+        cfg: &Cfg,
+        li: &LoopInfo,
+        l: Loop,
+        x: Block,
+    ) -> ExitCount {
         let none = ExitCount::default();
         let Some(t) = func.terminator(x) else {
             return none;
         };
-        let InstructionData::Brif { blocks, .. } = *func.dfg.inst(t) else {
+        let InstructionData::Brif { arg, blocks } = *func.dfg.inst(t) else {
             return none;
         };
         let (tin, ein) = (
@@ -1213,6 +1220,36 @@ impl ScalarEvolution {
         if tin == ein {
             return none;
         }
+        // A constant condition: the exit is taken at once, or never.
+        if let Some(c) = self.value(arg).and_then(|s| self.as_const(s)) {
+            if (c != 0) != tin {
+                let zero = self.constant(1, 0);
+                return ExitCount {
+                    exact: Some(zero),
+                    max: Some(0),
+                };
+            }
+            return none;
+        }
+        let c = self.affine_exit_count(func, l, x, tin);
+        if c.exact.is_some() {
+            return c;
+        }
+        match self.brute_force(func, cfg, li, l, arg, tin) {
+            Some(k) => {
+                let s = self.constant(32, k);
+                ExitCount {
+                    exact: Some(s),
+                    max: Some(k),
+                }
+            }
+            None => c,
+        }
+    }
+
+    /// The exit count of an `icmp` of an affine recurrence against an invariant.
+    fn affine_exit_count(&mut self, func: &Function, l: Loop, x: Block, tin: bool) -> ExitCount {
+        let none = ExitCount::default();
         let Some((cond, args)) = exit_compare(func, x) else {
             return none;
         };
@@ -1232,6 +1269,56 @@ impl ScalarEvolution {
         let (start, step) = (self.operands(rec)[0], self.operands(rec)[1]);
         let flags = self.flags(rec);
         self.count_for(start, step, bound, pred, flags)
+    }
+
+    /// LLVM's `computeExitCountExhaustively`: when every header parameter the exit
+    /// condition needs starts at a constant, run the loop's arithmetic for at most
+    /// [`MAX_BRUTE_FORCE_ITERATIONS`] iterations and return the first whose condition
+    /// leaves. Covers doubling and halving counters, which have no affine closed form.
+    /// Anything the small evaluator cannot compute exactly (an overflow under a flag,
+    /// a division by zero, a parameter of another block, memory) gives up.
+    fn brute_force(
+        &mut self,
+        func: &Function,
+        cfg: &Cfg,
+        li: &LoopInfo,
+        l: Loop,
+        cond: Value,
+        stay_on_true: bool,
+    ) -> Option<u64> {
+        let h = li.header(l);
+        let pre = li.preheader(l, cfg)?;
+        let latch = li.latch(l)?;
+        let pre_args = edge_args(func, pre, h)?;
+        let latch_args = edge_args(func, latch, h)?;
+        let params = func.dfg.block_params(h);
+        if pre_args.len() != params.len() || latch_args.len() != params.len() {
+            return None;
+        }
+        let mut state: Vec<Option<u64>> = pre_args
+            .iter()
+            .map(|&a| self.value(a).and_then(|s| self.as_const(s)))
+            .collect();
+        let mut ev = LoopEval {
+            func,
+            li,
+            l,
+            header: h,
+            memo: FxHashMap::default(),
+        };
+        for k in 0..=MAX_BRUTE_FORCE_ITERATIONS {
+            ev.memo.clear();
+            let c = ev.eval(self, cond, &state)?;
+            if (c != 0) != stay_on_true {
+                return Some(k);
+            }
+            let next: Vec<Option<u64>> = latch_args
+                .iter()
+                .map(|&a| ev.eval(self, a, &state))
+                .collect();
+            state = next;
+        }
+        None
     }
 
     fn is_rec_of(&self, s: Scev, l: Loop) -> bool {
@@ -1546,6 +1633,188 @@ impl ScalarEvolution {
         }
         out
     }
+}
+
+/// Most iterations [`ScalarEvolution::brute_force`] runs (LLVM's
+/// `MaxBruteForceIterations`).
+pub const MAX_BRUTE_FORCE_ITERATIONS: u64 = 100;
+
+/// Most instructions one brute-force evaluation may visit.
+const MAX_EVAL_NODES: usize = 64;
+
+/// The arguments `from` passes to `to` (`None` unless exactly one edge).
+fn edge_args(func: &Function, from: Block, to: Block) -> Option<Vec<Value>> {
+    let t = func.terminator(from)?;
+    let mut found: Option<Vec<Value>> = None;
+    let mut edges = 0;
+    func.dfg.for_each_dest(t, |bc| {
+        if bc.block == to {
+            edges += 1;
+            found = Some(func.dfg.block_call_args(bc).to_vec());
+        }
+    });
+    if edges == 1 {
+        found
+    } else {
+        None
+    }
+}
+
+/// Evaluates the integer instructions of one loop iteration, given the header
+/// parameters' values (an explicit stack, bounded by [`MAX_EVAL_NODES`]).
+struct LoopEval<'a> {
+    func: &'a Function,
+    li: &'a LoopInfo,
+    l: Loop,
+    header: Block,
+    memo: FxHashMap<Value, u64>,
+}
+
+impl LoopEval<'_> {
+    fn eval(&mut self, se: &ScalarEvolution, v: Value, state: &[Option<u64>]) -> Option<u64> {
+        let func = self.func;
+        let mut stack = vec![(v, false)];
+        let mut visited = 0usize;
+        while let Some((x, expanded)) = stack.pop() {
+            if self.memo.contains_key(&x) {
+                continue;
+            }
+            let ty = func.dfg.value_type(x);
+            if !ty.is_int() {
+                return None;
+            }
+            let bits = ty.bits();
+            let m = mask(bits);
+            if let Some(k) = se.value(x).and_then(|s| se.as_const(s)) {
+                self.memo.insert(x, k);
+                continue;
+            }
+            let inst = match func.dfg.value_def(x) {
+                ValueDef::Param(b, i) if b == self.header => {
+                    self.memo.insert(x, (*state.get(i as usize)?)?);
+                    continue;
+                }
+                ValueDef::Result(i) => i,
+                _ => return None,
+            };
+            let b = func.layout.inst_block(inst)?;
+            if self.li.innermost_loop(b) != Some(self.l) {
+                return None;
+            }
+            let data = func.dfg.inst(inst);
+            let args = data.arguments(&func.dfg.value_lists);
+            if !expanded {
+                visited += 1;
+                if visited > MAX_EVAL_NODES {
+                    return None;
+                }
+                stack.push((x, true));
+                for &a in args {
+                    stack.push((a, false));
+                }
+                continue;
+            }
+            let arg = |i: usize| self.memo.get(&args[i]).copied();
+            let r = match *data {
+                InstructionData::Binary { opcode, flags, .. } => {
+                    let (a, b) = (arg(0)?, arg(1)?);
+                    eval_binary(opcode, flags, bits, a, b)?
+                }
+                InstructionData::Unary { opcode, arg: a } => {
+                    let from = func.dfg.value_type(a).bits();
+                    let v = arg(0)?;
+                    match opcode {
+                        Opcode::Zext | Opcode::Trunc => v & m,
+                        Opcode::Sext => (sext(v, from) as u64) & m,
+                        _ => return None,
+                    }
+                }
+                InstructionData::IntCompare { cond, args: [a, _] } => {
+                    let w = func.dfg.value_type(a).bits();
+                    u64::from(cond.eval(w, arg(0)?, arg(1)?))
+                }
+                InstructionData::Ternary {
+                    opcode: Opcode::Select,
+                    ..
+                } => {
+                    if arg(0)? != 0 {
+                        arg(1)?
+                    } else {
+                        arg(2)?
+                    }
+                }
+                _ => return None,
+            };
+            self.memo.insert(x, r & m);
+        }
+        self.memo.get(&v).copied()
+    }
+}
+
+/// One integer binary operation, `None` where the result is poison or an error.
+fn eval_binary(op: Opcode, flags: IntFlags, bits: u32, a: u64, b: u64) -> Option<u64> {
+    let m = mask(bits);
+    let (sa, sb) = (i128::from(sext(a, bits)), i128::from(sext(b, bits)));
+    let (smin, smax) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+    let in_s = |x: i128| smin <= x && x <= smax;
+    let nsw = flags.contains(IntFlags::NSW);
+    let nuw = flags.contains(IntFlags::NUW);
+    let exact = flags.contains(IntFlags::EXACT);
+    let r = match op {
+        Opcode::Iadd => {
+            if (nsw && !in_s(sa + sb)) || (nuw && u128::from(a) + u128::from(b) > u128::from(m)) {
+                return None;
+            }
+            a.wrapping_add(b)
+        }
+        Opcode::Isub => {
+            if (nsw && !in_s(sa - sb)) || (nuw && b > a) {
+                return None;
+            }
+            a.wrapping_sub(b)
+        }
+        Opcode::Imul => {
+            if (nsw && !in_s(sa * sb)) || (nuw && u128::from(a) * u128::from(b) > u128::from(m)) {
+                return None;
+            }
+            a.wrapping_mul(b)
+        }
+        Opcode::Udiv | Opcode::Urem => {
+            if b == 0 || (exact && a % b != 0) {
+                return None;
+            }
+            if op == Opcode::Udiv {
+                a / b
+            } else {
+                a % b
+            }
+        }
+        Opcode::Sdiv | Opcode::Srem => {
+            if sb == 0 || (sa == smin && sb == -1) || (exact && sa % sb != 0) {
+                return None;
+            }
+            (if op == Opcode::Sdiv { sa / sb } else { sa % sb }) as u64
+        }
+        Opcode::And => a & b,
+        Opcode::Or => a | b,
+        Opcode::Xor => a ^ b,
+        Opcode::Shl | Opcode::Lshr | Opcode::Ashr => {
+            if b >= u64::from(bits) || !flags.is_empty() {
+                return None;
+            }
+            match op {
+                Opcode::Shl => a << b,
+                Opcode::Lshr => a >> b,
+                _ => (sext(a, bits) >> b) as u64,
+            }
+        }
+        Opcode::Smin => (sa.min(sb)) as u64,
+        Opcode::Smax => (sa.max(sb)) as u64,
+        Opcode::Umin => a.min(b),
+        Opcode::Umax => a.max(b),
+        _ => return None,
+    };
+    Some(r & m)
 }
 
 /// The block defining `v` (`None` for detached values).

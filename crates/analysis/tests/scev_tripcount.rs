@@ -79,6 +79,8 @@ struct Case {
     flags: &'static str,
     /// `isub iv, -step` instead of `iadd iv, step`.
     sub: bool,
+    /// A non-affine update `iv = op iv, k` instead (brute-force evaluation).
+    op: Option<(&'static str, i64)>,
 }
 
 fn interesting(r: &mut Rng, bits: u32) -> u64 {
@@ -116,7 +118,34 @@ fn gen(r: &mut Rng) -> Case {
         bound_param: r.below(3) == 0,
         flags: r.pick(&["", "", " nsw", " nuw"]),
         sub,
+        op: None,
     }
+}
+
+/// A loop whose counter doubles, halves, or is otherwise updated by a non-affine
+/// operation, from a constant start.
+fn gen_nonaffine(r: &mut Rng) -> Case {
+    let mut c = gen(r);
+    c.start_param = false;
+    c.bound_param = r.below(4) == 0;
+    let op = r.pick(&[
+        ("imul", 2i64),
+        ("imul", 3),
+        ("imul", -2),
+        ("shl", 1),
+        ("lshr", 1),
+        ("ashr", 1),
+        ("udiv", 2),
+        ("sdiv", 2),
+        ("sdiv", -3),
+        ("xor", 5),
+        ("and", 0x7ffe),
+        ("or", 1),
+        ("urem", 7),
+    ]);
+    c.op = Some(op);
+    c.flags = "";
+    c
 }
 
 fn signed(x: u64, bits: u32) -> i64 {
@@ -143,7 +172,12 @@ fn source(c: &Case) -> String {
     } else {
         (cond, "CMP".to_string(), bound.to_string())
     };
-    let step_inst = if c.sub {
+    let step_inst = if let Some((op, k)) = c.op {
+        format!(
+            "v30 = iconst.{t} {}\n    v31 = {op} v20, v30",
+            signed(k as u64 & mask(c.bits), c.bits)
+        )
+    } else if c.sub {
         format!(
             "v30 = iconst.{t} {}\n    v31 = isub{} v20, v30",
             signed((c.step as u64).wrapping_neg() & mask(c.bits), c.bits),
@@ -303,6 +337,27 @@ fn trip_counts_match_the_interpreter() {
         tally.exit_values
     );
     // The analysis must answer most of them, or it would pass by saying "unknown".
+    assert!(tally.answered * 2 > defined, "too few answered");
+}
+
+#[test]
+fn brute_forced_counts_match_the_interpreter() {
+    let mut r = Rng(0x5ce7_0002);
+    let mut tally = Tally::default();
+    for _ in 0..2000 {
+        let c = gen_nonaffine(&mut r);
+        check(&c, &mut tally);
+    }
+    let defined = tally.runs - tally.undefined - tally.limit;
+    println!(
+        "{} non-affine loops: {} finished, {} hit the step limit; count answered for {} \
+         ({:.1}% of the finished)",
+        tally.runs,
+        defined,
+        tally.limit,
+        tally.answered,
+        100.0 * tally.answered as f64 / defined.max(1) as f64
+    );
     assert!(tally.answered * 2 > defined, "too few answered");
 }
 
