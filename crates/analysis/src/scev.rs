@@ -1780,7 +1780,7 @@ fn eval_binary(op: Opcode, flags: IntFlags, bits: u32, a: u64, b: u64) -> Option
             a.wrapping_mul(b)
         }
         Opcode::Udiv | Opcode::Urem => {
-            if b == 0 || (exact && a % b != 0) {
+            if b == 0 || (exact && !a.is_multiple_of(b)) {
                 return None;
             }
             if op == Opcode::Udiv {
@@ -2202,5 +2202,131 @@ impl ScalarEvolution {
             memo.insert(x, r & m);
         }
         memo.get(&s).copied()
+    }
+}
+
+/// Cost of a division in [`ScalarEvolution::expansion_cost`]: PTX has no integer divide
+/// instruction; `div.u32` is a software sequence of tens of instructions.
+pub const UDIV_COST: u32 = 10;
+
+impl ScalarEvolution {
+    /// What materialising `s` would cost, in instructions (a division counts
+    /// [`UDIV_COST`], a multiplication 2); shared subexpressions count once; `None` if it
+    /// holds a recurrence (which has no value outside its loop's iterations). Used to
+    /// decide whether an exit value is cheap enough to compute (`replexitval=cheap`).
+    pub fn expansion_cost(&self, s: Scev) -> Option<u32> {
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![s];
+        let mut cost = 0u32;
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            let n = self.operands(x).len() as u32;
+            cost = cost.saturating_add(match self.kind(x) {
+                ScevKind::Const | ScevKind::Unknown => 0,
+                ScevKind::AddRec => return None,
+                ScevKind::Mul => 2 * (n - 1),
+                ScevKind::UDiv => UDIV_COST,
+                ScevKind::ZExt | ScevKind::SExt | ScevKind::Trunc => 1,
+                _ => n - 1,
+            });
+            stack.extend_from_slice(self.operands(x));
+        }
+        Some(cost)
+    }
+
+    /// Materialise `s` as instructions inserted before `at` (LLVM's `SCEVExpander`), and
+    /// return its value. `None`, with the function untouched, if `s` holds a recurrence,
+    /// a division by anything but a non-zero constant (it could trap where the program
+    /// never divided), or an unknown whose definition does not dominate `at` (per `dt`).
+    /// Shared subexpressions are computed once; nothing is reused from the function.
+    pub fn expand(
+        &self,
+        func: &mut Function,
+        dt: &DomTree,
+        s: Scev,
+        at: gyre_ir::Inst,
+    ) -> Option<Value> {
+        use gyre_ir::builder::{FuncCursor, InstBuilder};
+        let at_block = func.layout.inst_block(at)?;
+        // Check everything before changing anything.
+        let mut order: Vec<Scev> = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack: Vec<(Scev, bool)> = vec![(s, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if expanded {
+                order.push(x);
+                continue;
+            }
+            if !seen.insert(x) {
+                continue;
+            }
+            match self.kind(x) {
+                ScevKind::AddRec => return None,
+                // A division the program may never have executed must not be able to
+                // trap: only non-zero constant divisors.
+                ScevKind::UDiv if self.as_const(self.operands(x)[1]).is_none_or(|d| d == 0) => {
+                    return None
+                }
+                ScevKind::Unknown => {
+                    let v = self.as_unknown(x)?;
+                    let ok = match func.dfg.value_def(v) {
+                        ValueDef::Param(b, _) => dt.dominates(b, at_block),
+                        ValueDef::Result(i) => match func.layout.inst_block(i) {
+                            Some(b) if b == at_block => {
+                                func.layout.pp_cmp(i, at) == std::cmp::Ordering::Less
+                            }
+                            Some(b) => dt.dominates(b, at_block),
+                            None => false,
+                        },
+                        ValueDef::Detached => false,
+                    };
+                    if !ok || func.dfg.value_type(v).bits() != self.bits(x) {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+            gyre_ir::Type::int(self.bits(x))?;
+            stack.push((x, true));
+            for &o in self.operands(x) {
+                stack.push((o, false));
+            }
+        }
+        let mut vals: FxHashMap<Scev, Value> = FxHashMap::default();
+        let mut cur = FuncCursor::new(func).before_inst(at);
+        for x in order {
+            if vals.contains_key(&x) {
+                continue;
+            }
+            let bits = self.bits(x);
+            let ty = gyre_ir::Type::int(bits)?;
+            let ops: Vec<Value> = self.operands(x).iter().map(|o| vals[o]).collect();
+            let fold = |cur: &mut FuncCursor, op: Opcode| {
+                let mut acc = ops[0];
+                for &o in &ops[1..] {
+                    acc = cur.binary(op, acc, o, IntFlags::NONE);
+                }
+                acc
+            };
+            let v = match self.kind(x) {
+                ScevKind::Const => cur.iconst(ty, sext(self.as_const(x)?, bits)),
+                ScevKind::Unknown => self.as_unknown(x)?,
+                ScevKind::Add => fold(&mut cur, Opcode::Iadd),
+                ScevKind::Mul => fold(&mut cur, Opcode::Imul),
+                ScevKind::UDiv => fold(&mut cur, Opcode::Udiv),
+                ScevKind::UMax => fold(&mut cur, Opcode::Umax),
+                ScevKind::UMin => fold(&mut cur, Opcode::Umin),
+                ScevKind::SMax => fold(&mut cur, Opcode::Smax),
+                ScevKind::SMin => fold(&mut cur, Opcode::Smin),
+                ScevKind::ZExt => cur.cast(Opcode::Zext, ty, ops[0]),
+                ScevKind::SExt => cur.cast(Opcode::Sext, ty, ops[0]),
+                ScevKind::Trunc => cur.cast(Opcode::Trunc, ty, ops[0]),
+                ScevKind::AddRec => return None,
+            };
+            vals.insert(x, v);
+        }
+        vals.get(&s).copied()
     }
 }

@@ -196,9 +196,14 @@ fn source(c: &Case) -> String {
         signed(c.start, c.bits),
         signed(c.bound, c.bits)
     );
+    let widen = if c.bits == 64 {
+        "iadd v41, v12"
+    } else {
+        "zext.i64 v41"
+    };
     let exit = format!(
         "block3(v40: i64, v41: {t}):\n    store v40, v0\n    v42 = ptradd v0, v13, 8\n    \
-         v43 = zext.i64 v41\n    store v43, v42\n    return\n}}\n"
+         v43 = {widen}\n    store v43, v42\n    return\n}}\n"
     );
     if c.rotated {
         let cmp = format!(
@@ -241,11 +246,13 @@ struct Tally {
     limit: u64,
     max_known: u64,
     exit_values: u64,
+    expanded: u64,
 }
 
 fn check(c: &Case, tally: &mut Tally) {
     let src = source(c);
     let module = gyre_ir::parse_module(&src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+    gyre_ir::verifier::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
     let func = module.functions.values().next().expect("one function");
     let cfg = Cfg::with_function(func).expect("cfg");
     let dt = DomTree::with_function(func, &cfg);
@@ -256,7 +263,7 @@ fn check(c: &Case, tally: &mut Tally) {
     let l = li.loops().next().expect("a loop");
 
     let mut mem = Memory::new();
-    mem.alloc_zeroed("out", 16);
+    mem.alloc_zeroed("out", 24);
     let mut launch = Launch::linear(
         1,
         1,
@@ -280,6 +287,35 @@ fn check(c: &Case, tally: &mut Tally) {
             if let Some(n) = btc {
                 assert_eq!(n, taken, "wrong backedge-taken count\n{src}");
                 tally.answered += 1;
+                // The expander computes the same number in the exit block.
+                let s = se.backedge_taken_count(l).expect("known");
+                if se.expansion_cost(s).is_some() {
+                    let mut m2 = module.clone();
+                    let f2 = m2.functions.values_mut().next().expect("one function");
+                    let exit = gyre_ir::Block::from_u32(3);
+                    let at = f2.layout.first_inst(exit).expect("a store");
+                    if let Some(v) = se.expand(f2, &dt, s, at) {
+                        use gyre_ir::builder::{FuncCursor, InstBuilder};
+                        let mut cur = FuncCursor::new(f2).before_inst(at);
+                        let w = if se.bits(s) < 64 {
+                            cur.cast(gyre_ir::Opcode::Zext, gyre_ir::Type::I64, v)
+                        } else {
+                            v
+                        };
+                        let base = cur.func().dfg.block_params(gyre_ir::Block::from_u32(0))[0];
+                        let two = cur.iconst(gyre_ir::Type::I64, 2);
+                        let p = cur.ptradd(base, two, 8);
+                        cur.store(w, p);
+                        gyre_ir::verifier::verify_module(&m2)
+                            .unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+                        let mut mem2 = Memory::new();
+                        mem2.alloc_zeroed("out", 24);
+                        run_kernel(&m2, "k", &launch, &mut mem2).expect("runs as before");
+                        let out2: Vec<u64> = mem2.read("out").expect("out");
+                        assert_eq!(out2[2], taken, "expanded count\n{src}");
+                        tally.expanded += 1;
+                    }
+                }
             }
             if let Some(m) = max {
                 assert!(taken <= m, "max {m} below the count {taken}\n{src}");
@@ -325,7 +361,7 @@ fn trip_counts_match_the_interpreter() {
     println!(
         "{} loops: {} finished, {} undefined (nsw/nuw overflow), {} hit the step limit; \
          backedge-taken count answered for {} of the {} finished ({:.1}%), max for {}, \
-         exit value for {}",
+         exit value for {}, count expanded and run for {}",
         tally.runs,
         defined,
         tally.undefined,
@@ -334,7 +370,8 @@ fn trip_counts_match_the_interpreter() {
         defined,
         100.0 * tally.answered as f64 / defined.max(1) as f64,
         tally.max_known,
-        tally.exit_values
+        tally.exit_values,
+        tally.expanded
     );
     // The analysis must answer most of them, or it would pass by saying "unknown".
     assert!(tally.answered * 2 > defined, "too few answered");
@@ -393,4 +430,13 @@ block3:
     assert_eq!(se.display(iv, &f), "{0,+,1}<nsw><%block1>");
     let e = se.exit_value(iv, l).expect("exit value");
     assert_eq!(se.display(e, &f), "(0 smax %v0)");
+    // One `smax` to compute it; a recurrence cannot be computed outside its loop.
+    assert_eq!(se.expansion_cost(e), Some(1));
+    assert_eq!(se.expansion_cost(iv), None);
+    let four = se.constant(32, 4);
+    let q = se.udiv(e, four);
+    assert_eq!(
+        se.expansion_cost(q),
+        Some(1 + gyre_analysis::scev::UDIV_COST)
+    );
 }
