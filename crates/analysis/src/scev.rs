@@ -1015,7 +1015,9 @@ impl ScalarEvolution {
         }
         // Incoming arguments, one per edge.
         let mut incoming: Vec<(Block, Value)> = Vec::new();
+        // Each predecessor once (its terminator's edges to `b` are read together).
         let mut preds: Vec<Block> = cfg.preds(b).to_vec();
+        preds.sort_unstable();
         preds.dedup();
         for &pr in &preds {
             if let Some(t) = func.terminator(pr) {
