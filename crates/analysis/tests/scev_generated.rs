@@ -16,7 +16,7 @@ use common::trace;
 use gyre_analysis::{Cfg, DomTree, Loop, LoopInfo, ScalarEvolution};
 use gyre_interp::{run_kernel, Arg, Launch, Memory};
 use gyre_ir::gen::{generate_from_seed, GenOptions, ParamContract, RandomSource, SplitMix64};
-use gyre_ir::{Block, EntityRef, Type};
+use gyre_ir::{Block, Type};
 use rustc_hash::FxHashMap;
 
 const CAP: u64 = 3000;
