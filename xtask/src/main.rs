@@ -11,9 +11,11 @@
 //! - `bless`: run the filetests with `GYRE_BLESS=1`, rewriting the expected output of
 //!   precise-output tests in place (see docs/filetests.md).
 //! - `ptxas`: only install ptxas and print its path.
-//! - `conformance [--quick] [--write-doc]`: run Gyre's loop passes on LLVM's own
+//! - `conformance [--quick] [--scev] [--write-doc]`: run Gyre's loop passes on LLVM's own
 //!   regression tests and compare with LLVM 14 `opt` (see `xtask::conformance`);
-//!   `--write-doc` writes docs/conformance.md. Fails when a target is missed.
+//!   `--write-doc` writes docs/conformance.md (and docs/scev-conformance.md). Fails when
+//!   a target is missed. `--scev` runs only the scalar-evolution stage (backedge-taken
+//!   counts against LLVM's `print<scalar-evolution>` on both corpora).
 //! - `corpus [--write-doc] [--runs N] [FILE...]`: real CUDA kernels end to end (import,
 //!   verify, `-O` with verify-each, PTX through ptxas, interpreter before/after, llc and
 //!   ptx-sim; see `xtask::corpus`); `--write-doc` writes docs/corpus.md. Fails when a
@@ -46,7 +48,7 @@ fn main() -> ExitCode {
         Some("downstream") => downstream(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
             );
             return ExitCode::from(2);
         }
@@ -211,14 +213,19 @@ fn conformance(args: &[String]) -> Result<(), String> {
     use xtask::conformance::{self as conf, report, Mode, Setup};
     let mut mode = Mode::Full;
     let mut write_doc = false;
+    let mut scev_only = false;
     for a in args {
         match a.as_str() {
             "--quick" => mode = Mode::Quick,
             "--write-doc" => write_doc = true,
+            "--scev" => scev_only = true,
             other => return Err(format!("conformance: unknown option {other}")),
         }
     }
     let root = root();
+    if scev_only {
+        return scev_conformance(&root, write_doc);
+    }
     let Some(corpus) = conf::find_corpus(&root) else {
         println!("skipped: corpus not found");
         return Ok(());
@@ -240,13 +247,58 @@ fn conformance(args: &[String]) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
-    if summary.unmet.is_empty() {
+    let scev = if mode == Mode::Full {
+        scev_conformance(&root, write_doc)
+    } else {
         Ok(())
+    };
+    if summary.unmet.is_empty() {
+        scev
     } else {
         Err(format!(
             "{} conformance target(s) missed",
             summary.unmet.len()
         ))
+    }
+}
+
+/// The scalar-evolution stage: Gyre's backedge-taken counts against LLVM 14's on both
+/// corpora (`xtask::conformance::scev`); fails on a contradiction.
+fn scev_conformance(root: &std::path::Path, write_doc: bool) -> Result<(), String> {
+    use xtask::conformance::{self as conf, scev};
+    let Some(opt) = conf::find_opt() else {
+        println!("scev: skipped: no LLVM 14 opt");
+        return Ok(());
+    };
+    let results = scev::run(root, &opt);
+    let s = scev::summarize(&results);
+    println!(
+        "scev: {} files ({} not compared), {} loops: {} equal, {} contradictions, {} \
+         explained, {} not comparable; LLVM only {}, Gyre only {}, neither {}",
+        s.files,
+        s.skipped,
+        s.loops,
+        s.equal,
+        s.contradictions,
+        s.explained,
+        s.not_comparable,
+        s.llvm_only,
+        s.gyre_only,
+        s.both_unknown
+    );
+    if write_doc {
+        let path = root.join("docs/scev-conformance.md");
+        std::fs::write(&path, scev::document(&opt, &results, &s))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if s.contradictions > 0 {
+        Err(format!(
+            "scev: {} backedge-taken count(s) contradicted by LLVM 14",
+            s.contradictions
+        ))
+    } else {
+        Ok(())
     }
 }
 

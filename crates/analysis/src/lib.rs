@@ -7,6 +7,7 @@
 //! | [`PostDomTree`] | `Cfg` | the same on the reverse CFG with a virtual exit (semi-NCA directly with several exits) |
 //! | [`DominanceFrontiers`] | `Cfg` + a tree | Cooper–Harvey–Kennedy runner walk; [`IdfCalculator`] iterates |
 //! | [`LoopInfo`] | `Cfg` + `DomTree` | LLVM's discover-and-build with union-find; irreducible SCCs reported |
+//! | [`ScalarEvolution`] | `Cfg` + `DomTree` + `LoopInfo` | hash-consed closed forms of integer values, add-recurrences, loop trip counts ([`scev`](mod@scev)) |
 //!
 //! Every analysis has the same lifecycle: `new()` (empty, invalid), `compute(&Function,
 //! &deps...)` (recompute from scratch, reusing its scratch buffers), `clear()` and
@@ -63,6 +64,7 @@ pub mod postdom;
 pub mod print;
 pub mod reference;
 mod scc;
+pub mod scev;
 pub mod testutil;
 mod tree;
 pub mod uniformity;
@@ -76,5 +78,6 @@ pub use manager::{Analyses, Analysis, AnalysisCache, AnalysisError, ModuleAnalys
 pub use nonlocal::NonLocalUses;
 pub use postdom::PostDomTree;
 pub use print::{print_cfg, print_domtree, print_loops, print_postdomtree};
+pub use scev::{print_scev, ScalarEvolution, Scev, ScevKind};
 pub use tree::Children;
 pub use uniformity::{print::print_uniformity, source_kind, SourceKind, Uniformity};

@@ -25,7 +25,9 @@
 //! [`ModuleAnalyses`] holds one cache per function, so that `gyre compile -O` hands the
 //! analyses its passes left valid to the PTX emitter, which computes nothing twice.
 
-use crate::{Cfg, CfgError, DomTree, LoopInfo, NonLocalUses, PostDomTree, Uniformity};
+use crate::{
+    Cfg, CfgError, DomTree, LoopInfo, NonLocalUses, PostDomTree, ScalarEvolution, Uniformity,
+};
 use gyre_ir::{EntityRef, FuncId, Function};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -147,6 +149,19 @@ impl Analysis for LoopInfo {
     }
     fn is_valid(&self) -> bool {
         LoopInfo::is_valid(self)
+    }
+}
+
+impl Analysis for ScalarEvolution {
+    fn compute(&mut self, func: &Function, cache: &AnalysisCache) -> Result<(), AnalysisError> {
+        ScalarEvolution::compute(self, func, &cache.cfg, &cache.domtree, &cache.loops);
+        Ok(())
+    }
+    fn clear(&mut self) {
+        ScalarEvolution::clear(self)
+    }
+    fn is_valid(&self) -> bool {
+        ScalarEvolution::is_valid(self)
     }
 }
 
@@ -421,6 +436,9 @@ analyses! {
     loops: LoopInfo = LOOPS, "loops", deps [CFG, DOMTREE];
     /// Warp uniformity (divergence) of every value and branch.
     uniformity: Uniformity = UNIFORMITY, "uniformity", deps [CFG, DOMTREE, POSTDOM, LOOPS];
+    /// Scalar evolution: closed forms of integer values and loop trip counts, computed
+    /// for the whole function at once (linear; queries are then `&self`).
+    scev: ScalarEvolution = SCEV, "scalar-evolution", deps [CFG, DOMTREE, LOOPS];
     /// Which values may be used outside their defining block.
     nonlocal: NonLocalUses = NONLOCAL_USES, "nonlocal-uses", deps [];
 }
@@ -447,8 +465,17 @@ mod tests {
     fn closure_and_invalidation_follow_dependencies() {
         assert_eq!(
             Analyses::UNIFORMITY.with_dependencies(),
-            Analyses::ALL.minus(Analyses::NONLOCAL_USES),
+            Analyses::ALL
+                .minus(Analyses::SCEV)
+                .minus(Analyses::NONLOCAL_USES),
             "uniformity needs every control-flow analysis"
+        );
+        assert_eq!(
+            Analyses::SCEV.with_dependencies(),
+            Analyses::ALL
+                .minus(Analyses::POSTDOM)
+                .minus(Analyses::UNIFORMITY)
+                .minus(Analyses::NONLOCAL_USES)
         );
         assert_eq!(
             Analyses::LOOPS.with_dependencies(),
@@ -474,29 +501,34 @@ block3:
         let f = gyre_ir::parse_function(src).expect("parses");
         let mut c = AnalysisCache::new();
         c.ensure(&f, Analyses::UNIFORMITY).expect("valid");
-        assert_eq!(c.valid(), Analyses::ALL.minus(Analyses::NONLOCAL_USES));
+        assert_eq!(
+            c.valid(),
+            Analyses::ALL
+                .minus(Analyses::SCEV)
+                .minus(Analyses::NONLOCAL_USES)
+        );
         assert_eq!(c.computations(Analyses::ALL), 5);
-        c.ensure(&f, Analyses::NONLOCAL_USES).expect("valid");
+        c.ensure(&f, Analyses::ALL).expect("valid");
         assert_eq!(c.valid(), Analyses::ALL);
-        assert_eq!(c.computations(Analyses::ALL), 6);
+        assert_eq!(c.computations(Analyses::ALL), 7);
         // Asking again computes nothing.
         c.ensure(&f, Analyses::ALL).expect("valid");
-        assert_eq!(c.computations(Analyses::ALL), 6);
+        assert_eq!(c.computations(Analyses::ALL), 7);
         // Invalidation clears exactly what was not preserved: a pass that kept
         // uniformity current while losing the post-dominator tree keeps it.
         c.invalidate(Analyses::ALL.minus(Analyses::POSTDOM));
         assert_eq!(c.valid(), Analyses::ALL.minus(Analyses::POSTDOM));
         c.ensure(&f, Analyses::ALL).expect("valid");
-        assert_eq!(c.computations(Analyses::ALL), 7);
+        assert_eq!(c.computations(Analyses::ALL), 8);
         // The loops kept without the dominator tree (a loop pass that updates the forest
         // in place): asking for the loops computes nothing, asking for the tree computes
         // the tree alone.
         c.invalidate(Analyses::CFG.union(Analyses::LOOPS));
         c.ensure(&f, Analyses::LOOPS).expect("valid");
-        assert_eq!(c.computations(Analyses::ALL), 7);
+        assert_eq!(c.computations(Analyses::ALL), 8);
         assert_eq!(c.valid(), Analyses::CFG.union(Analyses::LOOPS));
         c.ensure(&f, Analyses::DOMTREE).expect("valid");
-        assert_eq!(c.computations(Analyses::ALL), 8);
+        assert_eq!(c.computations(Analyses::ALL), 9);
         // A stale order is repaired, not rebuilt.
         c.ensure(&f, Analyses::ALL).expect("valid");
         let b0 = f.entry_block().expect("entry");

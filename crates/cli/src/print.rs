@@ -2,7 +2,7 @@
 
 use crate::input;
 use crate::CliError;
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, ScalarEvolution, Uniformity};
 
 /// Which analysis to print.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -17,6 +17,9 @@ pub enum What {
     Loops,
     /// Every value and branch annotated uniform or divergent.
     Uniformity,
+    /// Scalar evolution: every integer value's expression and every loop's counts
+    /// (as LLVM's `print<scalar-evolution>`).
+    Scev,
 }
 
 /// Arguments of `gyre print`.
@@ -55,6 +58,13 @@ pub fn run(args: &PrintArgs) -> Result<(), CliError> {
                 let mut u = Uniformity::new();
                 u.compute(func, &cfg, &dt, &pdt, &loops);
                 gyre_analysis::print_uniformity(&u, func, Some(&module))
+            }
+            What::Scev => {
+                let dt = DomTree::with_function(func, &cfg);
+                let loops = LoopInfo::with_function(func, &cfg, &dt);
+                let mut se = ScalarEvolution::new();
+                se.compute(func, &cfg, &dt, &loops);
+                gyre_analysis::print_scev(&mut se, &loops, func)
             }
         };
         out.push_str(&text);

@@ -162,6 +162,17 @@ fn print_analyses() {
         "{}",
         stdout(&o)
     );
+    let o = gyre(&["print", "scev", "examples/stencil2d.gir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("Loop %block1: backedge-taken count is (0 smax %v2)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Loop %block3: Unpredictable backedge-taken count."),
+        "{out}"
+    );
     for what in ["cfg", "domtree", "postdomtree"] {
         let o = gyre(&["print", what, "examples/matmul_tiled.gir"]);
         assert!(o.status.success(), "{what}: {}", stderr(&o));

@@ -17,6 +17,8 @@ pub enum TestKind {
     PrintPostdomtree,
     /// The loop forest.
     PrintLoops,
+    /// Scalar evolution (`print<scalar-evolution>`).
+    PrintScev,
     /// PTX from `gyre_codegen_lite`, also assembled by ptxas when it is found.
     Compile,
     /// The module as read (a `.ll` input: what the LLVM importer makes of it), printed
@@ -29,13 +31,14 @@ pub enum TestKind {
 
 impl TestKind {
     /// Every kind.
-    pub const ALL: [TestKind; 9] = [
+    pub const ALL: [TestKind; 10] = [
         TestKind::Opt,
         TestKind::Uniformity,
         TestKind::PrintCfg,
         TestKind::PrintDomtree,
         TestKind::PrintPostdomtree,
         TestKind::PrintLoops,
+        TestKind::PrintScev,
         TestKind::Compile,
         TestKind::Import,
         TestKind::Export,
@@ -50,6 +53,7 @@ impl TestKind {
             TestKind::PrintDomtree => "print-domtree",
             TestKind::PrintPostdomtree => "print-postdomtree",
             TestKind::PrintLoops => "print-loops",
+            TestKind::PrintScev => "print-scev",
             TestKind::Compile => "compile",
             TestKind::Import => "import",
             TestKind::Export => "export",
@@ -208,6 +212,7 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
             TestKind::PrintDomtree,
             TestKind::PrintPostdomtree,
             TestKind::PrintLoops,
+            TestKind::PrintScev,
             TestKind::Import,
             TestKind::Export,
         ];

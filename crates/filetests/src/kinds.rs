@@ -128,6 +128,13 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                         let dt = DomTree::with_function(f, &cfg);
                         gyre_analysis::print_loops(&LoopInfo::with_function(f, &cfg, &dt), f)
                     }
+                    TestKind::PrintScev => {
+                        let dt = DomTree::with_function(f, &cfg);
+                        let li = LoopInfo::with_function(f, &cfg, &dt);
+                        let mut se = gyre_analysis::ScalarEvolution::new();
+                        se.compute(f, &cfg, &dt, &li);
+                        gyre_analysis::print_scev(&mut se, &li, f)
+                    }
                     TestKind::Uniformity => {
                         let dt = DomTree::with_function(f, &cfg);
                         let pdt = PostDomTree::with_function(f, &cfg);

@@ -3,7 +3,7 @@
 //! described in `docs/filetests.md`; in short:
 //!
 //! ```text
-//! ; test: opt | uniformity | print-cfg | print-domtree | print-postdomtree | print-loops | compile
+//! ; test: opt | uniformity | print-cfg | print-domtree | print-postdomtree | print-loops | print-scev | compile
 //! ; passes: loop-simplify,lcssa     opt: the pipeline (required)
 //! ; knobs: name=value ...           opt: knob settings
 //! ; expect: unchanged               opt: no pass changes anything

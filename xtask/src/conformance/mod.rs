@@ -17,6 +17,9 @@
 //!    on Gyre's exported `loop-simplify,lcssa` output and lists the functions LLVM still
 //!    changes ([`rerun`]), each of which needs a reason in [`rerun::KNOWN`].
 //!
+//! 7. ([`scev`], also alone with `--scev`) compares Gyre's backedge-taken counts with
+//!    LLVM 14's `print<scalar-evolution>` on both corpora.
+//!
 //! [`report`] turns the results into totals, target checks and docs/conformance.md.
 //! Disagreements with `opt` are expected to be rare and each needs a one-line reason in
 //! [`report::KNOWN`].
@@ -25,6 +28,7 @@ pub mod behaviour;
 pub mod pipeline;
 pub mod report;
 pub mod rerun;
+pub mod scev;
 pub mod shape;
 
 use behaviour::Behaviour;
