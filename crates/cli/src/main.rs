@@ -69,7 +69,7 @@ impl<E: std::fmt::Display> From<E> for CliError {
 }
 
 /// Rewrite opt's and llc's single-dash spellings into Gyre's flags before clap sees them:
-/// `-O` is `-O2`, `-O0`..`-O3` are `--opt-level=N`, `-passes=` and the other long
+/// `-O` is `-O2`, `-ON` is `--opt-level=N`, `-passes=` and the other long
 /// single-dash flags of opt gain a dash, and llc's `-mcpu=sm_90` is `--sm=sm_90`.
 /// Everything after `--`, and any argument that is not UTF-8, is left alone.
 pub fn llvm_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
@@ -95,7 +95,8 @@ pub fn llvm_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         }
         let rewritten = match text {
             "-O" => Some("--opt-level=2".to_string()),
-            "-O0" | "-O1" | "-O2" | "-O3" => Some(format!("--opt-level={}", &text[2..])),
+            // Any other level (`-O4`, `-Os`) reaches clap, which names the valid ones.
+            _ if text.starts_with("-O") => Some(format!("--opt-level={}", &text[2..])),
             _ => text.strip_prefix('-').and_then(|flag| {
                 let name = flag.split('=').next().unwrap_or(flag);
                 if name == "mcpu" {
