@@ -29,7 +29,8 @@ pub struct PassFlags {
     /// Print counters per pass.
     #[arg(long)]
     pub stats: bool,
-    /// Print why passes left loops alone.
+    /// Print why passes left loops alone (and, in `compile`, each barrier reachable
+    /// under divergent control).
     #[arg(long)]
     pub remarks: bool,
     /// Print the IR after every pass.
