@@ -31,8 +31,11 @@ pub struct GenArgs {
     pub output: Option<String>,
 }
 
+/// Turns one generator feature on.
+type Enable = fn(&mut GenOptions);
+
 /// Each `--features` name with the option it turns on.
-const FEATURES: &[(&str, fn(&mut GenOptions))] = &[
+const FEATURES: &[(&str, Enable)] = &[
     ("loops", |o| o.allow_loops = true),
     ("nested-loops", |o| {
         o.allow_loops = true;
@@ -113,7 +116,9 @@ pub fn run(args: &GenArgs) -> Result<(), CliError> {
     let mut text = format!(
         ";; gyre gen --seed {}{}{}{}\n",
         args.seed,
-        args.blocks.map(|k| format!(" --blocks {k}")).unwrap_or_default(),
+        args.blocks
+            .map(|k| format!(" --blocks {k}"))
+            .unwrap_or_default(),
         args.features
             .as_ref()
             .map(|f| format!(" --features {}", f.join(",")))

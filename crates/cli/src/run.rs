@@ -270,7 +270,9 @@ fn parse_buffer(spec: &str, seed: &mut u64) -> Result<Buffer, CliError> {
                 _ => return Err(bad("expected NAME=TYPE:COUNT:INIT or NAME=FILE:TYPE")),
             };
             if matches!(path, "zeros" | "iota" | "random") {
-                return Err(bad(&format!("'{path}' needs a count: NAME=TYPE:COUNT:{path}")));
+                return Err(bad(&format!(
+                    "'{path}' needs a count: NAME=TYPE:COUNT:{path}"
+                )));
             }
             let data = read_init_file(path, None, elem.size()).map_err(|m| bad(&m))?;
             (elem, data)
@@ -379,7 +381,10 @@ fn parse_arg(spec: &str, func: &gyre_ir::Function) -> Result<(usize, Arg), CliEr
     let arg = match ty {
         Type::Ptr(space) => {
             if let Some(buf) = value.strip_prefix('@') {
-                if !matches!(space, gyre_ir::AddrSpace::Global | gyre_ir::AddrSpace::Generic) {
+                if !matches!(
+                    space,
+                    gyre_ir::AddrSpace::Global | gyre_ir::AddrSpace::Generic
+                ) {
                     return Err(wrong("a buffer is global memory; give an address instead"));
                 }
                 Arg::buffer(buf)
@@ -426,7 +431,10 @@ fn parse_int(s: &str) -> Option<i128> {
         Some(d) => (true, d),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    let n = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let n = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         Some(h) if !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
             i128::from_str_radix(h, 16).ok()?
         }
@@ -440,7 +448,10 @@ fn parse_int(s: &str) -> Option<i128> {
 
 /// The kernel `gyre run` launches to run device function `f`: it calls `f` with its own
 /// parameters and stores the result through one more, a buffer the caller reads.
-fn device_wrapper(module: &gyre_ir::Module, f: &gyre_ir::Function) -> Result<(gyre_ir::Module, String), CliError> {
+fn device_wrapper(
+    module: &gyre_ir::Module,
+    f: &gyre_ir::Function,
+) -> Result<(gyre_ir::Module, String), CliError> {
     let mut name = "__gyre_run".to_string();
     while module.func_by_name(&name).is_some() {
         name.push('_');
@@ -464,8 +475,13 @@ fn device_wrapper(module: &gyre_ir::Module, f: &gyre_ir::Function) -> Result<(gy
         types.join(", "),
         args.join(", ")
     );
-    let m = gyre_ir::parse_module(&text)
-        .map_err(|e| CliError(format!("cannot run @{}: {}", f.name, e.render("<wrapper>", &text))))?;
+    let m = gyre_ir::parse_module(&text).map_err(|e| {
+        CliError(format!(
+            "cannot run @{}: {}",
+            f.name,
+            e.render("<wrapper>", &text)
+        ))
+    })?;
     Ok((m, name))
 }
 

@@ -27,7 +27,11 @@ fn stderr(o: &Output) -> String {
 
 /// Success, and the output it printed.
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "expected success; stderr: {}", stderr(o));
+    assert!(
+        o.status.success(),
+        "expected success; stderr: {}",
+        stderr(o)
+    );
     assert!(!stderr(o).contains("panicked"), "{}", stderr(o));
     stdout(o)
 }
@@ -67,7 +71,10 @@ fn opt_o_levels_run_the_default_pipeline() {
     }
     assert_eq!(ok(&gyre(&["opt", "-O0", LOOPY])), plain);
     fails_with(&gyre(&["opt", "-O4", LOOPY]), "4 is not in 0..=3");
-    fails_with(&gyre(&["opt", "-Os", LOOPY]), "invalid value 's' for '--opt-level <N>'");
+    fails_with(
+        &gyre(&["opt", "-Os", LOOPY]),
+        "invalid value 's' for '--opt-level <N>'",
+    );
     fails_with(
         &gyre(&["opt", "-O2", "-passes=lcssa", LOOPY]),
         "-O2 and -passes= cannot be combined; write -passes='default<O2>,...'",
@@ -82,17 +89,20 @@ fn opt_passes_with_one_dash() {
     let two = ok(&gyre(&["opt", LOOPY, "--passes=lcssa"]));
     assert_eq!(ok(&gyre(&["opt", LOOPY, "-passes=lcssa"])), two);
     assert_eq!(ok(&gyre(&["opt", LOOPY, "-passes", "lcssa"])), two);
-    let o = gyre(&["opt", LOOPY, "-passes=lcssa", "-verify-each", "-time-passes"]);
+    let o = gyre(&[
+        "opt",
+        LOOPY,
+        "-passes=lcssa",
+        "-verify-each",
+        "-time-passes",
+    ]);
     ok(&o);
     assert!(stderr(&o).contains("Pass execution timing report"));
 }
 
 #[test]
 fn opt_s_is_accepted_as_a_no_op() {
-    assert_eq!(
-        ok(&gyre(&["opt", "-S", LOOPY])),
-        ok(&gyre(&["opt", LOOPY]))
-    );
+    assert_eq!(ok(&gyre(&["opt", "-S", LOOPY])), ok(&gyre(&["opt", LOOPY])));
 }
 
 #[test]
@@ -130,7 +140,10 @@ fn compile_sm_names_and_targets() {
     ] {
         for ex in ["examples/block_reduce.gir", "examples/matmul_tiled.gir"] {
             let ptx = ok(&gyre(&["compile", "-O", ex, "--sm", &format!("sm_{sm}")]));
-            assert!(ptx.contains(&format!(".version {version}\n.target sm_{sm}\n")), "{ptx}");
+            assert!(
+                ptx.contains(&format!(".version {version}\n.target sm_{sm}\n")),
+                "{ptx}"
+            );
             if let Some(p) = &ptxas {
                 gyre_test_tools::run_ptxas(p, &ptx, &format!("sm_{sm}"))
                     .unwrap_or_else(|e| panic!("{ex} sm_{sm}: {e}"));
@@ -219,11 +232,19 @@ fn pipeline_analysis_printers() {
 fn pipeline_module_and_function_adaptors() {
     let flat = ok(&gyre(&["opt", "-passes=loop-simplify,lcssa", LOOPY]));
     assert_eq!(
-        ok(&gyre(&["opt", "-passes=module(function(loop-simplify,lcssa))", LOOPY])),
+        ok(&gyre(&[
+            "opt",
+            "-passes=module(function(loop-simplify,lcssa))",
+            LOOPY
+        ])),
         flat
     );
     assert_eq!(
-        ok(&gyre(&["opt", "-passes=module(loop-simplify),function(lcssa)", LOOPY])),
+        ok(&gyre(&[
+            "opt",
+            "-passes=module(loop-simplify),function(lcssa)",
+            LOOPY
+        ])),
         flat
     );
     fails_with(
@@ -237,8 +258,14 @@ fn pipeline_loop_mssa_is_loop() {
     // Both spellings build the same loop adaptor: the same check, the same message.
     let a = gyre(&["opt", "-passes=loop(lcssa)", LOOPY]);
     let b = gyre(&["opt", "-passes=loop-mssa(lcssa)", LOOPY]);
-    fails_with(&a, "pipeline:6: 'lcssa' is a function pass and cannot run inside loop(...)");
-    fails_with(&b, "pipeline:11: 'lcssa' is a function pass and cannot run inside loop(...)");
+    fails_with(
+        &a,
+        "pipeline:6: 'lcssa' is a function pass and cannot run inside loop(...)",
+    );
+    fails_with(
+        &b,
+        "pipeline:11: 'lcssa' is a function pass and cannot run inside loop(...)",
+    );
 }
 
 #[test]
@@ -258,7 +285,13 @@ fn opaque_pointers_without_emit_llvm_is_an_error() {
         &gyre(&["opt", "--opaque-pointers", LOOPY]),
         "--opaque-pointers applies to LLVM IR output only: add --emit llvm",
     );
-    let ll = ok(&gyre(&["opt", "--opaque-pointers", "--emit", "llvm", LOOPY]));
+    let ll = ok(&gyre(&[
+        "opt",
+        "--opaque-pointers",
+        "--emit",
+        "llvm",
+        LOOPY,
+    ]));
     assert!(ll.contains("ptr addrspace(1)"), "{ll}");
 }
 
@@ -274,7 +307,12 @@ fn unknown_knob_is_an_error() {
 
 #[test]
 fn reporting_flags_without_a_pipeline_warn() {
-    for flag in ["--stats", "--time-passes", "--verify-each", "--print-after-all"] {
+    for flag in [
+        "--stats",
+        "--time-passes",
+        "--verify-each",
+        "--print-after-all",
+    ] {
         let o = gyre(&["opt", flag, LOOPY]);
         ok(&o);
         assert!(
@@ -319,12 +357,19 @@ fn run_device_function_prints_its_return_value() {
         "@square returned f32 9.0\n"
     );
     assert_eq!(
-        ok(&gyre(&["run", &f, "--kernel", "widen", "--arg", "0=-5", "--arg", "1=100"])),
+        ok(&gyre(&[
+            "run", &f, "--kernel", "widen", "--arg", "0=-5", "--arg", "1=100"
+        ])),
         "@widen returned i64 95\n"
     );
-    assert_eq!(ok(&gyre(&["run", &f, "--kernel", "nothing", "--arg", "0=1"])), "");
+    assert_eq!(
+        ok(&gyre(&["run", &f, "--kernel", "nothing", "--arg", "0=1"])),
+        ""
+    );
     fails_with(
-        &gyre(&["run", &f, "--kernel", "square", "--arg", "0=3", "--block", "2"]),
+        &gyre(&[
+            "run", &f, "--kernel", "square", "--arg", "0=3", "--block", "2",
+        ]),
         "@square is a device function: it runs on one thread (leave out --grid and --block)",
     );
 }
@@ -362,7 +407,10 @@ fn run_prints_every_written_buffer() {
     assert_eq!(ok(&args(Some("written"))), "y = [0.0, 0.0]\n");
     assert_eq!(ok(&args(Some("changed"))), "");
     assert_eq!(ok(&args(Some("all"))), "x = [0.0, 1.0]\ny = [0.0, 0.0]\n");
-    fails_with(&args(Some("some")), "invalid value 'some' for '--print <PRINT>'");
+    fails_with(
+        &args(Some("some")),
+        "invalid value 'some' for '--print <PRINT>'",
+    );
 }
 
 #[test]
@@ -398,7 +446,11 @@ fn run_argument_must_fit_its_parameter() {
         let defaults = ["0=@x", "1=@x", "2=1.0", "3=4"];
         for (i, d) in defaults.iter().enumerate() {
             v.push("--arg".into());
-            v.push(if i == param { arg.to_string() } else { d.to_string() });
+            v.push(if i == param {
+                arg.to_string()
+            } else {
+                d.to_string()
+            });
         }
         let refs: Vec<&str> = v.iter().map(|s| s.as_str()).collect();
         gyre(&refs)
@@ -407,11 +459,23 @@ fn run_argument_must_fit_its_parameter() {
         &one("3=4294967296", 3),
         "--arg '3=4294967296': parameter 3 is i32: 4294967296 does not fit (it takes -2147483648 to 4294967295)",
     );
-    fails_with(&one("3=1.5", 3), "parameter 3 is i32: '1.5' is not an integer");
+    fails_with(
+        &one("3=1.5", 3),
+        "parameter 3 is i32: '1.5' is not an integer",
+    );
     fails_with(&one("2=@x", 2), "parameter 2 is f32: '@x' is not a number");
-    fails_with(&one("2=1e39", 2), "parameter 2 is f32: 1e39 does not fit f32");
-    fails_with(&one("0=1.5", 0), "parameter 0 is ptr.global: '1.5' is not @BUFFER or an address");
-    fails_with(&one("0=bytes:00", 0), "parameter 0 is ptr.global: bytes:HEX is for byval parameters only");
+    fails_with(
+        &one("2=1e39", 2),
+        "parameter 2 is f32: 1e39 does not fit f32",
+    );
+    fails_with(
+        &one("0=1.5", 0),
+        "parameter 0 is ptr.global: '1.5' is not @BUFFER or an address",
+    );
+    fails_with(
+        &one("0=bytes:00", 0),
+        "parameter 0 is ptr.global: bytes:HEX is for byval parameters only",
+    );
     // In range, signed or unsigned, decimal or hex: accepted.
     ok(&one("3=0x4", 3));
     ok(&one("3=-1", 3));
@@ -420,7 +484,10 @@ fn run_argument_must_fit_its_parameter() {
 
 #[test]
 fn run_file_backed_buffer_takes_its_count_from_the_file() {
-    let bytes: Vec<u8> = [1.0f32, 2.0, 3.0].iter().flat_map(|f| f.to_le_bytes()).collect();
+    let bytes: Vec<u8> = [1.0f32, 2.0, 3.0]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
     let file = temp("filebuf", "x.bin", &bytes);
     let run = |spec: &str| {
         gyre(&[
@@ -460,7 +527,10 @@ fn run_file_backed_buffer_takes_its_count_from_the_file() {
         &run(&format!("x={file}:f64")),
         &format!("{file} has 12 bytes, not a whole number of 8-byte elements"),
     );
-    fails_with(&run("x=f32:iota"), "'iota' needs a count: NAME=TYPE:COUNT:iota");
+    fails_with(
+        &run("x=f32:iota"),
+        "'iota' needs a count: NAME=TYPE:COUNT:iota",
+    );
 }
 
 #[test]
@@ -493,7 +563,9 @@ fn run_json_is_json() {
     assert!(v["buffers"].get("x").is_none(), "x was not written");
     // Non-finite floats are strings, which JSON numbers cannot hold.
     let f = temp("json", "dev.gir", DEVICE.as_bytes());
-    let o = gyre(&["run", &f, "--kernel", "square", "--arg", "0=1e30", "--json", "-"]);
+    let o = gyre(&[
+        "run", &f, "--kernel", "square", "--arg", "0=1e30", "--json", "-",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&ok(&o)).expect("valid JSON");
     assert_eq!(v["return"], serde_json::json!("inf"));
 }
@@ -501,16 +573,25 @@ fn run_json_is_json() {
 #[test]
 fn gen_prints_a_random_kernel_that_runs() {
     let a = ok(&gyre(&["gen", "--seed", "5", "--blocks", "60"]));
-    assert_eq!(a, ok(&gyre(&["gen", "--seed", "5", "--blocks", "60"])), "deterministic");
+    assert_eq!(
+        a,
+        ok(&gyre(&["gen", "--seed", "5", "--blocks", "60"])),
+        "deterministic"
+    );
     assert_ne!(a, ok(&gyre(&["gen", "--seed", "6", "--blocks", "60"])));
     let m = gyre_ir::parse_module(&a).expect("parses");
     gyre_ir::verifier::verify_module(&m).expect("verifies");
     let kernel = m.functions.values().last().unwrap();
-    assert!(kernel.layout.blocks().count() >= 60, "--blocks 60 gives at least 60 blocks");
+    assert!(
+        kernel.layout.blocks().count() >= 60,
+        "--blocks 60 gives at least 60 blocks"
+    );
     // The second line says how to run it within its contract; that command succeeds.
     let file = temp("gen", "g.gir", a.as_bytes());
     let line = a.lines().nth(1).unwrap();
-    let cmd = line.strip_prefix(";; run: gyre run FILE ").expect("a run line");
+    let cmd = line
+        .strip_prefix(";; run: gyre run FILE ")
+        .expect("a run line");
     let mut args = vec!["run", file.as_str()];
     args.extend(cmd.split(' '));
     assert!(ok(&gyre(&args)).starts_with("p0 = ["));
@@ -518,12 +599,18 @@ fn gen_prints_a_random_kernel_that_runs() {
     let none = ok(&gyre(&["gen", "--seed", "5", "--features", "none"]));
     let m = gyre_ir::parse_module(&none).unwrap();
     assert_eq!(m.functions.len(), 1, "no device functions without calls");
-    assert!(!none.contains("barrier") && !none.contains("load"), "{none}");
+    assert!(
+        !none.contains("barrier") && !none.contains("load"),
+        "{none}"
+    );
     fails_with(
         &gyre(&["gen", "--features", "loops,wormholes"]),
         "--features: unknown feature 'wormholes'; features: loops, nested-loops",
     );
-    fails_with(&gyre(&["gen", "--blocks", "0"]), "--blocks 0: expected a block count");
+    fails_with(
+        &gyre(&["gen", "--blocks", "0"]),
+        "--blocks 0: expected a block count",
+    );
 }
 
 #[test]
@@ -582,7 +669,10 @@ fn help_and_docs_list_every_command_and_flag() {
     }
     let doc = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
     for cmd in ["opt", "compile", "print", "run", "gen", "knobs", "passes"] {
-        assert!(doc.contains(&format!("## `gyre {cmd}`")), "docs/cli.md lacks gyre {cmd}");
+        assert!(
+            doc.contains(&format!("## `gyre {cmd}`")),
+            "docs/cli.md lacks gyre {cmd}"
+        );
         let h = ok(&gyre(&[cmd, "--help"]));
         for word in h.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
             if word.starts_with("--") && word.len() > 2 && word != "--help" && word != "--version" {

@@ -26,6 +26,10 @@ block0(v0: ptr.global, v1: ptr.global, v2: ptr.global):
     assert_eq!(mem.written("src"), Some(false));
     assert_eq!(mem.written("dst"), Some(true), "stored its own value back");
     assert_eq!(mem.read::<i32>("dst").unwrap(), vec![5]);
-    assert_eq!(mem.written("cas"), Some(false), "a failed compare-and-swap writes nothing");
+    assert_eq!(
+        mem.written("cas"),
+        Some(false),
+        "a failed compare-and-swap writes nothing"
+    );
     assert_eq!(mem.written("none"), None);
 }

@@ -18,8 +18,8 @@ pub mod verify;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
-pub use pipeline::DEFAULT_PIPELINE;
 pub use manager::{
     Forms, FunctionPass, LoopHandle, LoopPass, LoopUpdater, Options, PassContext, PassError,
     PassManager, PassResult, Remark, Report, Stats,
 };
+pub use pipeline::DEFAULT_PIPELINE;

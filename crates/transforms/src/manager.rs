@@ -562,7 +562,9 @@ fn print_analysis(what: PrintWhat, func: &Function, run: &mut Run<'_>) -> Result
         .map_err(|e| PassError(format!("print<...>: @{}: {e}", func.name)))?;
     let text = match what {
         PrintWhat::Cfg => gyre_analysis::print_cfg(&cfg, func),
-        PrintWhat::Domtree => gyre_analysis::print_domtree(&DomTree::with_function(func, &cfg), func),
+        PrintWhat::Domtree => {
+            gyre_analysis::print_domtree(&DomTree::with_function(func, &cfg), func)
+        }
         PrintWhat::Postdomtree => {
             gyre_analysis::print_postdomtree(&PostDomTree::with_function(func, &cfg), func)
         }

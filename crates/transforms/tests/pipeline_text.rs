@@ -29,7 +29,12 @@ fn run(pipeline: &str) -> Result<(String, String), String> {
 #[test]
 fn default_o2_is_the_default_pipeline() {
     let expected = run(gyre_transforms::DEFAULT_PIPELINE).unwrap().0;
-    for p in ["default<O1>", "default<O2>", "default<O3>", "module(default<O2>)"] {
+    for p in [
+        "default<O1>",
+        "default<O2>",
+        "default<O3>",
+        "module(default<O2>)",
+    ] {
         assert_eq!(run(p).unwrap().0, expected, "{p}");
     }
     // O0 runs nothing.
@@ -37,15 +42,24 @@ fn default_o2_is_the_default_pipeline() {
     assert_eq!(run("default<O0>").unwrap().0, original);
     assert_ne!(expected, original, "the default pipeline changes this loop");
     let e = run("default<Os>").unwrap_err();
-    assert!(e.contains("pipeline:1: default<...> takes one of O0, O1, O2, O3"), "{e}");
+    assert!(
+        e.contains("pipeline:1: default<...> takes one of O0, O1, O2, O3"),
+        "{e}"
+    );
 }
 
 #[test]
 fn module_and_function_adaptors_nest() {
     let flat = run("loop-simplify,lcssa").unwrap().0;
-    assert_eq!(run("module(function(loop-simplify,lcssa))").unwrap().0, flat);
+    assert_eq!(
+        run("module(function(loop-simplify,lcssa))").unwrap().0,
+        flat
+    );
     let e = run("function(module(lcssa))").unwrap_err();
-    assert!(e.contains("pipeline:10: module(...) can only be the outermost adaptor"), "{e}");
+    assert!(
+        e.contains("pipeline:10: module(...) can only be the outermost adaptor"),
+        "{e}"
+    );
     let e = run("lcssa(verify)").unwrap_err();
     assert!(e.contains("'lcssa' is not an adaptor"), "{e}");
 }
