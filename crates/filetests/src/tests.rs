@@ -195,5 +195,10 @@ fn compile_and_ptxas_policy() {
         .run_text("t.gir", &src.replace("sm_90\n", "sm_91\n"))
         .unwrap_err();
     assert_eq!(e.line, Some(2));
-    assert!(e.message.contains("unknown target 'sm_91' (sm_70, sm_72, sm_75"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("unknown target 'sm_91' (sm_70, sm_72, sm_75"),
+        "{}",
+        e.message
+    );
 }
