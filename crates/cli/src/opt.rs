@@ -141,8 +141,35 @@ pub fn pipeline(flags: &PassFlags) -> Result<Option<String>, CliError> {
                 eprintln!("warning: {flag} has no effect without a pipeline (-passes= or -O)");
             }
         }
+    } else if let Some(p) = &pipeline {
+        let names = pass_names(p);
+        for pass in &flags.print_after {
+            if !names.iter().any(|n| n == pass) {
+                eprintln!("warning: --print-after={pass}: the pipeline does not run {pass}");
+            }
+        }
     }
     Ok(pipeline)
+}
+
+/// The names of every element of a pipeline, nested ones and those `default<...>` stands
+/// for included (empty if it does not parse: building it reports that).
+fn pass_names(pipeline: &str) -> Vec<String> {
+    use gyre_transforms::pipeline::parse_pipeline;
+    let mut names = Vec::new();
+    let Ok(top) = parse_pipeline(pipeline) else {
+        return names;
+    };
+    let default = parse_pipeline(gyre_transforms::DEFAULT_PIPELINE).unwrap_or_default();
+    let mut stack: Vec<&gyre_transforms::pipeline::PipelineElement> = top.iter().collect();
+    while let Some(e) = stack.pop() {
+        if e.name == "default" {
+            stack.extend(default.iter());
+        }
+        names.push(e.name.clone());
+        stack.extend(e.nested.iter());
+    }
+    names
 }
 
 fn render_report(flags: &PassFlags, report: &Report) -> String {

@@ -578,6 +578,17 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         Some((m, k)) => (m, k.as_str()),
         None => (&module, fname),
     };
+    if args.dynamic_shared > 0
+        && !module
+            .globals
+            .values()
+            .any(|g| g.linkage == gyre_ir::Linkage::Extern)
+    {
+        eprintln!(
+            "warning: --dynamic-shared {}: the module has no extern shared array to use it",
+            args.dynamic_shared
+        );
+    }
     let mut launch = Launch::new(grid, block, kernel_args);
     launch.dynamic_shared_bytes = args.dynamic_shared;
     if let Some(limit) = args.step_limit {

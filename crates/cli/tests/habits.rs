@@ -277,6 +277,24 @@ fn print_after_of_an_unknown_pass_is_an_error() {
     let o = gyre(&["opt", "-passes=lcssa", "-print-after=lcssa", LOOPY]);
     ok(&o);
     assert!(stderr(&o).contains("; *** IR Dump After lcssa on @search ***"));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    // A pass the pipeline does not run: nothing to print, so a warning.
+    let o = gyre(&["opt", "-passes=lcssa", "-print-after=loop-simplify", LOOPY]);
+    ok(&o);
+    assert_eq!(
+        stderr(&o),
+        "warning: --print-after=loop-simplify: the pipeline does not run loop-simplify\n"
+    );
+    // default<O2> and -O run it.
+    for flags in [
+        ["-passes=module(default<O2>)", "-print-after=loop-simplify"],
+        ["-O", "-print-after=loop-simplify"],
+    ] {
+        let o = gyre(&["opt", flags[0], flags[1], LOOPY]);
+        ok(&o);
+        assert!(!stderr(&o).contains("warning"), "{flags:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("IR Dump After loop-simplify"));
+    }
 }
 
 #[test]
@@ -329,6 +347,17 @@ fn reporting_flags_without_a_pipeline_warn() {
     let o = gyre(&["opt", "-O", "--stats", LOOPY]);
     ok(&o);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn dynamic_shared_memory_without_an_extern_array_warns() {
+    let o = saxpy(&["--kernel", "saxpy", "--dynamic-shared", "64"]);
+    assert_eq!(ok(&o), "y = [0.0, 3.0, 6.0, 9.0]\n");
+    assert_eq!(
+        stderr(&o),
+        "warning: --dynamic-shared 64: the module has no extern shared array to use it\n"
+    );
+    assert_eq!(stderr(&saxpy(&["--kernel", "saxpy"])), "");
 }
 
 const DEVICE: &str = "\
