@@ -1,57 +1,112 @@
 //! `gyre compile`: optimize (optionally) and lower a module to PTX.
 
 use crate::input;
-use crate::opt::{run_passes, PassFlags};
+use crate::opt::{pipeline, run_passes, PassFlags};
 use crate::CliError;
+use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
 use gyre_codegen_lite::{compile_module_with, CodegenOptions, Sm};
+use gyre_ir::{FuncKind, Module, Opcode};
 use gyre_transforms::ModuleAnalyses;
-
-/// Gyre's default GPU loop pipeline (`-O`), in the order cicc runs its loop passes;
-/// passes Gyre does not have yet (loop-rotate, indvars, simple-loop-unswitch) join it as
-/// they land. docs/passes.md explains each step.
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate)";
 
 /// Arguments of `gyre compile`.
 #[derive(clap::Args)]
 pub struct CompileArgs {
     /// Input file (`.gir` or `.ll`), or `-`.
     pub input: String,
-    /// Target architecture: 70, 80 or 90.
-    #[arg(long, default_value_t = 90)]
-    pub sm: u32,
-    /// Run the default GPU loop pipeline first.
-    #[arg(short = 'O', conflicts_with = "passes")]
-    pub optimize: bool,
-    /// Output file (default: standard output).
+    /// Target architecture: `90` or `sm_90`; one of 70, 72, 75, 80, 86, 87, 89, 90, 100,
+    /// 120 (also `-mcpu=sm_90`, as in llc).
+    #[arg(long, default_value = "90", value_parser = parse_sm)]
+    pub sm: Sm,
+    /// Output file (default, or `-`: standard output).
     #[arg(short, long)]
     pub output: Option<String>,
     #[command(flatten)]
     pub flags: PassFlags,
 }
 
+/// `--sm`: a number or a target name.
+fn parse_sm(s: &str) -> Result<Sm, String> {
+    Sm::from_name(s).ok_or_else(|| {
+        let names: Vec<String> = Sm::ALL.iter().map(|sm| sm.number().to_string()).collect();
+        format!(
+            "'{s}' is not a supported target; supported: {} (as `90` or `sm_90`)",
+            names.join(", ")
+        )
+    })
+}
+
+/// Every `barrier` of a kernel that the uniformity analysis finds reachable under
+/// divergent control: some threads of a CTA may skip it while others wait, which hangs
+/// on the hardware (and is a divergent-barrier fault in `gyre run`). Device functions are
+/// left out: their every block counts as divergent control (a caller may be divergent).
+/// Returns `(function, block, instruction text)` per barrier.
+pub fn divergent_barriers(module: &Module) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    for (_, func) in module.functions.iter() {
+        if func.kind != FuncKind::Kernel {
+            continue;
+        }
+        let barrier_blocks: Vec<_> = func
+            .layout
+            .blocks()
+            .filter(|&b| {
+                func.layout
+                    .block_insts(b)
+                    .any(|i| func.dfg.inst(i).opcode() == Opcode::Barrier)
+            })
+            .collect();
+        if barrier_blocks.is_empty() {
+            continue;
+        }
+        let Ok(cfg) = Cfg::with_function(func) else {
+            continue;
+        };
+        let dt = DomTree::with_function(func, &cfg);
+        let pdt = PostDomTree::with_function(func, &cfg);
+        let loops = LoopInfo::with_function(func, &cfg, &dt);
+        let mut u = Uniformity::new();
+        u.compute(func, &cfg, &dt, &pdt, &loops);
+        for b in barrier_blocks {
+            if !u.block_may_be_divergent_control(b) {
+                continue;
+            }
+            for i in func.layout.block_insts(b) {
+                if func.dfg.inst(i).opcode() == Opcode::Barrier {
+                    let mut text = String::new();
+                    let _ = gyre_ir::write::write_inst(&mut text, func, Some(module), i);
+                    found.push((func.name.clone(), b.to_string(), text));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// `gyre compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
-    let sm = Sm::from_number(args.sm).ok_or_else(|| {
-        CliError(format!(
-            "--sm {}: supported targets are 70, 80 and 90",
-            args.sm
-        ))
-    })?;
+    let pipeline = pipeline(&args.flags)?;
     let (name, mut module) = input::load_module(&args.input)?;
     input::verify(&name, &module)?;
-    let pipeline = match (&args.flags.passes, args.optimize) {
-        (Some(p), _) => Some(p.as_str()),
-        (None, true) => Some(DEFAULT_PIPELINE),
-        (None, false) => None,
-    };
     // One set of analysis caches for the passes and the emitter: what the pipeline leaves
     // valid (the CFG, dominator tree and loops after loop-simplify and lcssa) is not
     // computed again for PTX.
     let mut analyses = ModuleAnalyses::new();
-    if let Some(p) = pipeline {
+    if let Some(p) = &pipeline {
         run_passes(&args.flags, p, &mut module, &mut analyses)?;
     }
-    let ptx = compile_module_with(&module, &CodegenOptions { sm }, &mut analyses)
+    for (func, block, inst) in divergent_barriers(&module) {
+        eprintln!(
+            "{name}: warning: @{func}: {block}: `{inst}` is reachable under divergent \
+             control: threads that skip it leave the others waiting"
+        );
+        if args.flags.remarks {
+            eprintln!(
+                "remark: uniformity: @{func} at {block}: divergent-barrier: `{inst}` runs \
+                 under divergent control"
+            );
+        }
+    }
+    let ptx = compile_module_with(&module, &CodegenOptions { sm: args.sm }, &mut analyses)
         .map_err(|e| CliError(format!("{name}: error: {e}")))?;
     input::write_output(args.output.as_deref(), &ptx)
 }

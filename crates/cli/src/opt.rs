@@ -9,9 +9,14 @@ use std::fmt::Write as _;
 /// Pass-manager flags shared by `opt` and `compile`.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct PassFlags {
-    /// Pass pipeline, e.g. `loop-simplify,lcssa`.
+    /// Pass pipeline, e.g. `loop-simplify,lcssa`, `default<O2>`, `print<domtree>`
+    /// (also `-passes=`, as in opt).
     #[arg(long)]
     pub passes: Option<String>,
+    /// Run the default pipeline: `-O` (= `-O2`), `-O0` (nothing), `-O1`, `-O2`, `-O3`
+    /// (all three the default pipeline, `gyre passes` lists its passes).
+    #[arg(long = "opt-level", value_name = "N", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: Option<u8>,
     /// Set a knob: `-C name=value` (repeatable; `gyre knobs` lists them).
     #[arg(short = 'C', value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
@@ -24,7 +29,8 @@ pub struct PassFlags {
     /// Print counters per pass.
     #[arg(long)]
     pub stats: bool,
-    /// Print why passes left loops alone.
+    /// Print why passes left loops alone (and, in `compile`, each barrier reachable
+    /// under divergent control).
     #[arg(long)]
     pub remarks: bool,
     /// Print the IR after every pass.
@@ -38,11 +44,14 @@ pub struct PassFlags {
 /// Arguments of `gyre opt`.
 #[derive(clap::Args)]
 pub struct OptArgs {
-    /// Input file (`.gir`), or `-` for standard input.
+    /// Input file (`.gir` or `.ll`), or `-` for standard input.
     pub input: String,
-    /// Output file (default: standard output).
+    /// Output file (default, or `-`: standard output).
     #[arg(short, long)]
     pub output: Option<String>,
+    /// Accepted for opt's sake: the output is always text.
+    #[arg(short = 'S')]
+    pub text: bool,
     /// Output format: Gyre's `.gir` text or LLVM IR text.
     #[arg(long, value_enum, default_value = "gir")]
     pub emit: Emit,
@@ -70,10 +79,7 @@ pub fn run_passes(
     module: &mut gyre_ir::Module,
     analyses: &mut ModuleAnalyses,
 ) -> Result<(), CliError> {
-    let mut knobs = Knobs::default();
-    for s in &flags.knobs {
-        apply_setting(&mut knobs, s)?;
-    }
+    let knobs = parse_knobs(flags)?;
     let options = Options {
         verify_each: flags.verify_each,
         print_after_all: flags.print_after_all,
@@ -84,6 +90,86 @@ pub fn run_passes(
     let report = pm.run_module_with(module, analyses)?;
     eprint!("{}", render_report(flags, &report));
     Ok(())
+}
+
+/// The knob settings of `-C`, checked: an unknown knob or a bad value is an error.
+pub fn parse_knobs(flags: &PassFlags) -> Result<Knobs, CliError> {
+    let mut knobs = Knobs::default();
+    for s in &flags.knobs {
+        apply_setting(&mut knobs, s).map_err(|e| CliError(format!("-C {s}: {e}")))?;
+    }
+    Ok(knobs)
+}
+
+/// The pipeline the flags ask for (`-passes=`, or `-O1`..`-O3` for the default one), with
+/// every flag checked: a flag that cannot apply is an error (`--print-after` of a pass
+/// that does not exist, `-O` together with `-passes=`) or a warning on standard error
+/// (a reporting flag without a pipeline).
+pub fn pipeline(flags: &PassFlags) -> Result<Option<String>, CliError> {
+    parse_knobs(flags)?;
+    for p in &flags.print_after {
+        if gyre_transforms::registry::lookup(p).is_none() {
+            let names: Vec<&str> = gyre_transforms::registry::PASSES
+                .iter()
+                .map(|p| p.name)
+                .collect();
+            return Err(CliError(format!(
+                "--print-after={p}: no pass is named '{p}'; passes: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let pipeline = match (&flags.passes, flags.opt_level) {
+        (Some(_), Some(n)) => {
+            return Err(CliError(format!(
+                "-O{n} and -passes= cannot be combined; write -passes='default<O{n}>,...'"
+            )))
+        }
+        (Some(p), None) => Some(p.clone()),
+        (None, Some(0) | None) => None,
+        (None, Some(_)) => Some(gyre_transforms::DEFAULT_PIPELINE.to_string()),
+    };
+    if pipeline.is_none() {
+        for (set, flag) in [
+            (flags.verify_each, "--verify-each"),
+            (flags.time_passes, "--time-passes"),
+            (flags.stats, "--stats"),
+            (flags.print_after_all, "--print-after-all"),
+            (!flags.print_after.is_empty(), "--print-after"),
+        ] {
+            if set {
+                eprintln!("warning: {flag} has no effect without a pipeline (-passes= or -O)");
+            }
+        }
+    } else if let Some(p) = &pipeline {
+        let names = pass_names(p);
+        for pass in &flags.print_after {
+            if !names.iter().any(|n| n == pass) {
+                eprintln!("warning: --print-after={pass}: the pipeline does not run {pass}");
+            }
+        }
+    }
+    Ok(pipeline)
+}
+
+/// The names of every element of a pipeline, nested ones and those `default<...>` stands
+/// for included (empty if it does not parse: building it reports that).
+fn pass_names(pipeline: &str) -> Vec<String> {
+    use gyre_transforms::pipeline::parse_pipeline;
+    let mut names = Vec::new();
+    let Ok(top) = parse_pipeline(pipeline) else {
+        return names;
+    };
+    let default = parse_pipeline(gyre_transforms::DEFAULT_PIPELINE).unwrap_or_default();
+    let mut stack: Vec<&gyre_transforms::pipeline::PipelineElement> = top.iter().collect();
+    while let Some(e) = stack.pop() {
+        if e.name == "default" {
+            stack.extend(default.iter());
+        }
+        names.push(e.name.clone());
+        stack.extend(e.nested.iter());
+    }
+    names
 }
 
 fn render_report(flags: &PassFlags, report: &Report) -> String {
@@ -147,16 +233,20 @@ fn render_report(flags: &PassFlags, report: &Report) -> String {
 
 /// `gyre opt`.
 pub fn run(args: &OptArgs) -> Result<(), CliError> {
+    if args.opaque_pointers && args.emit != Emit::Llvm {
+        return Err(CliError(
+            "--opaque-pointers applies to LLVM IR output only: add --emit llvm".into(),
+        ));
+    }
+    // Flags are checked before the input is read: a typo is reported whatever the input.
+    let pipeline = pipeline(&args.flags)?;
+    if args.flags.remarks && pipeline.is_none() {
+        eprintln!("warning: --remarks has no effect without a pipeline (-passes= or -O)");
+    }
     let (name, mut module) = input::load_module(&args.input)?;
     input::verify(&name, &module)?;
-    if let Some(p) = &args.flags.passes {
+    if let Some(p) = &pipeline {
         run_passes(&args.flags, p, &mut module, &mut ModuleAnalyses::new())?;
-    } else if !args.flags.knobs.is_empty() {
-        // Still validate knob settings so a typo is reported.
-        let mut knobs = Knobs::default();
-        for s in &args.flags.knobs {
-            apply_setting(&mut knobs, s)?;
-        }
     }
     let text = match args.emit {
         Emit::Gir => module.to_string(),

@@ -38,37 +38,75 @@ use gyre_ir::{Block, Inst, Module};
 
 pub use uniform::BranchUniformity;
 
-/// A PTX target architecture.
+/// A PTX target architecture. Gyre's PTX does not depend on the target beyond the
+/// `.version` and `.target` lines, so every target ptxas accepts from Volta on is here.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Sm {
     /// Volta, `sm_70` (PTX ISA 6.0).
     Sm70,
+    /// Xavier, `sm_72` (PTX ISA 6.1).
+    Sm72,
+    /// Turing, `sm_75` (PTX ISA 6.3).
+    Sm75,
     /// Ampere, `sm_80` (PTX ISA 7.0).
     Sm80,
+    /// Ampere (GA10x), `sm_86` (PTX ISA 7.1).
+    Sm86,
+    /// Orin, `sm_87` (PTX ISA 7.4).
+    Sm87,
+    /// Ada, `sm_89` (PTX ISA 7.8).
+    Sm89,
     /// Hopper, `sm_90` (PTX ISA 7.8).
     Sm90,
+    /// Blackwell, `sm_100` (PTX ISA 8.6).
+    Sm100,
+    /// Blackwell (GB20x), `sm_120` (PTX ISA 8.7).
+    Sm120,
 }
 
 impl Sm {
     /// Every supported target.
-    pub const ALL: [Sm; 3] = [Sm::Sm70, Sm::Sm80, Sm::Sm90];
+    pub const ALL: [Sm; 10] = [
+        Sm::Sm70,
+        Sm::Sm72,
+        Sm::Sm75,
+        Sm::Sm80,
+        Sm::Sm86,
+        Sm::Sm87,
+        Sm::Sm89,
+        Sm::Sm90,
+        Sm::Sm100,
+        Sm::Sm120,
+    ];
 
     /// The target for a compute-capability number as written after `--sm` (70, 80, 90).
     pub fn from_number(n: u32) -> Option<Sm> {
-        match n {
-            70 => Some(Sm::Sm70),
-            80 => Some(Sm::Sm80),
-            90 => Some(Sm::Sm90),
-            _ => None,
+        Sm::ALL.into_iter().find(|sm| sm.number() == n)
+    }
+
+    /// The target for `--sm`: a number (`90`) or a target name (`sm_90`).
+    pub fn from_name(s: &str) -> Option<Sm> {
+        let n = s.strip_prefix("sm_").unwrap_or(s);
+        // Only plain digits: `u32::from_str` would also take `+90`.
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
         }
+        n.parse().ok().and_then(Sm::from_number)
     }
 
     /// The compute-capability number (70, 80, 90).
     pub fn number(self) -> u32 {
         match self {
             Sm::Sm70 => 70,
+            Sm::Sm72 => 72,
+            Sm::Sm75 => 75,
             Sm::Sm80 => 80,
+            Sm::Sm86 => 86,
+            Sm::Sm87 => 87,
+            Sm::Sm89 => 89,
             Sm::Sm90 => 90,
+            Sm::Sm100 => 100,
+            Sm::Sm120 => 120,
         }
     }
 
@@ -76,8 +114,15 @@ impl Sm {
     pub fn target(self) -> &'static str {
         match self {
             Sm::Sm70 => "sm_70",
+            Sm::Sm72 => "sm_72",
+            Sm::Sm75 => "sm_75",
             Sm::Sm80 => "sm_80",
+            Sm::Sm86 => "sm_86",
+            Sm::Sm87 => "sm_87",
+            Sm::Sm89 => "sm_89",
             Sm::Sm90 => "sm_90",
+            Sm::Sm100 => "sm_100",
+            Sm::Sm120 => "sm_120",
         }
     }
 
@@ -85,8 +130,14 @@ impl Sm {
     pub fn ptx_version(self) -> &'static str {
         match self {
             Sm::Sm70 => "6.0",
+            Sm::Sm72 => "6.1",
+            Sm::Sm75 => "6.3",
             Sm::Sm80 => "7.0",
-            Sm::Sm90 => "7.8",
+            Sm::Sm86 => "7.1",
+            Sm::Sm87 => "7.4",
+            Sm::Sm89 | Sm::Sm90 => "7.8",
+            Sm::Sm100 => "8.6",
+            Sm::Sm120 => "8.7",
         }
     }
 }

@@ -96,7 +96,11 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                         .ok_or_else(|| {
                             FileError::at(
                                 l.line,
-                                format!("unknown target '{}' (sm_70, sm_80 or sm_90)", l.value),
+                                format!(
+                                    "unknown target '{}' ({})",
+                                    l.value,
+                                    Sm::ALL.map(Sm::target).join(", ")
+                                ),
                             )
                         })?;
                     (sm, l.line)

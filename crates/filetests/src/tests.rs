@@ -192,7 +192,13 @@ fn compile_and_ptxas_policy() {
     let _ = std::fs::remove_dir_all(&dir);
     // An unknown target is an error at its line.
     let e = runner(false)
-        .run_text("t.gir", &src.replace("sm_90\n", "sm_75\n"))
+        .run_text("t.gir", &src.replace("sm_90\n", "sm_91\n"))
         .unwrap_err();
     assert_eq!(e.line, Some(2));
+    assert!(
+        e.message
+            .contains("unknown target 'sm_91' (sm_70, sm_72, sm_75"),
+        "{}",
+        e.message
+    );
 }

@@ -714,6 +714,7 @@ fn push_slots(local: &mut Heap, f: &DFunc) -> u64 {
             poison: vec![true; size as usize],
             shadow: Vec::new(),
             read_only: false,
+            written: false,
         });
     }
     local.top = base + f.frame_size;

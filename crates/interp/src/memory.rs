@@ -80,6 +80,9 @@ pub(crate) struct Alloc {
     /// Race shadow, one per byte; empty when detection is off or the space is private.
     pub shadow: Vec<Shadow>,
     pub read_only: bool,
+    /// Has a store or an atomic that changed memory written here? (`gyre run` prints the
+    /// buffers a kernel wrote, also when it wrote back the values they held.)
+    pub written: bool,
 }
 
 impl Alloc {
@@ -165,6 +168,7 @@ impl Heap {
             poison,
             shadow: Vec::new(),
             read_only: false,
+            written: false,
         });
         base
     }
@@ -255,6 +259,7 @@ impl Heap {
         }
         a.data[off..off + n].copy_from_slice(&val.to_le_bytes()[..n]);
         a.poison[off..off + n].fill(poison);
+        a.written = true;
         Ok(())
     }
 
@@ -282,6 +287,7 @@ impl Heap {
         if let Some((new, new_p)) = f(old, old_p) {
             a.data[off..off + n].copy_from_slice(&new.to_le_bytes()[..n]);
             a.poison[off..off + n].fill(new_p);
+            a.written = true;
         }
         Ok((old, old_p))
     }
@@ -489,6 +495,12 @@ impl Memory {
         self.names
             .get(name)
             .map(|&i| self.heap.allocs[i].poison.as_slice())
+    }
+
+    /// Has the launch stored to the buffer (a store, or an atomic that wrote), even if
+    /// the values it wrote are those the buffer held? `None` if there is no such buffer.
+    pub fn written(&self, name: &str) -> Option<bool> {
+        self.names.get(name).map(|&i| self.heap.allocs[i].written)
     }
 
     /// The buffer's contents as elements (trailing bytes that do not fill one are

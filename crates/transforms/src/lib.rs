@@ -23,3 +23,4 @@ pub use manager::{
     Forms, FunctionPass, LoopHandle, LoopPass, LoopUpdater, Options, PassContext, PassError,
     PassManager, PassResult, Remark, Report, Stats,
 };
+pub use pipeline::DEFAULT_PIPELINE;

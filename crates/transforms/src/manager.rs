@@ -22,7 +22,7 @@
 
 use crate::analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 use crate::knobs::Knobs;
-use crate::pipeline::{parse_pipeline, PipelineElement};
+use crate::pipeline::{parse_pipeline, PipelineElement, PrintWhat, DEFAULT_PIPELINE};
 use crate::registry::{self, PassKind};
 use gyre_ir::{Block, EntityRef, Function, Module};
 use std::collections::BTreeMap;
@@ -288,6 +288,9 @@ pub enum PipelineNode {
     Function(Box<dyn FunctionPass>),
     /// A loop adaptor with its loop passes.
     Loop(Vec<Box<dyn LoopPass>>),
+    /// An analysis printer (`print<domtree>`): appends the analysis of each function to
+    /// [`Report::dumps`], as `opt`'s printers write to standard error.
+    Print(PrintWhat),
 }
 
 /// How the manager reports and checks.
@@ -373,6 +376,9 @@ impl PassManager {
 
     /// Build a pipeline from its string form (`loop-simplify,lcssa,loop(loop-rotate)`).
     /// Loop passes at the top level are wrapped in a loop adaptor, as LLVM does.
+    /// `module(...)` (top level only) and `function(...)` nest a pipeline;
+    /// `default<O0>`..`default<O3>` stand for [`DEFAULT_PIPELINE`] (nothing at `O0`), and
+    /// `print<NAME>` is an analysis printer ([`PrintWhat`]).
     pub fn from_pipeline(
         text: &str,
         knobs: Knobs,
@@ -380,14 +386,32 @@ impl PassManager {
     ) -> Result<PassManager, String> {
         let elems = parse_pipeline(text).map_err(|e| e.to_string())?;
         let mut pm = PassManager::new(knobs, options);
-        // An explicit stack over `function(...)` nesting.
+        // An explicit stack over `module(...)` and `function(...)` nesting.
         let mut stack: Vec<std::slice::Iter<'_, PipelineElement>> = vec![elems.iter()];
         while let Some(top) = stack.last_mut() {
             let Some(e) = top.next() else {
                 stack.pop();
                 continue;
             };
+            let no_nesting = |e: &PipelineElement| {
+                if e.nested.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "pipeline:{}: '{}' is not an adaptor; only module(...), function(...) \
+                         and loop(...) nest",
+                        e.col, e.name
+                    ))
+                }
+            };
             match e.name.as_str() {
+                "module" if stack.len() == 1 => stack.push(e.nested.iter()),
+                "module" => {
+                    return Err(format!(
+                        "pipeline:{}: module(...) can only be the outermost adaptor",
+                        e.col
+                    ))
+                }
                 "function" => stack.push(e.nested.iter()),
                 "loop" | "loop-mssa" => {
                     let mut passes = Vec::new();
@@ -396,12 +420,45 @@ impl PassManager {
                     }
                     pm.add_loop_passes(passes);
                 }
-                _ if !e.nested.is_empty() => {
-                    return Err(format!(
-                    "pipeline:{}: '{}' is not an adaptor; only function(...) and loop(...) nest",
-                    e.col, e.name
-                ))
+                "default" => {
+                    no_nesting(e)?;
+                    match e.params.as_slice() {
+                        [l] if l == "O0" => {}
+                        [l] if matches!(l.as_str(), "O1" | "O2" | "O3") => {
+                            let sub = PassManager::from_pipeline(
+                                DEFAULT_PIPELINE,
+                                pm.knobs.clone(),
+                                Options::default(),
+                            )?;
+                            pm.nodes.extend(sub.nodes);
+                        }
+                        _ => {
+                            return Err(format!(
+                                "pipeline:{}: default<...> takes one of O0, O1, O2, O3 \
+                                 (got '{}')",
+                                e.col,
+                                e.params.join(";")
+                            ))
+                        }
+                    }
                 }
+                "print" => {
+                    no_nesting(e)?;
+                    let what = match e.params.as_slice() {
+                        [p] => PrintWhat::from_name(p),
+                        _ => None,
+                    };
+                    let names: Vec<&str> = PrintWhat::ALL.iter().map(|(n, _)| *n).collect();
+                    let what = what.ok_or_else(|| {
+                        format!(
+                            "pipeline:{}: print<...> takes one analysis: {}",
+                            e.col,
+                            names.join(", ")
+                        )
+                    })?;
+                    pm.nodes.push(PipelineNode::Print(what));
+                }
+                _ if !e.nested.is_empty() => return Err(no_nesting(e).unwrap_err()),
                 _ => match registry::lookup(&e.name) {
                     Some(info) if info.kind == PassKind::Loop => {
                         pm.add_loop_passes(vec![build_loop_pass(e)?]);
@@ -510,8 +567,40 @@ fn run_function(
                 )?;
             }
             PipelineNode::Loop(passes) => run_loop_pipeline(passes, func, cache, run)?,
+            PipelineNode::Print(what) => print_analysis(*what, func, run)?,
         }
     }
+    Ok(())
+}
+
+/// `print<...>`: the analysis of `func`, appended to the report's dumps. Computed fresh,
+/// so that printing never changes what the cache holds for the passes after it.
+fn print_analysis(what: PrintWhat, func: &Function, run: &mut Run<'_>) -> Result<(), PassError> {
+    use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
+    let cfg = Cfg::with_function(func)
+        .map_err(|e| PassError(format!("print<...>: @{}: {e}", func.name)))?;
+    let text = match what {
+        PrintWhat::Cfg => gyre_analysis::print_cfg(&cfg, func),
+        PrintWhat::Domtree => {
+            gyre_analysis::print_domtree(&DomTree::with_function(func, &cfg), func)
+        }
+        PrintWhat::Postdomtree => {
+            gyre_analysis::print_postdomtree(&PostDomTree::with_function(func, &cfg), func)
+        }
+        PrintWhat::Loops => {
+            let dt = DomTree::with_function(func, &cfg);
+            gyre_analysis::print_loops(&LoopInfo::with_function(func, &cfg, &dt), func)
+        }
+        PrintWhat::Uniformity => {
+            let dt = DomTree::with_function(func, &cfg);
+            let pdt = PostDomTree::with_function(func, &cfg);
+            let loops = LoopInfo::with_function(func, &cfg, &dt);
+            let mut u = Uniformity::new();
+            u.compute(func, &cfg, &dt, &pdt, &loops);
+            gyre_analysis::print_uniformity(&u, func, Some(run.module))
+        }
+    };
+    run.report.dumps.push_str(&text);
     Ok(())
 }
 

@@ -5,11 +5,50 @@
 //! element  := name ('<' param (';' param)* '>')? ('(' pipeline ')')?
 //! ```
 //! For example `loop-simplify,lcssa,loop(loop-rotate,indvars,simple-loop-unswitch<nontrivial>)`.
-//! `function(...)` and `loop(...)` (also `loop-mssa(...)`) are adaptors that nest a
-//! pipeline; every other name is a pass. Parsing is iterative (an explicit stack), so
-//! a pathological nesting depth cannot overflow the stack.
+//! `module(...)`, `function(...)` and `loop(...)` (also `loop-mssa(...)`) are adaptors that
+//! nest a pipeline; `default<O2>` stands for [`DEFAULT_PIPELINE`] (as in `opt`) and
+//! `print<domtree>` (also `cfg`, `postdomtree`, `loops`, `uniformity`) prints an analysis
+//! of each function; every other name is a pass. Parsing is iterative (an explicit
+//! stack), so a pathological nesting depth cannot overflow the stack.
 
 use core::fmt;
+
+/// Gyre's default GPU loop pipeline (`-O`, `-O1`..`-O3`, `default<O2>`), in the order cicc
+/// runs its loop passes; passes Gyre does not have yet (indvars, simple-loop-unswitch)
+/// join the loop pipeline after loop-rotate as they land. docs/passes.md explains each
+/// step.
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate)";
+
+/// The analyses `print<...>` can print.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum PrintWhat {
+    /// Successors and predecessors of every block.
+    Cfg,
+    /// The dominator tree.
+    Domtree,
+    /// The post-dominator tree.
+    Postdomtree,
+    /// The loop forest.
+    Loops,
+    /// Every value and branch annotated uniform or divergent.
+    Uniformity,
+}
+
+impl PrintWhat {
+    /// Every printable analysis with its pipeline name.
+    pub const ALL: [(&'static str, PrintWhat); 5] = [
+        ("cfg", PrintWhat::Cfg),
+        ("domtree", PrintWhat::Domtree),
+        ("postdomtree", PrintWhat::Postdomtree),
+        ("loops", PrintWhat::Loops),
+        ("uniformity", PrintWhat::Uniformity),
+    ];
+
+    /// The analysis named in `print<NAME>`.
+    pub fn from_name(name: &str) -> Option<PrintWhat> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, w)| w)
+    }
+}
 
 /// One element of a pipeline: a pass with its parameters, or an adaptor with a nested pipeline.
 #[derive(Clone, PartialEq, Eq, Debug)]
