@@ -95,23 +95,11 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
 fn loop_rotate_on_generated_kernels() {
     let per_profile = common::cases(250);
     let mut totals = Totals::default();
-    let mut failures = Vec::new();
-    for (name, opts) in common::profiles(&["default", "loopy", "reducible", "switchy"]) {
-        for seed in 0..per_profile {
-            if let Err(e) = check_case(&opts, seed, &mut totals) {
-                failures.push(format!("profile {name}, seed {seed}: {e}"));
-                if failures.len() >= 5 {
-                    break;
-                }
-            }
-        }
-    }
-    println!("{totals:?}");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
+    common::sweep(
+        &["default", "loopy", "reducible", "switchy"],
+        per_profile,
+        &mut totals,
+        check_case,
     );
     assert!(
         totals.rotated > 100 && totals.folded > 10 && totals.left_alone > 100,

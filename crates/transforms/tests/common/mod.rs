@@ -47,3 +47,32 @@ pub fn profiles(names: &[&'static str]) -> Vec<(&'static str, GenOptions)> {
         })
         .collect()
 }
+
+/// Run `check` on seeds `0..per_profile` of each named profile and panic listing the
+/// failures (at most five), after printing `totals`.
+#[allow(dead_code)] // Not every test binary that includes this module sweeps.
+pub fn sweep<T: std::fmt::Debug>(
+    names: &[&'static str],
+    per_profile: u64,
+    totals: &mut T,
+    check: impl Fn(&GenOptions, u64, &mut T) -> Result<(), String>,
+) {
+    let mut failures = Vec::new();
+    for (name, opts) in profiles(names) {
+        for seed in 0..per_profile {
+            if let Err(e) = check(&opts, seed, totals) {
+                failures.push(format!("profile {name}, seed {seed}: {e}"));
+                if failures.len() >= 5 {
+                    break;
+                }
+            }
+        }
+    }
+    println!("{totals:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
