@@ -227,11 +227,10 @@ impl LoopPass for LoopRotate {
         cx: &mut PassContext<'_>,
         updater: &mut LoopUpdater,
     ) -> Result<PassResult, PassError> {
-        let fname = func.name.clone();
-        let err = |m: String| PassError(format!("{NAME}: @{fname}: {m}"));
+        let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
         cx.analyses
             .ensure(func, Analyses::LOOPS.union(Analyses::NONLOCAL_USES))
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(func, e.to_string()))?;
         let dup = self
             .header_duplication
             .unwrap_or_else(|| cx.knobs.enable_loop_header_duplication());
@@ -272,10 +271,13 @@ impl LoopPass for LoopRotate {
                 );
                 Ok(PassResult::UNCHANGED)
             }
-            Err(other) => Err(err(format!(
-                "internal error: rotation stopped half-way ({})",
-                other.kind()
-            ))),
+            Err(other) => Err(err(
+                func,
+                format!(
+                    "internal error: rotation stopped half-way ({})",
+                    other.kind()
+                ),
+            )),
         }
     }
 }
