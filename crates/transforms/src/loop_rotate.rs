@@ -151,6 +151,12 @@ struct Scratch {
     fresh: FxHashMap<Value, Value>,
     /// Use counts of the guard block's values (dead-copy removal).
     uses: FxHashMap<Value, u32>,
+    /// The old header's parameters and instructions, the preheader's arguments for it,
+    /// and the exit's predecessors to split: buffers reused across loops.
+    params: Vec<Value>,
+    insts: Vec<Inst>,
+    entry_args: Vec<Value>,
+    preds: Vec<Block>,
 }
 
 /// Why a loop is left alone: the remark kind, and its counter.
@@ -414,18 +420,24 @@ impl LoopRotate {
         let h = p.header;
         // The old header's values, and which of them are used outside it (LCSSA: in the
         // loop, or as branch arguments of the loop's exits), from `nonlocal-uses`.
-        let params: Vec<Value> = func.dfg.block_params(h).to_vec();
-        let insts: Vec<Inst> = func.layout.block_insts(h).collect();
+        let mut params = core::mem::take(&mut s.params);
+        params.clear();
+        params.extend_from_slice(func.dfg.block_params(h));
+        let mut insts = core::mem::take(&mut s.insts);
+        insts.clear();
+        insts.extend(func.layout.block_insts(h));
         let term = *insts.last().expect("a terminator");
         let nonlocal = &cx.analyses.nonlocal;
         let outside = |v: Value| nonlocal.may_be_used_elsewhere(v);
         // The guard: the header's instructions with its parameters given the preheader's
         // arguments, folded where constants decide them.
         let pre_term = func.terminator(p.preheader).expect("terminator");
-        let InstructionData::Jump { dest } = func.dfg.inst(pre_term).clone() else {
+        let InstructionData::Jump { dest } = func.dfg.inst(pre_term) else {
             unreachable!("checked: the preheader ends in a jump");
         };
-        let entry_args: Vec<Value> = func.dfg.block_call_args(&dest).to_vec();
+        let mut entry_args = core::mem::take(&mut s.entry_args);
+        entry_args.clear();
+        entry_args.extend_from_slice(func.dfg.block_call_args(dest));
         s.map.clear();
         s.konst.clear();
         for (&pv, &a) in params.iter().zip(&entry_args) {
@@ -443,6 +455,9 @@ impl LoopRotate {
         let enters = folded.map(|taken_then| taken_then == p.loop_is_then);
         if enters == Some(false) {
             s.map.clear();
+            s.params = params;
+            s.insts = insts;
+            s.entry_args = entry_args;
             return Err(Skip::LoopNeverEntered);
         }
         s.map.clear();
@@ -595,25 +610,23 @@ impl LoopRotate {
             // (the rotated loop's, and the guard's when the guard lies in a loop the exit
             // is outside of — the exit may leave several loops of a nest), so that every
             // loop's exits stay dedicated, as LLVM does.
-            let preds: Vec<Block> = cfg
-                .preds(p.exit)
-                .iter()
-                .copied()
-                .filter(|&b| {
-                    li.innermost_loop(b)
-                        .is_some_and(|lb| !li.contains(lb, p.exit))
-                })
-                .collect();
-            let mut seen: Vec<Block> = Vec::with_capacity(preds.len());
-            for b in preds {
-                if seen.contains(&b) {
-                    continue;
+            let mut preds = core::mem::take(&mut s.preds);
+            preds.clear();
+            for &b in cfg.preds(p.exit) {
+                let outside = li
+                    .innermost_loop(b)
+                    .is_some_and(|lb| !li.contains(lb, p.exit));
+                // One split per predecessor takes all its edges to the exit.
+                if outside && !preds.contains(&b) {
+                    preds.push(b);
                 }
-                seen.push(b);
+            }
+            for &b in &preds {
                 let es = split_edge(func, b, p.exit, Some(cfg))
                     .map_err(|_| Skip::NotLoopSimplifyForm)?;
                 li.add_block(es, exit_loop);
             }
+            s.preds = preds;
         }
         if !li.set_header_and_latch(p.l, p.new_header, h) {
             return Err(Skip::NotLoopSimplifyForm);
@@ -637,6 +650,9 @@ impl LoopRotate {
         cx.stats.add(NAME, "NumInstrsDuplicated", duplicated);
         s.map.clear();
         s.fresh = fresh;
+        s.params = params;
+        s.insts = insts;
+        s.entry_args = entry_args;
         Ok(p.new_header)
     }
 }
@@ -659,15 +675,18 @@ fn remove_dead_guard_code(func: &mut Function, guard: &[Inst], uses: &mut FxHash
         count(func, i, uses);
     }
     let term = func.terminator(block).expect("terminator");
-    for s in func.dfg.successors(term) {
+    // The new preheader (no parameters, nothing but its jump) passes copies on.
+    let mut np_jump = None;
+    func.dfg.for_each_dest(term, |bc| {
+        let s = bc.block;
         if let Some(t) = func.terminator(s) {
-            if func.dfg.block_params(s).is_empty() && func.layout.inst_block(t) == Some(s) {
-                // The new preheader (no parameters, one jump) passes copies on.
-                if func.layout.first_inst(s) == Some(t) {
-                    count(func, t, uses);
-                }
+            if func.dfg.block_params(s).is_empty() && func.layout.first_inst(s) == Some(t) {
+                np_jump = Some(t);
             }
         }
+    });
+    if let Some(t) = np_jump {
+        count(func, t, uses);
     }
     for &i in guard.iter().rev() {
         let op = func.dfg.inst(i).opcode();
