@@ -3047,22 +3047,19 @@ impl<'a> Lower<'a> {
         let zero = self.iconst(Type::I64, 0);
         let tail = self.f.append_new_block();
         let empty = self.icmp(b, IntCC::Eq, n, zero);
+        // Blocks are created in layout order: the direction test, then each loop.
+        let dir = matches!(kind, MemLoop::Move).then(|| self.f.append_new_block());
         let pre = self.f.append_new_block();
-        let first = match kind {
-            MemLoop::Move => {
-                let dir = self.f.append_new_block();
-                let d = self.unary(Some(dir), Opcode::Ptrtoint, args[0], Type::I64);
-                let s = self.unary(Some(dir), Opcode::Ptrtoint, args[1], Type::I64);
-                let up = self.icmp(dir, IntCC::Ugt, d, s);
-                let bpre = self.f.append_new_block();
-                self.brif_to(dir, up, (bpre, &[]), (pre, &[]));
-                self.byte_loop(bpre, tail, n, true, args, kind, volatile);
-                dir
-            }
-            _ => pre,
-        };
-        self.brif_to(b, empty, (tail, &[]), (first, &[]));
+        self.brif_to(b, empty, (tail, &[]), (dir.unwrap_or(pre), &[]));
         self.byte_loop(pre, tail, n, false, args, kind, volatile);
+        if let Some(dir) = dir {
+            let d = self.unary(Some(dir), Opcode::Ptrtoint, args[0], Type::I64);
+            let s = self.unary(Some(dir), Opcode::Ptrtoint, args[1], Type::I64);
+            let up = self.icmp(dir, IntCC::Ugt, d, s);
+            let bpre = self.f.append_new_block();
+            self.brif_to(dir, up, (bpre, &[]), (pre, &[]));
+            self.byte_loop(bpre, tail, n, true, args, kind, volatile);
+        }
         // The tail last in the layout, after the loop blocks, where it is reached.
         self.f.layout.remove_block(tail);
         self.f.layout.append_block(tail);
