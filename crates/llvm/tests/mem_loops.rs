@@ -4,7 +4,7 @@
 //! `memmove` overlapping both ways, to the bytes a model computes; then again after
 //! `loop-simplify,lcssa,loop(loop-rotate)` (verified after each pass). The input, the
 //! export of both modules (LLVM 14 `opt -passes=verify`) and their PTX (`ptxas`, sm_70)
-//! are checked too.
+//! are checked too, and that PTX (with llc's of the input) runs in ptx-sim to the model.
 
 use gyre_codegen_lite::{compile_module, CodegenOptions, Sm};
 use gyre_interp::{run_kernel, Arg, Launch, Memory};
@@ -280,6 +280,78 @@ fn loops_are_in_simplified_form_and_export_and_ptx_are_accepted() {
         if let Some(p) = &ptxas {
             gyre_test_tools::run_ptxas(p, &ptx, Sm::Sm70.target())
                 .unwrap_or_else(|e| panic!("{tag}: ptxas: {e}\n{ptx}"));
+        }
+    }
+}
+
+/// The PTX of the expansion, before and after rotation, and llc's PTX of the input run
+/// in ptx-sim to the model's bytes: `memmove` both ways and `memset` before a `phi`.
+#[test]
+fn ptx_runs_in_ptx_sim_to_the_model() {
+    use gyre_ptx_sim::ParamValue as P;
+    let mut ptx: Vec<(String, String)> = modules()
+        .into_iter()
+        .map(|(tag, m)| {
+            let t = compile_module(&m, &CodegenOptions { sm: Sm::Sm70 }).expect("codegen");
+            (tag.to_string(), t)
+        })
+        .collect();
+    if let Some(llc) = gyre_test_tools::require(Tool::Llc, "mem_loops") {
+        let p = std::env::temp_dir().join(format!("gyre-memv-{}-llc.ll", std::process::id()));
+        std::fs::write(&p, SRC).expect("temp dir is writable");
+        let out = Command::new(llc)
+            .args(["-march=nvptx64", "-mcpu=sm_70", "-o", "-"])
+            .arg(&p)
+            .output()
+            .expect("llc runs");
+        let _ = std::fs::remove_file(&p);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ptx.push(("llc".into(), String::from_utf8(out.stdout).expect("text")));
+    }
+    // Runs kernel `k` on a buffer holding `init`, the buffer's address first.
+    let sim_run = |who: &str, sim: &gyre_ptx_sim::Module, k: &str, init: &[u8], rest: &[P]| {
+        let mut smem = gyre_ptx_sim::Memory::new();
+        let a = smem.alloc(init.len().max(1), 256);
+        smem.write_bytes(a, init).unwrap();
+        let mut pv = vec![P::U64(a)];
+        pv.extend(rest.iter().cloned());
+        let name = if who == "llc" {
+            k.to_string()
+        } else {
+            gyre_codegen_lite::mangle(k)
+        };
+        let l = gyre_ptx_sim::Launch {
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+        };
+        gyre_ptx_sim::run_kernel(sim, &name, &l, &pv, &mut smem)
+            .unwrap_or_else(|e| panic!("{who}'s PTX of {k} in ptx-sim: {e}"));
+        smem.read_bytes(a, init.len()).unwrap()
+    };
+    for (who, text) in &ptx {
+        let sim = gyre_ptx_sim::parse(text).unwrap_or_else(|e| panic!("{who}'s PTX: {e}"));
+        for n in LENS {
+            let n = n as usize;
+            for (doff, soff) in [(3, 0), (1, 0), (0, 3), (0, 1), (2, 2)] {
+                let init = pattern(n + 8);
+                let mut want = init.clone();
+                want.copy_within(soff..soff + n, doff);
+                let rest = [P::U32(doff as u32), P::U32(soff as u32), P::U32(n as u32)];
+                let got = sim_run(who, &sim, "mv", &init, &rest);
+                assert_eq!(got, want, "{who}: mv doff {doff} soff {soff} n {n}");
+            }
+            let init = pattern(n + 4);
+            let mut want = init.clone();
+            if n > 3 {
+                want[..n].fill(0x5E);
+            }
+            want[n] = if n > 3 { 1 } else { 2 };
+            let got = sim_run(who, &sim, "set", &init, &[P::U32(0x5E), P::U64(n as u64)]);
+            assert_eq!(got, want, "{who}: set n = {n}");
         }
     }
 }
