@@ -136,6 +136,14 @@ struct Lower<'a> {
     call_aligns: Vec<u64>,
     /// The unsupported constructs found so far (the body is scanned to its end).
     errors: Vec<crate::ImportError>,
+    /// The Gyre block that starts the LLVM block being lowered.
+    cur_head: Block,
+    /// Where the rest of the LLVM block goes after an instruction that split it (a
+    /// variable-length `memcpy` expanded into a loop); taken by [`Lower::run`].
+    split_to: Option<Block>,
+    /// For an LLVM block that was split: the Gyre block holding its terminator, the
+    /// predecessor its successors' `phi` entries name.
+    tail_of: FxHashMap<Block, Block>,
 }
 
 /// Lower the body of `pb`.
@@ -169,6 +177,9 @@ pub(crate) fn lower_body(
         call_agg: None,
         call_aligns: Vec::new(),
         errors: Vec::new(),
+        cur_head: entry,
+        split_to: None,
+        tail_of: FxHashMap::default(),
     };
     let r = l.run(pb);
     if !l.errors.is_empty() {
@@ -322,6 +333,7 @@ impl<'a> Lower<'a> {
                         self.define_block(name.clone(), ti)?
                     };
                     cur = Some(b);
+                    self.cur_head = b;
                     phis_ok = true;
                 }
                 _ => {
@@ -345,6 +357,7 @@ impl<'a> Lower<'a> {
                                 self.define_block(name, ti)?
                             };
                             cur = Some(b);
+                            self.cur_head = b;
                             phis_ok = true;
                             b
                         }
@@ -358,6 +371,9 @@ impl<'a> Lower<'a> {
                         Err(e) => return Err(e),
                     };
                     phis_ok &= was_phi;
+                    if let Some(nb) = self.split_to.take() {
+                        cur = Some(nb);
+                    }
                     if is_term {
                         cur = None;
                     }
@@ -1884,7 +1900,8 @@ impl<'a> Lower<'a> {
     }
 
     fn alloca(&mut self, b: Block, op_i: usize) -> PResult<Value> {
-        if b != self.entry {
+        // `b` may be the entry's tail after a split; the LLVM block is what counts.
+        if self.cur_head != self.entry {
             return Err(self.unsup(op_i, "alloca outside the entry block"));
         }
         if self.c.eat_word("inalloca") {
@@ -2904,9 +2921,10 @@ impl<'a> Lower<'a> {
     }
 
     /// `llvm.memcpy/memmove(dst, src, len, volatile)` and `llvm.memset(dst, byte, len,
-    /// volatile)` of a constant length: expanded into loads and stores as wide as the
+    /// volatile)`. A constant length is expanded into loads and stores as wide as the
     /// `align` attributes allow (a copy loads everything before it stores, so it is also
-    /// a correct `memmove`). A variable length is not supported.
+    /// a correct `memmove`); a variable one, or one too long to unroll, into a byte
+    /// loop ([`Lower::mem_loop`]).
     fn mem_intrinsic(
         &mut self,
         b: Block,
@@ -2927,24 +2945,40 @@ impl<'a> Lower<'a> {
         if !len_t.is_int() || !self.f.dfg.value_type(args[0]).is_ptr() {
             return Err(self.perr(at, format!("unexpected signature for @{callee}")));
         }
-        let Some(len) = const_of(self, args[2]) else {
-            return Err(self.unsup(at, format!("@{callee} with a variable length")));
-        };
-        let len = trunc_bits(i128::from(len), len_t.bits());
         let Some(vol) = const_of(self, args[3]) else {
             return Err(self.perr(at, format!("@{callee}: isvolatile must be a constant")));
         };
         let volatile = vol & 1 != 0;
+        let memset = r.starts_with("memset.");
+        let second_ok = if memset {
+            self.f.dfg.value_type(args[1]) == Type::I8
+        } else {
+            self.f.dfg.value_type(args[1]).is_ptr()
+        };
+        if !second_ok {
+            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        }
+        let kind = if memset {
+            MemLoop::Set
+        } else if r.starts_with("memmove.") {
+            MemLoop::Move
+        } else {
+            MemLoop::Copy
+        };
+        let Some(len) = const_of(self, args[2]) else {
+            return self.mem_loop(b, kind, args, volatile, callee, at);
+        };
+        let len = trunc_bits(i128::from(len), len_t.bits());
         let dalign = self.call_aligns.first().copied().unwrap_or(1).max(1);
-        if r.starts_with("memset.") {
+        let salign = self.call_aligns.get(1).copied().unwrap_or(1).max(1);
+        let align = if memset { dalign } else { dalign.min(salign) };
+        if unit_pieces(len, align).len() > MAX_COPY_PIECES {
+            // Too long to unroll: the loop a variable length gets.
+            return self.mem_loop(b, kind, args, volatile, callee, at);
+        }
+        if memset {
             let v = args[1];
-            if self.f.dfg.value_type(v) != Type::I8 {
-                return Err(self.perr(at, format!("unexpected signature for @{callee}")));
-            }
             let pieces = unit_pieces(len, dalign);
-            if pieces.len() > MAX_COPY_PIECES {
-                return Err(self.unsup(at, format!("@{callee} of {len} bytes")));
-            }
             // The byte repeated over each access width: `zext(v) * 0x0101...`.
             let mut splat: FxHashMap<u64, Value> = FxHashMap::default();
             for (off, size) in pieces {
@@ -2975,20 +3009,157 @@ impl<'a> Lower<'a> {
             }
             return Ok(());
         }
-        if !self.f.dfg.value_type(args[1]).is_ptr() {
-            return Err(self.perr(at, format!("unexpected signature for @{callee}")));
+        self.copy_bytes(b, args[0], args[1], len, align, volatile, None, at)
+    }
+
+    /// A variable-length `memcpy`/`memmove`/`memset` (`args` as the intrinsic's): the
+    /// current block is split at the call and the rest of the LLVM block continues in a
+    /// new block, reached through a guarded byte loop in loop-simplify form:
+    ///
+    /// ```text
+    /// b:      n = zext len to i64; brif n == 0, tail, pre  (memmove: , dir)
+    /// dir:    brif ptrtoint dst >u ptrtoint src, bpre, pre     (memmove only)
+    /// pre:    jump loop(0)
+    /// loop(i): dst[i] = src[i] (or the byte); brif i+1 == n, exit, loop(i+1)
+    /// bpre:   jump bloop(n)
+    /// bloop(j): k = j-1; dst[k] = src[k]; brif k == 0, exit2, bloop(k)
+    /// exit:   jump tail
+    /// ```
+    ///
+    /// One byte per iteration: whether wider units would be aligned depends on values
+    /// known only at run time, and the accesses keep `isvolatile`. A `memmove` copies
+    /// backwards when the destination starts above the source, so an overlapping
+    /// source byte is read before it is overwritten.
+    fn mem_loop(
+        &mut self,
+        b: Block,
+        kind: MemLoop,
+        args: &[Value],
+        volatile: bool,
+        callee: &str,
+        at: usize,
+    ) -> PResult<()> {
+        let n = match self.f.dfg.value_type(args[2]) {
+            Type::I64 => args[2],
+            Type::I32 => self.unary(Some(b), Opcode::Zext, args[2], Type::I64),
+            _ => return Err(self.perr(at, format!("unexpected signature for @{callee}"))),
+        };
+        let zero = self.iconst(Type::I64, 0);
+        let tail = self.f.append_new_block();
+        let empty = self.icmp(b, IntCC::Eq, n, zero);
+        // Blocks are created in layout order: the direction test, then each loop.
+        let dir = matches!(kind, MemLoop::Move).then(|| self.f.append_new_block());
+        let pre = self.f.append_new_block();
+        self.brif_to(b, empty, (tail, &[]), (dir.unwrap_or(pre), &[]));
+        self.byte_loop(pre, tail, n, false, args, kind, volatile);
+        if let Some(dir) = dir {
+            let d = self.unary(Some(dir), Opcode::Ptrtoint, args[0], Type::I64);
+            let s = self.unary(Some(dir), Opcode::Ptrtoint, args[1], Type::I64);
+            let up = self.icmp(dir, IntCC::Ugt, d, s);
+            let bpre = self.f.append_new_block();
+            self.brif_to(dir, up, (bpre, &[]), (pre, &[]));
+            self.byte_loop(bpre, tail, n, true, args, kind, volatile);
         }
-        let salign = self.call_aligns.get(1).copied().unwrap_or(1).max(1);
-        self.copy_bytes(
-            b,
-            args[0],
-            args[1],
-            len,
-            dalign.min(salign),
-            volatile,
+        // The tail last in the layout, after the loop blocks, where it is reached.
+        self.f.layout.remove_block(tail);
+        self.f.layout.append_block(tail);
+        self.tail_of.insert(self.cur_head, tail);
+        self.split_to = Some(tail);
+        Ok(())
+    }
+
+    /// The loop of [`Lower::mem_loop`] from its preheader `pre` (empty, appended to) to
+    /// `tail`, over the bytes `0..n` upwards or, for `down`, from `n - 1` down to 0.
+    #[allow(clippy::too_many_arguments)]
+    fn byte_loop(
+        &mut self,
+        pre: Block,
+        tail: Block,
+        n: Value,
+        down: bool,
+        args: &[Value],
+        kind: MemLoop,
+        volatile: bool,
+    ) {
+        let zero = self.iconst(Type::I64, 0);
+        let one = self.iconst(Type::I64, 1);
+        let hdr = self.f.append_new_block();
+        let exit = self.f.append_new_block();
+        let iv = self.f.dfg.append_block_param(hdr, Type::I64);
+        self.jump_to(pre, hdr, &[if down { n } else { zero }]);
+        // In range: `k < n` since `n > 0` (guarded), so neither step wraps.
+        let k = if down {
+            self.binary(Some(hdr), Opcode::Isub, iv, one, IntFlags::NUW)
+        } else {
+            iv
+        };
+        let flags = MemFlags { volatile };
+        let dp = self.byte_ptr(hdr, args[0], k);
+        let v = match kind {
+            MemLoop::Set => args[1],
+            MemLoop::Copy | MemLoop::Move => {
+                let sp = self.byte_ptr(hdr, args[1], k);
+                self.emit(
+                    Some(hdr),
+                    InstructionData::Load { ptr: sp, flags },
+                    Type::I8,
+                )
+            }
+        };
+        self.f.append_inst(
+            hdr,
+            InstructionData::Store {
+                args: [v, dp],
+                flags,
+            },
             None,
-            at,
+        );
+        let (next, done) = if down {
+            (k, self.icmp(hdr, IntCC::Eq, k, zero))
+        } else {
+            let next = self.binary(Some(hdr), Opcode::Iadd, iv, one, IntFlags::NUW);
+            (next, self.icmp(hdr, IntCC::Eq, next, n))
+        };
+        self.brif_to(hdr, done, (exit, &[]), (hdr, &[next]));
+        self.jump_to(exit, tail, &[]);
+    }
+
+    /// `p + i` bytes.
+    fn byte_ptr(&mut self, b: Block, p: Value, i: Value) -> Value {
+        let pt = self.f.dfg.value_type(p);
+        self.emit(
+            Some(b),
+            InstructionData::PtrAdd {
+                args: [p, i],
+                scale: 1,
+            },
+            pt,
         )
+    }
+
+    fn icmp(&mut self, b: Block, cond: IntCC, x: Value, y: Value) -> Value {
+        self.emit(
+            Some(b),
+            InstructionData::IntCompare { cond, args: [x, y] },
+            Type::I1,
+        )
+    }
+
+    /// A `jump` the importer makes itself (no LLVM edge: its target has no `phi`).
+    fn jump_to(&mut self, b: Block, t: Block, targs: &[Value]) {
+        let dest = BlockCall::new(t, targs, &mut self.f.dfg.value_lists);
+        self.f.append_inst(b, InstructionData::Jump { dest }, None);
+    }
+
+    /// A `brif` the importer makes itself, as [`Lower::jump_to`].
+    fn brif_to(&mut self, b: Block, c: Value, t: (Block, &[Value]), e: (Block, &[Value])) {
+        let pool = &mut self.f.dfg.value_lists;
+        let blocks = [
+            BlockCall::new(t.0, t.1, pool),
+            BlockCall::new(e.0, e.1, pool),
+        ];
+        self.f
+            .append_inst(b, InstructionData::Brif { arg: c, blocks }, None);
     }
 
     fn libdevice(
@@ -3327,7 +3498,9 @@ impl<'a> Lower<'a> {
                         break 'phis;
                     }
                 };
-                let slot = &mut out.entry(*b).or_insert_with(|| vec![None; n])[j];
+                // A split predecessor branches from its tail.
+                let pred = self.tail_of.get(b).copied().unwrap_or(*b);
+                let slot = &mut out.entry(pred).or_insert_with(|| vec![None; n])[j];
                 match *slot {
                     None => *slot = Some(v),
                     Some(f) if f != v => {
@@ -3395,6 +3568,17 @@ impl MaskFlags for IntFlags {
 
 /// Most loads (and as many stores) one memory copy may become.
 const MAX_COPY_PIECES: usize = 256;
+
+/// What the loop of a variable-length memory intrinsic does per byte.
+#[derive(Clone, Copy)]
+enum MemLoop {
+    /// `memcpy`: forwards (the ranges do not overlap).
+    Copy,
+    /// `memmove`: forwards or backwards, by the order of the addresses.
+    Move,
+    /// `memset`: the byte argument.
+    Set,
+}
 
 /// The accesses copying `len` bytes whose start is `align`-aligned: at each offset the
 /// widest power of two up to 8 that the offset's alignment and the rest allow.
