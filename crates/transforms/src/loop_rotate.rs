@@ -148,7 +148,7 @@ struct Scratch {
     /// The guard's instructions, in order.
     guard: Vec<Inst>,
     /// Moved value -> the fresh value the old header keeps.
-    fresh: FxHashMap<Value, Value>,
+    fresh: ValueMap,
     /// Use counts of the guard block's values (dead-copy removal).
     uses: FxHashMap<Value, u32>,
     /// The old header's parameters and instructions, the preheader's arguments for it,
@@ -532,10 +532,9 @@ impl LoopRotate {
                 }
             }
         }
-        if !fresh.is_empty() {
+        if fresh.num_values() > 0 {
             for &i in &insts {
-                func.dfg
-                    .map_inst_values(i, |v| fresh.get(&v).copied().unwrap_or(v));
+                func.dfg.map_inst_values(i, |v| fresh.map(v));
             }
         }
         for &v in &s.moved {
@@ -550,7 +549,7 @@ impl LoopRotate {
             };
             let mut args = core::mem::take(&mut blocks[k].args);
             for v in &s.moved {
-                args.push(fresh[v], &mut func.dfg.value_lists);
+                args.push(fresh.map(*v), &mut func.dfg.value_lists);
             }
             if let InstructionData::Brif { blocks, .. } = func.dfg.inst_mut(term) {
                 blocks[k].args = args;
@@ -634,7 +633,7 @@ impl LoopRotate {
         // Keep `nonlocal-uses` sound: the fresh values and the guard's copies are used in
         // their own block only, except what the new preheader passes on.
         let nonlocal = &mut cx.analyses.nonlocal;
-        for &v in fresh.values() {
+        for (_, v) in fresh.values() {
             nonlocal.set(v, false);
         }
         for &c in &s.guard {
