@@ -145,23 +145,94 @@ struct LoopMeta {
     last: u32,
     depth: u32,
     header: Block,
+    /// The computation this entry belongs to (see `ScalarEvolution::gen`).
+    gen: u32,
+    /// Position in the current computation's list of loops.
+    slot: u32,
 }
 
-/// Scalar evolution of one function.
+/// Scalar evolution of one function (or of one loop nest: [`ScalarEvolution::compute_nest`]).
+///
+/// Per-value, per-block and per-loop tables only grow; each entry carries the number of
+/// the computation that wrote it, so forgetting everything is O(1) and a computation over
+/// one loop nest costs the nest's size, not the function's.
 #[derive(Default)]
 pub struct ScalarEvolution {
     nodes: Vec<Node>,
     pool: Vec<Scev>,
     /// Hash → first node with that hash.
     table: FxHashMap<u64, u32>,
-    /// Per value index: its expression (`u32::MAX`: none, not an integer).
-    values: Vec<u32>,
+    /// Per value index: (computation, expression).
+    values: Vec<(u32, u32)>,
     /// Per loop index.
     loops: Vec<LoopMeta>,
     counts: Vec<LoopCounts>,
-    /// Per block index: innermost loop index or `NO_LOOP`.
-    block_loop: Vec<u32>,
+    /// Per block index: (computation, innermost loop index or `NO_LOOP`).
+    block_loop: Vec<(u32, u32)>,
+    /// The current computation's number (entries with another number are stale).
+    gen: u32,
+    /// The loop nest computed by [`ScalarEvolution::compute_nest`] (`None`: the function).
+    scope: Option<Loop>,
+    /// [`LocalDom`]'s numbering buffer, kept between nest computations.
+    local_num: Vec<(u32, u32, u32)>,
     valid: bool,
+}
+
+/// An empty [`LoopCounts`], the answer for loops outside the computed nest.
+static NO_COUNTS: LoopCounts = LoopCounts {
+    exits: Vec::new(),
+    backedge_taken: ExitCount {
+        exact: None,
+        max: None,
+    },
+};
+
+/// Dominance as classification needs it: the function's tree, or one loop nest's.
+enum Dom<'a> {
+    Global(&'a DomTree),
+    Local(&'a LocalDom),
+}
+
+impl Dom<'_> {
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        match self {
+            Dom::Global(dt) => dt.dominates(a, b),
+            Dom::Local(ld) => ld.dominates(a, b),
+        }
+    }
+    fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+        a != b && self.dominates(a, b)
+    }
+}
+
+/// The dominator tree of one loop nest, rooted at its header, as preorder intervals.
+///
+/// Inside a natural loop every path from the function's entry to a block of the loop
+/// enters through the header, so dominance between two blocks of the nest is dominance
+/// in this tree. A block outside the nest is taken to dominate every block of it: the
+/// classification only asks about definitions whose values the nest uses, which
+/// (SSA) dominate the uses, and a use inside the loop means a definition above the header.
+#[derive(Default)]
+struct LocalDom {
+    /// Per block index: (computation, preorder number, last preorder number below).
+    num: Vec<(u32, u32, u32)>,
+    gen: u32,
+}
+
+impl LocalDom {
+    fn get(&self, b: Block) -> Option<(u32, u32)> {
+        match self.num.get(b.index()) {
+            Some(&(g, p, l)) if g == self.gen => Some((p, l)),
+            _ => None,
+        }
+    }
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        match (self.get(a), self.get(b)) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some((pa, la)), Some((pb, _))) => pa <= pb && pb <= la,
+        }
+    }
 }
 
 fn mask(bits: u32) -> u64 {
@@ -188,11 +259,34 @@ impl ScalarEvolution {
         self.nodes.clear();
         self.pool.clear();
         self.table.clear();
-        self.values.clear();
-        self.loops.clear();
-        self.counts.clear();
-        self.block_loop.clear();
+        self.scope = None;
         self.valid = false;
+        if self.gen == u32::MAX {
+            self.values.clear();
+            self.loops.clear();
+            self.counts.clear();
+            self.block_loop.clear();
+            self.gen = 0;
+        }
+        self.gen += 1;
+    }
+
+    /// The loop nest the last computation covered, `None` for a whole function.
+    pub fn scope(&self) -> Option<Loop> {
+        self.scope
+    }
+
+    /// The position of a loop of the current computation in its list.
+    fn slot(&self, l: Loop) -> usize {
+        self.loops[l.index()].slot as usize
+    }
+
+    /// The innermost loop of block `b` in the current computation (`NO_LOOP` outside).
+    fn loop_of_block(&self, b: Block) -> u32 {
+        match self.block_loop.get(b.index()) {
+            Some(&(g, l)) if g == self.gen => l,
+            _ => NO_LOOP,
+        }
     }
 
     /// Is the result up to date?
@@ -346,9 +440,7 @@ impl ScalarEvolution {
     /// The unknown `v` of width `bits`, defined in `block` (`None`: a function parameter
     /// or a value outside every loop).
     fn unknown(&mut self, v: Value, bits: u32, block: Option<Block>) -> Scev {
-        let l = block
-            .and_then(|b| self.block_loop.get(b.index()).copied())
-            .unwrap_or(NO_LOOP);
+        let l = block.map_or(NO_LOOP, |b| self.loop_of_block(b));
         self.intern(
             ScevKind::Unknown,
             bits,
@@ -832,19 +924,171 @@ impl ScalarEvolution {
     /// Classify every integer value of `func` and compute the counts of every loop.
     pub fn compute(&mut self, func: &Function, cfg: &Cfg, dt: &DomTree, li: &LoopInfo) {
         self.clear();
-        // Loop tree intervals (iterative preorder) for O(1) containment without `li`.
-        self.loops.resize(
-            li.num_loops(),
-            LoopMeta {
-                pre: 0,
-                last: 0,
-                depth: 0,
-                header: Block::new(0),
-            },
-        );
+        let mut order: Vec<Loop> = Vec::with_capacity(li.num_loops());
+        self.number_loops(li, li.top_level(), &mut order);
+        for b in func.layout.blocks() {
+            if let Some(l) = li.innermost_loop(b) {
+                self.set_block_loop(b, l.as_u32());
+            }
+        }
+        self.classify(func, cfg, &Dom::Global(dt), li, cfg.rpo(), &order);
+        self.valid = true;
+    }
+
+    /// Classify the integer values of one loop nest (the loop `root` and the loops inside
+    /// it) and compute the counts of its loops, in time linear in the nest, not in the
+    /// function: the per-loop way for a loop pass, whose earlier work left the function's
+    /// dominator tree stale.
+    ///
+    /// Needs `cfg`'s edges and `li`, not the dominator tree (the nest's own is computed).
+    /// Values defined outside the nest are unknowns (integer constants excepted), and
+    /// loops outside it have no counts; [`ScalarEvolution::scope`] says which nest was
+    /// computed. `root` must not be in or contain an irreducible cycle (nothing is
+    /// classified otherwise).
+    pub fn compute_nest(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, root: Loop) {
+        self.clear();
+        self.scope = Some(root);
+        if li.contains_irreducible(root) || li.in_irreducible_cycle(li.header(root)) {
+            self.valid = true;
+            return;
+        }
+        let mut order: Vec<Loop> = Vec::new();
+        self.number_loops(li, &[root], &mut order);
+        // The nest's blocks in reverse postorder from the header (back edges to a header
+        // and edges leaving the nest ignored), and their innermost loops.
+        let h = li.header(root);
+        let mut rpo: Vec<Block> = Vec::new();
+        let mut post: Vec<Block> = Vec::new();
+        let mut local = LocalDom {
+            num: std::mem::take(&mut self.local_num),
+            gen: self.gen,
+        };
+        let nb = func.dfg.num_blocks();
+        if local.num.len() < nb {
+            local.num.resize(nb, (0, 0, 0));
+        }
+        // Visited marks: (gen, u32::MAX, _) while numbering is pending.
+        let mut stack: Vec<(Block, usize)> = vec![(h, 0)];
+        local.num[h.index()] = (self.gen, u32::MAX, 0);
+        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+            let succs = cfg.succs(b);
+            if let Some(&s) = succs.get(*i) {
+                *i += 1;
+                if li.contains(root, s) && local.num[s.index()].0 != self.gen {
+                    local.num[s.index()] = (self.gen, u32::MAX, 0);
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+                stack.pop();
+            }
+        }
+        rpo.extend(post.iter().rev());
+        // Immediate dominators (Cooper, Harvey and Kennedy) over the nest, by RPO index.
+        let mut rpo_index: FxHashMap<Block, u32> = FxHashMap::default();
+        for (i, &b) in rpo.iter().enumerate() {
+            rpo_index.insert(b, i as u32);
+        }
+        let mut idom: Vec<u32> = vec![u32::MAX; rpo.len()];
+        idom[0] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 1..rpo.len() {
+                let mut new = u32::MAX;
+                for p in cfg.preds(rpo[i]) {
+                    let Some(&pi) = rpo_index.get(p) else {
+                        continue;
+                    };
+                    if idom[pi as usize] == u32::MAX {
+                        continue;
+                    }
+                    new = if new == u32::MAX {
+                        pi
+                    } else {
+                        let (mut x, mut y) = (pi, new);
+                        while x != y {
+                            while x > y {
+                                x = idom[x as usize];
+                            }
+                            while y > x {
+                                y = idom[y as usize];
+                            }
+                        }
+                        x
+                    };
+                }
+                if new != idom[i] {
+                    idom[i] = new;
+                    changed = true;
+                }
+            }
+        }
+        // Preorder intervals of the tree (children lists by counting sort, explicit stack).
+        let n = rpo.len();
+        let mut first = vec![0u32; n + 1];
+        for &d in &idom[1..] {
+            first[d as usize + 1] += 1;
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill = first.clone();
+        let mut kids = vec![0u32; n.saturating_sub(1)];
+        for (i, &d) in idom.iter().enumerate().skip(1) {
+            kids[fill[d as usize] as usize] = i as u32;
+            fill[d as usize] += 1;
+        }
         let mut counter = 0u32;
-        let mut stack: Vec<(Loop, bool)> =
-            li.top_level().iter().rev().map(|&l| (l, false)).collect();
+        let mut dfs: Vec<(u32, bool)> = vec![(0, false)];
+        while let Some((i, done)) = dfs.pop() {
+            let b = rpo[i as usize];
+            if done {
+                local.num[b.index()].2 = counter - 1;
+                continue;
+            }
+            local.num[b.index()] = (self.gen, counter, counter);
+            counter += 1;
+            dfs.push((i, true));
+            for &k in &kids[first[i as usize] as usize..first[i as usize + 1] as usize] {
+                dfs.push((k, false));
+            }
+        }
+        for &b in &rpo {
+            if let Some(l) = li.innermost_loop(b) {
+                self.set_block_loop(b, l.as_u32());
+            }
+        }
+        self.classify(func, cfg, &Dom::Local(&local), li, &rpo, &order);
+        self.local_num = local.num;
+        self.valid = true;
+    }
+
+    fn set_block_loop(&mut self, b: Block, l: u32) {
+        if self.block_loop.len() <= b.index() {
+            self.block_loop.resize(b.index() + 1, (0, NO_LOOP));
+        }
+        self.block_loop[b.index()] = (self.gen, l);
+    }
+
+    /// Preorder intervals, depths and slots of the loops under `roots` (iterative).
+    fn number_loops(&mut self, li: &LoopInfo, roots: &[Loop], order: &mut Vec<Loop>) {
+        if self.loops.len() < li.num_loops() {
+            self.loops.resize(
+                li.num_loops(),
+                LoopMeta {
+                    pre: 0,
+                    last: 0,
+                    depth: 0,
+                    header: Block::new(0),
+                    gen: 0,
+                    slot: 0,
+                },
+            );
+            self.counts.resize(li.num_loops(), LoopCounts::default());
+        }
+        let mut counter = 0u32;
+        let mut stack: Vec<(Loop, bool)> = roots.iter().rev().map(|&l| (l, false)).collect();
         while let Some((l, done)) = stack.pop() {
             if done {
                 self.loops[l.index()].last = counter - 1;
@@ -855,30 +1099,43 @@ impl ScalarEvolution {
                 last: counter,
                 depth: li.depth(l),
                 header: li.header(l),
+                gen: self.gen,
+                slot: order.len() as u32,
             };
+            order.push(l);
             counter += 1;
             stack.push((l, true));
             for &c in li.children(l).iter().rev() {
                 stack.push((c, false));
             }
         }
-        let nb = func.dfg.num_blocks();
-        self.block_loop.resize(nb, NO_LOOP);
-        for b in func.layout.blocks() {
-            if let Some(l) = li.innermost_loop(b) {
-                self.block_loop[b.index()] = l.as_u32();
-            }
-        }
+    }
+
+    /// Classify the values of the blocks `rpo` (in that order) and count the loops of
+    /// `order` (numbered by [`ScalarEvolution::number_loops`]).
+    fn classify(
+        &mut self,
+        func: &Function,
+        cfg: &Cfg,
+        dt: &Dom<'_>,
+        li: &LoopInfo,
+        rpo: &[Block],
+        order: &[Loop],
+    ) {
         // Exiting blocks per loop (an edge may leave several loops).
-        let mut exiting: Vec<Vec<Block>> = vec![Vec::new(); li.num_loops()];
-        for &b in cfg.rpo() {
+        let mut exiting: Vec<Vec<Block>> = vec![Vec::new(); order.len()];
+        let in_scope = |me: &Self, l: Loop| me.loops[l.index()].gen == me.gen;
+        for &b in rpo {
             let Some(mut l) = li.innermost_loop(b) else {
                 continue;
             };
             // Loops this block exits: those around it not containing some successor.
             loop {
+                if !in_scope(self, l) {
+                    break;
+                }
                 if cfg.succs(b).iter().any(|&s| !li.contains(l, s)) {
-                    let v = &mut exiting[l.index()];
+                    let v = &mut exiting[self.slot(l)];
                     if v.last() != Some(&b) {
                         v.push(b);
                     }
@@ -893,54 +1150,57 @@ impl ScalarEvolution {
         }
         // Values, in RPO: operands come first (recurrences read only values outside
         // their loop, and constants).
-        self.values.resize(func.dfg.num_values(), u32::MAX);
-        for &b in cfg.rpo() {
+        if self.values.len() < func.dfg.num_values() {
+            self.values.resize(func.dfg.num_values(), (0, u32::MAX));
+        }
+        for &b in rpo {
             for (i, &p) in func.dfg.block_params(b).iter().enumerate() {
                 if func.dfg.value_type(p).is_int() {
                     let s = self.classify_param(func, cfg, dt, li, &exiting, b, i, p);
-                    self.values[p.index()] = s.0;
+                    self.values[p.index()] = (self.gen, s.0);
                 }
             }
             for inst in func.layout.block_insts(b) {
                 if let Some(r) = func.dfg.inst_result(inst) {
                     if func.dfg.value_type(r).is_int() {
                         let s = self.classify_inst(func, inst, r, b);
-                        self.values[r.index()] = s.0;
+                        self.values[r.index()] = (self.gen, s.0);
                     }
                 }
             }
         }
         // Counts.
-        self.counts.resize(li.num_loops(), LoopCounts::default());
-        for l in li.loops() {
-            let c = self.compute_loop(func, cfg, dt, li, l, &exiting[l.index()]);
+        for &l in order {
+            let c = self.compute_loop(func, cfg, dt, li, l, &exiting[self.slot(l)]);
             self.counts[l.index()] = c;
         }
-        self.valid = true;
     }
 
     /// The expression of `v` (`None` for non-integer values and values not classified:
-    /// unreachable code, detached values).
+    /// unreachable code, detached values, values outside the computed nest).
     pub fn value(&self, v: Value) -> Option<Scev> {
         match self.values.get(v.index()) {
-            Some(&s) if s != u32::MAX => Some(Scev(s)),
+            Some(&(g, s)) if g == self.gen && s != u32::MAX => Some(Scev(s)),
             _ => None,
         }
     }
 
-    /// What is known of loop `l`.
+    /// What is known of loop `l` (nothing for a loop outside the computed nest).
     pub fn loop_counts(&self, l: Loop) -> &LoopCounts {
-        &self.counts[l.index()]
+        match self.loops.get(l.index()) {
+            Some(m) if m.gen == self.gen => &self.counts[l.index()],
+            _ => &NO_COUNTS,
+        }
     }
 
     /// The backedge-taken count of `l`, if known exactly.
     pub fn backedge_taken_count(&self, l: Loop) -> Option<Scev> {
-        self.counts[l.index()].backedge_taken.exact
+        self.loop_counts(l).backedge_taken.exact
     }
 
     /// A constant bound of the backedge-taken count of `l`, if known.
     pub fn max_backedge_taken_count(&self, l: Loop) -> Option<u64> {
-        self.counts[l.index()].backedge_taken.max
+        self.loop_counts(l).backedge_taken.max
     }
 
     fn get(&mut self, func: &Function, v: Value) -> Scev {
@@ -948,6 +1208,12 @@ impl ScalarEvolution {
             Some(s) => s,
             None => {
                 let bits = func.dfg.value_type(v).bits();
+                // A constant defined outside the computed nest is still a constant.
+                if let ValueDef::Result(i) = func.dfg.value_def(v) {
+                    if let InstructionData::IntConst { imm } = *func.dfg.inst(i) {
+                        return self.constant(bits, imm as u64);
+                    }
+                }
                 let b = def_block(func, v);
                 self.unknown(v, bits, b)
             }
@@ -1002,7 +1268,7 @@ impl ScalarEvolution {
         &mut self,
         func: &Function,
         cfg: &Cfg,
-        dt: &DomTree,
+        dt: &Dom<'_>,
         li: &LoopInfo,
         exiting: &[Vec<Block>],
         b: Block,
@@ -1067,7 +1333,7 @@ impl ScalarEvolution {
         &mut self,
         func: &Function,
         cfg: &Cfg,
-        dt: &DomTree,
+        dt: &Dom<'_>,
         li: &LoopInfo,
         exiting: &[Vec<Block>],
         h: Block,
@@ -1123,7 +1389,7 @@ impl ScalarEvolution {
         // behaviour: the increment (or the parameter, on the next iteration) is compared
         // by the exit test of a block that runs on every iteration.
         let mut rf = ScevFlags::NONE;
-        let feeds_exit = exiting[l.index()].iter().any(|&x| {
+        let feeds_exit = exiting[self.slot(l)].iter().any(|&x| {
             li.innermost_loop(x) == Some(l)
                 && dt.dominates(x, latch)
                 && exit_compare(func, x).is_some_and(|(_, a)| a.contains(&next) || a.contains(&p))
@@ -1155,7 +1421,7 @@ impl ScalarEvolution {
         &mut self,
         func: &Function,
         cfg: &Cfg,
-        dt: &DomTree,
+        dt: &Dom<'_>,
         li: &LoopInfo,
         l: Loop,
         exiting: &[Block],
@@ -1223,7 +1489,7 @@ impl ScalarEvolution {
             return none;
         }
         // A constant condition: the exit is taken at once, or never.
-        if let Some(c) = self.value(arg).and_then(|s| self.as_const(s)) {
+        if let Some(c) = self.const_value(func, arg) {
             if (c != 0) != tin {
                 let zero = self.constant(1, 0);
                 return ExitCount {
@@ -1299,7 +1565,7 @@ impl ScalarEvolution {
         }
         let mut state: Vec<Option<u64>> = pre_args
             .iter()
-            .map(|&a| self.value(a).and_then(|s| self.as_const(s)))
+            .map(|&a| self.const_value(func, a))
             .collect();
         let mut ev = LoopEval {
             func,
@@ -1321,6 +1587,23 @@ impl ScalarEvolution {
             state = next;
         }
         None
+    }
+
+    /// The constant value of `v`: its expression's, or its own when it is an `iconst`
+    /// outside the computed nest.
+    fn const_value(&self, func: &Function, v: Value) -> Option<u64> {
+        if let Some(s) = self.value(v) {
+            return self.as_const(s);
+        }
+        match func.dfg.value_def(v) {
+            ValueDef::Result(i) => match *func.dfg.inst(i) {
+                InstructionData::IntConst { imm } => {
+                    Some(imm as u64 & mask(func.dfg.value_type(v).bits()))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     fn is_rec_of(&self, s: Scev, l: Loop) -> bool {
@@ -1699,6 +1982,11 @@ impl LoopEval<'_> {
                 ValueDef::Result(i) => i,
                 _ => return None,
             };
+            // A constant outside the computed nest has no expression there.
+            if let InstructionData::IntConst { imm } = *func.dfg.inst(inst) {
+                self.memo.insert(x, imm as u64 & m);
+                continue;
+            }
             let b = func.layout.inst_block(inst)?;
             if self.li.innermost_loop(b) != Some(self.l) {
                 return None;

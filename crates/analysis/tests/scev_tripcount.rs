@@ -261,6 +261,21 @@ fn check(c: &Case, tally: &mut Tally) {
     se.compute(func, &cfg, &dt, &li);
     assert_eq!(li.num_loops(), 1, "{src}");
     let l = li.loops().next().expect("a loop");
+    // The loop computed as a nest, as a loop pass computes it, says the same.
+    let mut nest = ScalarEvolution::new();
+    nest.compute_nest(func, &cfg, &li, l);
+    let show =
+        |se: &ScalarEvolution, s: Option<gyre_analysis::Scev>| s.map(|s| se.display(s, func));
+    assert_eq!(
+        show(&nest, nest.backedge_taken_count(l)),
+        show(&se, se.backedge_taken_count(l)),
+        "nest and function disagree\n{src}"
+    );
+    assert_eq!(
+        nest.max_backedge_taken_count(l),
+        se.max_backedge_taken_count(l),
+        "{src}"
+    );
 
     let mut mem = Memory::new();
     mem.alloc_zeroed("out", 24);
