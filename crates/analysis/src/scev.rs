@@ -1347,10 +1347,13 @@ impl ScalarEvolution {
             return None;
         }
         let start_v = incoming.iter().find(|&&(b, _)| b == pre)?.1;
-        let next = incoming.iter().find(|&&(b, _)| b == latch)?.1;
+        let passed = incoming.iter().find(|&&(b, _)| b == latch)?.1;
         if incoming.len() != 2 {
             return None;
         }
+        // The latch may pass a parameter of its own that every edge into it fills with
+        // one value (a rotated loop's old header does): look through it.
+        let next = look_through_params(func, cfg, li, l, passed);
         let ValueDef::Result(inc) = func.dfg.value_def(next) else {
             return None;
         };
@@ -1392,7 +1395,9 @@ impl ScalarEvolution {
         let feeds_exit = exiting[self.slot(l)].iter().any(|&x| {
             li.innermost_loop(x) == Some(l)
                 && dt.dominates(x, latch)
-                && exit_compare(func, x).is_some_and(|(_, a)| a.contains(&next) || a.contains(&p))
+                && exit_compare(func, x).is_some_and(|(_, a)| {
+                    a.contains(&next) || a.contains(&p) || a.contains(&passed)
+                })
         });
         if feeds_exit {
             // `p - c` is `p + (-c)` without signed wrap unless `c` is the minimum
@@ -2107,6 +2112,43 @@ fn eval_binary(op: Opcode, flags: IntFlags, bits: u32, a: u64, b: u64) -> Option
     Some(r & m)
 }
 
+/// The value a parameter of a block of loop `l` (not its header) always holds, when every
+/// edge into the block passes the same one, followed through up to 8 such parameters;
+/// `v` itself otherwise. A rotated loop's latch passes its own parameters back to the
+/// header this way.
+pub fn look_through_params(func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop, v: Value) -> Value {
+    let mut next = v;
+    for _ in 0..8 {
+        let ValueDef::Param(b, j) = func.dfg.value_def(next) else {
+            break;
+        };
+        if b == li.header(l) || !li.contains(l, b) {
+            break;
+        }
+        let mut only: Option<Value> = None;
+        let mut same = true;
+        for &pr in cfg.preds(b) {
+            if let Some(t) = func.terminator(pr) {
+                func.dfg.for_each_dest(t, |bc| {
+                    if bc.block == b {
+                        let a = func.dfg.block_call_args(bc).get(j as usize).copied();
+                        match (a, only) {
+                            (Some(a), None) => only = Some(a),
+                            (Some(a), Some(o)) if a == o => {}
+                            _ => same = false,
+                        }
+                    }
+                });
+            }
+        }
+        match only {
+            Some(o) if same && o != next => next = o,
+            _ => break,
+        }
+    }
+    next
+}
+
 /// The block defining `v` (`None` for detached values).
 fn def_block(func: &Function, v: Value) -> Option<Block> {
     match func.dfg.value_def(v) {
@@ -2538,6 +2580,19 @@ impl ScalarEvolution {
         s: Scev,
         at: gyre_ir::Inst,
     ) -> Option<Value> {
+        self.expand_with(func, |a, b| dt.dominates(a, b), s, at)
+    }
+
+    /// [`ScalarEvolution::expand`] with dominance between blocks given by `dominates`
+    /// (for a loop pass whose dominator tree is stale: inside a loop nest, a definition
+    /// outside it that the nest uses dominates every block of it and its exits).
+    pub fn expand_with(
+        &self,
+        func: &mut Function,
+        dominates: impl Fn(Block, Block) -> bool,
+        s: Scev,
+        at: gyre_ir::Inst,
+    ) -> Option<Value> {
         use gyre_ir::builder::{FuncCursor, InstBuilder};
         let at_block = func.layout.inst_block(at)?;
         // Check everything before changing anything.
@@ -2562,12 +2617,12 @@ impl ScalarEvolution {
                 ScevKind::Unknown => {
                     let v = self.as_unknown(x)?;
                     let ok = match func.dfg.value_def(v) {
-                        ValueDef::Param(b, _) => dt.dominates(b, at_block),
+                        ValueDef::Param(b, _) => dominates(b, at_block),
                         ValueDef::Result(i) => match func.layout.inst_block(i) {
                             Some(b) if b == at_block => {
                                 func.layout.pp_cmp(i, at) == std::cmp::Ordering::Less
                             }
-                            Some(b) => dt.dominates(b, at_block),
+                            Some(b) => dominates(b, at_block),
                             None => false,
                         },
                         ValueDef::Detached => false,

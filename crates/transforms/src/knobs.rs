@@ -205,8 +205,16 @@ macro_rules! knobs {
     };
     (@rust bool) => { bool };
     (@rust u32) => { u32 };
+    (@rust ExitValues) => { ExitValues };
     (@ty bool) => { KnobType::Bool };
     (@ty u32) => { KnobType::UInt };
+    (@ty ExitValues) => { KnobType::Enum(ExitValues::WORDS) };
+    (@parse ExitValues, $name:literal, $v:expr) => {
+        ExitValues::parse($v).ok_or_else(|| KnobError::BadValue {
+            name: $name, value: $v.to_string(), expected: KnobType::Enum(ExitValues::WORDS),
+        })
+    };
+    (@show ExitValues, $v:expr) => { $v.word().to_string() };
     (@parse bool, $name:literal, $v:expr) => {
         parse_bool($v).ok_or_else(|| KnobError::BadValue {
             name: $name, value: $v.to_string(), expected: KnobType::Bool,
@@ -221,6 +229,36 @@ macro_rules! knobs {
     (@show u32, $v:expr) => { $v.to_string() };
 }
 
+/// `replexitval`: which exit values `indvars` replaces by their closed forms (LLVM's
+/// `ReplaceExitVal`, cicc's `{never=0, cheap=1, always=2}`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ExitValues {
+    /// Never rewrite exit values.
+    Never,
+    /// Only when the closed form is cheap to compute, or the loop becomes deletable.
+    Cheap,
+    /// Whenever a closed form is known.
+    Always,
+}
+
+impl ExitValues {
+    /// The accepted spellings, in order.
+    pub const WORDS: &'static [&'static str] = &["never", "cheap", "always"];
+    /// Parse a spelling (also cicc's numbers 0, 1, 2).
+    pub fn parse(s: &str) -> Option<ExitValues> {
+        match s {
+            "never" | "0" => Some(ExitValues::Never),
+            "cheap" | "1" => Some(ExitValues::Cheap),
+            "always" | "2" => Some(ExitValues::Always),
+            _ => None,
+        }
+    }
+    /// The spelling.
+    pub fn word(self) -> &'static str {
+        Self::WORDS[self as usize]
+    }
+}
+
 knobs! {
     verify_loop_lcssa: bool = false, "verify-loop-lcssa", "lcssa",
         "Check LCSSA form of every loop after the lcssa pass and fail if it does not hold (--verify-each always checks it).";
@@ -228,6 +266,22 @@ knobs! {
         "The most header instructions loop-rotate duplicates (terminator, parameters and constants not counted).";
     enable_loop_header_duplication: bool = true, "enable-loop-header-duplication", "loop-rotate",
         "Default of loop-rotate's <header-duplication> parameter; false rotates only headers with nothing to duplicate.";
+    iv_loop_level: u32 = 1, "iv-loop-level", "indvars",
+        "cicc: indvars processes only loops at nesting depth <= this (1: outermost loops only).";
+    disable_unknown_trip_iv: bool = false, "Disable-unknown-trip-iv", "indvars",
+        "cicc: indvars skips loops whose trip count is not computable (or is a constant <= 1).";
+    replexitval: ExitValues = ExitValues::Cheap, "replexitval", "indvars",
+        "Replace values used after a loop by their closed forms: never, cheap (cost <= 4 or the loop becomes dead), always.";
+    disable_lftr: bool = false, "disable-lftr", "indvars",
+        "Disable linear-function test replacement (exit tests rewritten to `icmp ne/eq iv, limit`).";
+    indvars_widen_indvars: bool = true, "indvars-widen-indvars", "indvars",
+        "Widen a narrow induction variable that is sign- or zero-extended in the loop and provably does not wrap.";
+    indvars_post_increment_ranges: bool = true, "indvars-post-increment-ranges", "indvars",
+        "Fold comparisons of post-increment values (iv.next) by their ranges too, not only of header parameters.";
+    indvars_predicate_loops: bool = true, "indvars-predicate-loops", "indvars",
+        "In loops without side effects and with every exit count known, test each exit against the loop's count (loop-invariant exits).";
+    verify_indvars: bool = false, "verify-indvars", "indvars",
+        "After indvars changes a loop, recompute its scalar evolution and fail if its trip count changed.";
 }
 
 impl Knobs {
@@ -249,14 +303,6 @@ impl Knobs {
 /// [`KNOBS`] by the issue that brings the pass; until then `-C` with one of them is a
 /// [`KnobError::PassMissing`].
 pub const PLANNED_KNOBS: &[(&str, &str)] = &[
-    ("iv-loop-level", "indvars"),
-    ("Disable-unknown-trip-iv", "indvars"),
-    ("disable-lftr", "indvars"),
-    ("replexitval", "indvars"),
-    ("indvars-post-increment-ranges", "indvars"),
-    ("indvars-predicate-loops", "indvars"),
-    ("indvars-widen-indvars", "indvars"),
-    ("verify-indvars", "indvars"),
     ("enable-simple-loop-unswitch", "simple-loop-unswitch"),
     ("enable-nontrivial-unswitch", "simple-loop-unswitch"),
     ("unswitch-uniform-only", "simple-loop-unswitch"),
@@ -337,15 +383,13 @@ mod tests {
             apply_setting(&mut k, "novalue"),
             Err(KnobError::Malformed(_))
         ));
-        let e = apply_setting(&mut k, "iv-loop-level=2").unwrap_err();
-        assert_eq!(
-            e,
-            KnobError::PassMissing {
-                name: "iv-loop-level",
-                pass: "indvars"
-            }
-        );
-        assert!(e.to_string().contains("pass 'indvars'"), "{e}");
+        // An enum knob: its words (and cicc's numbers) and nothing else.
+        apply_setting(&mut k, "replexitval=never").unwrap();
+        assert_eq!(k.replexitval(), ExitValues::Never);
+        apply_setting(&mut k, "replexitval=2").unwrap();
+        assert_eq!(k.get("replexitval").as_deref(), Some("always"));
+        let e = apply_setting(&mut k, "replexitval=sometimes").unwrap_err();
+        assert!(e.to_string().contains("expected never|cheap|always"), "{e}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod analyses;
+pub mod indvars;
 pub mod knobs;
 pub mod lcssa;
 pub mod loop_rotate;

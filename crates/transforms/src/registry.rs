@@ -74,6 +74,17 @@ pub const PASSES: &[PassInfo] = &[
         create_loop: Some(|p| Ok(Box::new(crate::loop_rotate::LoopRotate::from_params(p)?))),
     },
     PassInfo {
+        name: "indvars",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "Simplify induction variables: exit values, LFTR, widening, range-folded compares, dead IVs.",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("indvars", p)?;
+            Ok(Box::new(crate::indvars::IndVarSimplify::default()))
+        }),
+    },
+    PassInfo {
         name: "verify",
         kind: PassKind::Function,
         params: &[],
