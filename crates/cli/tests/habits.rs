@@ -64,11 +64,8 @@ const LOOPY: &str = "examples/search.gir";
 #[test]
 fn opt_o_levels_run_the_default_pipeline() {
     let plain = ok(&gyre(&["opt", LOOPY]));
-    let default = ok(&gyre(&[
-        "opt",
-        LOOPY,
-        "--passes=loop-simplify,lcssa,loop(loop-rotate)",
-    ]));
+    let passes = format!("--passes={}", gyre_transforms::DEFAULT_PIPELINE);
+    let default = ok(&gyre(&["opt", LOOPY, &passes]));
     assert_ne!(plain, default);
     for o in ["-O", "-O1", "-O2", "-O3"] {
         assert_eq!(ok(&gyre(&["opt", o, LOOPY])), default, "{o}");

@@ -13,7 +13,7 @@ use gyre_transforms::{Knobs, Options, PassManager};
 use std::path::PathBuf;
 
 /// The pipeline `-O` runs today (the passes that exist).
-const O_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate)";
+const O_PIPELINE: &str = gyre_transforms::DEFAULT_PIPELINE;
 
 /// Kernels per run (each compiled for three targets, with and without `-O`);
 /// `GYRE_CODEGEN_SEEDS` overrides it.

@@ -125,12 +125,9 @@ fn modules() -> Vec<(&'static str, Module)> {
         verify_each: true,
         ..Options::default()
     };
-    let mut pm = PassManager::from_pipeline(
-        "loop-simplify,lcssa,loop(loop-rotate)",
-        Knobs::default(),
-        opts,
-    )
-    .expect("pipeline");
+    let mut pm =
+        PassManager::from_pipeline(gyre_transforms::DEFAULT_PIPELINE, Knobs::default(), opts)
+            .expect("pipeline");
     pm.run_module(&mut r)
         .expect("the pipeline runs and verifies");
     verify_module(&r).unwrap_or_else(|e| panic!("rotated module does not verify: {e:?}"));

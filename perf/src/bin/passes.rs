@@ -14,12 +14,18 @@
 //! `while` nest, 3 blocks per level), `random` (the kernel generator's UB-free kernels,
 //! `gyre_ir::gen` with `target_blocks`).
 //!
-//! Usage: `passes [--family NAME]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]`
-//! (default sizes 1000 10000 100000).
+//! `--pass indvars` times `indvars` instead, after `loop-rotate` in the same loop
+//! pipeline on both sides (`loop(loop-rotate,indvars)`, LLVM's `IndVarSimplifyPass` row);
+//! `-C name=value` sets a Gyre knob (`-C iv-loop-level=100000` makes Gyre simplify every
+//! loop, as LLVM does, instead of cicc's outermost loops only).
+//!
+//! Usage: `passes [--pass loop-rotate|indvars] [-C knob=value]... [--family NAME]...
+//! [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]` (default sizes 1000 10000 100000).
 
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::Module;
 use gyre_perf::llvm::{find_opt, time_pass};
+use gyre_transforms::knobs::apply_setting;
 use gyre_transforms::{Knobs, Options, PassManager};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -159,8 +165,15 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut families, mut sizes) = (Vec::new(), Vec::new());
     let (mut reps, mut llvm, mut timeout) = (5usize, true, 120u64);
+    let mut pass = "loop-rotate".to_string();
+    let mut knobs = Knobs::default();
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--pass" => pass = args.next().expect("--pass NAME"),
+            "-C" => {
+                let k = args.next().expect("-C name=value");
+                apply_setting(&mut knobs, &k).unwrap_or_else(|e| panic!("{e}"));
+            }
             "--family" => families.push(args.next().expect("--family NAME")),
             "--reps" => reps = args.next().and_then(|s| s.parse().ok()).expect("--reps N"),
             "--no-llvm" => llvm = false,
@@ -171,7 +184,7 @@ fn main() {
                     .expect("--llvm-timeout S")
             }
             "--help" | "-h" => {
-                println!("passes [--family nest|deep|random]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
+                println!("passes [--pass loop-rotate|indvars] [-C knob=value]... [--family nest|deep|random]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
                 return;
             }
             s => sizes.push(s.parse::<usize>().expect("a size in blocks")),
@@ -189,6 +202,12 @@ fn main() {
             .filter(|f| families.iter().any(|g| g == f))
             .collect()
     };
+    let (pipeline, llvm_row, counter): (&str, &str, &str) = match pass.as_str() {
+        "loop-rotate" => ("loop(loop-rotate)", "LoopRotatePass", "NumRotated"),
+        "indvars" => ("loop(loop-rotate,indvars)", "IndVarSimplifyPass", "NumLFTR"),
+        other => panic!("--pass: no timing for '{other}' (loop-rotate, indvars)"),
+    };
+    let pass: &'static str = if pass == "indvars" { "indvars" } else { "loop-rotate" };
     let opt = if llvm { find_opt() } else { None };
     match &opt {
         Some((p, v)) => eprintln!("LLVM: {} ({v})", p.display()),
@@ -210,23 +229,23 @@ fn main() {
                     time_loop_passes: true,
                     ..Options::default()
                 };
-                let mut pm = PassManager::from_pipeline("loop(loop-rotate)", Knobs::default(), options)
+                let mut pm = PassManager::from_pipeline(pipeline, knobs.clone(), options)
                     .expect("pipeline");
                 let t = Instant::now();
-                let r = pm.run_module(&mut c).expect("loop-rotate runs");
+                let r = pm.run_module(&mut c).expect("the pipeline runs");
                 adaptor_s = adaptor_s.min(t.elapsed().as_secs_f64());
                 let p = r
                     .pass_times
                     .iter()
-                    .find(|(name, _)| *name == "loop-rotate")
+                    .find(|(name, _)| *name == pass)
                     .map_or(0.0, |(_, d)| d.as_secs_f64());
                 pass_s = pass_s.min(p);
                 loops = r
                     .loop_visits
                     .iter()
-                    .find(|(name, _)| *name == "loop-rotate")
+                    .find(|(name, _)| *name == pass)
                     .map_or(0, |(_, n)| *n);
-                rotated = r.stats.get("loop-rotate", "NumRotated");
+                rotated = r.stats.get(pass, counter);
             }
             let llvm = opt.as_ref().map(|(path, _)| {
                 let file = dir.join(format!("{family}-{n}.ll"));
@@ -235,8 +254,8 @@ fn main() {
                 let r = time_pass(
                     path,
                     &file,
-                    "loop(loop-rotate)",
-                    "LoopRotatePass",
+                    pipeline,
+                    llvm_row,
                     Duration::from_secs(timeout),
                 );
                 let _ = std::fs::remove_file(&file);
@@ -255,7 +274,7 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    println!("| family | blocks | loops | rotated | Gyre loop-rotate | ns/block | Gyre loop(loop-rotate) | ns/block | LLVM 14 LoopRotatePass | ns/block | LLVM / Gyre |");
+    println!("| family | blocks | loops | {counter} | Gyre {pass} | ns/block | Gyre {pipeline} | ns/block | LLVM 14 {llvm_row} | ns/block | LLVM / Gyre |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         let ns = |s: f64| s * 1e9 / r.blocks as f64;

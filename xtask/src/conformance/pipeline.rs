@@ -174,13 +174,13 @@ mod tests {
 
     #[test]
     fn unknown_passes_are_reported_once() {
-        let m = map_pipeline("licm,loop-simplify,loop-mssa(licm,indvars),cgscc(inline)")
+        let m = map_pipeline("licm,loop-simplify,loop-mssa(licm,loop-fuse),cgscc(inline)")
             .expect("valid pipeline");
         assert_eq!(
             m,
             Mapped::Missing(vec![
                 "licm".to_string(),
-                "indvars".to_string(),
+                "loop-fuse".to_string(),
                 "cgscc(...)".to_string(),
                 "inline".to_string()
             ])
