@@ -102,3 +102,61 @@ fn indvars_on_generated_kernels() {
         "the generator must exercise indvars: {totals:?}"
     );
 }
+
+/// One `while` nest `depth` deep, each level counting to the kernel's argument (the
+/// `deep` family of `cargo xtask perf passes`).
+fn deep_nest(depth: usize) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "global @out: global [4 x i32] align 4\n\nkernel @k(i32) {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    v2 = iconst.i32 1\n    jump block1(v1)\n",
+    );
+    let exit = 3 * depth + 1;
+    for i in 0..depth {
+        let (h, pre, latch) = (3 * i + 1, 3 * i + 2, 3 * i + 3);
+        let (x, c, y) = (3 + 3 * i, 4 + 3 * i, 5 + 3 * i);
+        let out = if i == 0 { exit } else { 3 * (i - 1) + 3 };
+        let inner = if i + 1 < depth { pre } else { latch };
+        let _ = write!(
+            s,
+            "block{h}(v{x}: i32):\n    v{c} = icmp slt v{x}, v0\n    brif v{c}, block{inner}, block{out}\n"
+        );
+        if i + 1 < depth {
+            let _ = write!(s, "block{pre}:\n    jump block{}(v1)\n", h + 3);
+        }
+        let _ = write!(
+            s,
+            "block{latch}:\n    v{y} = iadd v{x}, v2\n    jump block{h}(v{y})\n"
+        );
+    }
+    let v = 3 + 3 * depth;
+    let _ = write!(
+        s,
+        "block{exit}:\n    v{v} = global_addr @out\n    store v0, v{v}\n    return\n}}\n"
+    );
+    s
+}
+
+/// LLVM 14's `indvars` overflows its stack on a 2,497-deep nest. Gyre's `-O` loop pipeline
+/// handles a 10,000-deep one on the test's default thread stack, simplifying the outermost
+/// loop (cicc's `iv-loop-level=1`) with the scalar evolution of the whole nest; and with
+/// `iv-loop-level=10000` every loop of a 1,000-deep one (each loop computes its own nest's).
+#[test]
+fn deep_nests() {
+    for (depth, level, visited) in [(10_000usize, 1u32, 1u64), (1_000, 1_000, 1_000)] {
+        let mut m = gyre_ir::parse_module(&deep_nest(depth)).expect("parses");
+        let mut knobs = Knobs::default();
+        apply_setting(&mut knobs, &format!("iv-loop-level={level}")).expect("knob");
+        let mut pm = PassManager::from_pipeline(
+            gyre_transforms::DEFAULT_PIPELINE,
+            knobs,
+            Options::default(),
+        )
+        .expect("pipeline");
+        let r = pm.run_module(&mut m).expect("runs");
+        gyre_ir::verifier::verify_module(&m).expect("verifies");
+        let too_deep = r.stats.get("indvars", "NumLoopTooDeep");
+        assert_eq!(too_deep, depth as u64 - visited, "depth {depth}");
+        // Every simplified level's exit test became `!=` against its limit.
+        assert_eq!(r.stats.get("indvars", "NumLFTR"), visited, "depth {depth}");
+    }
+}
