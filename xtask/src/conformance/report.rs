@@ -23,6 +23,12 @@ pub const KNOWN: &[(&str, &str)] = &[
         "LLVM's `separateNestedLoop` splits `for.cond` and `while.cond191` into nests \
          (`*.outer`); Gyre gives each a single latch instead",
     ),
+    (
+        "LoopSimplify/pr28272.ll",
+        "@foo2: LLVM's `separateNestedLoop` splits `loop2` (whose header phis take \
+         different values on its four backedges) into a nest; Gyre gives it a single latch \
+         instead (the file's `indvars` changes no loop count on either side)",
+    ),
 ];
 
 /// The reason recorded for `key`, if any.
