@@ -175,7 +175,24 @@ pub struct ScalarEvolution {
     scope: Option<Loop>,
     /// [`LocalDom`]'s numbering buffer, kept between nest computations.
     local_num: Vec<(u32, u32, u32)>,
+    /// Buffers of [`ScalarEvolution::compute_nest`], kept between nests.
+    nest: NestScratch,
     valid: bool,
+}
+
+/// Buffers of one nest computation.
+#[derive(Default)]
+struct NestScratch {
+    order: Vec<Loop>,
+    rpo: Vec<Block>,
+    post: Vec<Block>,
+    stack: Vec<(Block, usize)>,
+    idom: Vec<u32>,
+    first: Vec<u32>,
+    fill: Vec<u32>,
+    kids: Vec<u32>,
+    dfs: Vec<(u32, bool)>,
+    exiting: Vec<Vec<Block>>,
 }
 
 /// An empty [`LoopCounts`], the answer for loops outside the computed nest.
@@ -931,7 +948,16 @@ impl ScalarEvolution {
                 self.set_block_loop(b, l.as_u32());
             }
         }
-        self.classify(func, cfg, &Dom::Global(dt), li, cfg.rpo(), &order);
+        let mut exiting = Vec::new();
+        self.classify(
+            func,
+            cfg,
+            &Dom::Global(dt),
+            li,
+            cfg.rpo(),
+            &order,
+            &mut exiting,
+        );
         self.valid = true;
     }
 
@@ -952,13 +978,17 @@ impl ScalarEvolution {
             self.valid = true;
             return;
         }
-        let mut order: Vec<Loop> = Vec::new();
-        self.number_loops(li, &[root], &mut order);
+        // Buffers reused across nests: a loop pass computes thousands of small nests, and
+        // fresh allocations each time fragment the heap (malloc's consolidation then
+        // dominates at 100k blocks).
+        let mut sc = std::mem::take(&mut self.nest);
+        sc.order.clear();
+        self.number_loops(li, &[root], &mut sc.order);
         // The nest's blocks in reverse postorder from the header (back edges to a header
         // and edges leaving the nest ignored), and their innermost loops.
         let h = li.header(root);
-        let mut rpo: Vec<Block> = Vec::new();
-        let mut post: Vec<Block> = Vec::new();
+        sc.rpo.clear();
+        sc.post.clear();
         let mut local = LocalDom {
             num: std::mem::take(&mut self.local_num),
             gen: self.gen,
@@ -967,29 +997,33 @@ impl ScalarEvolution {
         if local.num.len() < nb {
             local.num.resize(nb, (0, 0, 0));
         }
-        // Visited marks: (gen, u32::MAX, _) while numbering is pending.
-        let mut stack: Vec<(Block, usize)> = vec![(h, 0)];
+        // Visited marks: (gen, u32::MAX, _) until numbered; the third field holds the RPO
+        // index until the tree's preorder numbering replaces it.
+        sc.stack.clear();
+        sc.stack.push((h, 0));
         local.num[h.index()] = (self.gen, u32::MAX, 0);
-        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+        while let Some(&mut (b, ref mut i)) = sc.stack.last_mut() {
             let succs = cfg.succs(b);
             if let Some(&s) = succs.get(*i) {
                 *i += 1;
                 if li.contains(root, s) && local.num[s.index()].0 != self.gen {
                     local.num[s.index()] = (self.gen, u32::MAX, 0);
-                    stack.push((s, 0));
+                    sc.stack.push((s, 0));
                 }
             } else {
-                post.push(b);
-                stack.pop();
+                sc.post.push(b);
+                sc.stack.pop();
             }
         }
-        rpo.extend(post.iter().rev());
-        // Immediate dominators (Cooper, Harvey and Kennedy) over the nest, by RPO index.
-        let mut rpo_index: FxHashMap<Block, u32> = FxHashMap::default();
-        for (i, &b) in rpo.iter().enumerate() {
-            rpo_index.insert(b, i as u32);
+        sc.rpo.extend(sc.post.iter().rev());
+        for (i, &b) in sc.rpo.iter().enumerate() {
+            local.num[b.index()].2 = i as u32;
         }
-        let mut idom: Vec<u32> = vec![u32::MAX; rpo.len()];
+        // Immediate dominators (Cooper, Harvey and Kennedy) over the nest, by RPO index.
+        let rpo = &sc.rpo;
+        let idom = &mut sc.idom;
+        idom.clear();
+        idom.resize(rpo.len(), u32::MAX);
         idom[0] = 0;
         let mut changed = true;
         while changed {
@@ -997,10 +1031,8 @@ impl ScalarEvolution {
             for i in 1..rpo.len() {
                 let mut new = u32::MAX;
                 for p in cfg.preds(rpo[i]) {
-                    let Some(&pi) = rpo_index.get(p) else {
-                        continue;
-                    };
-                    if idom[pi as usize] == u32::MAX {
+                    let (g, _, pi) = local.num[p.index()];
+                    if g != self.gen || idom[pi as usize] == u32::MAX {
                         continue;
                     }
                     new = if new == u32::MAX {
@@ -1026,22 +1058,26 @@ impl ScalarEvolution {
         }
         // Preorder intervals of the tree (children lists by counting sort, explicit stack).
         let n = rpo.len();
-        let mut first = vec![0u32; n + 1];
+        sc.first.clear();
+        sc.first.resize(n + 1, 0);
         for &d in &idom[1..] {
-            first[d as usize + 1] += 1;
+            sc.first[d as usize + 1] += 1;
         }
         for i in 0..n {
-            first[i + 1] += first[i];
+            sc.first[i + 1] += sc.first[i];
         }
-        let mut fill = first.clone();
-        let mut kids = vec![0u32; n.saturating_sub(1)];
+        sc.fill.clear();
+        sc.fill.extend_from_slice(&sc.first);
+        sc.kids.clear();
+        sc.kids.resize(n.saturating_sub(1), 0);
         for (i, &d) in idom.iter().enumerate().skip(1) {
-            kids[fill[d as usize] as usize] = i as u32;
-            fill[d as usize] += 1;
+            sc.kids[sc.fill[d as usize] as usize] = i as u32;
+            sc.fill[d as usize] += 1;
         }
         let mut counter = 0u32;
-        let mut dfs: Vec<(u32, bool)> = vec![(0, false)];
-        while let Some((i, done)) = dfs.pop() {
+        sc.dfs.clear();
+        sc.dfs.push((0, false));
+        while let Some((i, done)) = sc.dfs.pop() {
             let b = rpo[i as usize];
             if done {
                 local.num[b.index()].2 = counter - 1;
@@ -1049,18 +1085,31 @@ impl ScalarEvolution {
             }
             local.num[b.index()] = (self.gen, counter, counter);
             counter += 1;
-            dfs.push((i, true));
-            for &k in &kids[first[i as usize] as usize..first[i as usize + 1] as usize] {
-                dfs.push((k, false));
+            sc.dfs.push((i, true));
+            let (a, z) = (
+                sc.first[i as usize] as usize,
+                sc.first[i as usize + 1] as usize,
+            );
+            for k in a..z {
+                sc.dfs.push((sc.kids[k], false));
             }
         }
-        for &b in &rpo {
+        for &b in rpo {
             if let Some(l) = li.innermost_loop(b) {
                 self.set_block_loop(b, l.as_u32());
             }
         }
-        self.classify(func, cfg, &Dom::Local(&local), li, &rpo, &order);
+        self.classify(
+            func,
+            cfg,
+            &Dom::Local(&local),
+            li,
+            &sc.rpo,
+            &sc.order,
+            &mut sc.exiting,
+        );
         self.local_num = local.num;
+        self.nest = sc;
         self.valid = true;
     }
 
@@ -1121,9 +1170,15 @@ impl ScalarEvolution {
         li: &LoopInfo,
         rpo: &[Block],
         order: &[Loop],
+        exiting: &mut Vec<Vec<Block>>,
     ) {
         // Exiting blocks per loop (an edge may leave several loops).
-        let mut exiting: Vec<Vec<Block>> = vec![Vec::new(); order.len()];
+        if exiting.len() < order.len() {
+            exiting.resize(order.len(), Vec::new());
+        }
+        for e in exiting.iter_mut().take(order.len()) {
+            e.clear();
+        }
         let in_scope = |me: &Self, l: Loop| me.loops[l.index()].gen == me.gen;
         for &b in rpo {
             let Some(mut l) = li.innermost_loop(b) else {

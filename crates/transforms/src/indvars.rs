@@ -82,6 +82,11 @@ pub struct IndVarSimplify {
     expanded: FxHashMap<Scev, Value>,
     /// Existing values given uses in other blocks (for `nonlocal-uses`).
     touched: Vec<Value>,
+    /// Dead-code buffers, reused across loops (thousands of small loops must not each
+    /// allocate).
+    live: rustc_hash::FxHashSet<Value>,
+    work: Vec<Value>,
+    preds: Vec<Block>,
 }
 
 /// Why a loop is left alone: the remark kind, and its counter.
@@ -925,8 +930,11 @@ impl IndVarSimplify {
                 && !op.is_convergent()
                 && func.dfg.inst_result(i).is_some()
         };
-        let mut live: rustc_hash::FxHashSet<Value> = rustc_hash::FxHashSet::default();
-        let mut work: Vec<Value> = Vec::new();
+        let mut live = std::mem::take(&mut self.live);
+        let mut work = std::mem::take(&mut self.work);
+        let mut preds = std::mem::take(&mut self.preds);
+        live.clear();
+        work.clear();
         for &b in &self.blocks {
             for i in func.layout.block_insts(b) {
                 if pure(func, i) {
@@ -942,7 +950,6 @@ impl IndVarSimplify {
                 });
             }
         }
-        let mut preds: Vec<Block> = Vec::new();
         while let Some(v) = work.pop() {
             if !live.insert(v) {
                 continue;
@@ -1004,6 +1011,9 @@ impl IndVarSimplify {
                 }
             }
         }
+        self.live = live;
+        self.work = work;
+        self.preds = preds;
         cx.stats.add(NAME, "NumDeadInsts", insts);
         cx.stats.add(NAME, "NumDeadIVs", ivs);
         insts + params > 0
