@@ -1162,6 +1162,7 @@ impl ScalarEvolution {
 
     /// Classify the values of the blocks `rpo` (in that order) and count the loops of
     /// `order` (numbered by [`ScalarEvolution::number_loops`]).
+    #[allow(clippy::too_many_arguments)]
     fn classify(
         &mut self,
         func: &Function,
@@ -1211,7 +1212,7 @@ impl ScalarEvolution {
         for &b in rpo {
             for (i, &p) in func.dfg.block_params(b).iter().enumerate() {
                 if func.dfg.value_type(p).is_int() {
-                    let s = self.classify_param(func, cfg, dt, li, &exiting, b, i, p);
+                    let s = self.classify_param(func, cfg, dt, li, exiting, b, i, p);
                     self.values[p.index()] = (self.gen, s.0);
                 }
             }
