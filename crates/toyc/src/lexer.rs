@@ -58,10 +58,20 @@ pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
         i = 3;
         line_start = 3;
     }
-    let pos_at = |i: usize, line: u32, line_start: usize| Pos {
-        line,
-        col: src[line_start..i].chars().count() as u32 + 1,
-        offset: i as u32,
+    // Columns are counted incrementally from the last position on the same line, so a
+    // long line costs linear time, not quadratic.
+    let mut cache = (0usize, 1u32);
+    let mut pos_at = |i: usize, line: u32, line_start: usize| {
+        if cache.0 < line_start || cache.0 > i {
+            cache = (line_start, 1);
+        }
+        cache.1 += src[cache.0..i].chars().count() as u32;
+        cache.0 = i;
+        Pos {
+            line,
+            col: cache.1,
+            offset: i as u32,
+        }
     };
     while i < bytes.len() {
         let c = bytes[i];

@@ -26,8 +26,8 @@
 //! let src = "kernel k(n: i32) { let x: f32 = n; y = 1; }";
 //! let errs = gyre_toyc::compile("k.toy", src).err().unwrap();
 //! let text = errs.render("k.toy", src);
-//! assert!(text.contains("k.toy:1:34: error: mismatched types"));
-//! assert!(text.contains("k.toy:1:37: error: unknown variable `y`"));
+//! assert!(text.contains("k.toy:1:33: error: mismatched types"));
+//! assert!(text.contains("k.toy:1:36: error: unknown variable `y`"));
 //! ```
 #![warn(missing_docs)]
 

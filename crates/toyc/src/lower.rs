@@ -44,14 +44,8 @@ pub fn lower(prog: &Program, ck: &Checked) -> Result<Module, String> {
         module.functions.push(func);
     }
     for (i, f) in prog.funcs.iter().enumerate() {
-        let id = FuncId::from_u32(i as u32);
-        let mut func = std::mem::replace(
-            &mut module.functions[id],
-            Function::new("", FuncKind::Device, Signature::default()),
-        );
-        let r = Lower::run(prog, ck, &shared_ids, f, &mut func);
-        module.functions[id] = func;
-        r.map_err(|e| format!("`{}`: {e}", f.name))?;
+        let func = &mut module.functions[FuncId::from_u32(i as u32)];
+        Lower::run(prog, ck, &shared_ids, f, func).map_err(|e| format!("`{}`: {e}", f.name))?;
     }
     Ok(module)
 }
