@@ -498,10 +498,7 @@ impl Parser<'_> {
 
     fn binary_inner(&mut self, min_prec: u32) -> R<Expr> {
         let mut lhs = self.unary()?;
-        loop {
-            let Some(&(_, op, prec)) = BINOPS.iter().find(|(t, _, _)| self.is(t)) else {
-                break;
-            };
+        while let Some(&(_, op, prec)) = BINOPS.iter().find(|(t, _, _)| self.is(t)) {
             if prec < min_prec {
                 break;
             }

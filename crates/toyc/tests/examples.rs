@@ -51,13 +51,9 @@ fn buf(n: &str) -> Arg {
     Arg::buffer(n)
 }
 
-fn expect_eq<T: PartialEq + std::fmt::Debug + Copy>(
-    mem: &Memory,
-    name: &str,
-    want: &[T],
-) -> Result<(), String>
+fn expect_eq<T>(mem: &Memory, name: &str, want: &[T]) -> Result<(), String>
 where
-    T: gyre_interp::Element,
+    T: PartialEq + std::fmt::Debug + Copy + gyre_interp::Element,
 {
     let got: Vec<T> = mem.read(name).ok_or("missing buffer")?;
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
