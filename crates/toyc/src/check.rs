@@ -72,6 +72,8 @@ struct Checker<'a> {
     scopes: Vec<FxHashMap<String, Sym>>,
     cur: usize,
     loops: u32,
+    /// The integer literal under a unary minus being checked (it may be one larger).
+    negated: Option<NodeId>,
 }
 
 /// Type-check a parsed program.
@@ -91,6 +93,7 @@ pub fn check(prog: &Program, diags: &mut Diagnostics) -> Checked {
         scopes: Vec::new(),
         cur: 0,
         loops: 0,
+        negated: None,
     };
     for (i, f) in prog.funcs.iter().enumerate() {
         if BUILTINS.contains(&f.name.as_str()) {
@@ -483,10 +486,11 @@ impl<'a> Checker<'a> {
                     return Ty::Num(s);
                 }
                 // A negated literal may reach the magnitude of the minimum.
+                let neg = u64::from(self.negated == Some(e.id));
                 let max: u64 = match s {
-                    Scalar::I32 => 1 << 31,
+                    Scalar::I32 => (1 << 31) - 1 + neg,
                     Scalar::U32 => u64::from(u32::MAX),
-                    _ => 1 << 63,
+                    _ => (1 << 63) - 1 + neg,
                 };
                 if *v > max {
                     self.error(e.pos, format!("literal {v} does not fit in {}", s.name()));
@@ -517,6 +521,9 @@ impl<'a> Checker<'a> {
                 }
             },
             ExprKind::Unary(op, inner) => {
+                if *op == UnOp::Neg && matches!(inner.kind, ExprKind::Int(..)) {
+                    self.negated = Some(inner.id);
+                }
                 let t = self.expr(inner, expected);
                 let ok = match (op, t) {
                     (_, Ty::Error) => return Ty::Error,

@@ -497,7 +497,7 @@ impl Parser<'_> {
     }
 
     fn binary_inner(&mut self, min_prec: u32) -> R<Expr> {
-        let mut lhs = self.unary()?;
+        let mut lhs = self.cast()?;
         while let Some(&(_, op, prec)) = BINOPS.iter().find(|(t, _, _)| self.is(t)) {
             if prec < min_prec {
                 break;
@@ -540,17 +540,23 @@ impl Parser<'_> {
         } else {
             None
         };
-        let mut e = if let Some(op) = op {
+        if let Some(op) = op {
             self.bump();
             self.enter()?;
             let inner = self.unary();
             self.leave();
             let inner = inner?;
             let depth = inner.depth + 1;
-            self.mk(ExprKind::Unary(op, Box::new(inner)), pos, depth)?
+            self.mk(ExprKind::Unary(op, Box::new(inner)), pos, depth)
         } else {
-            self.postfix()?
-        };
+            self.postfix()
+        }
+    }
+
+    /// A unary expression and its casts: `as` binds looser than unary operators, so
+    /// `-x as i64` is `(-x) as i64`, as in Rust.
+    fn cast(&mut self) -> R<Expr> {
+        let mut e = self.unary()?;
         while self.is_kw("as") {
             let pos = self.pos();
             self.bump();

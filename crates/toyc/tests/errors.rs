@@ -122,6 +122,14 @@ fn each_kind_of_error() {
             "kernel k() { let x = 3000000000; }",
             "literal 3000000000 does not fit in i32",
         ),
+        (
+            "kernel k() { let x = 2147483648; }",
+            "literal 2147483648 does not fit in i32",
+        ),
+        (
+            "kernel k() { let x = 9223372036854775808i64; }",
+            "does not fit in i64",
+        ),
         ("kernel k() { let x = 1q; }", "unknown literal suffix `q`"),
         ("kernel k() { let x = 1 @ 2; }", "unexpected character `@`"),
         ("kernel k() { /* open", "unterminated block comment"),

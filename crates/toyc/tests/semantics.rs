@@ -32,11 +32,17 @@ fn cases() -> Vec<(&'static str, &'static str, i64)> {
         ("unsigned compare", "out[0] = (u > 5) as i64 + (a as u32 > 5) as i64 * 2 + (a > 5) as i64 * 4;", 3),
         ("float to int", "out[0] = f as i64 * 100 + d as i64 * 10 + (f as f64 * d) as i64;", 200 - 10 - 3),
         ("float negation", "out[0] = (-f) as i32 as i64;", -2),
+        ("`as` binds looser than unary minus", "out[0] = -a as i64 * 2;", 14),
         ("float to u32", "out[0] = (f as u32) as i64;", 2),
         ("int to float", "out[0] = (((a as f32) * 0.5) as f64 + (u as f64) * 0.0) as i64;", -3),
         ("i64 to i32 truncates", "out[0] = ((a as i64) * 10000000000) as i32 as i64;", (-70_000_000_000i64) as i32 as i64),
         ("i64 arithmetic", "out[0] = (a as i64) * 3000000000;", -21_000_000_000),
         ("u32 wraps", "out[0] = (u + 32) as i64;", 16),
+        (
+            "minimum literals",
+            "out[0] = (-2147483648 as i64) * 2 + (-9223372036854775808 + 1) * 0 + 4294967295u32 as i64;",
+            -(1i64 << 32) + 4_294_967_295,
+        ),
         (
             "&& short-circuits",
             "if a > 0 && out[1000000] > 0 { out[0] = 1; } else { out[0] = 2; }",
