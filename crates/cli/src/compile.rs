@@ -11,7 +11,7 @@ use gyre_transforms::ModuleAnalyses;
 /// Arguments of `gyre compile`.
 #[derive(clap::Args)]
 pub struct CompileArgs {
-    /// Input file (`.gir` or `.ll`), or `-`.
+    /// Input file (`.gir`, `.ll` or `.toy`), or `-`.
     pub input: String,
     /// Target architecture: `90` or `sm_90`; one of 70, 72, 75, 80, 86, 87, 89, 90, 100,
     /// 120 (also `-mcpu=sm_90`, as in llc).

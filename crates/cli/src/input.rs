@@ -71,11 +71,16 @@ impl Input {
     }
 }
 
-/// Read and parse a module: LLVM IR text for `.ll` files, `.gir` otherwise. Returns the
-/// input (which displays as its name) and the module.
+/// Read and parse a module: LLVM IR text for `.ll` files, a Toy program (docs/toy.md)
+/// for `.toy` files, `.gir` otherwise. Returns the input (which displays as its name)
+/// and the module.
 pub fn load_module(path: &str) -> Result<(Input, Module), CliError> {
     let (name, src) = read_source(path)?;
-    let (module, positions) = if path.ends_with(".ll") {
+    let toy_ext = format!(".{}", gyre_toyc::EXTENSION);
+    let (module, positions) = if path.ends_with(&toy_ext) {
+        let m = gyre_toyc::compile(&name, &src).map_err(|d| CliError(d.render(&name, &src)))?;
+        (m, None)
+    } else if path.ends_with(".ll") {
         let m =
             gyre_llvm::import_module(&src).map_err(|e| CliError(e.render_source(&name, &src)))?;
         (m, None)

@@ -363,3 +363,47 @@ fn run_shows_printf_output_and_failed_asserts() {
     );
     assert_eq!(stdout(&o), "x = 9\n");
 }
+
+/// `.toy` files (docs/toy.md) are compiled by the toy front end: `gyre compile` emits
+/// PTX, `gyre run` runs a kernel, and errors are located in the program.
+#[test]
+fn toy_programs_compile_and_run() {
+    let o = gyre(&["compile", "-O", "--sm", "80", "examples/matmul_tiled.toy"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(".entry matmul_tiled"), "{}", stdout(&o));
+    let o = gyre(&[
+        "run",
+        "examples/saxpy.toy",
+        "--kernel",
+        "saxpy",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        "0=@x",
+        "--arg",
+        "1=@y",
+        "--arg",
+        "2=2.0",
+        "--arg",
+        "3=6",
+        "--buffer",
+        "x=f32:8:iota",
+        "--buffer",
+        "y=f32:8:iota",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Four threads cover six elements with the grid-stride loop.
+    assert_eq!(
+        stdout(&o).trim(),
+        "y = [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 6.0, 7.0]"
+    );
+    let dir = std::env::temp_dir().join(format!("gyre-cli-toy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("bad.toy");
+    std::fs::write(&bad, "kernel k(n: i32) {\n    let x: f32 = n;\n}\n").expect("write");
+    let o = gyre(&["compile", bad.to_str().expect("utf-8 temp path")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_fails_with(&o, "bad.toy:2:18: error: mismatched types: `x` is f32 but the value is i32\n        let x: f32 = n;\n                     ^");
+}

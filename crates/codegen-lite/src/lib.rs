@@ -22,6 +22,70 @@
 //! assert!(ptx.contains(".target sm_80"));
 //! assert!(ptx.contains("cvta.to.global.u64"));
 //! ```
+//!
+//! The whole path a front end takes (docs/frontend.md; `crates/toyc` is a complete one):
+//! build a kernel with SSA variables, verify it, optimize it, run it in the reference
+//! interpreter and lower it to PTX.
+//!
+//! ```
+//! use gyre_codegen_lite::{compile_module, CodegenOptions, Sm};
+//! use gyre_ir::builder::{FunctionBuilder, InstBuilder};
+//! use gyre_ir::{AddrSpace, FuncKind, Function, IntCC, Module, Signature, SpecialReg, Type};
+//! // kernel sum(out: *i32, n: i32) { let s = 0; for i in 0..n { s += i; } out[tid.x] = s; }
+//! let sig = Signature { params: vec![Type::Ptr(AddrSpace::Global), Type::I32], ret: None };
+//! let mut func = Function::new("sum", FuncKind::Kernel, sig);
+//! let mut b = FunctionBuilder::new(&mut func);
+//! let (entry, header, body, exit) =
+//!     (b.create_block(), b.create_block(), b.create_block(), b.create_block());
+//! b.append_block_params_for_function_params(entry);
+//! b.switch_to_block(entry);
+//! b.seal_block(entry);
+//! let (out, n) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+//! let (s, i) = (b.declare_var(Type::I32), b.declare_var(Type::I32));
+//! let zero = b.iconst(Type::I32, 0);
+//! b.def_var(s, zero);
+//! b.def_var(i, zero);
+//! b.jump(header, &[]);
+//! b.switch_to_block(header); // sealed once the back edge exists
+//! let iv = b.use_var(i);
+//! let c = b.icmp(IntCC::Slt, iv, n);
+//! b.brif(c, body, &[], exit, &[]);
+//! b.switch_to_block(body);
+//! b.seal_block(body);
+//! let (sv, iv) = (b.use_var(s), b.use_var(i));
+//! let s2 = b.iadd(sv, iv);
+//! b.def_var(s, s2);
+//! let one = b.iconst(Type::I32, 1);
+//! let i2 = b.iadd(iv, one);
+//! b.def_var(i, i2);
+//! b.jump(header, &[]);
+//! b.seal_block(header);
+//! b.switch_to_block(exit);
+//! b.seal_block(exit);
+//! let t = b.sreg(SpecialReg::TidX);
+//! let p = b.ptradd(out, t, 4);
+//! let sv = b.use_var(s);
+//! b.store(sv, p);
+//! b.ret(None);
+//! b.finalize().unwrap(); // the header now has block parameters for `s` and `i`
+//! let mut m = Module::new();
+//! m.functions.push(func);
+//! gyre_ir::verifier::verify_module(&m).unwrap();
+//! let mut pm = gyre_transforms::PassManager::from_pipeline(
+//!     gyre_transforms::DEFAULT_PIPELINE,
+//!     Default::default(),
+//!     Default::default(),
+//! )
+//! .unwrap();
+//! pm.run_module(&mut m).unwrap();
+//! let mut mem = gyre_interp::Memory::new();
+//! mem.alloc_from("out", &[0i32; 2]);
+//! let args = vec![gyre_interp::Arg::buffer("out"), gyre_interp::Arg::Int(5)];
+//! gyre_interp::run_kernel(&m, "sum", &gyre_interp::Launch::linear(1, 2, args), &mut mem).unwrap();
+//! assert_eq!(mem.read::<i32>("out").unwrap(), vec![10, 10]);
+//! let ptx = compile_module(&m, &CodegenOptions { sm: Sm::Sm90 }).unwrap();
+//! assert!(ptx.contains(".entry sum"));
+//! ```
 #![warn(missing_docs)]
 
 mod emit;
