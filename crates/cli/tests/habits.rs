@@ -713,3 +713,18 @@ fn help_and_docs_list_every_command_and_flag() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     assert!(readme.contains("gyre gen") && readme.contains("docs/cli.md"));
 }
+
+/// The README's main job (its first set-up command) runs and prints PTX.
+#[test]
+fn readme_main_job_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let prefix = "cargo run --release -p gyre-cli -- ";
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .expect("the README's main-job command");
+    let cmd = line[prefix.len()..].split('#').next().unwrap_or("");
+    let args: Vec<&str> = cmd.split_whitespace().collect();
+    let ptx = ok(&gyre(&args));
+    assert!(ptx.contains(".version") && ptx.contains(".entry"), "{ptx}");
+}
