@@ -228,6 +228,24 @@ knobs! {
         "The most header instructions loop-rotate duplicates (terminator, parameters and constants not counted).";
     enable_loop_header_duplication: bool = true, "enable-loop-header-duplication", "loop-rotate",
         "Default of loop-rotate's <header-duplication> parameter; false rotates only headers with nothing to duplicate.";
+    enable_simple_loop_unswitch: bool = true, "enable-simple-loop-unswitch", "simple-loop-unswitch",
+        "Run simple-loop-unswitch at all; false leaves every loop alone.";
+    enable_nontrivial_unswitch: bool = false, "enable-nontrivial-unswitch", "simple-loop-unswitch",
+        "Unswitch non-trivially (clone the loop) whatever the pass's <nontrivial> parameter says.";
+    unswitch_uniform_only: bool = true, "unswitch-uniform-only", "simple-loop-unswitch",
+        "Unswitch non-trivially only conditions the uniformity analysis proves warp-uniform (remark DivergentCondition otherwise).";
+    unswitch_threshold: u32 = 50, "unswitch-threshold", "simple-loop-unswitch",
+        "Non-trivial unswitching is rejected when its cost (duplicated instructions x multiplier) reaches this.";
+    enable_unswitch_cost_multiplier: bool = true, "enable-unswitch-cost-multiplier", "simple-loop-unswitch",
+        "Scale the cost by a multiplier that grows with the candidates (clones) and the loop's siblings.";
+    unswitch_num_initial_unscaled_candidates: u32 = 8, "unswitch-num-initial-unscaled-candidates", "simple-loop-unswitch",
+        "Candidates (clones) not counted in the multiplier's power of two.";
+    unswitch_siblings_toplevel_div: u32 = 2, "unswitch-siblings-toplevel-div", "simple-loop-unswitch",
+        "Divisor of the sibling count of top-level loops in the multiplier (0 reads as 1).";
+    freeze_loop_unswitch_cond: bool = true, "freeze-loop-unswitch-cond", "simple-loop-unswitch",
+        "Freeze a non-trivially unswitched condition unless it cannot be poison or is branched on every iteration.";
+    disable_loop_unswitching: bool = false, "disable-loop-unswitching", "simple-loop-unswitch",
+        "Turn simple-loop-unswitch off.";
 }
 
 impl Knobs {
@@ -257,18 +275,6 @@ pub const PLANNED_KNOBS: &[(&str, &str)] = &[
     ("indvars-predicate-loops", "indvars"),
     ("indvars-widen-indvars", "indvars"),
     ("verify-indvars", "indvars"),
-    ("enable-simple-loop-unswitch", "simple-loop-unswitch"),
-    ("enable-nontrivial-unswitch", "simple-loop-unswitch"),
-    ("unswitch-uniform-only", "simple-loop-unswitch"),
-    ("unswitch-threshold", "simple-loop-unswitch"),
-    ("enable-unswitch-cost-multiplier", "simple-loop-unswitch"),
-    (
-        "unswitch-num-initial-unscaled-candidates",
-        "simple-loop-unswitch",
-    ),
-    ("unswitch-siblings-toplevel-div", "simple-loop-unswitch"),
-    ("freeze-loop-unswitch-cond", "simple-loop-unswitch"),
-    ("disable-loop-unswitching", "simple-loop-unswitch"),
     ("enable-loop-simplifycfg-term-folding", "loop-simplifycfg"),
     ("disable-LoopDeletionPass", "loop-deletion"),
     ("loop-deletion-enable-symbolic-execution", "loop-deletion"),
