@@ -676,6 +676,11 @@ impl SimpleLoopUnswitch {
         };
         let mut best: Option<(u64, u64, Candidate, usize)> = None;
         for &c in &ok {
+            let copies = copies_needed(func, c.inst);
+            if copies < 2 {
+                // Every way leads to the same place with the same arguments.
+                continue;
+            }
             let succs = distinct_succs(func, c.inst);
             let mut not_dup = 0u64;
             for &s in &succs {
@@ -694,13 +699,15 @@ impl SimpleLoopUnswitch {
                         .sum::<u64>();
                 }
             }
-            let base = loop_cost.saturating_sub(not_dup) * (succs.len() as u64 - 1).max(1);
+            let base = loop_cost.saturating_sub(not_dup) * (copies as u64 - 1);
             let cost = base.saturating_mul(mult);
             if best.is_none_or(|(bc, ..)| cost < bc) {
-                best = Some((cost, base, c, succs.len()));
+                best = Some((cost, base, c, copies));
             }
         }
-        let (cost, base, c, n) = best.expect("ok is not empty");
+        let Some((cost, base, c, n)) = best else {
+            return Ok(None);
+        };
         if cost >= cfg.threshold {
             if base < cfg.threshold {
                 cx.stats.add(NAME, "NumCostMultiplierSkipped", 1);
@@ -883,6 +890,19 @@ impl SimpleLoopUnswitch {
         }
         Ok(new_headers)
     }
+}
+
+/// How many copies of the loop unswitching `t` makes: one per distinct way out of it
+/// (target and arguments): 2 for a `brif` whose sides differ, the distinct cases and
+/// default of a `br_table`.
+fn copies_needed(func: &Function, t: Inst) -> usize {
+    let mut calls: Vec<BlockCall> = Vec::new();
+    func.dfg.for_each_dest(t, |bc| {
+        if !calls.iter().any(|c| same_call(func, c, bc)) {
+            calls.push(*bc);
+        }
+    });
+    calls.len()
 }
 
 /// The distinct successor blocks of a terminator.

@@ -23,6 +23,13 @@ pub const KNOWN: &[(&str, &str)] = &[
         "LLVM's `separateNestedLoop` splits `for.cond` and `while.cond191` into nests \
          (`*.outer`); Gyre gives each a single latch instead",
     ),
+    (
+        "SimpleLoopUnswitch/endless-unswitch.ll",
+        "LLVM (with MemorySSA, `loop-mssa`) unswitches on a `load` inside the loop that \
+         nothing in the loop clobbers (partial unswitching of a partially invariant \
+         condition) and then on its copies; Gyre unswitches loop-invariant values only, \
+         so @d keeps 4 loops where opt makes 9",
+    ),
 ];
 
 /// The reason recorded for `key`, if any.
