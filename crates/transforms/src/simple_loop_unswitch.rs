@@ -237,7 +237,10 @@ impl LoopPass for SimpleLoopUnswitch {
         for _ in 0..MAX_ROUNDS {
             self.ensure(func, cx, Analyses::LOOPS.union(Analyses::DOMTREE))?;
             let li = &cx.analyses.loops;
-            let Some(l) = li.innermost_loop(header).filter(|&l| li.header(l) == header) else {
+            let Some(l) = li
+                .innermost_loop(header)
+                .filter(|&l| li.header(l) == header)
+            else {
                 break;
             };
             let cands = candidates(func, cx, l);
@@ -419,7 +422,10 @@ fn find_trivial(func: &Function, cx: &PassContext<'_>, l: Loop) -> Option<Trivia
             if !invariant(func, cx, l, *arg) || is_const(func, *arg) {
                 return None;
             }
-            let inside = [li.contains(l, blocks[0].block), li.contains(l, blocks[1].block)];
+            let inside = [
+                li.contains(l, blocks[0].block),
+                li.contains(l, blocks[1].block),
+            ];
             match inside {
                 [true, false] if exits(&blocks[1]) => Some(Trivial::Brif {
                     block: b,
@@ -478,7 +484,11 @@ impl SimpleLoopUnswitch {
 
     /// After an edit: drop every analysis, then re-establish loop-simplify and LCSSA form
     /// on the function (recomputing the CFG, dominator tree and loop forest once).
-    fn resimplify(&mut self, func: &mut Function, cx: &mut PassContext<'_>) -> Result<(), PassError> {
+    fn resimplify(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+    ) -> Result<(), PassError> {
         cx.analyses.invalidate(Analyses::NONE);
         let r = self.simplify.run(func, cx)?;
         cx.analyses.invalidate(r.preserved);
@@ -488,7 +498,13 @@ impl SimpleLoopUnswitch {
     }
 
     /// Hoist a trivial branch into the preheader.
-    fn apply_trivial(&mut self, func: &mut Function, cx: &mut PassContext<'_>, l: Loop, t: Trivial) {
+    fn apply_trivial(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        t: Trivial,
+    ) {
         let li = &cx.analyses.loops;
         let header = li.header(l);
         let pre = li
@@ -529,9 +545,11 @@ impl SimpleLoopUnswitch {
                 let jt = func.dfg.jump_table(table).clone();
                 let exits = |func: &Function, bc: &BlockCall| {
                     !inside.contains(&bc.block)
-                        && func.dfg.block_call_args(bc).iter().all(|&v| {
-                            def_block(func, v).is_some_and(|b| !inside.contains(&b))
-                        })
+                        && func
+                            .dfg
+                            .block_call_args(bc)
+                            .iter()
+                            .all(|&v| def_block(func, v).is_some_and(|b| !inside.contains(&b)))
                 };
                 let default_exits = exits(func, &jt.default);
                 let mut hoisted: Vec<(i64, BlockCall)> = Vec::new();
@@ -563,13 +581,8 @@ impl SimpleLoopUnswitch {
                 let pre_jt = func
                     .dfg
                     .make_jump_table(JumpTableData::new(pre_default, pre_cases));
-                func.dfg.replace_inst(
-                    pre_term,
-                    InstructionData::BrTable {
-                        arg,
-                        table: pre_jt,
-                    },
-                );
+                func.dfg
+                    .replace_inst(pre_term, InstructionData::BrTable { arg, table: pre_jt });
                 // The loop's table: the exiting values cannot reach it any more. When the
                 // default exited, the first kept case becomes the default.
                 let (loop_default, loop_cases) = if default_exits {
@@ -578,7 +591,10 @@ impl SimpleLoopUnswitch {
                 } else {
                     (jt.default, kept)
                 };
-                if loop_cases.iter().all(|(_, bc)| same_call(func, bc, &loop_default)) {
+                if loop_cases
+                    .iter()
+                    .all(|(_, bc)| same_call(func, bc, &loop_default))
+                {
                     func.dfg
                         .replace_inst(term, InstructionData::Jump { dest: loop_default });
                 } else {
@@ -795,13 +811,22 @@ impl SimpleLoopUnswitch {
                 .expect("a loop block")
         };
         let enter_copy = |func: &mut Function, j: usize| {
-            BlockCall::new(pos(&copies[j], header), &enter_args, &mut func.dfg.value_lists)
+            BlockCall::new(
+                pos(&copies[j], header),
+                &enter_args,
+                &mut func.dfg.value_lists,
+            )
         };
         match func.dfg.inst(cand.inst).clone() {
             InstructionData::Brif { .. } => {
                 let to = [enter_copy(func, 0), enter_copy(func, 1)];
-                func.dfg
-                    .replace_inst(pre_term, InstructionData::Brif { arg: cond, blocks: to });
+                func.dfg.replace_inst(
+                    pre_term,
+                    InstructionData::Brif {
+                        arg: cond,
+                        blocks: to,
+                    },
+                );
                 // Every brif on the condition folds in each copy (LLVM replaces the
                 // condition's uses in the loop).
                 for (j, copy) in copies.iter().enumerate() {

@@ -13,10 +13,10 @@
 
 mod common;
 
+use gyre_analysis::{Cfg, DomTree, LoopInfo};
 use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_interp::{Arg, Inputs, Launch, Memory};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, RandomSource, SplitMix64};
-use gyre_analysis::{Cfg, DomTree, LoopInfo};
 use gyre_ir::{
     parse_module, write_module, FuncId, InstructionData, IntCC, IntFlags, Module, Opcode,
     SpecialReg, Type,
@@ -42,10 +42,15 @@ fn apply(pipeline: &str, knobs: &Knobs, m: &mut Module) -> Result<Report, String
 const PASS: &str = "simple-loop-unswitch";
 
 fn changes(r: &Report) -> u64 {
-    ["NumTrivial", "NumSwitchesTrivial", "NumBranches", "NumSwitches"]
-        .iter()
-        .map(|c| r.stats.get(PASS, c))
-        .sum()
+    [
+        "NumTrivial",
+        "NumSwitchesTrivial",
+        "NumBranches",
+        "NumSwitches",
+    ]
+    .iter()
+    .map(|c| r.stats.get(PASS, c))
+    .sum()
 }
 
 #[derive(Default, Debug)]
@@ -62,19 +67,34 @@ struct Totals {
 
 /// Random knob settings from the seed (each knob of the pass varies).
 fn knobs_for(seed: u64) -> Result<Knobs, String> {
-    let mut rng = SplitMix64::new(seed ^ 0x5eed_0f_0ff5);
+    let mut rng = SplitMix64::new(seed ^ 0x5eed_0ff5);
     let mut knobs = Knobs::default();
     let mut set = |s: String| apply_setting(&mut knobs, &s).map_err(|e| e.to_string());
     let r = |rng: &mut SplitMix64, n: u64| rng.next_u64() % n;
     set(format!("unswitch-uniform-only={}", r(&mut rng, 3) != 0))?;
-    set(format!("unswitch-threshold={}", [0, 10, 50, 50, 200][r(&mut rng, 5) as usize]))?;
-    set(format!("enable-unswitch-cost-multiplier={}", r(&mut rng, 4) != 0))?;
-    set(format!("unswitch-num-initial-unscaled-candidates={}", r(&mut rng, 10)))?;
+    set(format!(
+        "unswitch-threshold={}",
+        [0, 10, 50, 50, 200][r(&mut rng, 5) as usize]
+    ))?;
+    set(format!(
+        "enable-unswitch-cost-multiplier={}",
+        r(&mut rng, 4) != 0
+    ))?;
+    set(format!(
+        "unswitch-num-initial-unscaled-candidates={}",
+        r(&mut rng, 10)
+    ))?;
     set(format!("unswitch-siblings-toplevel-div={}", r(&mut rng, 4)))?;
     set(format!("freeze-loop-unswitch-cond={}", r(&mut rng, 4) != 0))?;
-    set(format!("enable-nontrivial-unswitch={}", r(&mut rng, 2) != 0))?;
+    set(format!(
+        "enable-nontrivial-unswitch={}",
+        r(&mut rng, 2) != 0
+    ))?;
     set(format!("disable-loop-unswitching={}", r(&mut rng, 20) == 0))?;
-    set(format!("enable-simple-loop-unswitch={}", r(&mut rng, 20) != 0))?;
+    set(format!(
+        "enable-simple-loop-unswitch={}",
+        r(&mut rng, 20) != 0
+    ))?;
     Ok(knobs)
 }
 
@@ -108,7 +128,7 @@ fn make_invariant(m: &mut Module, kernel: FuncId, seed: u64) -> u32 {
     let blocks: Vec<_> = f.layout.blocks().collect();
     let mut n = 0;
     for b in blocks {
-        if li.innermost_loop(b).is_none() || rng.next_u64() % 2 == 0 {
+        if li.innermost_loop(b).is_none() || rng.next_u64().is_multiple_of(2) {
             continue;
         }
         let Some(t) = f.terminator(b) else {
@@ -131,8 +151,20 @@ fn make_invariant(m: &mut Module, kernel: FuncId, seed: u64) -> u32 {
         let pick = rng.next_u64() % 3;
         let src = match (pick, params.is_empty()) {
             (0, false) => params[(rng.next_u64() % params.len() as u64) as usize],
-            (1, _) => put(f, InstructionData::Sreg { reg: SpecialReg::CtaidX }, Type::I32),
-            _ => put(f, InstructionData::Sreg { reg: SpecialReg::TidX }, Type::I32),
+            (1, _) => put(
+                f,
+                InstructionData::Sreg {
+                    reg: SpecialReg::CtaidX,
+                },
+                Type::I32,
+            ),
+            _ => put(
+                f,
+                InstructionData::Sreg {
+                    reg: SpecialReg::TidX,
+                },
+                Type::I32,
+            ),
         };
         let k = put(
             f,
@@ -143,7 +175,14 @@ fn make_invariant(m: &mut Module, kernel: FuncId, seed: u64) -> u32 {
         );
         let new = if is_brif {
             if pick == 0 {
-                put(f, InstructionData::IntCompare { cond: IntCC::Slt, args: [src, k] }, Type::I1)
+                put(
+                    f,
+                    InstructionData::IntCompare {
+                        cond: IntCC::Slt,
+                        args: [src, k],
+                    },
+                    Type::I1,
+                )
             } else {
                 let one = put(f, InstructionData::IntConst { imm: 1 }, Type::I32);
                 let a = put(
@@ -155,7 +194,14 @@ fn make_invariant(m: &mut Module, kernel: FuncId, seed: u64) -> u32 {
                     },
                     Type::I32,
                 );
-                put(f, InstructionData::IntCompare { cond: IntCC::Eq, args: [a, k] }, Type::I1)
+                put(
+                    f,
+                    InstructionData::IntCompare {
+                        cond: IntCC::Eq,
+                        args: [a, k],
+                    },
+                    Type::I1,
+                )
             }
         } else {
             let three = put(f, InstructionData::IntConst { imm: 3 }, Type::I32);
@@ -170,9 +216,7 @@ fn make_invariant(m: &mut Module, kernel: FuncId, seed: u64) -> u32 {
             )
         };
         match f.dfg.inst_mut(t) {
-            InstructionData::Brif { arg, .. } | InstructionData::BrTable { arg, .. } => {
-                *arg = new
-            }
+            InstructionData::Brif { arg, .. } | InstructionData::BrTable { arg, .. } => *arg = new,
             _ => unreachable!(),
         }
         n += 1;
@@ -190,7 +234,7 @@ fn inputs_for(contract: &gyre_ir::generate::KernelContract, seed: u64) -> Inputs
 
 fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), String> {
     let (mut m, contract) = generate_kernel_module(opts, &mut SplitMix64::new(seed));
-    if seed % 4 != 0 {
+    if !seed.is_multiple_of(4) {
         make_invariant(&mut m, contract.kernel, seed);
         gyre_ir::verifier::verify_module(&m).map_err(|e| format!("mutated input: {e:?}"))?;
         let kernel = &m.functions[contract.kernel].name;
@@ -210,8 +254,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     };
     let mut a = m.clone();
     let r = apply(pipeline, &knobs, &mut a).map_err(|e| format!("{pipeline}: {e}"))?;
-    totals.trivial +=
-        r.stats.get(PASS, "NumTrivial") + r.stats.get(PASS, "NumSwitchesTrivial");
+    totals.trivial += r.stats.get(PASS, "NumTrivial") + r.stats.get(PASS, "NumSwitchesTrivial");
     totals.nontrivial += r.stats.get(PASS, "NumBranches") + r.stats.get(PASS, "NumSwitches");
     totals.clones += r.stats.get(PASS, "NumLoopsCloned");
     totals.divergent += r.stats.get(PASS, "NumDivergentCondition");
@@ -334,7 +377,10 @@ block5:
         .expect("runs");
         assert_eq!(changes(&r), 0, "{knobs:?}");
         assert_eq!(r.stats.get(PASS, "NumConvergent"), 1, "{knobs:?}");
-        assert!(r.remarks.iter().any(|x| x.pass == PASS && x.kind == "Convergent"));
+        assert!(r
+            .remarks
+            .iter()
+            .any(|x| x.pass == PASS && x.kind == "Convergent"));
         for (n, flag) in [(0, 1), (3, 0), (3, 1)] {
             let inputs = Inputs {
                 launch: Launch::linear(2, 64, vec![Arg::Int(n), Arg::Int(flag)]),
