@@ -110,6 +110,11 @@ fn knobs_and_passes_are_listed_and_checked() {
         stdout(&o)
     );
     assert!(stdout(&o).contains("iv-loop-level"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("unswitch-uniform-only"),
+        "{}",
+        stdout(&o)
+    );
     for &(k, _) in gyre_transforms::knobs::PLANNED_KNOBS {
         assert!(
             !stdout(&o).contains(k),

@@ -282,6 +282,24 @@ knobs! {
         "In loops without side effects and with every exit count known, test each exit against the loop's count (loop-invariant exits).";
     verify_indvars: bool = false, "verify-indvars", "indvars",
         "After indvars changes a loop, recompute its scalar evolution and fail if its trip count changed.";
+    enable_simple_loop_unswitch: bool = true, "enable-simple-loop-unswitch", "simple-loop-unswitch",
+        "Run simple-loop-unswitch at all; false leaves every loop alone.";
+    enable_nontrivial_unswitch: bool = false, "enable-nontrivial-unswitch", "simple-loop-unswitch",
+        "Unswitch non-trivially (clone the loop) whatever the pass's <nontrivial> parameter says.";
+    unswitch_uniform_only: bool = true, "unswitch-uniform-only", "simple-loop-unswitch",
+        "Unswitch non-trivially only conditions the uniformity analysis proves warp-uniform (remark DivergentCondition otherwise).";
+    unswitch_threshold: u32 = 50, "unswitch-threshold", "simple-loop-unswitch",
+        "Non-trivial unswitching is rejected when its cost (duplicated instructions x multiplier) reaches this.";
+    enable_unswitch_cost_multiplier: bool = true, "enable-unswitch-cost-multiplier", "simple-loop-unswitch",
+        "Scale the cost by a multiplier that grows with the candidates (clones) and the loop's siblings.";
+    unswitch_num_initial_unscaled_candidates: u32 = 8, "unswitch-num-initial-unscaled-candidates", "simple-loop-unswitch",
+        "Candidates (clones) not counted in the multiplier's power of two.";
+    unswitch_siblings_toplevel_div: u32 = 2, "unswitch-siblings-toplevel-div", "simple-loop-unswitch",
+        "Divisor of the sibling count of top-level loops in the multiplier (0 reads as 1).";
+    freeze_loop_unswitch_cond: bool = true, "freeze-loop-unswitch-cond", "simple-loop-unswitch",
+        "Freeze a non-trivially unswitched condition unless it cannot be poison or is branched on every iteration.";
+    disable_loop_unswitching: bool = false, "disable-loop-unswitching", "simple-loop-unswitch",
+        "Turn simple-loop-unswitch off.";
 }
 
 impl Knobs {
@@ -303,18 +321,6 @@ impl Knobs {
 /// [`KNOBS`] by the issue that brings the pass; until then `-C` with one of them is a
 /// [`KnobError::PassMissing`].
 pub const PLANNED_KNOBS: &[(&str, &str)] = &[
-    ("enable-simple-loop-unswitch", "simple-loop-unswitch"),
-    ("enable-nontrivial-unswitch", "simple-loop-unswitch"),
-    ("unswitch-uniform-only", "simple-loop-unswitch"),
-    ("unswitch-threshold", "simple-loop-unswitch"),
-    ("enable-unswitch-cost-multiplier", "simple-loop-unswitch"),
-    (
-        "unswitch-num-initial-unscaled-candidates",
-        "simple-loop-unswitch",
-    ),
-    ("unswitch-siblings-toplevel-div", "simple-loop-unswitch"),
-    ("freeze-loop-unswitch-cond", "simple-loop-unswitch"),
-    ("disable-loop-unswitching", "simple-loop-unswitch"),
     ("enable-loop-simplifycfg-term-folding", "loop-simplifycfg"),
     ("disable-LoopDeletionPass", "loop-deletion"),
     ("loop-deletion-enable-symbolic-execution", "loop-deletion"),

@@ -13,6 +13,7 @@ pub mod loop_simplify;
 pub mod manager;
 pub mod pipeline;
 pub mod registry;
+pub mod simple_loop_unswitch;
 #[cfg(test)]
 mod testutil;
 pub mod utils;

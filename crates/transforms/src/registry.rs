@@ -95,6 +95,18 @@ pub const PASSES: &[PassInfo] = &[
         }),
         create_loop: None,
     },
+    PassInfo {
+        name: "simple-loop-unswitch",
+        kind: PassKind::Loop,
+        params: &["nontrivial", "no-nontrivial", "trivial", "no-trivial"],
+        doc: "Hoist loop-invariant branches out of loops (non-trivially: clone the loop, uniform conditions only).",
+        create_function: None,
+        create_loop: Some(|p| {
+            Ok(Box::new(
+                crate::simple_loop_unswitch::SimpleLoopUnswitch::from_params(p)?,
+            ))
+        }),
+    },
 ];
 
 /// The pass with this pipeline name.

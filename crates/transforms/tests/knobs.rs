@@ -61,6 +61,8 @@ fn knobs_of_missing_passes_are_errors() {
     let mut k = Knobs::default();
     apply_setting(&mut k, "iv-loop-level=2").expect("indvars exists");
     assert_eq!(k.get("iv-loop-level").as_deref(), Some("2"));
+    apply_setting(&mut k, "unswitch-uniform-only=false").expect("a registered knob");
+    assert!(!k.unswitch_uniform_only());
 }
 
 /// `verify-loop-lcssa` after `lcssa` passes; the check itself fails on a function that is

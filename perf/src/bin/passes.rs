@@ -12,14 +12,17 @@
 //!
 //! Families: `nest` (sequential 3-deep `while` nests, 9 blocks each), `deep` (one
 //! `while` nest, 3 blocks per level), `random` (the kernel generator's UB-free kernels,
-//! `gyre_ir::gen` with `target_blocks`).
+//! `gyre_ir::gen` with `target_blocks`), `unswitch-nest` (the nests of `nest` whose inner
+//! body branches on a kernel argument: uniform and invariant, 11 blocks each).
 //!
-//! `--pass indvars` times `indvars` instead, after `loop-rotate` in the same loop
-//! pipeline on both sides (`loop(loop-rotate,indvars)`, LLVM's `IndVarSimplifyPass` row);
-//! `-C name=value` sets a Gyre knob (`-C iv-loop-level=100000` makes Gyre simplify every
-//! loop, as LLVM does, instead of cicc's outermost loops only).
+//! `--pass unswitch` times `loop(simple-loop-unswitch<nontrivial>)` beside LLVM 14's
+//! `SimpleLoopUnswitchPass` row instead (default families `unswitch-nest` and `random`).
+//! `--pass indvars` times `indvars` after `loop-rotate` in the same loop pipeline on both
+//! sides (`loop(loop-rotate,indvars)`, LLVM's `IndVarSimplifyPass` row). `-C name=value`
+//! sets a Gyre knob (`-C iv-loop-level=100000` makes Gyre simplify every loop, as LLVM
+//! does, instead of cicc's outermost loops only).
 //!
-//! Usage: `passes [--pass loop-rotate|indvars] [-C knob=value]... [--family NAME]...
+//! Usage: `passes [--pass rotate|unswitch|indvars] [-C knob=value]... [--family NAME]...
 //! [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]` (default sizes 1000 10000 100000).
 
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
@@ -30,7 +33,105 @@ use gyre_transforms::{Knobs, Options, PassManager};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-const FAMILIES: &[&str] = &["nest", "deep", "random"];
+const FAMILIES: &[&str] = &["nest", "deep", "random", "unswitch-nest"];
+
+/// What is timed: Gyre's pipeline, its pass's name, LLVM's pipeline and `-time-passes`
+/// row, and the counters whose sum is the "changed" column.
+struct Timed {
+    gyre: &'static str,
+    pass: &'static str,
+    llvm: &'static str,
+    llvm_row: &'static str,
+    counters: &'static [&'static str],
+    default_families: &'static [&'static str],
+}
+
+const ROTATE: Timed = Timed {
+    gyre: "loop(loop-rotate)",
+    pass: "loop-rotate",
+    llvm: "loop(loop-rotate)",
+    llvm_row: "LoopRotatePass",
+    counters: &["NumRotated"],
+    default_families: &["nest", "deep", "random"],
+};
+
+const UNSWITCH: Timed = Timed {
+    gyre: "loop(simple-loop-unswitch<nontrivial>)",
+    pass: "simple-loop-unswitch",
+    llvm: "loop(simple-loop-unswitch<nontrivial>)",
+    llvm_row: "SimpleLoopUnswitchPass",
+    counters: &["NumTrivial", "NumSwitchesTrivial", "NumBranches", "NumSwitches"],
+    default_families: &["unswitch-nest", "random"],
+};
+
+const INDVARS: Timed = Timed {
+    gyre: "loop(loop-rotate,indvars)",
+    pass: "indvars",
+    llvm: "loop(loop-rotate,indvars)",
+    llvm_row: "IndVarSimplifyPass",
+    counters: &["NumLFTR"],
+    default_families: &["nest", "deep", "random"],
+};
+
+/// The nests of [`nest`] with a branch on `v0 != 0` (uniform, invariant) in the innermost
+/// body: 11 blocks per nest.
+fn unswitch_nest(n: usize) -> String {
+    let nests = (n / 11).max(1);
+    let mut s = String::from(
+        "global @out: global [4 x i32] align 4\n\nkernel @k(i32) {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    v2 = iconst.i32 1\n    v3 = icmp ne v0, v1\n    jump block1\n",
+    );
+    let (mut b, mut v) = (1usize, 4usize);
+    for _ in 0..nests {
+        let (pre, ho, pm, hm, pi, hi, bi, ba, bb, lm, lo) = (
+            b,
+            b + 1,
+            b + 2,
+            b + 3,
+            b + 4,
+            b + 5,
+            b + 6,
+            b + 7,
+            b + 8,
+            b + 9,
+            b + 10,
+        );
+        let next = b + 11;
+        let (xo, co, xm, cm, xi, ci, ya, yb, zb, ym, yo) = (
+            v,
+            v + 1,
+            v + 2,
+            v + 3,
+            v + 4,
+            v + 5,
+            v + 6,
+            v + 7,
+            v + 8,
+            v + 9,
+            v + 10,
+        );
+        v += 11;
+        let _ = write!(
+            s,
+            "block{pre}:\n    jump block{ho}(v1)\n\
+             block{ho}(v{xo}: i32):\n    v{co} = icmp slt v{xo}, v0\n    brif v{co}, block{pm}, block{next}\n\
+             block{pm}:\n    jump block{hm}(v1)\n\
+             block{hm}(v{xm}: i32):\n    v{cm} = icmp slt v{xm}, v0\n    brif v{cm}, block{pi}, block{lo}\n\
+             block{pi}:\n    jump block{hi}(v1)\n\
+             block{hi}(v{xi}: i32):\n    v{ci} = icmp slt v{xi}, v0\n    brif v{ci}, block{bi}, block{lm}\n\
+             block{bi}:\n    brif v3, block{ba}, block{bb}\n\
+             block{ba}:\n    v{ya} = iadd v{xi}, v2\n    jump block{hi}(v{ya})\n\
+             block{bb}:\n    v{yb} = iadd v{xi}, v2\n    v{zb} = iadd v{yb}, v2\n    jump block{hi}(v{zb})\n\
+             block{lm}:\n    v{ym} = iadd v{xm}, v2\n    jump block{hm}(v{ym})\n\
+             block{lo}:\n    v{yo} = iadd v{xo}, v2\n    jump block{ho}(v{yo})\n"
+        );
+        b = next;
+    }
+    let _ = write!(
+        s,
+        "block{b}:\n    v{v} = global_addr @out\n    store v0, v{v}\n    return\n}}\n"
+    );
+    s
+}
 
 /// Sequential 3-deep `while` nests counting to the kernel's argument, about `n` blocks.
 fn nest(n: usize) -> String {
@@ -105,6 +206,9 @@ fn build(family: &str, n: usize) -> Module {
     let mut m = match family {
         "nest" => gyre_ir::parse_module(&nest(n)).expect("the nest kernel parses"),
         "deep" => gyre_ir::parse_module(&deep(n)).expect("the deep kernel parses"),
+        "unswitch-nest" => {
+            gyre_ir::parse_module(&unswitch_nest(n)).expect("the unswitch-nest kernel parses")
+        }
         _ => {
             let opts = GenOptions {
                 target_blocks: Some(n),
@@ -165,14 +269,21 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut families, mut sizes) = (Vec::new(), Vec::new());
     let (mut reps, mut llvm, mut timeout) = (5usize, true, 120u64);
-    let mut pass = "loop-rotate".to_string();
+    let mut timed = &ROTATE;
     let mut knobs = Knobs::default();
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--pass" => pass = args.next().expect("--pass NAME"),
             "-C" => {
                 let k = args.next().expect("-C name=value");
                 apply_setting(&mut knobs, &k).unwrap_or_else(|e| panic!("{e}"));
+            }
+            "--pass" => {
+                timed = match args.next().as_deref() {
+                    Some("rotate") => &ROTATE,
+                    Some("unswitch") => &UNSWITCH,
+                    Some("indvars") => &INDVARS,
+                    _ => panic!("--pass rotate|unswitch|indvars"),
+                }
             }
             "--family" => families.push(args.next().expect("--family NAME")),
             "--reps" => reps = args.next().and_then(|s| s.parse().ok()).expect("--reps N"),
@@ -184,7 +295,7 @@ fn main() {
                     .expect("--llvm-timeout S")
             }
             "--help" | "-h" => {
-                println!("passes [--pass loop-rotate|indvars] [-C knob=value]... [--family nest|deep|random]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
+                println!("passes [--pass rotate|unswitch|indvars] [-C knob=value]... [--family nest|deep|random|unswitch-nest]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
                 return;
             }
             s => sizes.push(s.parse::<usize>().expect("a size in blocks")),
@@ -194,7 +305,7 @@ fn main() {
         sizes = vec![1_000, 10_000, 100_000];
     }
     let families: Vec<&'static str> = if families.is_empty() {
-        FAMILIES.to_vec()
+        timed.default_families.to_vec()
     } else {
         FAMILIES
             .iter()
@@ -229,23 +340,27 @@ fn main() {
                     time_loop_passes: true,
                     ..Options::default()
                 };
-                let mut pm = PassManager::from_pipeline(pipeline, knobs.clone(), options)
+                let mut pm = PassManager::from_pipeline(timed.gyre, knobs.clone(), options)
                     .expect("pipeline");
                 let t = Instant::now();
-                let r = pm.run_module(&mut c).expect("the pipeline runs");
+                let r = pm.run_module(&mut c).expect("the pass runs");
                 adaptor_s = adaptor_s.min(t.elapsed().as_secs_f64());
                 let p = r
                     .pass_times
                     .iter()
-                    .find(|(name, _)| *name == pass)
+                    .find(|(name, _)| *name == timed.pass)
                     .map_or(0.0, |(_, d)| d.as_secs_f64());
                 pass_s = pass_s.min(p);
                 loops = r
                     .loop_visits
                     .iter()
-                    .find(|(name, _)| *name == pass)
+                    .find(|(name, _)| *name == timed.pass)
                     .map_or(0, |(_, n)| *n);
-                rotated = r.stats.get(pass, counter);
+                rotated = timed
+                    .counters
+                    .iter()
+                    .map(|c| r.stats.get(timed.pass, c))
+                    .sum();
             }
             let llvm = opt.as_ref().map(|(path, _)| {
                 let file = dir.join(format!("{family}-{n}.ll"));
@@ -254,8 +369,8 @@ fn main() {
                 let r = time_pass(
                     path,
                     &file,
-                    pipeline,
-                    llvm_row,
+                    timed.llvm,
+                    timed.llvm_row,
                     Duration::from_secs(timeout),
                 );
                 let _ = std::fs::remove_file(&file);
@@ -274,7 +389,10 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    println!("| family | blocks | loops | {counter} | Gyre {pass} | ns/block | Gyre {pipeline} | ns/block | LLVM 14 {llvm_row} | ns/block | LLVM / Gyre |");
+    println!(
+        "| family | blocks | loops | changed | Gyre {} | ns/block | Gyre {} | ns/block | LLVM 14 {} | ns/block | LLVM / Gyre |",
+        timed.pass, timed.gyre, timed.llvm_row
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         let ns = |s: f64| s * 1e9 / r.blocks as f64;

@@ -70,6 +70,17 @@ pub const QUICK_FILES: &[&str] = &[
     "LoopDeletion/multiple-exit-conditions.ll",
 ];
 
+/// The knobs the corpus runs under: LLVM's behaviour where Gyre's GPU default differs.
+/// LLVM's tests are CPU code, whose `opt` unswitches non-trivially whatever the
+/// condition's uniformity (Gyre's `unswitch-uniform-only` would keep most of them, since
+/// a device function's parameters are divergent).
+pub fn llvm_knobs() -> Knobs {
+    let mut k = Knobs::default();
+    gyre_transforms::knobs::apply_setting(&mut k, "unswitch-uniform-only=false")
+        .expect("a registered knob");
+    k
+}
+
 /// Interpreter runs per function.
 fn runs(mode: Mode) -> u32 {
     match mode {
@@ -411,7 +422,7 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         verify_each: true,
         ..Options::default()
     };
-    c.gyre = PassManager::from_pipeline(text, Knobs::default(), options)
+    c.gyre = PassManager::from_pipeline(text, llvm_knobs(), options)
         .and_then(|mut pm| pm.run_module(&mut out).map_err(|e| e.to_string()))
         .and_then(|_| gyre_ir::verifier::verify_module(&out).map_err(|e| e.to_string()))
         .map(|()| Shape::of(&out, &stubs))

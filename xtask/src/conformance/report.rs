@@ -29,6 +29,13 @@ pub const KNOWN: &[(&str, &str)] = &[
          different values on its four backedges) into a nest; Gyre gives it a single latch \
          instead (the file's `indvars` changes no loop count on either side)",
     ),
+    (
+        "SimpleLoopUnswitch/endless-unswitch.ll",
+        "LLVM (with MemorySSA, `loop-mssa`) unswitches on a `load` inside the loop that \
+         nothing in the loop clobbers (partial unswitching of a partially invariant \
+         condition) and then on its copies; Gyre unswitches loop-invariant values only, \
+         so @d keeps 4 loops where opt makes 9",
+    ),
 ];
 
 /// The reason recorded for `key`, if any.

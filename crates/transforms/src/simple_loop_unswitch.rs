@@ -1,0 +1,1019 @@
+//! `simple-loop-unswitch`: hoist loop-invariant branches out of loops (LLVM's
+//! `SimpleLoopUnswitchPass`, `SimpleLoopUnswitch.cpp`), gated by warp uniformity.
+//!
+//! **Trivial unswitching** (no code is duplicated): walking from the header along
+//! unconditional jumps through blocks without side effects, a `brif` on a loop-invariant
+//! condition with one side leaving the loop (with loop-invariant arguments) is decided
+//! once, in the preheader; the branch in the loop becomes a jump. A `br_table` on an
+//! invariant value has its exiting cases hoisted the same way (partially, when only some
+//! cases exit, as LLVM does).
+//!
+//! ```text
+//!   P:  jump H(a)                       P:  brif c, H(a), E(x)        (then: new preheader)
+//!   H(p): ..; brif c, B, E(x)     =>    H(p): ..; jump B
+//! ```
+//!
+//! **Non-trivial unswitching** (`simple-loop-unswitch<nontrivial>`): the loop is cloned
+//! once per successor of an invariant `brif` or `br_table` beyond the first, the preheader
+//! dispatches on the (frozen, if it may be poison) condition, and in each copy the branch
+//! is folded to the successor that copy stands for. Blocks a copy can no longer reach are
+//! deleted. The copies branch to the same exit blocks, with their own arguments:
+//! re-establishing loop-simplify form splits those exits per copy, so the copies' values
+//! merge in the exit blocks' parameters (LCSSA).
+//!
+//! **GPU rules.** A loop holding a convergent operation (`barrier`, `shfl`, `vote`,
+//! `warp_sync`, `call`) is never unswitched, trivially or not: hoisting a branch out of
+//! it changes the control dependence of the operation (the ROCm miscompile of LLVM PR
+//! 207047). Non-trivially, with `unswitch-uniform-only` (the default), only conditions the
+//! uniformity analysis proves warp-uniform are unswitched: a divergent condition would make
+//! each warp run both copies one after the other.
+//!
+//! **Analyses.** After each change the pass drops every analysis, deletes what became
+//! unreachable, and runs `loop-simplify` and `lcssa` on the function (which recompute the
+//! CFG, dominator tree and loop forest once): one recomputation per change, not per loop.
+
+use crate::analyses::Analyses;
+use crate::lcssa::Lcssa;
+use crate::loop_simplify::LoopSimplify;
+use crate::manager::{
+    Forms, FunctionPass, LoopPass, LoopUpdater, PassContext, PassError, PassResult,
+};
+use crate::utils::clone::{clone_blocks, ValueMap};
+use crate::utils::split::Place;
+use gyre_analysis::Loop;
+use gyre_ir::{
+    Block, BlockCall, FuncKind, Function, Inst, InstructionData, JumpTableData, Opcode, Value,
+    ValueDef,
+};
+use rustc_hash::FxHashSet;
+
+const NAME: &str = "simple-loop-unswitch";
+
+/// Changes made in one visit of a loop at most (each is one unswitched branch; the copies
+/// of the loop are visited separately). Bounds the work on a loop with many candidates.
+const MAX_ROUNDS: u32 = 64;
+
+/// The `simple-loop-unswitch` loop pass.
+///
+/// **Requires**: loop-simplify and LCSSA form (the loop adaptor provides both); loops
+/// without a preheader are left alone with a remark.
+///
+/// **Establishes**: loop-simplify and LCSSA form of every loop (re-established after each
+/// change by running `loop-simplify` and `lcssa` on the function). Loops made by cloning
+/// are reported to the adaptor ([`LoopUpdater::add_new_loop`], the copies' outermost
+/// loops), which visits them; a loop folded away is reported deleted.
+///
+/// **Preserves**: behaviour; when it changes something, only what `loop-simplify` and
+/// `lcssa` recomputed after the last change (the CFG, dominator tree and loop forest).
+///
+/// **Gives up** (a remark and a counter each): a loop with an invariant branch and a
+/// convergent operation (`Convergent`); a loop in or around an irreducible cycle
+/// (`Irreducible`); no preheader (`NotLoopSimplifyForm`); non-trivially, a divergent
+/// condition under `unswitch-uniform-only` (`DivergentCondition`) and a best candidate
+/// whose cost reaches `unswitch-threshold` (`TooCostly`; `NumCostMultiplierSkipped` counts
+/// those the multiplier pushed over).
+///
+/// **Parameters**: `simple-loop-unswitch<nontrivial>` / `<no-nontrivial>` (default: the
+/// `enable-nontrivial-unswitch` knob), `<trivial>` / `<no-trivial>` (default on), LLVM's
+/// spelling.
+///
+/// **Knobs** (cicc's names): `enable-simple-loop-unswitch` (true),
+/// `disable-loop-unswitching` (false), `enable-nontrivial-unswitch` (false),
+/// `unswitch-uniform-only` (true), `unswitch-threshold` (50),
+/// `enable-unswitch-cost-multiplier` (true), `unswitch-num-initial-unscaled-candidates`
+/// (8), `unswitch-siblings-toplevel-div` (2), `freeze-loop-unswitch-cond` (true).
+///
+/// **Stats**: `NumTrivial` (branches), `NumSwitchesTrivial` (`br_table`s with exiting
+/// cases hoisted), `NumBranches` and `NumSwitches` (non-trivial), `NumLoopsCloned`,
+/// `NumFreezes`, `NumCostMultiplierSkipped`, and `Num<remark kind>` per reason above.
+///
+/// Running it twice changes nothing the second time: an unswitched branch is folded in
+/// every copy, so it is no longer a candidate ("already unswitched" needs no marker).
+#[derive(Default)]
+pub struct SimpleLoopUnswitch {
+    /// `Some` when the pipeline said `<nontrivial>` or `<no-nontrivial>`.
+    nontrivial: Option<bool>,
+    /// `Some(false)` for `<no-trivial>`.
+    trivial: Option<bool>,
+    simplify: LoopSimplify,
+    lcssa: Lcssa,
+    map: ValueMap,
+}
+
+impl SimpleLoopUnswitch {
+    /// A pass with explicit trivial / non-trivial settings (`None`: the defaults, trivial
+    /// on and the `enable-nontrivial-unswitch` knob).
+    pub fn new(trivial: Option<bool>, nontrivial: Option<bool>) -> SimpleLoopUnswitch {
+        SimpleLoopUnswitch {
+            trivial,
+            nontrivial,
+            ..SimpleLoopUnswitch::default()
+        }
+    }
+
+    /// Build from pipeline parameters (`nontrivial`, `no-nontrivial`, `trivial`,
+    /// `no-trivial`).
+    pub fn from_params(params: &[String]) -> Result<SimpleLoopUnswitch, String> {
+        let (mut trivial, mut nontrivial) = (None, None);
+        for p in params {
+            match p.as_str() {
+                "nontrivial" => nontrivial = Some(true),
+                "no-nontrivial" => nontrivial = Some(false),
+                "trivial" => trivial = Some(true),
+                "no-trivial" => trivial = Some(false),
+                other => {
+                    return Err(format!(
+                        "pass '{NAME}': unknown parameter '{other}' (expected nontrivial, \
+                         no-nontrivial, trivial or no-trivial)"
+                    ))
+                }
+            }
+        }
+        Ok(SimpleLoopUnswitch::new(trivial, nontrivial))
+    }
+}
+
+/// The knob values of one visit.
+#[derive(Copy, Clone)]
+struct Config {
+    trivial: bool,
+    nontrivial: bool,
+    uniform_only: bool,
+    threshold: u64,
+    multiplier: bool,
+    unscaled: u32,
+    toplevel_div: u32,
+    freeze: bool,
+}
+
+/// A loop-invariant conditional terminator.
+#[derive(Copy, Clone)]
+struct Candidate {
+    block: Block,
+    inst: Inst,
+    cond: Value,
+}
+
+/// One hoisting of a trivial branch.
+enum Trivial {
+    /// `brif` in `block`: side `exit_side` (0 = then) leaves the loop.
+    Brif { block: Block, exit_side: usize },
+    /// `br_table` in `block` with exiting cases.
+    Table { block: Block },
+}
+
+/// Why a loop is left alone.
+#[derive(Copy, Clone)]
+enum Skip {
+    Convergent,
+    Irreducible,
+    NotLoopSimplifyForm,
+    DivergentCondition,
+    TooCostly,
+}
+
+impl Skip {
+    fn kind(self) -> &'static str {
+        match self {
+            Skip::Convergent => "Convergent",
+            Skip::Irreducible => "Irreducible",
+            Skip::NotLoopSimplifyForm => "NotLoopSimplifyForm",
+            Skip::DivergentCondition => "DivergentCondition",
+            Skip::TooCostly => "TooCostly",
+        }
+    }
+    fn counter(self) -> &'static str {
+        match self {
+            Skip::Convergent => "NumConvergent",
+            Skip::Irreducible => "NumIrreducible",
+            Skip::NotLoopSimplifyForm => "NumNotLoopSimplifyForm",
+            Skip::DivergentCondition => "NumDivergentCondition",
+            Skip::TooCostly => "NumTooCostly",
+        }
+    }
+}
+
+impl LoopPass for SimpleLoopUnswitch {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn establishes(&self) -> Forms {
+        Forms {
+            loop_simplify: true,
+            lcssa: true,
+            rotated: false,
+        }
+    }
+
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        // Every knob is read on every visit (the registry test checks each is read).
+        let k = cx.knobs;
+        let enabled = k.enable_simple_loop_unswitch() & !k.disable_loop_unswitching();
+        let nontrivial_knob = k.enable_nontrivial_unswitch();
+        let cfg = Config {
+            trivial: self.trivial.unwrap_or(true),
+            // As in LLVM, the knob turns non-trivial unswitching on whatever the parameter.
+            nontrivial: nontrivial_knob || self.nontrivial == Some(true),
+            uniform_only: k.unswitch_uniform_only(),
+            threshold: u64::from(k.unswitch_threshold()),
+            multiplier: k.enable_unswitch_cost_multiplier(),
+            unscaled: k.unswitch_num_initial_unscaled_candidates(),
+            toplevel_div: k.unswitch_siblings_toplevel_div().max(1),
+            freeze: k.freeze_loop_unswitch_cond(),
+        };
+        if !enabled || !(cfg.trivial || cfg.nontrivial) {
+            return Ok(PassResult::UNCHANGED);
+        }
+        let mut changed = false;
+        // Divergent candidates already remarked in this visit (one remark each).
+        let mut remarked: Vec<Inst> = Vec::new();
+        for _ in 0..MAX_ROUNDS {
+            self.ensure(func, cx, Analyses::LOOPS.union(Analyses::DOMTREE))?;
+            let li = &cx.analyses.loops;
+            let Some(l) = li
+                .innermost_loop(header)
+                .filter(|&l| li.header(l) == header)
+            else {
+                break;
+            };
+            let cands = candidates(func, cx, l);
+            if cands.is_empty() {
+                break;
+            }
+            if let Err((skip, msg)) = check_loop(func, cx, l) {
+                if !changed {
+                    cx.stats.add(NAME, skip.counter(), 1);
+                    cx.remark(NAME, func, Some(header), skip.kind(), msg);
+                }
+                break;
+            }
+            if cfg.trivial {
+                if let Some(t) = find_trivial(func, cx, l) {
+                    self.apply_trivial(func, cx, l, t);
+                    self.resimplify(func, cx)?;
+                    changed = true;
+                    continue;
+                }
+            }
+            if !cfg.nontrivial {
+                break;
+            }
+            let Some((cand, nsucc)) = self.pick(func, cx, l, &cands, &cfg, &mut remarked)? else {
+                break;
+            };
+            let new_headers = self.apply_nontrivial(func, cx, l, cand, nsucc, &cfg)?;
+            for h in new_headers {
+                updater.add_new_loop(h);
+            }
+            changed = true;
+        }
+        if !changed {
+            return Ok(PassResult::UNCHANGED);
+        }
+        self.ensure(func, cx, Analyses::LOOPS)?;
+        if !cx.analyses.loops.is_header(header) {
+            updater.mark_loop_deleted();
+        }
+        Ok(PassResult::changed(cx.analyses.valid()))
+    }
+}
+
+/// The block that defines `v`.
+fn def_block(func: &Function, v: Value) -> Option<Block> {
+    match func.dfg.value_def(v) {
+        ValueDef::Result(i) => func.layout.inst_block(i),
+        ValueDef::Param(b, _) => Some(b),
+        ValueDef::Detached => None,
+    }
+}
+
+/// Is `v` defined outside loop `l` (so the same on every iteration)?
+fn invariant(func: &Function, cx: &PassContext<'_>, l: Loop, v: Value) -> bool {
+    def_block(func, v).is_some_and(|b| !cx.analyses.loops.contains(l, b))
+}
+
+/// Is `v` an integer constant?
+fn is_const(func: &Function, v: Value) -> bool {
+    matches!(
+        func.dfg.value_def(v),
+        ValueDef::Result(i) if matches!(func.dfg.inst(i), InstructionData::IntConst { .. })
+    )
+}
+
+/// The invariant conditional terminators of blocks of `l` itself (not of its sub-loops,
+/// which were visited first, as in LLVM), with non-constant conditions.
+fn candidates(func: &Function, cx: &PassContext<'_>, l: Loop) -> Vec<Candidate> {
+    let li = &cx.analyses.loops;
+    let mut out = Vec::new();
+    for b in li.blocks(l) {
+        if li.innermost_loop(b) != Some(l) {
+            continue;
+        }
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
+        let cond = match func.dfg.inst(t) {
+            InstructionData::Brif { arg, .. } | InstructionData::BrTable { arg, .. } => *arg,
+            _ => continue,
+        };
+        if invariant(func, cx, l, cond) && !is_const(func, cond) {
+            out.push(Candidate {
+                block: b,
+                inst: t,
+                cond,
+            });
+        }
+    }
+    out
+}
+
+/// The loop-level refusals: irreducible cycles, no preheader, convergent operations.
+fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Skip, String)> {
+    let li = &cx.analyses.loops;
+    let header = li.header(l);
+    if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
+        return Err((
+            Skip::Irreducible,
+            "the loop is in or around an irreducible cycle".into(),
+        ));
+    }
+    let pre = li.preheader(l, &cx.analyses.cfg);
+    let pre_jumps = pre
+        .and_then(|p| func.terminator(p))
+        .is_some_and(|t| matches!(func.dfg.inst(t), InstructionData::Jump { .. }));
+    if !pre_jumps {
+        return Err((
+            Skip::NotLoopSimplifyForm,
+            "the loop has no preheader ending in a jump (run loop-simplify first)".into(),
+        ));
+    }
+    for b in li.blocks(l) {
+        for i in func.layout.block_insts(b) {
+            let op = func.dfg.inst(i).opcode();
+            if op.is_convergent() {
+                return Err((
+                    Skip::Convergent,
+                    format!(
+                        "the loop holds a convergent operation ({}) in {b}: hoisting a \
+                         branch would change its control dependence",
+                        op.name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The blocks reached from the header along unconditional jumps inside `l` itself
+/// (stopping at a sub-loop, a block with side effects, or a conditional branch, which is
+/// included): on the first iteration each of them runs before anything observable.
+/// Returns the chain; `pure_prefix` is false when the last block has side effects.
+fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop) -> (Vec<Block>, bool) {
+    let li = &cx.analyses.loops;
+    let mut chain = vec![li.header(l)];
+    loop {
+        let b = *chain.last().expect("non-empty");
+        let effects = func
+            .layout
+            .block_insts(b)
+            .any(|i| func.dfg.inst(i).opcode().has_side_effects());
+        if effects {
+            return (chain, false);
+        }
+        let t = func.terminator(b).expect("a CFG block has a terminator");
+        let InstructionData::Jump { dest } = func.dfg.inst(t) else {
+            return (chain, true);
+        };
+        let n = dest.block;
+        if li.innermost_loop(n) != Some(l) || chain.contains(&n) {
+            return (chain, true);
+        }
+        chain.push(n);
+    }
+}
+
+/// The first trivially unswitchable branch on the header's chain, if any.
+fn find_trivial(func: &Function, cx: &PassContext<'_>, l: Loop) -> Option<Trivial> {
+    let li = &cx.analyses.loops;
+    let (chain, pure) = header_chain(func, cx, l);
+    if !pure {
+        return None;
+    }
+    let b = *chain.last().expect("non-empty");
+    let t = func.terminator(b)?;
+    let exits = |bc: &BlockCall| {
+        !li.contains(l, bc.block)
+            && func
+                .dfg
+                .block_call_args(bc)
+                .iter()
+                .all(|&v| invariant(func, cx, l, v))
+    };
+    match func.dfg.inst(t) {
+        InstructionData::Brif { arg, blocks } => {
+            if !invariant(func, cx, l, *arg) || is_const(func, *arg) {
+                return None;
+            }
+            let inside = [
+                li.contains(l, blocks[0].block),
+                li.contains(l, blocks[1].block),
+            ];
+            match inside {
+                [true, false] if exits(&blocks[1]) => Some(Trivial::Brif {
+                    block: b,
+                    exit_side: 1,
+                }),
+                [false, true] if exits(&blocks[0]) => Some(Trivial::Brif {
+                    block: b,
+                    exit_side: 0,
+                }),
+                _ => None,
+            }
+        }
+        InstructionData::BrTable { arg, table } => {
+            if !invariant(func, cx, l, *arg) || is_const(func, *arg) {
+                return None;
+            }
+            let jt = func.dfg.jump_table(*table);
+            let default_exits = exits(&jt.default);
+            let any_case_exits = jt.cases.iter().any(|(_, bc)| exits(bc));
+            let inside_left = jt.cases.iter().any(|(_, bc)| li.contains(l, bc.block))
+                || li.contains(l, jt.default.block);
+            // Something must exit through hoistable edges and something must stay.
+            let stays = if default_exits {
+                jt.cases.iter().any(|(_, bc)| !exits(bc))
+            } else {
+                inside_left
+            };
+            ((default_exits || any_case_exits) && stays).then_some(Trivial::Table { block: b })
+        }
+        _ => None,
+    }
+}
+
+/// A copy of a block call (its own argument list).
+fn copy_call(func: &mut Function, bc: &BlockCall) -> BlockCall {
+    let args: Vec<Value> = func.dfg.block_call_args(bc).to_vec();
+    BlockCall::new(bc.block, &args, &mut func.dfg.value_lists)
+}
+
+/// Are two block calls the same target with the same arguments?
+fn same_call(func: &Function, a: &BlockCall, b: &BlockCall) -> bool {
+    a.block == b.block && func.dfg.block_call_args(a) == func.dfg.block_call_args(b)
+}
+
+impl SimpleLoopUnswitch {
+    fn ensure(
+        &self,
+        func: &Function,
+        cx: &mut PassContext<'_>,
+        what: Analyses,
+    ) -> Result<(), PassError> {
+        cx.analyses
+            .ensure(func, what)
+            .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))
+    }
+
+    /// After an edit: drop every analysis, then re-establish loop-simplify and LCSSA form
+    /// on the function (recomputing the CFG, dominator tree and loop forest once).
+    fn resimplify(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+    ) -> Result<(), PassError> {
+        cx.analyses.invalidate(Analyses::NONE);
+        let r = self.simplify.run(func, cx)?;
+        cx.analyses.invalidate(r.preserved);
+        let r = self.lcssa.run(func, cx)?;
+        cx.analyses.invalidate(r.preserved);
+        Ok(())
+    }
+
+    /// Hoist a trivial branch into the preheader.
+    fn apply_trivial(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        t: Trivial,
+    ) {
+        let li = &cx.analyses.loops;
+        let header = li.header(l);
+        let pre = li
+            .preheader(l, &cx.analyses.cfg)
+            .expect("checked: the loop has a preheader");
+        let inside: FxHashSet<Block> = li.blocks(l).collect();
+        let pre_term = func.terminator(pre).expect("terminator");
+        let InstructionData::Jump { dest } = *func.dfg.inst(pre_term) else {
+            unreachable!("checked: the preheader ends in a jump");
+        };
+        let enter = copy_call(func, &dest);
+        debug_assert_eq!(enter.block, header);
+        match t {
+            Trivial::Brif { block, exit_side } => {
+                let term = func.terminator(block).expect("terminator");
+                let InstructionData::Brif { arg, blocks } = *func.dfg.inst(term) else {
+                    unreachable!("found as a brif");
+                };
+                let exit = copy_call(func, &blocks[exit_side]);
+                let mut both = [enter, enter];
+                both[exit_side] = exit;
+                both[1 - exit_side] = enter;
+                func.dfg
+                    .replace_inst(pre_term, InstructionData::Brif { arg, blocks: both });
+                func.dfg.replace_inst(
+                    term,
+                    InstructionData::Jump {
+                        dest: blocks[1 - exit_side],
+                    },
+                );
+                cx.stats.add(NAME, "NumTrivial", 1);
+            }
+            Trivial::Table { block } => {
+                let term = func.terminator(block).expect("terminator");
+                let InstructionData::BrTable { arg, table } = *func.dfg.inst(term) else {
+                    unreachable!("found as a br_table");
+                };
+                let jt = func.dfg.jump_table(table).clone();
+                let exits = |func: &Function, bc: &BlockCall| {
+                    !inside.contains(&bc.block)
+                        && func
+                            .dfg
+                            .block_call_args(bc)
+                            .iter()
+                            .all(|&v| def_block(func, v).is_some_and(|b| !inside.contains(&b)))
+                };
+                let default_exits = exits(func, &jt.default);
+                let mut hoisted: Vec<(i64, BlockCall)> = Vec::new();
+                let mut kept: Vec<(i64, BlockCall)> = Vec::new();
+                for &(k, bc) in &jt.cases {
+                    if exits(func, &bc) {
+                        hoisted.push((k, bc));
+                    } else {
+                        kept.push((k, bc));
+                    }
+                }
+                // The preheader's table: exiting cases (and the default, if it exits)
+                // leave; the rest enter the loop.
+                let mut pre_cases = Vec::new();
+                for &(k, bc) in &hoisted {
+                    let c = copy_call(func, &bc);
+                    pre_cases.push((k, c));
+                }
+                let pre_default = if default_exits {
+                    for &(k, _) in &kept {
+                        let c = copy_call(func, &enter);
+                        pre_cases.push((k, c));
+                    }
+                    copy_call(func, &jt.default)
+                } else {
+                    enter
+                };
+                pre_cases.sort_by_key(|&(k, _)| k);
+                let pre_jt = func
+                    .dfg
+                    .make_jump_table(JumpTableData::new(pre_default, pre_cases));
+                func.dfg
+                    .replace_inst(pre_term, InstructionData::BrTable { arg, table: pre_jt });
+                // The loop's table: the exiting values cannot reach it any more. When the
+                // default exited, the first kept case becomes the default.
+                let (loop_default, loop_cases) = if default_exits {
+                    let (_, first) = kept[0];
+                    (first, kept[1..].to_vec())
+                } else {
+                    (jt.default, kept)
+                };
+                if loop_cases
+                    .iter()
+                    .all(|(_, bc)| same_call(func, bc, &loop_default))
+                {
+                    func.dfg
+                        .replace_inst(term, InstructionData::Jump { dest: loop_default });
+                } else {
+                    let new = func
+                        .dfg
+                        .make_jump_table(JumpTableData::new(loop_default, loop_cases));
+                    func.dfg
+                        .replace_inst(term, InstructionData::BrTable { arg, table: new });
+                }
+                cx.stats.add(NAME, "NumSwitchesTrivial", 1);
+            }
+        }
+    }
+
+    /// Choose the cheapest uniform candidate under the threshold (LLVM's cost model with
+    /// its multiplier). Returns it with its number of distinct successors.
+    fn pick(
+        &mut self,
+        func: &Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        cands: &[Candidate],
+        cfg: &Config,
+        remarked: &mut Vec<Inst>,
+    ) -> Result<Option<(Candidate, usize)>, PassError> {
+        if cfg.uniform_only {
+            self.ensure(func, cx, Analyses::UNIFORMITY.union(Analyses::LOOPS))?;
+        }
+        let header = cx.analyses.loops.header(l);
+        let mut ok: Vec<Candidate> = Vec::new();
+        for &c in cands {
+            if cfg.uniform_only && cx.analyses.uniformity.is_divergent(c.cond) {
+                if !remarked.contains(&c.inst) {
+                    remarked.push(c.inst);
+                    let skip = Skip::DivergentCondition;
+                    cx.stats.add(NAME, skip.counter(), 1);
+                    cx.remark(
+                        NAME,
+                        func,
+                        Some(header),
+                        skip.kind(),
+                        format!(
+                            "the condition {} of the branch in {} may differ between the \
+                             threads of a warp: each warp would run both copies",
+                            c.cond, c.block
+                        ),
+                    );
+                }
+                continue;
+            }
+            ok.push(c);
+        }
+        if ok.is_empty() {
+            return Ok(None);
+        }
+        let li = &cx.analyses.loops;
+        let dt = &cx.analyses.domtree;
+        let gcfg = &cx.analyses.cfg;
+        let blocks: Vec<Block> = li.blocks(l).collect();
+        let cost_of = |b: Block| {
+            func.layout
+                .block_insts(b)
+                .filter(|&i| !matches!(func.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst))
+                .count() as u64
+        };
+        let loop_cost: u64 = blocks.iter().map(|&b| cost_of(b)).sum();
+        // The multiplier (LLVM's `CalculateUnswitchCostMultiplier`): clones all candidates
+        // may cause, and the loop's siblings.
+        let mult = if cfg.multiplier {
+            let latch = li.latch(l);
+            let mut clones: u32 = 0;
+            for c in cands {
+                let skip_exiting = latch.is_some_and(|lt| dt.dominates(c.block, lt));
+                let succs = distinct_succs(func, c.inst);
+                let n = succs
+                    .iter()
+                    .filter(|&&s| !skip_exiting || li.contains(l, s))
+                    .count() as u32;
+                clones += n.max(1).ilog2();
+            }
+            let siblings = match li.parent(l) {
+                Some(p) => li.children(p).len() as u32,
+                None => (li.top_level().len() as u32) / cfg.toplevel_div,
+            }
+            .max(1);
+            let power = clones.saturating_sub(cfg.unscaled);
+            let t = cfg.threshold.max(1);
+            if u64::from(power) > u64::from(t.ilog2()) || u64::from(siblings) > t {
+                t
+            } else {
+                (u64::from(siblings) << power).min(t)
+            }
+        } else {
+            1
+        };
+        let mut best: Option<(u64, u64, Candidate, usize)> = None;
+        for &c in &ok {
+            let copies = copies_needed(func, c.inst);
+            if copies < 2 {
+                // Every way leads to the same place with the same arguments.
+                continue;
+            }
+            let succs = distinct_succs(func, c.inst);
+            let mut not_dup = 0u64;
+            for &s in &succs {
+                if !li.contains(l, s) || s == header {
+                    continue;
+                }
+                let exclusive = gcfg
+                    .preds(s)
+                    .iter()
+                    .all(|&p| p == c.block || dt.dominates(s, p));
+                if exclusive {
+                    not_dup += blocks
+                        .iter()
+                        .filter(|&&b| dt.dominates(s, b))
+                        .map(|&b| cost_of(b))
+                        .sum::<u64>();
+                }
+            }
+            let base = loop_cost.saturating_sub(not_dup) * (copies as u64 - 1);
+            let cost = base.saturating_mul(mult);
+            if best.is_none_or(|(bc, ..)| cost < bc) {
+                best = Some((cost, base, c, copies));
+            }
+        }
+        let Some((cost, base, c, n)) = best else {
+            return Ok(None);
+        };
+        if cost >= cfg.threshold {
+            if base < cfg.threshold {
+                cx.stats.add(NAME, "NumCostMultiplierSkipped", 1);
+            }
+            let skip = Skip::TooCostly;
+            cx.stats.add(NAME, skip.counter(), 1);
+            cx.remark(
+                NAME,
+                func,
+                Some(header),
+                skip.kind(),
+                format!(
+                    "the cheapest candidate (the branch in {}) costs {base} x multiplier \
+                     {mult} = {cost}, at or above unswitch-threshold {}",
+                    c.block, cfg.threshold
+                ),
+            );
+            return Ok(None);
+        }
+        Ok(Some((c, n)))
+    }
+
+    /// Clone the loop once per successor of the candidate beyond the first, dispatch in
+    /// the preheader, fold the branch in each copy. Returns the headers of the copies'
+    /// outermost loops.
+    fn apply_nontrivial(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        cand: Candidate,
+        nsucc: usize,
+        cfg: &Config,
+    ) -> Result<Vec<Block>, PassError> {
+        let li = &cx.analyses.loops;
+        let header = li.header(l);
+        let pre = li
+            .preheader(l, &cx.analyses.cfg)
+            .expect("checked: the loop has a preheader");
+        let (chain, _) = header_chain(func, cx, l);
+        let every_iteration = chain.contains(&cand.block);
+        let blocks: Vec<Block> = func
+            .layout
+            .blocks()
+            .filter(|&b| li.contains(l, b))
+            .collect();
+        let last = *blocks.last().expect("a loop has blocks");
+        let pre_term = func.terminator(pre).expect("terminator");
+        let InstructionData::Jump { dest: enter } = *func.dfg.inst(pre_term) else {
+            unreachable!("checked: the preheader ends in a jump");
+        };
+        let enter_args: Vec<Value> = func.dfg.block_call_args(&enter).to_vec();
+        // Freeze the condition unless it is branched on every iteration (then the
+        // original already branched on it whenever the loop ran) or cannot be poison.
+        let mut cond = cand.cond;
+        if cfg.freeze && !every_iteration && !not_poison(func, cand.cond) {
+            let ty = func.dfg.value_type(cand.cond);
+            let (fi, fv) = func.dfg.make_inst_with_result(
+                InstructionData::Unary {
+                    opcode: Opcode::Freeze,
+                    arg: cand.cond,
+                },
+                ty,
+            );
+            func.layout.insert_inst_before(fi, pre_term);
+            cond = fv;
+            cx.stats.add(NAME, "NumFreezes", 1);
+        }
+        // Copy 0 is the original loop; copies 1.. are clones.
+        let mut copies: Vec<Vec<Block>> = vec![blocks.clone()];
+        let mut anchor = last;
+        for _ in 1..nsucc {
+            self.map.clear();
+            let c = clone_blocks(func, &blocks, &mut self.map, Place::After(anchor))
+                .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
+            anchor = *c.last().expect("non-empty");
+            copies.push(c);
+        }
+        cx.stats.add(NAME, "NumLoopsCloned", (nsucc - 1) as u64);
+        let pos = |copy: &[Block], b: Block| {
+            blocks
+                .iter()
+                .position(|&x| x == b)
+                .map(|k| copy[k])
+                .expect("a loop block")
+        };
+        let enter_copy = |func: &mut Function, j: usize| {
+            BlockCall::new(
+                pos(&copies[j], header),
+                &enter_args,
+                &mut func.dfg.value_lists,
+            )
+        };
+        match func.dfg.inst(cand.inst).clone() {
+            InstructionData::Brif { .. } => {
+                let to = [enter_copy(func, 0), enter_copy(func, 1)];
+                func.dfg.replace_inst(
+                    pre_term,
+                    InstructionData::Brif {
+                        arg: cond,
+                        blocks: to,
+                    },
+                );
+                // Every brif on the condition folds in each copy (LLVM replaces the
+                // condition's uses in the loop).
+                for (j, copy) in copies.iter().enumerate() {
+                    for &b in copy {
+                        let t = func.terminator(b).expect("terminator");
+                        if let InstructionData::Brif { arg, blocks } = *func.dfg.inst(t) {
+                            if arg == cand.cond {
+                                func.dfg
+                                    .replace_inst(t, InstructionData::Jump { dest: blocks[j] });
+                            }
+                        }
+                    }
+                }
+                cx.stats.add(NAME, "NumBranches", 1);
+            }
+            InstructionData::BrTable { table, .. } => {
+                // Groups: the distinct successors (target and arguments), default first.
+                let jt = func.dfg.jump_table(table).clone();
+                let mut groups: Vec<BlockCall> = vec![jt.default];
+                let mut case_group: Vec<usize> = Vec::with_capacity(jt.cases.len());
+                for (_, bc) in &jt.cases {
+                    let g = match groups.iter().position(|g| same_call(func, g, bc)) {
+                        Some(g) => g,
+                        None => {
+                            groups.push(*bc);
+                            groups.len() - 1
+                        }
+                    };
+                    case_group.push(g);
+                }
+                debug_assert_eq!(groups.len(), nsucc);
+                let default = enter_copy(func, 0);
+                let mut cases = Vec::with_capacity(jt.cases.len());
+                for (k, &(v, _)) in jt.cases.iter().enumerate() {
+                    if case_group[k] != 0 {
+                        cases.push((v, enter_copy(func, case_group[k])));
+                    }
+                }
+                let pt = func.dfg.make_jump_table(JumpTableData::new(default, cases));
+                func.dfg.replace_inst(
+                    pre_term,
+                    InstructionData::BrTable {
+                        arg: cond,
+                        table: pt,
+                    },
+                );
+                for (j, copy) in copies.iter().enumerate() {
+                    let b = pos(copy, cand.block);
+                    let t = func.terminator(b).expect("terminator");
+                    let InstructionData::BrTable { table, .. } = *func.dfg.inst(t) else {
+                        unreachable!("the copy of a br_table");
+                    };
+                    let cjt = func.dfg.jump_table(table);
+                    let dest = if j == 0 {
+                        cjt.default
+                    } else {
+                        let k = case_group.iter().position(|&g| g == j).expect("a case");
+                        cjt.cases[k].1
+                    };
+                    func.dfg.replace_inst(t, InstructionData::Jump { dest });
+                }
+                cx.stats.add(NAME, "NumSwitches", 1);
+            }
+            _ => unreachable!("candidates are brif or br_table"),
+        }
+        remove_unreachable(func, &copies);
+        self.resimplify(func, cx)?;
+        self.ensure(func, cx, Analyses::LOOPS)?;
+        // The copies' outermost loops, for the adaptor to visit.
+        let li = &cx.analyses.loops;
+        let mut new_headers = Vec::new();
+        for copy in &copies[1..] {
+            let set: FxHashSet<Block> = copy.iter().copied().collect();
+            for &b in copy {
+                if !li.is_header(b) {
+                    continue;
+                }
+                let Some(lb) = li.innermost_loop(b) else {
+                    continue;
+                };
+                let outer = li.parent(lb).is_none_or(|p| !set.contains(&li.header(p)));
+                if outer {
+                    new_headers.push(b);
+                }
+            }
+        }
+        Ok(new_headers)
+    }
+}
+
+/// How many copies of the loop unswitching `t` makes: one per distinct way out of it
+/// (target and arguments): 2 for a `brif` whose sides differ, the distinct cases and
+/// default of a `br_table`.
+fn copies_needed(func: &Function, t: Inst) -> usize {
+    let mut calls: Vec<BlockCall> = Vec::new();
+    func.dfg.for_each_dest(t, |bc| {
+        if !calls.iter().any(|c| same_call(func, c, bc)) {
+            calls.push(*bc);
+        }
+    });
+    calls.len()
+}
+
+/// The distinct successor blocks of a terminator.
+fn distinct_succs(func: &Function, t: Inst) -> Vec<Block> {
+    let mut s = Vec::new();
+    func.dfg.for_each_dest(t, |bc| {
+        if !s.contains(&bc.block) {
+            s.push(bc.block);
+        }
+    });
+    s
+}
+
+/// Can `v` be shown not to be poison (docs/ir.md, "Values and poison")? Constants,
+/// special registers, `freeze`, kernel parameters (launch inputs), and comparisons or
+/// flag-free wrapping arithmetic of such values. A bounded walk with a worklist.
+fn not_poison(func: &Function, v: Value) -> bool {
+    let entry = func.entry_block();
+    let mut work = vec![v];
+    let mut seen = 0;
+    while let Some(v) = work.pop() {
+        seen += 1;
+        if seen > 32 {
+            return false;
+        }
+        match func.dfg.value_def(v) {
+            ValueDef::Param(b, _) => {
+                if !(func.kind == FuncKind::Kernel && Some(b) == entry) {
+                    return false;
+                }
+            }
+            ValueDef::Detached => return false,
+            ValueDef::Result(i) => match func.dfg.inst(i) {
+                InstructionData::IntConst { .. }
+                | InstructionData::FloatConst { .. }
+                | InstructionData::Sreg { .. } => {}
+                InstructionData::Unary {
+                    opcode: Opcode::Freeze,
+                    ..
+                } => {}
+                InstructionData::IntCompare { args, .. } => work.extend_from_slice(args),
+                InstructionData::Binary {
+                    opcode: Opcode::And | Opcode::Or | Opcode::Xor,
+                    args,
+                    ..
+                } => work.extend_from_slice(args),
+                InstructionData::Binary {
+                    opcode: Opcode::Iadd | Opcode::Isub | Opcode::Imul,
+                    args,
+                    flags,
+                } if flags.is_empty() => work.extend_from_slice(args),
+                _ => return false,
+            },
+        }
+    }
+    true
+}
+
+/// Delete the blocks of `copies` that the entry no longer reaches (the folded-away sides).
+/// Their values are used only in blocks they dominate, all unreachable too.
+fn remove_unreachable(func: &mut Function, copies: &[Vec<Block>]) {
+    let Some(entry) = func.entry_block() else {
+        return;
+    };
+    let mut reached: FxHashSet<Block> = FxHashSet::default();
+    let mut stack = vec![entry];
+    reached.insert(entry);
+    while let Some(b) = stack.pop() {
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
+        func.dfg.for_each_dest(t, |bc| {
+            if reached.insert(bc.block) {
+                stack.push(bc.block);
+            }
+        });
+    }
+    for copy in copies {
+        for &b in copy {
+            if reached.contains(&b) {
+                continue;
+            }
+            while let Some(i) = func.layout.first_inst(b) {
+                func.layout.remove_inst(i);
+            }
+            func.layout.remove_block(b);
+        }
+    }
+}
