@@ -1,7 +1,7 @@
 //! `gyre compile`: optimize (optionally) and lower a module to PTX.
 
 use crate::input;
-use crate::opt::{pipeline, run_passes, PassFlags};
+use crate::opt::{pipeline, run_passes, PassFlags, Phases};
 use crate::CliError;
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
 use gyre_codegen_lite::{compile_module_with, CodegenOptions, Sm};
@@ -85,16 +85,20 @@ pub fn divergent_barriers(module: &Module) -> Vec<(String, String, String)> {
 /// `gyre compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     let pipeline = pipeline(&args.flags)?;
-    let (name, mut module) = input::load_module(&args.input)?;
-    input::verify(&name, &module)?;
+    let mut phases = Phases::default();
+    let (name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
+    phases.time("verify", || input::verify(&name, &module))?;
     // One set of analysis caches for the passes and the emitter: what the pipeline leaves
     // valid (the CFG, dominator tree and loops after loop-simplify and lcssa) is not
     // computed again for PTX.
     let mut analyses = ModuleAnalyses::new();
     if let Some(p) = &pipeline {
-        run_passes(&args.flags, p, &mut module, &mut analyses)?;
+        phases.time("passes", || {
+            run_passes(&args.flags, p, &mut module, &mut analyses)
+        })?;
     }
-    for (func, block, inst) in divergent_barriers(&module) {
+    let barriers = phases.time("divergent-barrier check", || divergent_barriers(&module));
+    for (func, block, inst) in barriers {
         eprintln!(
             "{name}: warning: @{func}: {block}: `{inst}` is reachable under divergent \
              control: threads that skip it leave the others waiting"
@@ -106,7 +110,16 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             );
         }
     }
-    let ptx = compile_module_with(&module, &CodegenOptions { sm: args.sm }, &mut analyses)
+    let ptx = phases
+        .time("emission", || {
+            compile_module_with(&module, &CodegenOptions { sm: args.sm }, &mut analyses)
+        })
         .map_err(|e| CliError(format!("{name}: error: {e}")))?;
-    input::write_output(args.output.as_deref(), &ptx)
+    phases.time("write", || {
+        input::write_output(args.output.as_deref(), &ptx)
+    })?;
+    if args.flags.time_passes && pipeline.is_some() {
+        eprint!("{}", phases.render());
+    }
+    Ok(())
 }

@@ -41,10 +41,11 @@ pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
 pub fn read_source(path: &str) -> Result<(String, String), CliError> {
     let bytes = read_bytes_limited(path, MAX_INPUT_BYTES)?;
     let name = if path == "-" { "<stdin>" } else { path };
-    Ok((
-        name.to_string(),
-        String::from_utf8_lossy(&bytes).into_owned(),
-    ))
+    // Valid UTF-8 (the usual case) becomes the text without a copy; only invalid input
+    // pays for the lossy conversion (same text either way).
+    let text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok((name.to_string(), text))
 }
 
 /// A loaded input: its display name (what `Display` prints), its text and, for `.gir`,

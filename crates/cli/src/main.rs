@@ -80,6 +80,7 @@ pub fn llvm_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         "stats",
         "print-after-all",
         "print-after",
+        "disable-output",
     ];
     let mut out = Vec::new();
     let mut rest = false;

@@ -58,6 +58,10 @@ pub struct OptArgs {
     /// With `--emit llvm`: opaque `ptr` instead of LLVM 14's typed pointers.
     #[arg(long)]
     pub opaque_pointers: bool,
+    /// Do not print the module (opt's `-disable-output`): parse, verify and run the
+    /// pipeline only, e.g. for `print<...>` analyses or timing.
+    #[arg(long)]
+    pub disable_output: bool,
     #[command(flatten)]
     pub flags: PassFlags,
 }
@@ -231,6 +235,44 @@ fn render_report(flags: &PassFlags, report: &Report) -> String {
     out
 }
 
+/// Wall time of each phase of a command (parse, verify, the pipeline, printing or
+/// emission), for `--time-passes`: where a whole run's time goes, beside the per-pass
+/// report.
+#[derive(Default)]
+pub struct Phases(Vec<(&'static str, std::time::Duration)>);
+
+impl Phases {
+    /// Run `f` as phase `name`, timing it.
+    pub fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let r = f();
+        self.0.push((name, start.elapsed()));
+        r
+    }
+
+    /// The report, in the style of the pass report.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let total: f64 = self.0.iter().map(|(_, d)| d.as_secs_f64()).sum();
+        let rule =
+            "===-------------------------------------------------------------------------===";
+        let _ = writeln!(out, "{rule}");
+        let _ = writeln!(
+            out,
+            "                      ... Phase execution timing report ..."
+        );
+        let _ = writeln!(out, "{rule}");
+        let _ = writeln!(out, "  Total Execution Time: {total:.6} seconds");
+        let _ = writeln!(out, "   ---Wall Time---  --- Phase ---");
+        for (name, d) in &self.0 {
+            let s = d.as_secs_f64();
+            let pct = if total > 0.0 { 100.0 * s / total } else { 0.0 };
+            let _ = writeln!(out, "   {s:.6} ({pct:5.1}%)  {name}");
+        }
+        out
+    }
+}
+
 /// `gyre opt`.
 pub fn run(args: &OptArgs) -> Result<(), CliError> {
     if args.opaque_pointers && args.emit != Emit::Llvm {
@@ -243,19 +285,31 @@ pub fn run(args: &OptArgs) -> Result<(), CliError> {
     if args.flags.remarks && pipeline.is_none() {
         eprintln!("warning: --remarks has no effect without a pipeline (-passes= or -O)");
     }
-    let (name, mut module) = input::load_module(&args.input)?;
-    input::verify(&name, &module)?;
+    let mut phases = Phases::default();
+    let (name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
+    phases.time("verify", || input::verify(&name, &module))?;
     if let Some(p) = &pipeline {
-        run_passes(&args.flags, p, &mut module, &mut ModuleAnalyses::new())?;
+        let mut analyses = ModuleAnalyses::new();
+        phases.time("passes", || {
+            run_passes(&args.flags, p, &mut module, &mut analyses)
+        })?;
     }
-    let text = match args.emit {
-        Emit::Gir => module.to_string(),
-        Emit::Llvm => gyre_llvm::export_module(
-            &module,
-            &gyre_llvm::ExportOptions {
-                opaque_pointers: args.opaque_pointers,
-            },
-        ),
-    };
-    input::write_output(args.output.as_deref(), &text)
+    if !args.disable_output {
+        phases.time("print", || {
+            let text = match args.emit {
+                Emit::Gir => module.to_string(),
+                Emit::Llvm => gyre_llvm::export_module(
+                    &module,
+                    &gyre_llvm::ExportOptions {
+                        opaque_pointers: args.opaque_pointers,
+                    },
+                ),
+            };
+            input::write_output(args.output.as_deref(), &text)
+        })?;
+    }
+    if args.flags.time_passes && pipeline.is_some() {
+        eprint!("{}", phases.render());
+    }
+    Ok(())
 }

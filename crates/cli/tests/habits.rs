@@ -727,4 +727,37 @@ fn readme_main_job_runs() {
     let args: Vec<&str> = cmd.split_whitespace().collect();
     let ptx = ok(&gyre(&args));
     assert!(ptx.contains(".version") && ptx.contains(".entry"), "{ptx}");
+#[test]
+fn disable_output_skips_printing() {
+    // opt's single-dash spelling and the two-dash one.
+    for flag in ["-disable-output", "--disable-output"] {
+        let o = gyre(&["opt", "-O", flag, LOOPY]);
+        assert_eq!(ok(&o), "", "{flag}");
+    }
+    // An analysis printer still reports on standard error.
+    let o = gyre(&["opt", "-passes=print<loops>", "-disable-output", LOOPY]);
+    assert_eq!(ok(&o), "");
+    assert!(stderr(&o).contains("Loop info"), "{}", stderr(&o));
+    // Without it the module is printed.
+    assert!(ok(&gyre(&["opt", "-O", LOOPY])).contains("kernel"));
+}
+
+#[test]
+fn time_passes_reports_every_phase() {
+    let o = gyre(&["opt", "-O", "-time-passes", LOOPY]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(err.contains("Phase execution timing report"), "{err}");
+    for phase in ["parse", "verify", "passes", "print"] {
+        assert!(err.contains(&format!(")  {phase}\n")), "{phase}: {err}");
+    }
+    // With -disable-output nothing is printed, so there is no print phase.
+    let o = gyre(&["opt", "-O", "-time-passes", "-disable-output", LOOPY]);
+    assert!(!stderr(&o).contains(")  print\n"), "{}", stderr(&o));
+    let o = gyre(&["compile", "-O", "-time-passes", LOOPY, "-o", "-"]);
+    assert!(ok(&o).contains(".entry"));
+    let err = stderr(&o);
+    for phase in ["parse", "verify", "passes", "emission"] {
+        assert!(err.contains(&format!(")  {phase}\n")), "{phase}: {err}");
+    }
 }

@@ -62,7 +62,25 @@ struct Reg {
 
 impl fmt::Display for Reg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.class.prefix(), self.n)
+        // Registers are most of the PTX text: digits into a stack buffer and one
+        // `write_str`, instead of a nested `write!` per register.
+        let mut buf = [0u8; 16];
+        let prefix = self.class.prefix().as_bytes();
+        buf[..prefix.len()].copy_from_slice(prefix);
+        let mut digits = [0u8; 10];
+        let (mut n, mut k) = (self.n, digits.len());
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let len = prefix.len() + digits.len() - k;
+        buf[prefix.len()..len].copy_from_slice(&digits[k..]);
+        // Only ASCII was written.
+        f.write_str(core::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -52,8 +52,12 @@
 //! **Complexity**: building def-use lists, the order and its per-block facts (module `order`:
 //! loop exits, dead ends, which blocks are *private*, last predecessors, and in functions
 //! with irreducible cycles the cycle spans and reach ranges) is O(n + e + loop exits).
-//! Data propagation visits each use once. Each divergent branch costs the part of its
-//! divergent-control region not already covered with the same reconvergence point, plus
+//! Data propagation visits each use once. Temporal divergence takes each use that leaves a
+//! loop around its definition once, from a segment tree (module `temporal`), instead of
+//! walking the blocks of every loop that gets a divergent exit (blocks x depth on deep
+//! nests). Divergent-control regions expand each block once in all: a block already
+//! expanded for another reconvergence point is either covered or continued from that
+//! point (see `mark_divergent_region`). Each divergent branch costs that, plus
 //! its label sweep, which is kept local by three rules that change no result (the plain
 //! sweep — LLVM's — finds exactly the same joins, divergent exits and touched cycles):
 //! - an *inert* block is labelled but not queued. It is private — it dominates every
@@ -84,6 +88,7 @@
 mod order;
 pub mod print;
 pub mod reference;
+mod temporal;
 
 use crate::cfg::Cfg;
 use crate::domtree::DomTree;
@@ -250,6 +255,10 @@ pub struct Uniformity {
     /// Inert, unparked blocks labelled in this sweep (memo functions only): position and
     /// `last_pred`.
     live: Vec<(u32, u32)>,
+    /// Uses that leave a loop around their definition, for temporal divergence.
+    escapes: temporal::Escapes,
+    /// Scratch: the use targets a divergent loop makes divergent.
+    escaped: Vec<u32>,
     /// Tests: sweep as the plain propagation does (no inert blocks, no early stop
     /// beyond LLVM's rule, no memo), to check that the shortcuts change nothing.
     plain: bool,
@@ -371,6 +380,8 @@ impl Uniformity {
         self.div_loops.resize(li.num_loops(), false);
         self.div_cycles.resize(li.irreducible_cycles().len(), false);
         self.build_uses(func);
+        self.escapes
+            .compute(func, li, &self.use_range, &self.uses, &self.kind);
         self.order.compute(cfg, dt, li);
         self.label.clear();
         self.label.resize(nb, NO_LABEL);
@@ -581,7 +592,7 @@ impl Uniformity {
                 l = li.parent(x);
             }
             if let Some(o) = outer {
-                self.mark_divergent_loop(func, cfg, li, o);
+                self.mark_divergent_loop(cfg, li, o);
             }
         }
         self.cycle_exits = exits;
@@ -609,7 +620,30 @@ impl Uniformity {
         }
         while let Some(y) = self.bfs.pop() {
             self.div_control.set(y.index(), true);
-            if self.expanded[y.index()] == stop_code {
+            let done = self.expanded[y.index()];
+            if done == stop_code {
+                continue;
+            }
+            if done != NEVER {
+                // `y` was expanded for another reconvergence point `q`: everything it
+                // reaches before `q` is marked. `q` and `ipdom` both post-dominate `y`
+                // (a block reached from a branch before its ipdom is post-dominated by
+                // it), so one post-dominates the other. If `q` does, every path from `y`
+                // reaches `ipdom` before `q`: nothing is left. Otherwise every path from
+                // `y` to `ipdom` passes `q` first: the region goes on from `q` only.
+                // So each block is expanded once in all, where re-expanding it per
+                // reconvergence point cost blocks x depth on deep nests.
+                if done == VIRTUAL_EXIT {
+                    continue;
+                }
+                let q = Block::from_u32(done);
+                if ipdom.is_some_and(|p| pdt.post_dominates(q, p)) {
+                    continue;
+                }
+                if self.region_stamp[q.index()] != epoch {
+                    self.region_stamp[q.index()] = epoch;
+                    self.bfs.push(q);
+                }
                 continue;
             }
             self.expanded[y.index()] = stop_code;
@@ -724,10 +758,8 @@ impl Uniformity {
         self.touched.clear();
         self.touched_done = 0;
         let inner = li.innermost_loop(b);
-        let mut outer = inner;
-        while let Some(p) = outer.and_then(|l| li.parent(l)) {
-            outer = Some(p);
-        }
+        // O(1): a walk up the forest here cost depth per branch on deep nests.
+        let outer = inner.map(|l| self.escapes.root(l));
         // An inert block is in no loop but `outer`: a loop exit becoming a join marks the
         // outermost loop around `b` divergent (see `analyze_branch`).
         self.exit_join_matters = outer.is_some_and(|o| !self.div_loops[o.index()]);
@@ -961,37 +993,22 @@ impl Uniformity {
     }
 
     /// Loop `l` has a divergent exit: uses outside it of values defined inside it are
-    /// temporally divergent.
-    fn mark_divergent_loop(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+    /// temporally divergent. Each such use is found once over the whole analysis (module
+    /// `temporal`), not by walking `l`'s blocks: on a deep nest whose every level exits
+    /// divergently that walk was blocks x depth.
+    fn mark_divergent_loop(&mut self, cfg: &Cfg, li: &LoopInfo, l: Loop) {
         if self.div_loops[l.index()] {
             return;
         }
         self.div_loops.set(l.index(), true);
         self.div_loop_headers.set(li.header(l).index(), true);
-        for x in li.blocks(l) {
-            for k in 0..func.dfg.block_params(x).len() {
-                let v = func.dfg.block_params(x)[k];
-                self.temporal_uses(cfg, li, l, v);
-            }
-            for inst in func.layout.block_insts(x) {
-                if let Some(v) = func.dfg.inst_result(inst) {
-                    if self.kind[inst.index()] != SourceKind::AlwaysUniform {
-                        self.temporal_uses(cfg, li, l, v);
-                    }
-                }
-            }
+        let mut escaped = core::mem::take(&mut self.escaped);
+        escaped.clear();
+        self.escapes.take(li, l, &mut escaped);
+        for &t in &escaped {
+            self.mark_target(cfg, t);
         }
-    }
-
-    fn temporal_uses(&mut self, cfg: &Cfg, li: &LoopInfo, l: Loop, v: Value) {
-        let [a, b] = self.use_range[v.index()];
-        for i in a..b {
-            let u = self.uses[i as usize];
-            // The use is outside `l`, or the argument flows along an edge leaving it.
-            if !li.contains(l, u.block) || !li.contains(l, u.to) {
-                self.mark_target(cfg, u.target);
-            }
-        }
+        self.escaped = escaped;
     }
 
     /// Irreducible cycle `c` is reached by divergent control: every definition in it is

@@ -609,9 +609,10 @@ impl PropagationOrder {
 /// A min-priority queue of positions in the order, as a two-level bitset: pushing is
 /// setting a bit (and its word's bit in the summary), popping the minimum is a forward
 /// scan from a cursor that only moves back when a smaller position is pushed (an edge
-/// going backwards, in irreducible cycles only). A label sweep moves forward, so a whole
-/// propagation costs its pushes plus one scan of the words it spans — several times
-/// cheaper than a binary heap per operation. The summary makes "the next member after
+/// going backwards, in irreducible cycles only); empty words are skipped through the
+/// summary. A label sweep moves forward, so a whole propagation costs its pushes plus one
+/// scan of the summary words it spans — several times cheaper than a binary heap per
+/// operation. The summary makes "the next member after
 /// `p`" cheap however far it is.
 #[derive(Clone, Default)]
 pub(super) struct PosQueue {
@@ -661,8 +662,18 @@ impl PosQueue {
         if self.len == 0 {
             return None;
         }
-        while self.bits[self.cursor] == 0 {
-            self.cursor += 1;
+        if self.bits[self.cursor] == 0 {
+            // Jump to the next non-empty word through the summary: a sweep's members can
+            // lie far apart (a label reaching a loop exit at the end of a deep nest), and
+            // a word-by-word scan made each such sweep linear in the function.
+            let w = self.cursor + 1;
+            let mut sw = w / 64;
+            let mut m = self.summary[sw] & (!0u64 << (w % 64));
+            while m == 0 {
+                sw += 1;
+                m = self.summary[sw];
+            }
+            self.cursor = sw * 64 + m.trailing_zeros() as usize;
         }
         let w = self.bits[self.cursor];
         Some((self.cursor * 64) as u32 + w.trailing_zeros())
