@@ -727,6 +727,8 @@ fn readme_main_job_runs() {
     let args: Vec<&str> = cmd.split_whitespace().collect();
     let ptx = ok(&gyre(&args));
     assert!(ptx.contains(".version") && ptx.contains(".entry"), "{ptx}");
+}
+
 #[test]
 fn disable_output_skips_printing() {
     // opt's single-dash spelling and the two-dash one.
