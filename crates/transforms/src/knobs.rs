@@ -228,6 +228,12 @@ knobs! {
         "The most header instructions loop-rotate duplicates (terminator, parameters and constants not counted).";
     enable_loop_header_duplication: bool = true, "enable-loop-header-duplication", "loop-rotate",
         "Default of loop-rotate's <header-duplication> parameter; false rotates only headers with nothing to duplicate.";
+    simplify_rewrite_depth: u32 = 4, "simplify-rewrite-depth", "simplify",
+        "How deep simplify rewrites the nodes its rules create (0: no rewriting, only value numbering and code motion).";
+    simplify_eclass_size: u32 = 8, "simplify-eclass-size", "simplify",
+        "The most e-nodes in one e-class of simplify; a class that big gets no more rewrites.";
+    simplify_licm: bool = true, "simplify-licm", "simplify",
+        "Whether simplify hoists loop-invariant pure operations to loop preheaders.";
 }
 
 impl Knobs {

@@ -16,6 +16,7 @@ pub mod registry;
 mod testutil;
 pub mod utils;
 pub mod verify;
+pub mod simplify;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

@@ -84,6 +84,17 @@ pub const PASSES: &[PassInfo] = &[
         }),
         create_loop: None,
     },
+    PassInfo {
+        name: "simplify",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "E-graph simplifier: constant folding, identities, strength reduction, GVN, LICM, dead code.",
+        create_function: Some(|p| {
+            no_params("simplify", p)?;
+            Ok(Box::new(crate::simplify::Simplify::default()))
+        }),
+        create_loop: None,
+    },
 ];
 
 /// The pass with this pipeline name.
