@@ -88,6 +88,9 @@ pub struct EGraph {
     limits: Limits,
     depth: u32,
     home: PackedOption<Block>,
+    /// Blocks that also hold a node of the class (hash-consing hits, unions): the class's
+    /// home becomes their nearest common dominator once the graph is built.
+    pending_homes: Vec<(Node, Block)>,
     /// Counters.
     pub stats: GraphStats,
 }
@@ -179,6 +182,7 @@ impl EGraph {
             limits,
             depth: 0,
             home: None.into(),
+            pending_homes: Vec::new(),
             stats: GraphStats::default(),
         }
     }
@@ -193,7 +197,28 @@ impl EGraph {
         self.limits = limits;
         self.depth = 0;
         self.home = None.into();
+        self.pending_homes.clear();
         self.stats = GraphStats::default();
+    }
+
+    /// Make each class's home the nearest common dominator of the blocks its nodes came
+    /// from (`ncd`), so that where a class is placed does not depend on which of its
+    /// occurrences was seen first: a second run of the pass finds the same placement.
+    pub fn resolve_homes(&mut self, mut ncd: impl FnMut(Block, Block) -> Option<Block>) {
+        let pending = core::mem::take(&mut self.pending_homes);
+        for &(n, b) in &pending {
+            let r = self.find(n);
+            let Some(d) = self.class[r].as_mut() else {
+                continue;
+            };
+            d.home = match d.home.expand() {
+                None => Some(b),
+                Some(h) => ncd(h, b),
+            }
+            .into();
+        }
+        self.pending_homes = pending;
+        self.pending_homes.clear();
     }
 
     /// The class of `n` (union-find root), with path halving.
@@ -349,7 +374,11 @@ impl EGraph {
         let key = self.key(&mut data, ty);
         if let Some(&n) = self.map.get(&key) {
             self.stats.gvn_hits += 1;
-            return self.find(n);
+            let r = self.find(n);
+            if let Some(h) = self.home.expand() {
+                self.pending_homes.push((r, h));
+            }
+            return r;
         }
         let mut cost = op_cost(&data);
         for &a in pure_args(&data) {
@@ -432,6 +461,7 @@ impl EGraph {
         if a == b {
             return a;
         }
+        debug_assert_eq!(self.ty_of(a), self.ty_of(b), "union of classes of two types");
         let (da, db) = (*self.data(a), *self.data(b));
         if da.leaf.is_some() && db.leaf.is_some() {
             // Two values the graph does not look into: each is available only where its
@@ -453,11 +483,19 @@ impl EGraph {
         if m.konst.is_none() {
             m.konst = dother.konst;
         }
+        if let Some(k) = m.konst.expand() {
+            // A constant is placeable anywhere and needs no operand: whatever else the
+            // class holds (`x - x` with `x` defined in one branch only) may not be.
+            m.best = k;
+            m.best_pure = k.into();
+        }
         if m.leaf.is_none() {
             m.leaf = dother.leaf;
         }
-        if m.home.is_none() {
-            m.home = dother.home;
+        match (m.home.expand(), dother.home.expand()) {
+            (None, _) => m.home = dother.home,
+            (Some(h), Some(o)) if h != o => self.pending_homes.push((root, o)),
+            _ => {}
         }
         m.size = dr.size + dother.size;
         self.class[root] = Some(m);

@@ -37,7 +37,9 @@ use crate::analyses::Analyses;
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::SecondaryMap;
-use egraph::{as_node, as_value, pure_args, pure_args_mut, EGraph, Limits, Node, NodeKind};
+use egraph::{
+    as_node, as_value, pure_args, pure_args_mut, EGraph, GraphStats, Limits, Node, NodeKind,
+};
 use gyre_analysis::Loop;
 use gyre_ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 use rules::Family;
@@ -514,6 +516,47 @@ impl Simplify {
     }
 }
 
+/// Most build-and-elaborate rounds per run.
+const MAX_ROUNDS: usize = 3;
+
+impl Simplify {
+    fn round(
+        &mut self,
+        func: &mut Function,
+        cx: &PassContext<'_>,
+        limits: Limits,
+        licm: bool,
+    ) -> Result<(), PassError> {
+        self.graph.clear(limits);
+        self.value_class.clear();
+        self.pinned.clear();
+        self.placed.clear();
+        self.home_of.clear();
+        self.path.clear();
+        self.path_idx.clear();
+        self.elab.clear();
+        self.undo.clear();
+        self.preheader.clear();
+        {
+            let (loops, cfg) = (&cx.analyses.loops, &cx.analyses.cfg);
+            for l in loops.loops() {
+                self.preheader[l] = loops.preheader(l, cfg).into();
+            }
+        }
+        self.build(func, cx);
+        let domtree = &cx.analyses.domtree;
+        self.graph.resolve_homes(|a, b| {
+            if domtree.dominates(a, b) {
+                Some(a)
+            } else {
+                domtree.nearest_common_dominator(a, b)
+            }
+        });
+        self.group_members(func);
+        self.elaborate_all(func, cx, licm)
+    }
+}
+
 impl FunctionPass for Simplify {
     fn name(&self) -> &'static str {
         NAME
@@ -541,34 +584,33 @@ impl FunctionPass for Simplify {
         fingerprint(func, &mut self.snapshot);
         let before = core::mem::take(&mut self.snapshot);
 
-        self.graph.clear(limits);
-        self.value_class.clear();
-        self.pinned.clear();
-        self.placed.clear();
-        self.home_of.clear();
-        self.path.clear();
-        self.path_idx.clear();
-        self.elab.clear();
-        self.undo.clear();
-        self.preheader.clear();
+        // Dead code first, so that elaboration places values before the uses that remain.
+        let mut dead = self.remove_dead(func);
+        let mut totals = GraphStats::default();
         self.hoisted = 0;
-        self.elaborated = 0;
-        {
-            let (loops, cfg) = (&cx.analyses.loops, &cx.analyses.cfg);
-            for l in loops.loops() {
-                self.preheader[l] = loops.preheader(l, cfg).into();
+        // A round that leaves dead code behind (a load whose only use folded away) placed
+        // values for it: one more round places them for the uses that remain, so that a
+        // second run of the pass finds nothing to do.
+        for _ in 0..MAX_ROUNDS {
+            self.round(func, cx, limits, licm)?;
+            let st = self.graph.stats;
+            for k in 0..Family::COUNT {
+                totals.fired[k] += st.fired[k];
+            }
+            totals.gvn_hits += st.gvn_hits;
+            totals.stop_depth += st.stop_depth;
+            totals.stop_size += st.stop_size;
+            let d = self.remove_dead(func);
+            dead += d;
+            if d == 0 {
+                break;
             }
         }
-
-        self.build(func, cx);
-        self.group_members(func);
-        self.elaborate_all(func, cx, licm)?;
-        let dead = self.remove_dead(func);
 
         fingerprint(func, &mut self.snapshot);
         let changed = self.snapshot != before;
         self.snapshot = before;
-        let st = self.graph.stats;
+        let st = totals;
         let mut add = |counter: &'static str, n: u64| {
             // Counters that stayed zero are not printed.
             if n > 0 {

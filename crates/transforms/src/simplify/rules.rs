@@ -681,6 +681,25 @@ fn sub_const(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     ))
 }
 
+/// Class `x` seen as `y op c` for a constant `c`: the class's operation itself, or the
+/// forms other rules turned it into (`y - c` is `y + -c`; `y << k` is `y * 2^k`), since a
+/// class keeps only its cheapest node.
+fn with_const(g: &EGraph, x: Node, op: Opcode, ty: Type) -> Option<(Node, u64)> {
+    let (inner, _) = g.def(x)?;
+    let (iop, p, q, _) = bin_args(&inner)?;
+    let (y, c) = match (g.iconst(p), g.iconst(q)) {
+        (None, Some(c)) => (p, c),
+        (Some(c), None) if iop != Isub && iop != Shl => (q, c),
+        _ => return None,
+    };
+    match (op, iop) {
+        _ if op == iop => Some((y, c)),
+        (Iadd, Isub) => Some((y, c.wrapping_neg() & mask(ty.bits()))),
+        (Imul, Shl) if c < u64::from(ty.bits()) => Some((y, 1u64 << c)),
+        _ => None,
+    }
+}
+
 fn reassoc_const(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     let (op, a, b, _) = bin_args(d)?;
     let (x, c2) = match (g.iconst(a), g.iconst(b)) {
@@ -688,16 +707,7 @@ fn reassoc_const(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         (Some(c), None) => (b, c),
         _ => return None,
     };
-    let (inner, _) = g.def(x)?;
-    let (iop, p, q, _) = bin_args(&inner)?;
-    if iop != op {
-        return None;
-    }
-    let (y, c1) = match (g.iconst(p), g.iconst(q)) {
-        (None, Some(c)) => (p, c),
-        (Some(c), None) => (q, c),
-        _ => return None,
-    };
+    let (y, c1) = with_const(g, x, op, ty)?;
     let c = fold_int_bin(op, ty.bits(), c1, c2)?;
     let c = g.int(ty, c);
     Some(g.add(
