@@ -298,7 +298,8 @@ impl Simplify {
             };
             if !ready {
                 self.stack.push((c, true));
-                for &a in pure_args(&data) {
+                // Reversed, so that operands are placed in their order.
+                for &a in pure_args(&data).iter().rev() {
                     let r = self.graph.find(as_node(a));
                     if !self.elab.contains_key(&r) {
                         self.stack.push((r, false));
