@@ -12,11 +12,11 @@ pub mod loop_simplify;
 pub mod manager;
 pub mod pipeline;
 pub mod registry;
+pub mod simplify;
 #[cfg(test)]
 mod testutil;
 pub mod utils;
 pub mod verify;
-pub mod simplify;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

@@ -14,9 +14,7 @@ mod common;
 
 use gyre_interp::{assert_same_behaviour, random_inputs, run_kernel, Arg, Launch, Memory};
 use gyre_ir::generate::{generate_kernel_module, SplitMix64};
-use gyre_ir::{
-    parse_module, write_module, FloatCC, IntCC, Module, Type,
-};
+use gyre_ir::{parse_module, write_module, FloatCC, IntCC, Module, Type};
 use gyre_transforms::registry;
 use gyre_transforms::{AnalysisCache, Knobs, Options, PassContext, PassManager, PassResult, Stats};
 
@@ -143,14 +141,20 @@ fn check_one(ty: Type, op_text: &str, consts: &[(Type, u64)], seen: &mut Seen) {
             // Poison in the original may become any value; everything else is equal
             // (folds involving a NaN are refused, so NaN bytes are equal too).
             for (x, y) in a.iter().zip(b) {
-                assert!(x.is_none() || x == y, "{a:?} vs {b:?}\n{src}\nafter:\n{text}");
+                assert!(
+                    x.is_none() || x == y,
+                    "{a:?} vs {b:?}\n{src}\nafter:\n{text}"
+                );
             }
         }
         (Err(a), Err(b)) => assert_eq!(a, b, "{src}\nafter:\n{text}"),
         _ => panic!("behaviour differs: {r0:?} vs {r1:?}\n{src}\nafter:\n{text}"),
     }
     if r0.is_err() {
-        assert!(!folded, "an operation that traps was folded:\n{src}\n{text}");
+        assert!(
+            !folded,
+            "an operation that traps was folded:\n{src}\n{text}"
+        );
     }
     seen.cases += 1;
     if folded {
@@ -222,8 +226,8 @@ fn f64_values() -> Vec<u64> {
 fn integer_folds_match_the_interpreter() {
     let mut seen = Seen::default();
     let bin = [
-        "iadd", "isub", "imul", "sdiv", "udiv", "srem", "urem", "and", "or", "xor", "shl",
-        "lshr", "ashr", "smin", "smax", "umin", "umax",
+        "iadd", "isub", "imul", "sdiv", "udiv", "srem", "urem", "and", "or", "xor", "shl", "lshr",
+        "ashr", "smin", "smax", "umin", "umax",
     ];
     for ty in [Type::I8, Type::I32, Type::I64] {
         let vals = int_values(ty.bits());
@@ -242,7 +246,12 @@ fn integer_folds_match_the_interpreter() {
         for &cc in IntCC::ALL {
             for &a in &vals {
                 for &b in &vals {
-                    check_one(Type::I1, &format!("icmp {cc} v1, v2"), &[(ty, a), (ty, b)], &mut seen);
+                    check_one(
+                        Type::I1,
+                        &format!("icmp {cc} v1, v2"),
+                        &[(ty, a), (ty, b)],
+                        &mut seen,
+                    );
                 }
             }
         }
@@ -250,7 +259,12 @@ fn integer_folds_match_the_interpreter() {
     for op in ["mul24", "umul24"] {
         for &a in &int_values(32) {
             for &b in &int_values(32) {
-                check_one(Type::I32, &format!("{op} v1, v2"), &[(Type::I32, a), (Type::I32, b)], &mut seen);
+                check_one(
+                    Type::I32,
+                    &format!("{op} v1, v2"),
+                    &[(Type::I32, a), (Type::I32, b)],
+                    &mut seen,
+                );
             }
         }
     }
@@ -278,7 +292,12 @@ fn float_folds_match_the_interpreter() {
             for &b in &vals {
                 check_one(ty, "fma v1, v2, v1", &[(ty, a), (ty, b)], &mut seen);
                 for &cc in FloatCC::ALL {
-                    check_one(Type::I1, &format!("fcmp {cc} v1, v2"), &[(ty, a), (ty, b)], &mut seen);
+                    check_one(
+                        Type::I1,
+                        &format!("fcmp {cc} v1, v2"),
+                        &[(ty, a), (ty, b)],
+                        &mut seen,
+                    );
                 }
             }
         }
@@ -302,12 +321,22 @@ fn cast_folds_match_the_interpreter() {
                     vec![]
                 };
                 for o in op {
-                    check_one(to, &format!("{o}.{} v1", type_name(to)), &[(from, a)], &mut seen);
+                    check_one(
+                        to,
+                        &format!("{o}.{} v1", type_name(to)),
+                        &[(from, a)],
+                        &mut seen,
+                    );
                 }
             }
             for to in [Type::F32, Type::F64] {
                 for o in ["sitofp", "uitofp"] {
-                    check_one(to, &format!("{o}.{} v1", type_name(to)), &[(from, a)], &mut seen);
+                    check_one(
+                        to,
+                        &format!("{o}.{} v1", type_name(to)),
+                        &[(from, a)],
+                        &mut seen,
+                    );
                 }
             }
         }
@@ -317,7 +346,12 @@ fn cast_folds_match_the_interpreter() {
             for &to in &ints {
                 for o in ["fptosi", "fptoui"] {
                     // Out of range is poison, stored as poison bytes: compared loosely.
-                    check_one(to, &format!("{o}.{} v1", type_name(to)), &[(from, a)], &mut seen);
+                    check_one(
+                        to,
+                        &format!("{o}.{} v1", type_name(to)),
+                        &[(from, a)],
+                        &mut seen,
+                    );
                 }
             }
             let (o, to) = if from == Type::F32 {
@@ -325,7 +359,12 @@ fn cast_folds_match_the_interpreter() {
             } else {
                 ("fptrunc", Type::F32)
             };
-            check_one(to, &format!("{o}.{} v1", type_name(to)), &[(from, a)], &mut seen);
+            check_one(
+                to,
+                &format!("{o}.{} v1", type_name(to)),
+                &[(from, a)],
+                &mut seen,
+            );
         }
     }
     println!("{seen:?}");
@@ -366,8 +405,7 @@ fn strength_reduction_matches_the_interpreter() {
                     for m in [&before, &after] {
                         let mut mem = Memory::new();
                         mem.alloc_zeroed("out", 8);
-                        let launch =
-                            Launch::linear(1, 1, vec![Arg::buffer("out"), arg.clone()]);
+                        let launch = Launch::linear(1, 1, vec![Arg::buffer("out"), arg.clone()]);
                         run_kernel(m, "k", &launch, &mut mem).expect("runs");
                         outs.push(mem.bytes("out").expect("out").to_vec());
                     }

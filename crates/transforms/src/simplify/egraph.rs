@@ -439,7 +439,12 @@ impl EGraph {
 
     /// Apply the rules to an operation that stays in the skeleton unless a rule shows it
     /// equal to something that cannot trap (a division by a known non-zero constant).
-    pub fn rewrite_trapping(&mut self, mut data: InstructionData, ty: Type, home: Block) -> Option<Node> {
+    pub fn rewrite_trapping(
+        &mut self,
+        mut data: InstructionData,
+        ty: Type,
+        home: Block,
+    ) -> Option<Node> {
         self.home = home.into();
         self.depth = 1;
         let _ = self.key(&mut data, ty);
@@ -461,7 +466,11 @@ impl EGraph {
         if a == b {
             return a;
         }
-        debug_assert_eq!(self.ty_of(a), self.ty_of(b), "union of classes of two types");
+        debug_assert_eq!(
+            self.ty_of(a),
+            self.ty_of(b),
+            "union of classes of two types"
+        );
         let (da, db) = (*self.data(a), *self.data(b));
         if da.leaf.is_some() && db.leaf.is_some() {
             // Two values the graph does not look into: each is available only where its

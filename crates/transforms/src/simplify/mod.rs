@@ -250,7 +250,12 @@ impl Simplify {
 
     /// The node to elaborate for class `c`: its cheapest, unless that is a leaf not
     /// available here.
-    fn choose(&self, func: &Function, c: Node, cursor: Inst) -> Result<(Node, Option<u32>), PassError> {
+    fn choose(
+        &self,
+        func: &Function,
+        c: Node,
+        cursor: Inst,
+    ) -> Result<(Node, Option<u32>), PassError> {
         let (best, best_pure) = self.graph.best(c);
         if let NodeKind::Leaf(v, _) = self.graph.kind(best) {
             if let Some(s) = self.leaf_scope(func, *v, cursor) {
@@ -372,7 +377,9 @@ impl Simplify {
             cursor
         } else {
             let b = self.path[s as usize];
-            func.layout.last_inst(b).expect("a reachable block has a terminator")
+            func.layout
+                .last_inst(b)
+                .expect("a reachable block has a terminator")
         };
         let target = func.layout.inst_block(before);
         let reuse = self.members.get(&c).and_then(|list| {
@@ -389,7 +396,9 @@ impl Simplify {
                 func.dfg.replace_inst(i, data);
                 self.placed[i] = true;
                 func.layout.insert_inst_before(i, before);
-                func.dfg.inst_result(i).expect("a pure instruction has a result")
+                func.dfg
+                    .inst_result(i)
+                    .expect("a pure instruction has a result")
             }
             _ => {
                 let (i, v) = func.dfg.make_inst_with_result(data, ty);
@@ -468,7 +477,8 @@ impl Simplify {
     /// operations, non-volatile loads, divisions: removing a division that would trap only
     /// removes undefined behaviour).
     fn remove_dead(&mut self, func: &mut Function) -> u64 {
-        let mut count: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(func.dfg.num_values());
+        let mut count: SecondaryMap<Value, u32> =
+            SecondaryMap::with_capacity(func.dfg.num_values());
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
                 func.dfg.for_each_inst_value(i, |v| count[v] += 1);
@@ -579,7 +589,9 @@ impl FunctionPass for Simplify {
         cx.analyses
             .ensure(
                 func,
-                Analyses::CFG.union(Analyses::DOMTREE).union(Analyses::LOOPS),
+                Analyses::CFG
+                    .union(Analyses::DOMTREE)
+                    .union(Analyses::LOOPS),
             )
             .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
         fingerprint(func, &mut self.snapshot);

@@ -70,59 +70,184 @@ const CASTS: &[Opcode] = &[
 pub const RULES: &[Rule] = &[
     // ---- constant folding ----
     // op(c1, c2) => c, integer binary operations (not when it traps or is poison)
-    Rule { name: "fold-int-binary", family: Family::Fold, ops: INT_BIN, apply: fold_int_binary },
+    Rule {
+        name: "fold-int-binary",
+        family: Family::Fold,
+        ops: INT_BIN,
+        apply: fold_int_binary,
+    },
     // popcnt/clz/ctz(c) => c'
-    Rule { name: "fold-int-unary", family: Family::Fold, ops: &[Popcnt, Clz, Ctz], apply: fold_int_unary },
+    Rule {
+        name: "fold-int-unary",
+        family: Family::Fold,
+        ops: &[Popcnt, Clz, Ctz],
+        apply: fold_int_unary,
+    },
     // icmp cc c1, c2 => true/false
-    Rule { name: "fold-icmp", family: Family::Fold, ops: &[Icmp], apply: fold_icmp },
+    Rule {
+        name: "fold-icmp",
+        family: Family::Fold,
+        ops: &[Icmp],
+        apply: fold_icmp,
+    },
     // fop(c1, c2) => c (no NaN operand or result)
-    Rule { name: "fold-float-binary", family: Family::Fold, ops: FLOAT_BIN, apply: fold_float_binary },
+    Rule {
+        name: "fold-float-binary",
+        family: Family::Fold,
+        ops: FLOAT_BIN,
+        apply: fold_float_binary,
+    },
     // fneg/fabs(c) (bits), sqrt/floor/ceil/ftrunc/nearest(c) (no NaN)
-    Rule { name: "fold-float-unary", family: Family::Fold, ops: FLOAT_UN, apply: fold_float_unary },
+    Rule {
+        name: "fold-float-unary",
+        family: Family::Fold,
+        ops: FLOAT_UN,
+        apply: fold_float_unary,
+    },
     // fma(c1, c2, c3) => c (one rounding, no NaN)
-    Rule { name: "fold-fma", family: Family::Fold, ops: &[Fma], apply: fold_fma },
+    Rule {
+        name: "fold-fma",
+        family: Family::Fold,
+        ops: &[Fma],
+        apply: fold_fma,
+    },
     // fcmp cc c1, c2 => true/false (NaN operands compare as IEEE says)
-    Rule { name: "fold-fcmp", family: Family::Fold, ops: &[Fcmp], apply: fold_fcmp },
+    Rule {
+        name: "fold-fcmp",
+        family: Family::Fold,
+        ops: &[Fcmp],
+        apply: fold_fcmp,
+    },
     // casts of constants (not fptosi/fptoui out of range, not NaN)
-    Rule { name: "fold-cast", family: Family::Fold, ops: CASTS, apply: fold_cast },
+    Rule {
+        name: "fold-cast",
+        family: Family::Fold,
+        ops: CASTS,
+        apply: fold_cast,
+    },
     // freeze(c) => c
-    Rule { name: "fold-freeze", family: Family::Fold, ops: &[Freeze], apply: fold_freeze },
+    Rule {
+        name: "fold-freeze",
+        family: Family::Fold,
+        ops: &[Freeze],
+        apply: fold_freeze,
+    },
     // select true, a, b => a; select false, a, b => b
-    Rule { name: "select-const", family: Family::Fold, ops: &[Select], apply: select_const },
+    Rule {
+        name: "select-const",
+        family: Family::Fold,
+        ops: &[Select],
+        apply: select_const,
+    },
     // ---- identities ----
     // x + 0, x - 0, x | 0, x ^ 0, x << 0, x >> 0, x * 1, x / 1, x & -1 => x
-    Rule { name: "neutral", family: Family::Identity, ops: &[Iadd, Isub, Or, Xor, Shl, Lshr, Ashr, Imul, Sdiv, Udiv, And], apply: neutral },
+    Rule {
+        name: "neutral",
+        family: Family::Identity,
+        ops: &[Iadd, Isub, Or, Xor, Shl, Lshr, Ashr, Imul, Sdiv, Udiv, And],
+        apply: neutral,
+    },
     // x * 0, x & 0 => 0; x | -1 => -1; x urem 1, x srem 1 => 0
-    Rule { name: "absorbing", family: Family::Identity, ops: &[Imul, And, Or, Urem, Srem], apply: absorbing },
+    Rule {
+        name: "absorbing",
+        family: Family::Identity,
+        ops: &[Imul, And, Or, Urem, Srem],
+        apply: absorbing,
+    },
     // x - x, x ^ x => 0
-    Rule { name: "self-zero", family: Family::Identity, ops: &[Isub, Xor], apply: self_zero },
+    Rule {
+        name: "self-zero",
+        family: Family::Identity,
+        ops: &[Isub, Xor],
+        apply: self_zero,
+    },
     // x & x, x | x, min/max(x, x) => x
-    Rule { name: "idempotent", family: Family::Identity, ops: &[And, Or, Smin, Smax, Umin, Umax], apply: idempotent },
+    Rule {
+        name: "idempotent",
+        family: Family::Identity,
+        ops: &[And, Or, Smin, Smax, Umin, Umax],
+        apply: idempotent,
+    },
     // icmp eq/sle/sge/ule/uge x, x => true; ne/slt/sgt/ult/ugt x, x => false
-    Rule { name: "icmp-self", family: Family::Identity, ops: &[Icmp], apply: icmp_self },
+    Rule {
+        name: "icmp-self",
+        family: Family::Identity,
+        ops: &[Icmp],
+        apply: icmp_self,
+    },
     // select c, x, x => x
-    Rule { name: "select-same", family: Family::Identity, ops: &[Select], apply: select_same },
+    Rule {
+        name: "select-same",
+        family: Family::Identity,
+        ops: &[Select],
+        apply: select_same,
+    },
     // fneg(fneg x) => x; fabs(fabs x), fabs(fneg x) => fabs x (sign-bit operations)
-    Rule { name: "sign-bits", family: Family::Identity, ops: &[Fneg, Fabs], apply: sign_bits },
+    Rule {
+        name: "sign-bits",
+        family: Family::Identity,
+        ops: &[Fneg, Fabs],
+        apply: sign_bits,
+    },
     // trunc(zext/sext x) => x (same type); zext(zext x) => zext x; sext(sext x) => sext x;
     // trunc(trunc x) => trunc x
-    Rule { name: "ext-trunc", family: Family::Identity, ops: &[Trunc, Zext, Sext], apply: ext_trunc },
+    Rule {
+        name: "ext-trunc",
+        family: Family::Identity,
+        ops: &[Trunc, Zext, Sext],
+        apply: ext_trunc,
+    },
     // ---- strength reduction ----
     // x * 2^k => x << k
-    Rule { name: "mul-pow2", family: Family::Strength, ops: &[Imul], apply: mul_pow2 },
+    Rule {
+        name: "mul-pow2",
+        family: Family::Strength,
+        ops: &[Imul],
+        apply: mul_pow2,
+    },
     // x udiv 2^k => x >>u k (exact kept)
-    Rule { name: "udiv-pow2", family: Family::Strength, ops: &[Udiv], apply: udiv_pow2 },
+    Rule {
+        name: "udiv-pow2",
+        family: Family::Strength,
+        ops: &[Udiv],
+        apply: udiv_pow2,
+    },
     // x urem 2^k => x & (2^k - 1)
-    Rule { name: "urem-pow2", family: Family::Strength, ops: &[Urem], apply: urem_pow2 },
+    Rule {
+        name: "urem-pow2",
+        family: Family::Strength,
+        ops: &[Urem],
+        apply: urem_pow2,
+    },
     // x sdiv 2^k => (x + ((x >>s (w-1)) >>u (w-k))) >>s k; exact: x >>s k
-    Rule { name: "sdiv-pow2", family: Family::Strength, ops: &[Sdiv], apply: sdiv_pow2 },
+    Rule {
+        name: "sdiv-pow2",
+        family: Family::Strength,
+        ops: &[Sdiv],
+        apply: sdiv_pow2,
+    },
     // x srem 2^k => x - ((x + ((x >>s (w-1)) >>u (w-k))) & -2^k)
-    Rule { name: "srem-pow2", family: Family::Strength, ops: &[Srem], apply: srem_pow2 },
+    Rule {
+        name: "srem-pow2",
+        family: Family::Strength,
+        ops: &[Srem],
+        apply: srem_pow2,
+    },
     // ---- reassociation ----
     // x - c => x + (-c)
-    Rule { name: "sub-const", family: Family::Reassoc, ops: &[Isub], apply: sub_const },
+    Rule {
+        name: "sub-const",
+        family: Family::Reassoc,
+        ops: &[Isub],
+        apply: sub_const,
+    },
     // (x op c1) op c2 => x op (c1 op c2) for op in iadd, imul, and, or, xor
-    Rule { name: "reassoc-const", family: Family::Reassoc, ops: &[Iadd, Imul, And, Or, Xor], apply: reassoc_const },
+    Rule {
+        name: "reassoc-const",
+        family: Family::Reassoc,
+        ops: &[Iadd, Imul, And, Or, Xor],
+        apply: reassoc_const,
+    },
 ];
 
 /// The mask of the low `w` bits.
@@ -201,7 +326,9 @@ fn fold_int_binary(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
 }
 
 fn fold_int_unary(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::Unary { opcode, arg } = *d else { return None };
+    let D::Unary { opcode, arg } = *d else {
+        return None;
+    };
     let w = ty.bits();
     let a = g.iconst(as_node(arg))?;
     let r = match opcode {
@@ -214,7 +341,9 @@ fn fold_int_unary(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
 }
 
 fn fold_icmp(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::IntCompare { cond, args } = *d else { return None };
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
     let (a, b) = (as_node(args[0]), as_node(args[1]));
     let (x, y) = (g.iconst(a)?, g.iconst(b)?);
     let w = g.ty_of(a);
@@ -231,7 +360,11 @@ fn is_nan(is64: bool, x: u64) -> bool {
 
 fn minmax<T: PartialOrd + Copy>(a: T, b: T, neg: impl Fn(T) -> bool, min: bool) -> T {
     // Operands are not NaN here; equal values differ only in the sign of zero.
-    let a_first = if a == b { neg(a) == min } else { (a < b) == min };
+    let a_first = if a == b {
+        neg(a) == min
+    } else {
+        (a < b) == min
+    };
     if a_first {
         a
     } else {
@@ -328,13 +461,17 @@ fn fold_float_binary(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
 }
 
 fn fold_float_unary(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::Unary { opcode, arg } = *d else { return None };
+    let D::Unary { opcode, arg } = *d else {
+        return None;
+    };
     let r = fold_float_un(opcode, ty == Type::F64, g.fconst(as_node(arg))?)?;
     Some(fconst(g, ty, r))
 }
 
 fn fold_fma(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::Ternary { args, .. } = *d else { return None };
+    let D::Ternary { args, .. } = *d else {
+        return None;
+    };
     let is64 = ty == Type::F64;
     let a = g.fconst(as_node(args[0]))?;
     let b = g.fconst(as_node(args[1]))?;
@@ -368,7 +505,9 @@ fn as_f64(is64: bool, x: u64) -> f64 {
 }
 
 fn fold_fcmp(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::FloatCompare { cond, args } = *d else { return None };
+    let D::FloatCompare { cond, args } = *d else {
+        return None;
+    };
     let (a, b) = (as_node(args[0]), as_node(args[1]));
     let is64 = g.ty_of(a) == Type::F64;
     let (x, y) = (g.fconst(a)?, g.fconst(b)?);
@@ -438,7 +577,9 @@ pub fn fold_cast_bits(op: Opcode, from: Type, to: Type, a: u64) -> Option<u64> {
 }
 
 fn fold_cast(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::Unary { opcode, arg } = *d else { return None };
+    let D::Unary { opcode, arg } = *d else {
+        return None;
+    };
     let a = as_node(arg);
     let from = g.ty_of(a);
     let bits = if from.is_int() {
@@ -457,13 +598,17 @@ fn fold_cast(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
 }
 
 fn fold_freeze(g: &mut EGraph, d: &D, _ty: Type) -> Option<Node> {
-    let D::Unary { arg, .. } = *d else { return None };
+    let D::Unary { arg, .. } = *d else {
+        return None;
+    };
     let a = as_node(arg);
     (g.iconst(a).is_some() || g.fconst(a).is_some()).then(|| g.find(a))
 }
 
 fn select_const(g: &mut EGraph, d: &D, _ty: Type) -> Option<Node> {
-    let D::Ternary { args, .. } = *d else { return None };
+    let D::Ternary { args, .. } = *d else {
+        return None;
+    };
     let c = g.iconst(as_node(args[0]))?;
     Some(g.find(as_node(if c & 1 != 0 { args[1] } else { args[2] })))
 }
@@ -514,7 +659,9 @@ fn idempotent(g: &mut EGraph, d: &D, _ty: Type) -> Option<Node> {
 }
 
 fn icmp_self(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::IntCompare { cond, args } = *d else { return None };
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
     if g.find(as_node(args[0])) != g.find(as_node(args[1])) {
         return None;
     }
@@ -526,26 +673,50 @@ fn icmp_self(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
 }
 
 fn select_same(g: &mut EGraph, d: &D, _ty: Type) -> Option<Node> {
-    let D::Ternary { args, .. } = *d else { return None };
+    let D::Ternary { args, .. } = *d else {
+        return None;
+    };
     let a = g.find(as_node(args[1]));
     (a == g.find(as_node(args[2]))).then_some(a)
 }
 
 fn sign_bits(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::Unary { opcode, arg } = *d else { return None };
+    let D::Unary { opcode, arg } = *d else {
+        return None;
+    };
     let (inner, _) = g.def(as_node(arg))?;
-    let D::Unary { opcode: iop, arg: x } = inner else { return None };
+    let D::Unary {
+        opcode: iop,
+        arg: x,
+    } = inner
+    else {
+        return None;
+    };
     match (opcode, iop) {
         (Fneg, Fneg) => Some(g.find(as_node(x))),
-        (Fabs, Fabs) | (Fabs, Fneg) => Some(g.add(D::Unary { opcode: Fabs, arg: x }, ty)),
+        (Fabs, Fabs) | (Fabs, Fneg) => Some(g.add(
+            D::Unary {
+                opcode: Fabs,
+                arg: x,
+            },
+            ty,
+        )),
         _ => None,
     }
 }
 
 fn ext_trunc(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let D::Unary { opcode, arg } = *d else { return None };
+    let D::Unary { opcode, arg } = *d else {
+        return None;
+    };
     let (inner, _) = g.def(as_node(arg))?;
-    let D::Unary { opcode: iop, arg: x } = inner else { return None };
+    let D::Unary {
+        opcode: iop,
+        arg: x,
+    } = inner
+    else {
+        return None;
+    };
     let xty = g.ty_of(as_node(x));
     match (opcode, iop) {
         (Trunc, Zext | Sext) if xty == ty => Some(g.find(as_node(x))),
