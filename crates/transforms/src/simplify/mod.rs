@@ -43,7 +43,6 @@ use egraph::{
 use gyre_analysis::Loop;
 use gyre_ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 use rules::Family;
-use rustc_hash::FxHashMap;
 
 const NAME: &str = "simplify";
 
@@ -68,10 +67,17 @@ pub struct Simplify {
     pinned: SecondaryMap<Inst, bool>,
     placed: SecondaryMap<Inst, bool>,
     home_of: SecondaryMap<Inst, PackedOption<Block>>,
-    members: FxHashMap<Node, Vec<Inst>>,
+    /// Removed input instructions sorted by class, and each class's range in it.
+    members: Vec<(Node, Block, Inst)>,
+    /// Per class: its range in `members`, and the first index that may be unplaced.
+    member_range: SecondaryMap<Node, (u32, u32, u32)>,
     path: Vec<Block>,
     path_idx: SecondaryMap<Block, u32>,
-    elab: FxHashMap<Node, (Value, u32)>,
+    /// The value of each class elaborated in a dominating block, and the scope (depth on
+    /// the dominator-tree path) of its block; cleared when that scope is left.
+    elab: SecondaryMap<Node, (PackedOption<Value>, u32)>,
+    /// Per scope, the classes elaborated there (the vectors are reused).
+    depth: usize,
     undo: Vec<Vec<Node>>,
     stack: Vec<(Node, bool)>,
     preheader: SecondaryMap<Loop, PackedOption<Block>>,
@@ -93,10 +99,12 @@ impl Default for Simplify {
             pinned: SecondaryMap::new(),
             placed: SecondaryMap::new(),
             home_of: SecondaryMap::new(),
-            members: FxHashMap::default(),
+            members: Vec::new(),
+            member_range: SecondaryMap::new(),
             path: Vec::new(),
             path_idx: SecondaryMap::new(),
-            elab: FxHashMap::default(),
+            elab: SecondaryMap::new(),
+            depth: 0,
             undo: Vec::new(),
             stack: Vec::new(),
             preheader: SecondaryMap::new(),
@@ -212,6 +220,7 @@ impl Simplify {
     /// numbers and a second run finds the same instructions.
     fn group_members(&mut self, func: &Function) {
         self.members.clear();
+        self.member_range.clear();
         for (inst, home) in self.home_of.iter() {
             if home.is_none() {
                 continue;
@@ -223,7 +232,18 @@ impl Simplify {
                 continue;
             };
             let c = self.graph.find(c);
-            self.members.entry(c).or_default().push(inst);
+            self.members.push((c, home.expand().expect("checked above"), inst));
+        }
+        self.members.sort_unstable();
+        let mut start = 0;
+        while start < self.members.len() {
+            let c = self.members[start].0;
+            let mut end = start + 1;
+            while end < self.members.len() && self.members[end].0 == c {
+                end += 1;
+            }
+            self.member_range[c] = (start as u32, end as u32, start as u32);
+            start = end;
         }
     }
 
@@ -281,13 +301,13 @@ impl Simplify {
         cursor: Inst,
         licm: bool,
     ) -> Result<Value, PassError> {
-        if let Some(&(v, _)) = self.elab.get(&root) {
+        if let Some(v) = self.elab[root].0.expand() {
             return Ok(v);
         }
         self.stack.clear();
         self.stack.push((root, false));
         while let Some((c, ready)) = self.stack.pop() {
-            if self.elab.contains_key(&c) {
+            if self.elab[c].0.is_some() {
                 continue;
             }
             let (n, leaf_scope) = self.choose(func, c, cursor)?;
@@ -306,7 +326,7 @@ impl Simplify {
                 // Reversed, so that operands are placed in their order.
                 for &a in pure_args(&data).iter().rev() {
                     let r = self.graph.find(as_node(a));
-                    if !self.elab.contains_key(&r) {
+                    if self.elab[r].0.is_none() {
                         self.stack.push((r, false));
                     }
                 }
@@ -314,11 +334,11 @@ impl Simplify {
             }
             self.place(func, cx, c, data, ty, inst.expand(), cursor, licm);
         }
-        Ok(self.elab[&root].0)
+        Ok(self.elab[root].0.expand().expect("elaborated above"))
     }
 
     fn record(&mut self, c: Node, v: Value, s: u32) {
-        self.elab.insert(c, (v, s));
+        self.elab[c] = (v.into(), s);
         self.undo[s as usize].push(c);
     }
 
@@ -338,8 +358,8 @@ impl Simplify {
         let mut s_args = 0;
         for a in pure_args_mut(&mut data) {
             let r = self.graph.find(as_node(*a));
-            let (v, s) = self.elab[&r];
-            *a = v;
+            let (v, s) = self.elab[r];
+            *a = v.expand().expect("operands are elaborated first");
             s_args = s_args.max(s);
         }
         // Not above the block the input computed it in: no speculation but out of loops.
@@ -382,16 +402,30 @@ impl Simplify {
                 .expect("a reachable block has a terminator")
         };
         let target = func.layout.inst_block(before);
-        let reuse = self.members.get(&c).and_then(|list| {
-            let free = |&&i: &&Inst| !self.placed[i];
-            list.iter()
-                .filter(free)
-                .find(|&&i| self.home_of[i].expand() == target)
-                .or_else(|| inst.as_ref().filter(|i| !self.placed[**i]))
-                .or_else(|| list.iter().find(free))
-                .copied()
+        // An input instruction of the class, preferably one from the target block (binary
+        // search: members are sorted by class, then block), else the node's own, else the
+        // first unplaced one (a moving index: placements stay linear).
+        let (lo, hi, next) = self.member_range[c];
+        let list = &self.members[lo as usize..hi as usize];
+        let placed = &self.placed;
+        let same_block = target.and_then(|t| {
+            let k = list.partition_point(|&(_, b, _)| b < t);
+            list[k..]
+                .iter()
+                .take_while(|&&(_, b, _)| b == t)
+                .map(|&(_, _, i)| i)
+                .find(|&i| !placed[i])
         });
-        let value = match reuse.or(inst.filter(|&i| !self.placed[i])) {
+        let mut reuse = same_block.or(inst.filter(|&i| !placed[i]));
+        if reuse.is_none() {
+            let mut k = next;
+            while k < hi && placed[self.members[k as usize].2] {
+                k += 1;
+            }
+            self.member_range[c].2 = k;
+            reuse = (k < hi).then(|| self.members[k as usize].2);
+        }
+        let value = match reuse {
             Some(i) => {
                 func.dfg.replace_inst(i, data);
                 self.placed[i] = true;
@@ -427,16 +461,19 @@ impl Simplify {
         while let Some((b, entered)) = dfs.pop() {
             if entered {
                 self.path.pop();
-                if let Some(list) = self.undo.pop() {
-                    for c in list {
-                        self.elab.remove(&c);
-                    }
+                self.depth -= 1;
+                for c in self.undo[self.depth].drain(..) {
+                    self.elab[c].0 = None.into();
                 }
                 continue;
             }
             self.path_idx[b] = self.path.len() as u32;
             self.path.push(b);
-            self.undo.push(Vec::new());
+            if self.undo.len() == self.depth {
+                self.undo.push(Vec::new());
+            }
+            self.undo[self.depth].clear();
+            self.depth += 1;
             dfs.push((b, true));
             // Children in their order: the first to be elaborated keeps the input's
             // instruction (and value number).
@@ -546,7 +583,7 @@ impl Simplify {
         self.path.clear();
         self.path_idx.clear();
         self.elab.clear();
-        self.undo.clear();
+        self.depth = 0;
         self.preheader.clear();
         {
             let (loops, cfg) = (&cx.analyses.loops, &cx.analyses.cfg);
