@@ -232,7 +232,8 @@ impl Simplify {
                 continue;
             };
             let c = self.graph.find(c);
-            self.members.push((c, home.expand().expect("checked above"), inst));
+            self.members
+                .push((c, home.expand().expect("checked above"), inst));
         }
         self.members.sort_unstable();
         let mut start = 0;
