@@ -300,6 +300,12 @@ knobs! {
         "Freeze a non-trivially unswitched condition unless it cannot be poison or is branched on every iteration.";
     disable_loop_unswitching: bool = false, "disable-loop-unswitching", "simple-loop-unswitch",
         "Turn simple-loop-unswitch off.";
+    simplify_rewrite_depth: u32 = 4, "simplify-rewrite-depth", "simplify",
+        "How deep simplify rewrites the nodes its rules create (0: no rewriting, only value numbering and code motion).";
+    simplify_eclass_size: u32 = 8, "simplify-eclass-size", "simplify",
+        "The most e-nodes in one e-class of simplify; a class that big gets no more rewrites.";
+    simplify_licm: bool = true, "simplify-licm", "simplify",
+        "Whether simplify hoists loop-invariant pure operations to loop preheaders.";
 }
 
 impl Knobs {

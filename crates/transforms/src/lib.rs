@@ -14,6 +14,7 @@ pub mod manager;
 pub mod pipeline;
 pub mod registry;
 pub mod simple_loop_unswitch;
+pub mod simplify;
 #[cfg(test)]
 mod testutil;
 pub mod utils;

@@ -17,7 +17,7 @@ use core::fmt;
 /// runs its loop passes; passes Gyre does not have yet (indvars, simple-loop-unswitch)
 /// join the loop pipeline after loop-rotate as they land. docs/passes.md explains each
 /// step.
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate,indvars)";
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate,indvars),simplify";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]

@@ -107,6 +107,17 @@ pub const PASSES: &[PassInfo] = &[
             ))
         }),
     },
+    PassInfo {
+        name: "simplify",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "E-graph simplifier: constant folding, identities, strength reduction, GVN, LICM, dead code.",
+        create_function: Some(|p| {
+            no_params("simplify", p)?;
+            Ok(Box::new(crate::simplify::Simplify::default()))
+        }),
+        create_loop: None,
+    },
 ];
 
 /// The pass with this pipeline name.

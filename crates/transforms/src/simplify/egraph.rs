@@ -1,0 +1,515 @@
+//! The acyclic e-graph of `simplify`: pure operations hash-consed into e-nodes, e-classes
+//! joined by union-find, rewrite rules applied when a node is inserted.
+//!
+//! The model is Cranelift's aegraph (`cranelift/codegen/src/egraph.rs`): an e-node is only
+//! ever added after the classes of its operands exist, so the graph is acyclic and the
+//! cheapest node of a class can be chosen when the node arrives (no saturation, no
+//! extraction pass). A class keeps its cheapest node (`best`), its cheapest node that is
+//! not a leaf (`best_pure`, the fallback when the leaf is not available at a use), its
+//! constant if it has one, and the block the first of its nodes came from (`home`), which
+//! elaboration uses so that values are not pushed below where the input computed them.
+//!
+//! The operands of an e-node's `InstructionData` are class ids written as [`Value`]s (as
+//! Cranelift's e-graph uses values as class ids); elaboration maps them back to real
+//! values.
+
+use super::rules::{Family, RULES};
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{entity_impl, EntityRef, PrimaryMap, SecondaryMap};
+use gyre_ir::{Block, Inst, InstructionData, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// An e-node; the root of a union-find tree is the id of its e-class.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Node(u32);
+entity_impl!(Node, "node");
+
+/// What an e-node is.
+#[derive(Clone, Debug)]
+pub enum NodeKind {
+    /// A value the e-graph does not look into: a block parameter or the result of an
+    /// instruction that stays in the skeleton (load, atomic, call, guarded division...).
+    Leaf(Value, Type),
+    /// A pure operation; its operands are class ids (see the module doc).
+    Pure {
+        /// The operation, operands as class ids.
+        data: InstructionData,
+        /// Its result type.
+        ty: Type,
+        /// The input instruction this node came from, reused by the first placement so
+        /// that values keep their numbers.
+        inst: PackedOption<Inst>,
+    },
+}
+
+/// Per-class data, valid at the root.
+#[derive(Clone, Copy, Debug)]
+struct ClassData {
+    best: Node,
+    cost: u32,
+    best_pure: PackedOption<Node>,
+    pure_cost: u32,
+    konst: PackedOption<Node>,
+    leaf: PackedOption<Node>,
+    home: PackedOption<Block>,
+    size: u32,
+}
+
+/// Limits on rewriting, with counters of the times each stopped a rewrite.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Nested rewrites (a rule's new node rewritten in turn) deeper than this are not
+    /// tried.
+    pub rewrite_depth: u32,
+    /// A class with this many nodes gets no more rewrites.
+    pub eclass_size: u32,
+}
+
+/// Counters of what the e-graph did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GraphStats {
+    /// Rewrites per rule family (`Family as usize`).
+    pub fired: [u64; Family::COUNT],
+    /// Hash-consing hits: an operation equal to one already in the graph.
+    pub gvn_hits: u64,
+    /// Rewrites not tried because of the depth limit.
+    pub stop_depth: u64,
+    /// Rewrites not tried because of the class-size limit.
+    pub stop_size: u64,
+}
+
+/// The e-graph.
+pub struct EGraph {
+    nodes: PrimaryMap<Node, NodeKind>,
+    parent: SecondaryMap<Node, PackedOption<Node>>,
+    class: SecondaryMap<Node, Option<ClassData>>,
+    map: FxHashMap<(InstructionData, Type), Node>,
+    leaves: SecondaryMap<Value, PackedOption<Node>>,
+    limits: Limits,
+    depth: u32,
+    home: PackedOption<Block>,
+    /// Blocks that also hold a node of the class (hash-consing hits, unions): the class's
+    /// home becomes their nearest common dominator once the graph is built.
+    pending_homes: Vec<(Node, Block)>,
+    /// Counters.
+    pub stats: GraphStats,
+}
+
+/// A class id as it is stored in an e-node's operands.
+pub fn as_value(n: Node) -> Value {
+    Value::new(n.index())
+}
+
+/// The class id stored in an e-node's operand.
+pub fn as_node(v: Value) -> Node {
+    Node::new(v.index())
+}
+
+/// The operands of a pure operation (the formats the e-graph holds use no value list).
+pub fn pure_args(data: &InstructionData) -> &[Value] {
+    use InstructionData as D;
+    match data {
+        D::Unary { arg, .. } => core::slice::from_ref(arg),
+        D::Binary { args, .. }
+        | D::IntCompare { args, .. }
+        | D::FloatCompare { args, .. }
+        | D::PtrAdd { args, .. } => args,
+        D::Ternary { args, .. } => args,
+        _ => &[],
+    }
+}
+
+/// Mutable operands of a pure operation.
+pub fn pure_args_mut(data: &mut InstructionData) -> &mut [Value] {
+    use InstructionData as D;
+    match data {
+        D::Unary { arg, .. } => core::slice::from_mut(arg),
+        D::Binary { args, .. }
+        | D::IntCompare { args, .. }
+        | D::FloatCompare { args, .. }
+        | D::PtrAdd { args, .. } => args,
+        D::Ternary { args, .. } => args,
+        _ => &mut [],
+    }
+}
+
+/// Is this opcode commutative in its two operands (for hash-consing)?
+fn commutative(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Iadd
+            | Opcode::Imul
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Smin
+            | Opcode::Smax
+            | Opcode::Umin
+            | Opcode::Umax
+            | Opcode::Mul24
+            | Opcode::Umul24
+    )
+}
+
+/// The cost of one operation, roughly in issue slots of the PTX it becomes.
+pub fn op_cost(data: &InstructionData) -> u32 {
+    use Opcode::*;
+    match data.opcode() {
+        Iconst | Fconst => 1,
+        Sreg | GlobalAddr | SlotAddr => 1,
+        Imul | Mul24 | Umul24 => 3,
+        PtrAdd => 2,
+        Fadd | Fsub | Fmul | Fma | Fmin | Fmax | Fneg | Fabs => 2,
+        Fdiv | Sqrt | FdivApprox | RsqrtApprox => 8,
+        Frem => 20,
+        Ex2Approx | Lg2Approx | SinApprox | CosApprox => 4,
+        Sdiv | Udiv | Srem | Urem => 20,
+        Fptosi | Fptoui | Sitofp | Uitofp | Fpext | Fptrunc => 2,
+        Floor | Ceil | Ftrunc | Nearest => 2,
+        _ => 1,
+    }
+}
+
+impl EGraph {
+    /// An empty e-graph with these limits.
+    pub fn new(limits: Limits) -> EGraph {
+        EGraph {
+            nodes: PrimaryMap::new(),
+            parent: SecondaryMap::new(),
+            class: SecondaryMap::new(),
+            map: FxHashMap::default(),
+            leaves: SecondaryMap::new(),
+            limits,
+            depth: 0,
+            home: None.into(),
+            pending_homes: Vec::new(),
+            stats: GraphStats::default(),
+        }
+    }
+
+    /// Forget everything (buffers are kept).
+    pub fn clear(&mut self, limits: Limits) {
+        self.nodes.clear();
+        self.parent.clear();
+        self.class.clear();
+        self.map.clear();
+        self.leaves.clear();
+        self.limits = limits;
+        self.depth = 0;
+        self.home = None.into();
+        self.pending_homes.clear();
+        self.stats = GraphStats::default();
+    }
+
+    /// Make each class's home the nearest common dominator of the blocks its nodes came
+    /// from (`ncd`), so that where a class is placed does not depend on which of its
+    /// occurrences was seen first: a second run of the pass finds the same placement.
+    pub fn resolve_homes(&mut self, mut ncd: impl FnMut(Block, Block) -> Option<Block>) {
+        let pending = core::mem::take(&mut self.pending_homes);
+        for &(n, b) in &pending {
+            let r = self.find(n);
+            let Some(d) = self.class[r].as_mut() else {
+                continue;
+            };
+            d.home = match d.home.expand() {
+                None => Some(b),
+                Some(h) => ncd(h, b),
+            }
+            .into();
+        }
+        self.pending_homes = pending;
+        self.pending_homes.clear();
+    }
+
+    /// The class of `n` (union-find root), with path halving.
+    pub fn find(&mut self, mut n: Node) -> Node {
+        while let Some(p) = self.parent[n].expand() {
+            if let Some(gp) = self.parent[p].expand() {
+                self.parent[n] = gp.into();
+            }
+            n = p;
+        }
+        n
+    }
+
+    /// The class of `n` without compressing paths.
+    pub fn find_ro(&self, mut n: Node) -> Node {
+        while let Some(p) = self.parent[n].expand() {
+            n = p;
+        }
+        n
+    }
+
+    /// What node `n` is.
+    pub fn kind(&self, n: Node) -> &NodeKind {
+        &self.nodes[n]
+    }
+
+    /// The type of the values of `n`'s class.
+    pub fn ty_of(&self, n: Node) -> Type {
+        match &self.nodes[n] {
+            NodeKind::Leaf(_, ty) => *ty,
+            NodeKind::Pure { ty, .. } => *ty,
+        }
+    }
+
+    fn data(&self, c: Node) -> &ClassData {
+        self.class[c].as_ref().expect("class data at a root")
+    }
+
+    /// The cheapest node of class `c` (a root) and the cheapest pure one.
+    pub fn best(&self, c: Node) -> (Node, Option<Node>) {
+        let d = self.data(c);
+        (d.best, d.best_pure.expand())
+    }
+
+    /// The block the class's first node came from.
+    pub fn home(&self, c: Node) -> Option<Block> {
+        self.data(c).home.expand()
+    }
+
+    /// The leaf class of `v` (a block parameter or a skeleton result), made on first use.
+    pub fn leaf(&mut self, v: Value, ty: Type) -> Node {
+        if let Some(n) = self.leaves[v].expand() {
+            return self.find(n);
+        }
+        let n = self.nodes.push(NodeKind::Leaf(v, ty));
+        self.class[n] = Some(ClassData {
+            best: n,
+            cost: 0,
+            best_pure: None.into(),
+            pure_cost: u32::MAX,
+            konst: None.into(),
+            leaf: n.into(),
+            home: None.into(),
+            size: 1,
+        });
+        self.leaves[v] = n.into();
+        n
+    }
+
+    /// The integer constant of class `c` (a root), zero-extended from its width.
+    pub fn iconst(&self, c: Node) -> Option<u64> {
+        let k = self.data(self.find_ro(c)).konst.expand()?;
+        match &self.nodes[k] {
+            NodeKind::Pure {
+                data: InstructionData::IntConst { imm },
+                ty,
+                ..
+            } => Some((*imm as u64) & super::rules::mask(ty.bits())),
+            _ => None,
+        }
+    }
+
+    /// The float constant of class `c` (IEEE bits; an `f32` in the low half).
+    pub fn fconst(&self, c: Node) -> Option<u64> {
+        let k = self.data(self.find_ro(c)).konst.expand()?;
+        match &self.nodes[k] {
+            NodeKind::Pure {
+                data: InstructionData::FloatConst { bits },
+                ..
+            } => Some(*bits),
+            _ => None,
+        }
+    }
+
+    /// The operation of the cheapest pure node of class `c`, for rules that look one
+    /// level into their operands.
+    pub fn def(&self, c: Node) -> Option<(InstructionData, Type)> {
+        let d = self.data(self.find_ro(c));
+        match &self.nodes[d.best_pure.expand()?] {
+            NodeKind::Pure { data, ty, .. } => Some((data.clone(), *ty)),
+            NodeKind::Leaf(..) => None,
+        }
+    }
+
+    /// Add an integer constant of type `ty` (bits taken modulo its width).
+    pub fn int(&mut self, ty: Type, bits: u64) -> Node {
+        let w = ty.bits();
+        let imm = if w >= 64 {
+            bits as i64
+        } else {
+            ((bits << (64 - w)) as i64) >> (64 - w)
+        };
+        self.add(InstructionData::IntConst { imm }, ty)
+    }
+
+    /// Add a node made by a rule (its operands are class ids).
+    pub fn add(&mut self, data: InstructionData, ty: Type) -> Node {
+        self.insert(data, ty, None)
+    }
+
+    /// Insert an e-node for a pure operation (operands are class ids) and apply the
+    /// rules to it. Returns its class. `inst` is the input instruction it came from.
+    pub fn insert_inst(
+        &mut self,
+        data: InstructionData,
+        ty: Type,
+        inst: Inst,
+        home: Block,
+    ) -> Node {
+        self.home = home.into();
+        self.depth = 0;
+        self.insert(data, ty, Some(inst))
+    }
+
+    fn key(&mut self, data: &mut InstructionData, ty: Type) -> (InstructionData, Type) {
+        // Canonical operands: class roots.
+        for a in pure_args_mut(data) {
+            *a = as_value(self.find(as_node(*a)));
+        }
+        let mut key = data.clone();
+        if let InstructionData::Binary {
+            opcode, args: ka, ..
+        } = &mut key
+        {
+            if commutative(*opcode) && ka[0] > ka[1] {
+                ka.swap(0, 1);
+            }
+        }
+        (key, ty)
+    }
+
+    fn insert(&mut self, mut data: InstructionData, ty: Type, inst: Option<Inst>) -> Node {
+        let key = self.key(&mut data, ty);
+        if let Some(&n) = self.map.get(&key) {
+            self.stats.gvn_hits += 1;
+            let r = self.find(n);
+            if let Some(h) = self.home.expand() {
+                self.pending_homes.push((r, h));
+            }
+            return r;
+        }
+        let mut cost = op_cost(&data);
+        for &a in pure_args(&data) {
+            let c = self.find_ro(as_node(a));
+            cost = cost.saturating_add(self.data(c).cost);
+        }
+        let is_const = matches!(
+            data,
+            InstructionData::IntConst { .. } | InstructionData::FloatConst { .. }
+        );
+        let n = self.nodes.push(NodeKind::Pure {
+            data: data.clone(),
+            ty,
+            inst: inst.into(),
+        });
+        self.class[n] = Some(ClassData {
+            best: n,
+            cost,
+            best_pure: n.into(),
+            pure_cost: cost,
+            konst: if is_const { n.into() } else { None.into() },
+            leaf: None.into(),
+            home: self.home,
+            size: 1,
+        });
+        self.map.insert(key, n);
+        if is_const {
+            return n;
+        }
+        if self.depth >= self.limits.rewrite_depth {
+            self.stats.stop_depth += 1;
+            return n;
+        }
+        self.depth += 1;
+        let op = data.opcode();
+        for rule in RULES {
+            if !rule.ops.contains(&op) {
+                continue;
+            }
+            let root = self.find(n);
+            if self.data(root).size >= self.limits.eclass_size {
+                self.stats.stop_size += 1;
+                break;
+            }
+            if let Some(r) = (rule.apply)(self, &data, ty) {
+                self.stats.fired[rule.family as usize] += 1;
+                self.union(root, r);
+                let root = self.find(n);
+                if self.data(root).konst.is_some() {
+                    // A constant is as simple as the class gets.
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        self.find(n)
+    }
+
+    /// Apply the rules to an operation that stays in the skeleton unless a rule shows it
+    /// equal to something that cannot trap (a division by a known non-zero constant).
+    pub fn rewrite_trapping(
+        &mut self,
+        mut data: InstructionData,
+        ty: Type,
+        home: Block,
+    ) -> Option<Node> {
+        self.home = home.into();
+        self.depth = 1;
+        let _ = self.key(&mut data, ty);
+        let op = data.opcode();
+        for rule in RULES {
+            if rule.ops.contains(&op) {
+                if let Some(r) = (rule.apply)(self, &data, ty) {
+                    self.stats.fired[rule.family as usize] += 1;
+                    return Some(self.find(r));
+                }
+            }
+        }
+        None
+    }
+
+    /// Join two classes; the merged class keeps the cheapest node of both.
+    pub fn union(&mut self, a: Node, b: Node) -> Node {
+        let (a, b) = (self.find(a), self.find(b));
+        if a == b {
+            return a;
+        }
+        debug_assert_eq!(
+            self.ty_of(a),
+            self.ty_of(b),
+            "union of classes of two types"
+        );
+        let (da, db) = (*self.data(a), *self.data(b));
+        if da.leaf.is_some() && db.leaf.is_some() {
+            // Two values the graph does not look into: each is available only where its
+            // definition dominates, so neither may stand for the other.
+            return a;
+        }
+        // The older class is the root: its id is what earlier keys hold.
+        let (root, other) = if a < b { (a, b) } else { (b, a) };
+        let (dr, dother) = if a < b { (da, db) } else { (db, da) };
+        let mut m = dr;
+        if dother.cost < m.cost {
+            m.best = dother.best;
+            m.cost = dother.cost;
+        }
+        if dother.pure_cost < m.pure_cost {
+            m.best_pure = dother.best_pure;
+            m.pure_cost = dother.pure_cost;
+        }
+        if m.konst.is_none() {
+            m.konst = dother.konst;
+        }
+        if let Some(k) = m.konst.expand() {
+            // A constant is placeable anywhere and needs no operand: whatever else the
+            // class holds (`x - x` with `x` defined in one branch only) may not be.
+            m.best = k;
+            m.best_pure = k.into();
+        }
+        if m.leaf.is_none() {
+            m.leaf = dother.leaf;
+        }
+        match (m.home.expand(), dother.home.expand()) {
+            (None, _) => m.home = dother.home,
+            (Some(h), Some(o)) if h != o => self.pending_homes.push((root, o)),
+            _ => {}
+        }
+        m.size = dr.size + dother.size;
+        self.class[root] = Some(m);
+        self.class[other] = None;
+        self.parent[other] = root.into();
+        root
+    }
+}

@@ -1,0 +1,689 @@
+//! `simplify`: an e-graph simplifier in Cranelift's style (its `egraph.rs` and
+//! `elaborate.rs`): constant folding, algebraic identities, strength reduction,
+//! reassociation of constants, global value numbering, loop-invariant code motion and
+//! dead-code removal in one pass.
+//!
+//! ```text
+//!   build:      blocks in dominator-tree preorder; each pure instruction leaves the layout
+//!               and becomes an e-node (operands: e-classes), hash-consed, rewritten by
+//!               the rules (rules.rs) as it arrives; the rest (loads, stores, atomics,
+//!               barriers, calls, warp collectives, divisions that may trap, terminators)
+//!               stays in place: the skeleton
+//!   elaborate:  dominator-tree preorder again; each skeleton instruction's operands are
+//!               elaborated: the cheapest node of the class, its operands first (a
+//!               worklist), placed at the deeper of the block its operands are available
+//!               in and the block the input computed it in, then hoisted to the
+//!               preheader of each enclosing loop that defines none of its operands; a
+//!               scoped map reuses a value elaborated in a dominating block (GVN)
+//!   clean up:   instructions whose results are unused and that have no effect go
+//! ```
+//!
+//! **Memory.** Loads stay in the skeleton and are never merged or moved, so nothing is
+//! reused across a store, an atomic, a call or a barrier (LLVM 14 at -O2 reuses a shared
+//! load across `barrier0`; the `barrier-load` filetest has that shape).
+//!
+//! **Traps.** An operation that can trap (division and remainder) stays in the skeleton,
+//! at its place, unless a rule shows it equal to one that cannot (a division by a
+//! non-zero constant, a power of two): nothing that may trap is hoisted above its guard.
+//!
+//! Recursion: the rewrite of a node may add nodes that are rewritten in turn; this nests
+//! at most `simplify-rewrite-depth` deep (a limit, not program structure). Building and
+//! elaboration use explicit worklists.
+
+mod egraph;
+pub mod rules;
+
+use crate::analyses::Analyses;
+use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::SecondaryMap;
+use egraph::{
+    as_node, as_value, pure_args, pure_args_mut, EGraph, GraphStats, Limits, Node, NodeKind,
+};
+use gyre_analysis::Loop;
+use gyre_ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
+use rules::Family;
+
+const NAME: &str = "simplify";
+
+/// The `simplify` function pass.
+///
+/// **Requires**: a verified function. Loops need a preheader for code to be hoisted out
+/// of them (loops without one keep their invariant code).
+///
+/// **Establishes**: nothing about loop forms (it changes no edge, so it keeps the forms
+/// the input had, except LCSSA: a value may be reused outside the loop that computes it).
+///
+/// **Preserves**: the CFG, the dominator and post-dominator trees and the loop forest
+/// (no block or edge changes); not uniformity or scalar evolution (values change).
+///
+/// **Gives up**: on nothing; unreachable blocks are left alone (with every value they
+/// use kept where it is).
+///
+/// **Knobs**: `simplify-rewrite-depth`, `simplify-eclass-size`, `simplify-licm`.
+pub struct Simplify {
+    graph: EGraph,
+    value_class: SecondaryMap<Value, PackedOption<Node>>,
+    pinned: SecondaryMap<Inst, bool>,
+    placed: SecondaryMap<Inst, bool>,
+    home_of: SecondaryMap<Inst, PackedOption<Block>>,
+    /// Removed input instructions sorted by class, and each class's range in it.
+    members: Vec<(Node, Block, Inst)>,
+    /// Per class: its range in `members`, and the first index that may be unplaced.
+    member_range: SecondaryMap<Node, (u32, u32, u32)>,
+    path: Vec<Block>,
+    path_idx: SecondaryMap<Block, u32>,
+    /// The value of each class elaborated in a dominating block, and the scope (depth on
+    /// the dominator-tree path) of its block; cleared when that scope is left.
+    elab: SecondaryMap<Node, (PackedOption<Value>, u32)>,
+    /// Per scope, the classes elaborated there (the vectors are reused).
+    depth: usize,
+    undo: Vec<Vec<Node>>,
+    stack: Vec<(Node, bool)>,
+    preheader: SecondaryMap<Loop, PackedOption<Block>>,
+    insts: Vec<Inst>,
+    uses: Vec<Value>,
+    snapshot: Vec<u32>,
+    hoisted: u64,
+    elaborated: u64,
+}
+
+impl Default for Simplify {
+    fn default() -> Self {
+        Simplify {
+            graph: EGraph::new(Limits {
+                rewrite_depth: 4,
+                eclass_size: 8,
+            }),
+            value_class: SecondaryMap::new(),
+            pinned: SecondaryMap::new(),
+            placed: SecondaryMap::new(),
+            home_of: SecondaryMap::new(),
+            members: Vec::new(),
+            member_range: SecondaryMap::new(),
+            path: Vec::new(),
+            path_idx: SecondaryMap::new(),
+            elab: SecondaryMap::new(),
+            depth: 0,
+            undo: Vec::new(),
+            stack: Vec::new(),
+            preheader: SecondaryMap::new(),
+            insts: Vec::new(),
+            uses: Vec::new(),
+            snapshot: Vec::new(),
+            hoisted: 0,
+            elaborated: 0,
+        }
+    }
+}
+
+/// Is this a pure operation the e-graph may place anywhere its operands are available?
+fn is_pure(data: &InstructionData) -> bool {
+    let op = data.opcode();
+    !op.has_side_effects()
+        && !op.is_terminator()
+        && !op.reads_memory()
+        && !op.can_trap()
+        && !data.has_pool_data()
+}
+
+/// Is this a division or remainder: pure but for its trap, so kept in place unless a rule
+/// removes the trap?
+fn is_guarded(data: &InstructionData) -> bool {
+    matches!(
+        data.opcode(),
+        Opcode::Sdiv | Opcode::Udiv | Opcode::Srem | Opcode::Urem
+    )
+}
+
+/// The layout of `func` as numbers (instructions and their operands), to tell whether
+/// the pass changed anything.
+fn fingerprint(func: &Function, out: &mut Vec<u32>) {
+    out.clear();
+    for b in func.layout.blocks() {
+        out.push(u32::MAX);
+        out.push(b.as_u32());
+        for i in func.layout.block_insts(b) {
+            out.push(u32::MAX - 1);
+            out.push(i.as_u32());
+            func.dfg.for_each_inst_value(i, |v| out.push(v.as_u32()));
+        }
+    }
+}
+
+impl Simplify {
+    fn class_of(&mut self, func: &Function, v: Value) -> Node {
+        match self.value_class[v].expand() {
+            Some(c) => self.graph.find(c),
+            None => self.graph.leaf(v, func.dfg.value_type(v)),
+        }
+    }
+
+    /// Move every pure instruction of the reachable blocks into the e-graph.
+    fn build(&mut self, func: &mut Function, cx: &PassContext<'_>) {
+        let cfg = &cx.analyses.cfg;
+        // Values used by unreachable blocks stay where they are: those blocks are not
+        // elaborated, so nothing would define the value for them.
+        for b in func.layout.blocks() {
+            if cfg.is_reachable(b) {
+                continue;
+            }
+            for i in func.layout.block_insts(b) {
+                let (dfg, layout, pinned) = (&func.dfg, &func.layout, &mut self.pinned);
+                dfg.for_each_inst_value(i, |v| {
+                    if let ValueDef::Result(d) = dfg.value_def(v) {
+                        if layout.inst_block(d).is_some() {
+                            pinned[d] = true;
+                        }
+                    }
+                });
+            }
+        }
+        let preorder = cx.analyses.domtree.preorder();
+        for &b in preorder {
+            self.insts.clear();
+            self.insts.extend(func.layout.block_insts(b));
+            for idx in 0..self.insts.len() {
+                let inst = self.insts[idx];
+                if self.pinned[inst] {
+                    continue;
+                }
+                let data = func.dfg.inst(inst);
+                let pure = is_pure(data);
+                if !pure && !is_guarded(data) {
+                    continue;
+                }
+                let Some(result) = func.dfg.inst_result(inst) else {
+                    continue;
+                };
+                let ty = func.dfg.value_type(result);
+                let mut d = data.clone();
+                for a in pure_args_mut(&mut d) {
+                    *a = as_value(self.class_of(func, *a));
+                }
+                let class = if pure {
+                    Some(self.graph.insert_inst(d, ty, inst, b))
+                } else {
+                    self.graph.rewrite_trapping(d, ty, b)
+                };
+                if let Some(c) = class {
+                    self.value_class[result] = c.into();
+                    self.home_of[inst] = b.into();
+                    func.layout.remove_inst(inst);
+                }
+            }
+        }
+    }
+
+    /// Group the removed instructions by class: each placement of a class reuses one of
+    /// them (preferably one from the block it is placed in), so that values keep their
+    /// numbers and a second run finds the same instructions.
+    fn group_members(&mut self, func: &Function) {
+        self.members.clear();
+        self.member_range.clear();
+        for (inst, home) in self.home_of.iter() {
+            if home.is_none() {
+                continue;
+            }
+            let Some(r) = func.dfg.inst_result(inst) else {
+                continue;
+            };
+            let Some(c) = self.value_class[r].expand() else {
+                continue;
+            };
+            let c = self.graph.find(c);
+            self.members
+                .push((c, home.expand().expect("checked above"), inst));
+        }
+        self.members.sort_unstable();
+        let mut start = 0;
+        while start < self.members.len() {
+            let c = self.members[start].0;
+            let mut end = start + 1;
+            while end < self.members.len() && self.members[end].0 == c {
+                end += 1;
+            }
+            self.member_range[c] = (start as u32, end as u32, start as u32);
+            start = end;
+        }
+    }
+
+    /// Is the leaf value `v` available before the cursor, and at which scope?
+    fn leaf_scope(&self, func: &Function, v: Value, cursor: Inst) -> Option<u32> {
+        let (b, inst) = match func.dfg.value_def(v) {
+            ValueDef::Param(b, _) => (b, None),
+            ValueDef::Result(i) => (func.layout.inst_block(i)?, Some(i)),
+            ValueDef::Detached => return None,
+        };
+        let s = self.scope_of(b)?;
+        if let (Some(i), true) = (inst, s as usize == self.path.len() - 1) {
+            if func.layout.pp_cmp(i, cursor) != core::cmp::Ordering::Less {
+                return None;
+            }
+        }
+        Some(s)
+    }
+
+    fn scope_of(&self, b: Block) -> Option<u32> {
+        let s = self.path_idx[b];
+        (self.path.get(s as usize) == Some(&b)).then_some(s)
+    }
+
+    /// The node to elaborate for class `c`: its cheapest, unless that is a leaf not
+    /// available here.
+    fn choose(
+        &self,
+        func: &Function,
+        c: Node,
+        cursor: Inst,
+    ) -> Result<(Node, Option<u32>), PassError> {
+        let (best, best_pure) = self.graph.best(c);
+        if let NodeKind::Leaf(v, _) = self.graph.kind(best) {
+            if let Some(s) = self.leaf_scope(func, *v, cursor) {
+                return Ok((best, Some(s)));
+            }
+            return match best_pure {
+                Some(p) => Ok((p, None)),
+                None => Err(PassError(format!(
+                    "{NAME}: @{}: {v} is used where it is not available",
+                    func.name
+                ))),
+            };
+        }
+        Ok((best, None))
+    }
+
+    /// The value of class `root` before `cursor`, placing what is missing.
+    fn elaborate(
+        &mut self,
+        func: &mut Function,
+        cx: &PassContext<'_>,
+        root: Node,
+        cursor: Inst,
+        licm: bool,
+    ) -> Result<Value, PassError> {
+        if let Some(v) = self.elab[root].0.expand() {
+            return Ok(v);
+        }
+        self.stack.clear();
+        self.stack.push((root, false));
+        while let Some((c, ready)) = self.stack.pop() {
+            if self.elab[c].0.is_some() {
+                continue;
+            }
+            let (n, leaf_scope) = self.choose(func, c, cursor)?;
+            if let Some(s) = leaf_scope {
+                let NodeKind::Leaf(v, _) = *self.graph.kind(n) else {
+                    unreachable!("a leaf scope is given for leaves only")
+                };
+                self.record(c, v, s);
+                continue;
+            }
+            let NodeKind::Pure { data, ty, inst } = self.graph.kind(n).clone() else {
+                unreachable!("choose gives a pure node unless it gives a leaf scope")
+            };
+            if !ready {
+                self.stack.push((c, true));
+                // Reversed, so that operands are placed in their order.
+                for &a in pure_args(&data).iter().rev() {
+                    let r = self.graph.find(as_node(a));
+                    if self.elab[r].0.is_none() {
+                        self.stack.push((r, false));
+                    }
+                }
+                continue;
+            }
+            self.place(func, cx, c, data, ty, inst.expand(), cursor, licm);
+        }
+        Ok(self.elab[root].0.expand().expect("elaborated above"))
+    }
+
+    fn record(&mut self, c: Node, v: Value, s: u32) {
+        self.elab[c] = (v.into(), s);
+        self.undo[s as usize].push(c);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &mut self,
+        func: &mut Function,
+        cx: &PassContext<'_>,
+        c: Node,
+        mut data: InstructionData,
+        ty: gyre_ir::Type,
+        inst: Option<Inst>,
+        cursor: Inst,
+        licm: bool,
+    ) {
+        let cur = (self.path.len() - 1) as u32;
+        let mut s_args = 0;
+        for a in pure_args_mut(&mut data) {
+            let r = self.graph.find(as_node(*a));
+            let (v, s) = self.elab[r];
+            *a = v.expand().expect("operands are elaborated first");
+            s_args = s_args.max(s);
+        }
+        // Not above the block the input computed it in: no speculation but out of loops.
+        let s_home = self
+            .graph
+            .home(c)
+            .and_then(|h| self.scope_of(h))
+            .unwrap_or(cur);
+        let mut s = s_args.max(s_home);
+        if licm {
+            let loops = &cx.analyses.loops;
+            let mut l = loops.innermost_loop(self.path[s as usize]);
+            while let Some(lp) = l {
+                let Some(ph) = self.preheader[lp].expand() else {
+                    break;
+                };
+                let Some(ps) = self.scope_of(ph) else { break };
+                let defined_inside = pure_args(&data).iter().any(|&v| {
+                    let b = match func.dfg.value_def(v) {
+                        ValueDef::Param(b, _) => Some(b),
+                        ValueDef::Result(i) => func.layout.inst_block(i),
+                        ValueDef::Detached => None,
+                    };
+                    b.is_none_or(|b| loops.contains(lp, b))
+                });
+                if defined_inside || ps < s_args {
+                    break;
+                }
+                s = ps;
+                self.hoisted += 1;
+                l = loops.innermost_loop(ph);
+            }
+        }
+        let before = if s == cur {
+            cursor
+        } else {
+            let b = self.path[s as usize];
+            func.layout
+                .last_inst(b)
+                .expect("a reachable block has a terminator")
+        };
+        let target = func.layout.inst_block(before);
+        // An input instruction of the class, preferably one from the target block (binary
+        // search: members are sorted by class, then block), else the node's own, else the
+        // first unplaced one (a moving index: placements stay linear).
+        let (lo, hi, next) = self.member_range[c];
+        let list = &self.members[lo as usize..hi as usize];
+        let placed = &self.placed;
+        let same_block = target.and_then(|t| {
+            let k = list.partition_point(|&(_, b, _)| b < t);
+            list[k..]
+                .iter()
+                .take_while(|&&(_, b, _)| b == t)
+                .map(|&(_, _, i)| i)
+                .find(|&i| !placed[i])
+        });
+        let mut reuse = same_block.or(inst.filter(|&i| !placed[i]));
+        if reuse.is_none() {
+            let mut k = next;
+            while k < hi && placed[self.members[k as usize].2] {
+                k += 1;
+            }
+            self.member_range[c].2 = k;
+            reuse = (k < hi).then(|| self.members[k as usize].2);
+        }
+        let value = match reuse {
+            Some(i) => {
+                func.dfg.replace_inst(i, data);
+                self.placed[i] = true;
+                func.layout.insert_inst_before(i, before);
+                func.dfg
+                    .inst_result(i)
+                    .expect("a pure instruction has a result")
+            }
+            _ => {
+                let (i, v) = func.dfg.make_inst_with_result(data, ty);
+                func.layout.insert_inst_before(i, before);
+                v
+            }
+        };
+        self.elaborated += 1;
+        self.record(c, value, s);
+    }
+
+    /// Rewrite every skeleton instruction's operands to elaborated values, block by block
+    /// in dominator-tree preorder.
+    fn elaborate_all(
+        &mut self,
+        func: &mut Function,
+        cx: &PassContext<'_>,
+        licm: bool,
+    ) -> Result<(), PassError> {
+        let domtree = &cx.analyses.domtree;
+        let Some(entry) = domtree.root() else {
+            return Ok(());
+        };
+        let mut dfs: Vec<(Block, bool)> = vec![(entry, false)];
+        let mut pairs: Vec<(Value, Value)> = Vec::new();
+        while let Some((b, entered)) = dfs.pop() {
+            if entered {
+                self.path.pop();
+                self.depth -= 1;
+                for c in self.undo[self.depth].drain(..) {
+                    self.elab[c].0 = None.into();
+                }
+                continue;
+            }
+            self.path_idx[b] = self.path.len() as u32;
+            self.path.push(b);
+            if self.undo.len() == self.depth {
+                self.undo.push(Vec::new());
+            }
+            self.undo[self.depth].clear();
+            self.depth += 1;
+            dfs.push((b, true));
+            // Children in their order: the first to be elaborated keeps the input's
+            // instruction (and value number).
+            let mark = dfs.len();
+            dfs.extend(domtree.children(b).map(|c| (c, false)));
+            dfs[mark..].reverse();
+            let mut next = func.layout.first_inst(b);
+            while let Some(inst) = next {
+                next = func.layout.next_inst(inst);
+                self.uses.clear();
+                {
+                    let uses = &mut self.uses;
+                    func.dfg.for_each_inst_value(inst, |v| uses.push(v));
+                }
+                pairs.clear();
+                for k in 0..self.uses.len() {
+                    let v = self.uses[k];
+                    if pairs.iter().any(|&(f, _)| f == v) {
+                        continue;
+                    }
+                    let c = self.class_of(func, v);
+                    let nv = self.elaborate(func, cx, c, inst, licm)?;
+                    if nv != v {
+                        pairs.push((v, nv));
+                    }
+                }
+                if !pairs.is_empty() {
+                    func.dfg.map_inst_values(inst, |v| {
+                        pairs.iter().find(|&&(f, _)| f == v).map_or(v, |&(_, t)| t)
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove instructions whose results are unused and that have no effect (pure
+    /// operations, non-volatile loads, divisions: removing a division that would trap only
+    /// removes undefined behaviour).
+    fn remove_dead(&mut self, func: &mut Function) -> u64 {
+        let mut count: SecondaryMap<Value, u32> =
+            SecondaryMap::with_capacity(func.dfg.num_values());
+        for b in func.layout.blocks() {
+            for i in func.layout.block_insts(b) {
+                func.dfg.for_each_inst_value(i, |v| count[v] += 1);
+            }
+        }
+        let removable = |func: &Function, i: Inst| {
+            let d = func.dfg.inst(i);
+            is_pure(d)
+                || is_guarded(d)
+                || matches!(d, InstructionData::Load { flags, .. } if !flags.volatile)
+        };
+        let mut work: Vec<Inst> = Vec::new();
+        for b in func.layout.blocks() {
+            for i in func.layout.block_insts(b) {
+                if let Some(r) = func.dfg.inst_result(i) {
+                    if count[r] == 0 && removable(func, i) {
+                        work.push(i);
+                    }
+                }
+            }
+        }
+        let mut removed = 0;
+        while let Some(i) = work.pop() {
+            if func.layout.inst_block(i).is_none() {
+                continue;
+            }
+            func.layout.remove_inst(i);
+            removed += 1;
+            self.uses.clear();
+            {
+                let uses = &mut self.uses;
+                func.dfg.for_each_inst_value(i, |v| uses.push(v));
+            }
+            for &v in &self.uses {
+                count[v] -= 1;
+                if count[v] == 0 {
+                    if let ValueDef::Result(d) = func.dfg.value_def(v) {
+                        if func.layout.inst_block(d).is_some() && removable(func, d) {
+                            work.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        removed
+    }
+}
+
+/// Most build-and-elaborate rounds per run.
+const MAX_ROUNDS: usize = 3;
+
+impl Simplify {
+    fn round(
+        &mut self,
+        func: &mut Function,
+        cx: &PassContext<'_>,
+        limits: Limits,
+        licm: bool,
+    ) -> Result<(), PassError> {
+        self.graph.clear(limits);
+        self.value_class.clear();
+        self.pinned.clear();
+        self.placed.clear();
+        self.home_of.clear();
+        self.path.clear();
+        self.path_idx.clear();
+        self.elab.clear();
+        self.depth = 0;
+        self.preheader.clear();
+        {
+            let (loops, cfg) = (&cx.analyses.loops, &cx.analyses.cfg);
+            for l in loops.loops() {
+                self.preheader[l] = loops.preheader(l, cfg).into();
+            }
+        }
+        self.build(func, cx);
+        let domtree = &cx.analyses.domtree;
+        self.graph.resolve_homes(|a, b| {
+            if domtree.dominates(a, b) {
+                Some(a)
+            } else {
+                domtree.nearest_common_dominator(a, b)
+            }
+        });
+        self.group_members(func);
+        self.elaborate_all(func, cx, licm)
+    }
+}
+
+impl FunctionPass for Simplify {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn run(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+    ) -> Result<PassResult, PassError> {
+        let limits = Limits {
+            rewrite_depth: cx.knobs.simplify_rewrite_depth(),
+            eclass_size: cx.knobs.simplify_eclass_size().max(1),
+        };
+        let licm = cx.knobs.simplify_licm();
+        if func.layout.entry_block().is_none() {
+            return Ok(PassResult::UNCHANGED);
+        }
+        cx.analyses
+            .ensure(
+                func,
+                Analyses::CFG
+                    .union(Analyses::DOMTREE)
+                    .union(Analyses::LOOPS),
+            )
+            .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
+        fingerprint(func, &mut self.snapshot);
+        let before = core::mem::take(&mut self.snapshot);
+
+        // Dead code first, so that elaboration places values before the uses that remain.
+        let mut dead = self.remove_dead(func);
+        let mut totals = GraphStats::default();
+        self.hoisted = 0;
+        // A round that leaves dead code behind (a load whose only use folded away) placed
+        // values for it: one more round places them for the uses that remain, so that a
+        // second run of the pass finds nothing to do.
+        for _ in 0..MAX_ROUNDS {
+            self.round(func, cx, limits, licm)?;
+            let st = self.graph.stats;
+            for k in 0..Family::COUNT {
+                totals.fired[k] += st.fired[k];
+            }
+            totals.gvn_hits += st.gvn_hits;
+            totals.stop_depth += st.stop_depth;
+            totals.stop_size += st.stop_size;
+            let d = self.remove_dead(func);
+            dead += d;
+            if d == 0 {
+                break;
+            }
+        }
+
+        fingerprint(func, &mut self.snapshot);
+        let changed = self.snapshot != before;
+        self.snapshot = before;
+        let st = totals;
+        let mut add = |counter: &'static str, n: u64| {
+            // Counters that stayed zero are not printed.
+            if n > 0 {
+                cx.stats.add(NAME, counter, n);
+            }
+        };
+        for (k, name) in Family::COUNTERS.iter().enumerate() {
+            add(name, st.fired[k]);
+        }
+        add("NumGVN", st.gvn_hits);
+        add("NumHoisted", self.hoisted);
+        add("NumDeadRemoved", dead);
+        add("StopRewriteDepth", st.stop_depth);
+        add("StopEClassSize", st.stop_size);
+        if !changed {
+            return Ok(PassResult::UNCHANGED);
+        }
+        Ok(PassResult::changed(
+            Analyses::CFG
+                .union(Analyses::DOMTREE)
+                .union(Analyses::POSTDOM)
+                .union(Analyses::LOOPS),
+        ))
+    }
+}
