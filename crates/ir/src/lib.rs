@@ -32,7 +32,7 @@ pub use instructions::{
     MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, ValueListPool, VoteMode,
 };
 pub use layout::Layout;
-pub use module::{GlobalData, Linkage, Module};
+pub use module::{FuncRef, GlobalData, GlobalRef, Linkage, Module};
 pub use parser::{parse_function, parse_module, ParseError, ParseErrors};
 pub use types::{AddrSpace, Type};
 pub use write::{write_function, write_module, DisplayFunction};
