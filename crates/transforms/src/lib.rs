@@ -11,6 +11,7 @@ pub mod lcssa;
 pub mod loop_rotate;
 pub mod loop_simplify;
 pub mod manager;
+pub mod optimize;
 pub mod pipeline;
 pub mod registry;
 #[cfg(test)]
@@ -24,4 +25,5 @@ pub use manager::{
     Forms, FunctionPass, LoopHandle, LoopPass, LoopUpdater, Options, PassContext, PassError,
     PassManager, PassResult, Remark, Report, Stats,
 };
+pub use optimize::{optimize, OptLevel};
 pub use pipeline::DEFAULT_PIPELINE;
