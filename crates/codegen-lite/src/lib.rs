@@ -71,13 +71,7 @@
 //! let mut m = Module::new();
 //! m.functions.push(func);
 //! gyre_ir::verifier::verify_module(&m).unwrap();
-//! let mut pm = gyre_transforms::PassManager::from_pipeline(
-//!     gyre_transforms::DEFAULT_PIPELINE,
-//!     Default::default(),
-//!     Default::default(),
-//! )
-//! .unwrap();
-//! pm.run_module(&mut m).unwrap();
+//! gyre_transforms::optimize(&mut m, gyre_transforms::OptLevel::O2).unwrap();
 //! let mut mem = gyre_interp::Memory::new();
 //! mem.alloc_from("out", &[0i32; 2]);
 //! let args = vec![gyre_interp::Arg::buffer("out"), gyre_interp::Arg::Int(5)];

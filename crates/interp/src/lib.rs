@@ -64,6 +64,45 @@
 //! conflict only with plain accesses), is a [`ExecError::DataRace`]. A race-free kernel
 //! therefore gives the same memory whatever the [`Schedule`]. docs/ir.md
 //! (`## Semantics`) is the full statement of the semantics.
+//!
+//! # Example
+//!
+//! A front end checks what it compiled against a plain implementation on the same
+//! inputs (docs/frontend.md):
+//!
+//! ```
+//! use gyre_interp::{run_kernel, Arg, Launch, Memory};
+//! use gyre_ir::builder::{FunctionBuilder, InstBuilder};
+//! use gyre_ir::{AddrSpace, FuncKind, Function, Module, Signature, SpecialReg, Type};
+//! // kernel scale(x: *f32, a: f32) { let i = ctaid.x * ntid.x + tid.x; x[i] = a * x[i]; }
+//! let mut m = Module::new();
+//! let sig = Signature { params: vec![Type::Ptr(AddrSpace::Global), Type::F32], ret: None };
+//! let k = m.push_function(Function::new("scale", FuncKind::Kernel, sig));
+//! let mut b = FunctionBuilder::new(&mut m.functions[k.id]);
+//! let entry = b.create_block();
+//! b.append_block_params_for_function_params(entry);
+//! b.switch_to_block(entry);
+//! b.seal_block(entry);
+//! let (x, a) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+//! let (cta, ntid, tid) =
+//!     (b.sreg(SpecialReg::CtaidX), b.sreg(SpecialReg::NtidX), b.sreg(SpecialReg::TidX));
+//! let base = b.imul(cta, ntid);
+//! let i = b.iadd(base, tid);
+//! let p = b.ptradd(x, i, 4);
+//! let xi = b.load(Type::F32, p);
+//! let y = b.fmul(a, xi);
+//! b.store(y, p);
+//! b.ret(None);
+//! b.finalize().unwrap();
+//! gyre_ir::verifier::verify_module(&m).unwrap();
+//! let data: Vec<f32> = (0..64).map(|k| k as f32).collect();
+//! let mut mem = Memory::new();
+//! mem.alloc_from("x", &data);
+//! let args = vec![Arg::Buffer("x".into(), 0), Arg::F32(0.5)];
+//! run_kernel(&m, "scale", &Launch::new([2, 1, 1], [32, 1, 1], args), &mut mem).unwrap();
+//! let want: Vec<f32> = data.iter().map(|v| 0.5 * v).collect();
+//! assert_eq!(mem.read::<f32>("x").unwrap(), want);
+//! ```
 #![warn(missing_docs)]
 
 mod compare;

@@ -28,6 +28,8 @@ use crate::instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, VoteMode,
 };
+use crate::module::{FuncRef, GlobalRef};
+use crate::parser::FuncPositions;
 use crate::types::{AddrSpace, Type};
 use bitvec::vec::BitVec;
 use core::fmt;
@@ -321,6 +323,13 @@ pub trait InstBuilder {
         self.build_value(InstructionData::GlobalAddr { global }, Type::Ptr(space))
     }
 
+    /// `global_addr @g` for a global named by a handle from its module
+    /// ([`Module::push_global`](crate::Module::push_global),
+    /// [`Module::global_ref`](crate::Module::global_ref)), which knows its space.
+    fn global_addr_ref(&mut self, global: GlobalRef) -> Value {
+        self.global_addr(global.id, global.space)
+    }
+
     /// `slot_addr slotN` (a `ptr.local`).
     fn slot_addr(&mut self, slot: Slot) -> Value {
         self.build_value(
@@ -420,6 +429,14 @@ pub trait InstBuilder {
     ) -> (Inst, Option<Value>) {
         let args = ValueList::from_slice(args, &mut self.func_mut().dfg.value_lists);
         self.build(InstructionData::Call { func, args }, ret_ty)
+    }
+
+    /// `call @func(args)` for a callee named by a handle from its module
+    /// ([`Module::push_function`](crate::Module::push_function),
+    /// [`Module::func_ref`](crate::Module::func_ref)), which knows its return type.
+    /// Returns the call and its result (`None` for a callee without one).
+    fn call_ref(&mut self, callee: FuncRef, args: &[Value]) -> (Inst, Option<Value>) {
+        self.call(callee.id, callee.ret, args)
     }
 
     /// `jump block(args)`.
@@ -697,6 +714,10 @@ pub struct FunctionBuilder<'f> {
     worklist: Vec<Value>,
     scratch: Vec<Value>,
     targets: Vec<Block>,
+    /// The source position given to instructions built now (`u32::MAX`: none).
+    srcloc: u32,
+    /// Source positions recorded while `srcloc` was set.
+    positions: FuncPositions,
 }
 
 impl<'f> FunctionBuilder<'f> {
@@ -718,7 +739,35 @@ impl<'f> FunctionBuilder<'f> {
             worklist: Vec::new(),
             scratch: Vec::new(),
             targets: Vec::new(),
+            srcloc: u32::MAX,
+            positions: FuncPositions::default(),
         }
+    }
+
+    /// Give the instructions built from now on the source position `offset` (a byte
+    /// offset into the front end's source text), until the next `set_srcloc` or
+    /// [`clear_srcloc`](Self::clear_srcloc). The first position set is also the
+    /// function's, and a block takes the position current when it is first switched to.
+    /// [`finalize_with_srclocs`](Self::finalize_with_srclocs) returns them, for a
+    /// [`SourceMap`](crate::parser::SourceMap) that the verifier renders
+    /// ([`VerifierErrors::render`](crate::verifier::VerifierErrors::render)) as
+    /// `file:line:col` of that source. Instructions the builder adds by itself (the
+    /// zero of a variable no path defines) have no position.
+    pub fn set_srcloc(&mut self, offset: u32) {
+        if self.positions.header().is_none() {
+            self.positions.header = offset;
+        }
+        self.srcloc = offset;
+    }
+
+    /// Build the following instructions without a source position.
+    pub fn clear_srcloc(&mut self) {
+        self.srcloc = u32::MAX;
+    }
+
+    /// The source position given to instructions built now.
+    pub fn srcloc(&self) -> Option<u32> {
+        (self.srcloc != u32::MAX).then_some(self.srcloc)
     }
 
     /// Declare a variable of type `ty`.
@@ -762,6 +811,9 @@ impl<'f> FunctionBuilder<'f> {
     pub fn switch_to_block(&mut self, block: Block) {
         if !self.func.layout.is_block_inserted(block) {
             self.func.layout.append_block(block);
+        }
+        if self.srcloc != u32::MAX && self.positions.block(block).is_none() {
+            self.positions.blocks[block] = self.srcloc;
         }
         self.current = Some(block);
     }
@@ -848,6 +900,19 @@ impl<'f> FunctionBuilder<'f> {
     /// Errors if a laid-out block or branch target was never sealed, a laid-out block
     /// has no terminator, or a branch targets a block that is not in the layout.
     pub fn finalize(mut self) -> Result<(), BuilderError> {
+        self.finish()
+    }
+
+    /// [`finalize`](Self::finalize), and return the source positions given with
+    /// [`set_srcloc`](Self::set_srcloc), for [`SourceMap::set_function`].
+    ///
+    /// [`SourceMap::set_function`]: crate::parser::SourceMap::set_function
+    pub fn finalize_with_srclocs(mut self) -> Result<FuncPositions, BuilderError> {
+        self.finish()?;
+        Ok(core::mem::take(&mut self.positions))
+    }
+
+    fn finish(&mut self) -> Result<(), BuilderError> {
         let layout_blocks: Vec<Block> = self.func.layout.blocks().collect();
         for &b in &layout_blocks {
             if !self.blocks[b].sealed {
@@ -1105,6 +1170,9 @@ impl InstBuilder for FunctionBuilder<'_> {
             "building {inst} after the terminator of {block}"
         );
         self.func.layout.append_inst(inst, block);
+        if self.srcloc != u32::MAX {
+            self.positions.insts[inst] = self.srcloc;
+        }
         let opcode = self.func.dfg.inst(inst).opcode();
         if !opcode.is_terminator() {
             return;
@@ -2163,5 +2231,100 @@ mod tests {
             })
             .unwrap();
         h.join().unwrap();
+    }
+
+    /// Handles from the module carry what the builder cannot look up: the callee's
+    /// return type and the global's space.
+    #[test]
+    fn module_handles_for_calls_and_globals() {
+        use crate::module::{GlobalData, Module};
+        let mut m = Module::new();
+        let tile = m.push_global(GlobalData::new("tile", AddrSpace::Shared, Type::F32, 8, 4));
+        let sig = Signature {
+            params: vec![Type::I32],
+            ret: Some(Type::F32),
+        };
+        let f = m.push_function(Function::new("f", FuncKind::Device, sig));
+        let g = m.push_function(Function::new("g", FuncKind::Device, Signature::default()));
+        assert_eq!(m.func_ref("f"), Some(f));
+        assert_eq!(m.global_ref("tile"), Some(tile));
+        assert_eq!((f.ret, tile.space), (Some(Type::F32), AddrSpace::Shared));
+        assert_eq!(m.func_ref("h"), None);
+        assert_eq!(m.global_ref("h"), None);
+        let mut k = Function::new("k", FuncKind::Kernel, Signature::default());
+        let mut b = FunctionBuilder::new(&mut k);
+        let e = b.create_block();
+        b.switch_to_block(e);
+        b.seal_block(e);
+        let x = b.iconst(Type::I32, 3);
+        let (_, r) = b.call_ref(f, &[x]);
+        let r = r.expect("f returns a value");
+        assert!(b.call_ref(g, &[]).1.is_none());
+        let p = b.global_addr_ref(tile);
+        assert_eq!(b.value_type(r), Type::F32);
+        assert_eq!(b.value_type(p), Type::Ptr(AddrSpace::Shared));
+        b.store(r, p);
+        b.ret(None);
+        b.finalize().unwrap();
+        m.push_function(k);
+        // The callees need bodies to verify.
+        for id in [f.id, g.id] {
+            let func = &mut m.functions[id];
+            let mut b = FunctionBuilder::new(func);
+            let e = b.create_block();
+            b.append_block_params_for_function_params(e);
+            b.switch_to_block(e);
+            b.seal_block(e);
+            let v = (id == f.id).then(|| b.fconst_f32(1.0));
+            b.ret(v);
+            b.finalize().unwrap();
+        }
+        crate::verifier::verify_module(&m).unwrap();
+    }
+
+    /// Positions given with `set_srcloc` reach the verifier's messages as
+    /// `file:line:col` of the front end's source.
+    #[test]
+    fn srclocs_locate_verifier_errors() {
+        use crate::module::Module;
+        use crate::parser::SourceMap;
+        let src = "kernel k {\n  let a = 1;\n  let b = a + 2.5;\n}\n";
+        let at = |s: &str| src.find(s).unwrap() as u32;
+        let mut k = Function::new("k", FuncKind::Kernel, Signature::default());
+        let mut b = FunctionBuilder::new(&mut k);
+        assert_eq!(b.srcloc(), None);
+        b.set_srcloc(at("kernel"));
+        let e = b.create_block();
+        b.switch_to_block(e);
+        b.seal_block(e);
+        b.set_srcloc(at("1;"));
+        let a = b.iconst(Type::I32, 1);
+        b.set_srcloc(at("2.5"));
+        let c = b.fconst_f32(2.5);
+        b.set_srcloc(at("a + 2.5"));
+        // A broken lowering: an integer add of a float.
+        let bad = b.iadd(a, c);
+        b.clear_srcloc();
+        let r = b.ret(None);
+        let pos = b.finalize_with_srclocs().unwrap();
+        assert_eq!(pos.header(), Some(0));
+        assert_eq!(pos.block(e), Some(0));
+        assert_eq!(pos.inst(r), None);
+        let bad_inst = match k.dfg.value_def(bad) {
+            ValueDef::Result(i) => i,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(pos.inst(bad_inst), Some(at("a + 2.5")));
+        let mut m = Module::new();
+        let id = m.push_function(k).id;
+        let mut map = SourceMap::default();
+        map.set_function(id, pos);
+        let errs = crate::verifier::verify_module(&m).unwrap_err();
+        let text = errs.render("k.toy", Some((src, &map)));
+        assert!(text.starts_with("k.toy:3:11: error: "), "{text}");
+        assert!(text.contains("  let b = a + 2.5;\n          ^\n"), "{text}");
+        // Without positions, the message names the block instead.
+        let plain = errs.render("k.toy", None);
+        assert!(plain.starts_with("k.toy: error: "), "{plain}");
     }
 }

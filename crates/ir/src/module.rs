@@ -109,4 +109,60 @@ impl Module {
             .find(|(_, g)| g.name == name)
             .map(|(id, _)| id)
     }
+
+    /// Add a function and return a handle for calling it
+    /// ([`InstBuilder::call_ref`](crate::builder::InstBuilder::call_ref)).
+    pub fn push_function(&mut self, func: Function) -> FuncRef {
+        let ret = func.sig.ret;
+        let id = self.functions.push(func);
+        FuncRef { id, ret }
+    }
+
+    /// Add a global and return a handle for taking its address
+    /// ([`InstBuilder::global_addr_ref`](crate::builder::InstBuilder::global_addr_ref)).
+    pub fn push_global(&mut self, global: GlobalData) -> GlobalRef {
+        let space = global.space;
+        let id = self.globals.push(global);
+        GlobalRef { id, space }
+    }
+
+    /// A handle for calling the function with this name.
+    pub fn func_ref(&self, name: &str) -> Option<FuncRef> {
+        let id = self.func_by_name(name)?;
+        Some(FuncRef {
+            id,
+            ret: self.functions[id].sig.ret,
+        })
+    }
+
+    /// A handle for taking the address of the global with this name.
+    pub fn global_ref(&self, name: &str) -> Option<GlobalRef> {
+        let id = self.global_by_name(name)?;
+        Some(GlobalRef {
+            id,
+            space: self.globals[id].space,
+        })
+    }
+}
+
+/// A function of a module as a call site needs it: its id and its return type.
+///
+/// A [`FunctionBuilder`](crate::builder::FunctionBuilder) borrows one function, not the
+/// module, so it cannot look the callee up; a front end takes these handles from the
+/// module ([`Module::push_function`], [`Module::func_ref`]) before building bodies.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct FuncRef {
+    /// The callee.
+    pub id: FuncId,
+    /// Its signature's return type.
+    pub ret: Option<Type>,
+}
+
+/// A global of a module as `global_addr` needs it: its id and its address space.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct GlobalRef {
+    /// The global.
+    pub id: GlobalId,
+    /// Its state space (the space of the pointer `global_addr` yields).
+    pub space: AddrSpace,
 }

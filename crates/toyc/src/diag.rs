@@ -1,6 +1,8 @@
 //! Located error messages: `file:line:col: error: message`, the source line and a caret.
 
 use core::fmt;
+use gyre_ir::parser::SourceMap;
+use gyre_ir::verifier::VerifierErrors;
 
 /// The most errors one run reports; the rest are counted in a last line.
 pub const MAX_ERRORS: usize = 100;
@@ -63,6 +65,38 @@ impl Diagnostics {
             message: format!("internal error: {}", message.into()),
             internal: true,
         });
+    }
+
+    /// The verifier's errors for IR lowered from `src`, as internal errors located in
+    /// `src` through the lowering's source map (each instruction carries the position of
+    /// the expression or statement it was built for; an error without one is put at its
+    /// function, or at the start of the file).
+    pub fn from_verifier(errs: &VerifierErrors, map: &SourceMap, src: &str) -> Diagnostics {
+        let mut diags = Diagnostics::default();
+        for e in &errs.0 {
+            let mut message = String::from("the generated IR does not verify: ");
+            if !e.context.is_empty() {
+                message.push_str(&e.context);
+                message.push_str(": ");
+            }
+            message.push_str(&e.message);
+            match e.source_offset(map) {
+                Some(offset) => {
+                    let (line, col) = gyre_ir::parser::line_col(src, offset);
+                    diags.errors.push(Diagnostic {
+                        pos: Pos {
+                            line: line as u32,
+                            col: col as u32,
+                            offset,
+                        },
+                        message: format!("internal error: {message}"),
+                        internal: true,
+                    });
+                }
+                None => diags.internal(message),
+            }
+        }
+        diags
     }
 
     /// No errors?

@@ -1,20 +1,25 @@
 //! Lowering a checked program to Gyre IR through the public builder API:
 //! [`FunctionBuilder`] for blocks and SSA variables (every source variable is a
 //! [`Variable`]; block parameters appear by themselves), [`InstBuilder`] for
-//! instructions. Runs only on programs the checker accepted, so every type it reads is
+//! instructions, with the module's [`FuncRef`]/[`GlobalRef`] handles for calls and shared
+//! arrays. Every instruction gets the source position of the expression or statement it
+//! comes from ([`FunctionBuilder::set_srcloc`]), so the verifier's errors point into the
+//! `.toy` file. Runs only on programs the checker accepted, so every type it reads is
 //! known.
 
 use crate::ast::*;
 use crate::check::{Checked, Sym};
 use gyre_ir::builder::{FunctionBuilder, InstBuilder, Variable};
+use gyre_ir::parser::{FuncPositions, SourceMap};
 use gyre_ir::{
-    AddrSpace, AtomicOp, Block, FloatCC, FuncId, FuncKind, Function, GlobalData, GlobalId, IntCC,
+    AddrSpace, AtomicOp, Block, FloatCC, FuncKind, FuncRef, Function, GlobalData, GlobalRef, IntCC,
     Module, Signature, SpecialReg, Type, Value,
 };
 
 /// Build the module: one global per shared array, one function per kernel or device
-/// function (in source order, so `FuncId` `i` is function `i`).
-pub fn lower(prog: &Program, ck: &Checked) -> Result<Module, String> {
+/// function (in source order, so `FuncId` `i` is function `i`), and the source map
+/// locating its functions, blocks and instructions in the program's text.
+pub fn lower(prog: &Program, ck: &Checked) -> Result<(Module, SourceMap), String> {
     let mut module = Module::new();
     let mut shared_ids = Vec::new();
     for a in &ck.shared {
@@ -25,8 +30,9 @@ pub fn lower(prog: &Program, ck: &Checked) -> Result<Module, String> {
             a.count,
             a.elem.bytes(),
         );
-        shared_ids.push(module.globals.push(g));
+        shared_ids.push(module.push_global(g));
     }
+    let mut callees = Vec::new();
     for (i, f) in prog.funcs.iter().enumerate() {
         let sig = Signature {
             params: f.params.iter().filter_map(|p| p.1.ir()).collect(),
@@ -41,19 +47,24 @@ pub fn lower(prog: &Program, ck: &Checked) -> Result<Module, String> {
         // Only device functions carry the flag: a caller must not make their barriers
         // control-dependent on more conditions.
         func.convergent = !f.is_kernel && ck.convergent[i];
-        module.functions.push(func);
+        callees.push(module.push_function(func));
     }
-    for (i, f) in prog.funcs.iter().enumerate() {
-        let func = &mut module.functions[FuncId::from_u32(i as u32)];
-        Lower::run(prog, ck, &shared_ids, f, func).map_err(|e| format!("`{}`: {e}", f.name))?;
+    let mut map = SourceMap::default();
+    for (f, callee) in prog.funcs.iter().zip(&callees) {
+        let func = &mut module.functions[callee.id];
+        let positions = Lower::run(prog, ck, &shared_ids, &callees, f, func)
+            .map_err(|e| format!("`{}`: {e}", f.name))?;
+        map.set_function(callee.id, positions);
     }
-    Ok(module)
+    Ok((module, map))
 }
 
 struct Lower<'a, 'f> {
     prog: &'a Program,
     ck: &'a Checked,
-    shared: &'a [GlobalId],
+    shared: &'a [GlobalRef],
+    /// Function `i` of the program.
+    callees: &'a [FuncRef],
     b: FunctionBuilder<'f>,
     vars: Vec<Option<Variable>>,
     /// `(continue target, break target)` of the enclosing loops.
@@ -67,19 +78,22 @@ impl<'a, 'f> Lower<'a, 'f> {
     fn run(
         prog: &'a Program,
         ck: &'a Checked,
-        shared: &'a [GlobalId],
+        shared: &'a [GlobalRef],
+        callees: &'a [FuncRef],
         f: &'a Func,
         func: &'f mut Function,
-    ) -> Result<(), String> {
+    ) -> Result<FuncPositions, String> {
         let mut l = Lower {
             prog,
             ck,
             shared,
+            callees,
             b: FunctionBuilder::new(func),
             vars: vec![None; ck.locals.len()],
             loops: Vec::new(),
             dead: false,
         };
+        l.b.set_srcloc(f.pos.offset);
         let entry = l.b.create_block();
         l.b.append_block_params_for_function_params(entry);
         l.b.switch_to_block(entry);
@@ -99,7 +113,20 @@ impl<'a, 'f> Lower<'a, 'f> {
             }
         }
         l.b.seal_all_blocks();
-        l.b.finalize().map_err(|e| e.to_string())
+        l.b.finalize_with_srclocs().map_err(|e| e.to_string())
+    }
+
+    /// Build what `f` makes at source position `pos`, then return to the enclosing
+    /// position (so an operator built after its operands carries its own).
+    fn at<R>(&mut self, pos: u32, f: impl FnOnce(&mut Self) -> R) -> R {
+        let outer = self.b.srcloc();
+        self.b.set_srcloc(pos);
+        let r = f(self);
+        match outer {
+            Some(o) => self.b.set_srcloc(o),
+            None => self.b.clear_srcloc(),
+        }
+        r
     }
 
     fn ty(&self, e: &Expr) -> Ty {
@@ -140,6 +167,10 @@ impl<'a, 'f> Lower<'a, 'f> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        self.at(s.pos.offset, |l| l.stmt_here(s));
+    }
+
+    fn stmt_here(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Let { init, id, .. } => {
                 let v = self.expr(init);
@@ -311,9 +342,7 @@ impl<'a, 'f> Lower<'a, 'f> {
         let (ptr, elem) = match self.ck.syms[base.id as usize] {
             Sym::Shared(k) => {
                 let a = &self.ck.shared[k as usize];
-                let p = self
-                    .b
-                    .global_addr(self.shared[k as usize], AddrSpace::Shared);
+                let p = self.b.global_addr_ref(self.shared[k as usize]);
                 (p, a.elem)
             }
             _ => {
@@ -339,6 +368,10 @@ impl<'a, 'f> Lower<'a, 'f> {
 
     /// Lower an expression (`None` for calls without a result and `sync()`).
     fn expr_any(&mut self, e: &Expr) -> Option<Value> {
+        self.at(e.pos.offset, |l| l.expr_here(e))
+    }
+
+    fn expr_here(&mut self, e: &Expr) -> Option<Value> {
         let t = self.ty(e);
         Some(match &e.kind {
             ExprKind::Int(v, _) => match t {
@@ -613,10 +646,8 @@ impl<'a, 'f> Lower<'a, 'f> {
                     .iter()
                     .position(|f| f.name == name)
                     .expect("checked: a device function");
-                let callee = &self.prog.funcs[fi];
                 let vals: Vec<Value> = args.iter().map(|a| self.expr(a)).collect();
-                let ret = callee.ret.map(Scalar::ir);
-                self.b.call(FuncId::from_u32(fi as u32), ret, &vals).1
+                self.b.call_ref(self.callees[fi], &vals).1
             }
         }
     }

@@ -68,7 +68,8 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let src = String::from_utf8_lossy(&bytes);
     let mut module = gyre_toyc::compile(&path, &src).map_err(|d| d.render(&path, &src))?;
     if opt {
-        gyre_toyc::optimize(&mut module).map_err(|e| format!("{path}: error: {e}"))?;
+        gyre_transforms::optimize(&mut module, gyre_transforms::OptLevel::O2)
+            .map_err(|e| format!("{path}: error: {e}"))?;
     }
     let text = if emit_gir {
         let mut s = String::new();

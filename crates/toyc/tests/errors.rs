@@ -276,7 +276,8 @@ fn no_panic(src: &str) {
             Ok(mut m) => {
                 gyre_toyc::emit_ptx(&m, gyre_codegen_lite::Sm::Sm80)
                     .expect("PTX of a compiled program");
-                gyre_toyc::optimize(&mut m).expect("-O of a compiled program");
+                gyre_transforms::optimize(&mut m, gyre_transforms::OptLevel::O2)
+                    .expect("-O of a compiled program");
                 gyre_toyc::emit_ptx(&m, gyre_codegen_lite::Sm::Sm80).expect("PTX after -O");
             }
         }

@@ -336,7 +336,8 @@ fn compare_ptx_sim(m: &Module, kernel: &str, inputs: &Inputs, ptx: &str) -> Resu
 fn run_example(name: &str) {
     let plain = compile(name);
     let mut opt = plain.clone();
-    gyre_toyc::optimize(&mut opt).unwrap_or_else(|e| panic!("{name}: -O: {e}"));
+    gyre_transforms::optimize(&mut opt, gyre_transforms::OptLevel::O2)
+        .unwrap_or_else(|e| panic!("{name}: -O: {e}"));
     let ptxas = gyre_test_tools::require(gyre_test_tools::Tool::Ptxas, "toyc examples");
     let mut ptx90 = String::new();
     for (what, m) in [("plain", &plain), ("-O", &opt)] {

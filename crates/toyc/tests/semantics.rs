@@ -130,7 +130,7 @@ fn every_construct_computes_what_the_reference_says() {
             }
         };
         let mut opt = m.clone();
-        gyre_toyc::optimize(&mut opt).expect("-O");
+        gyre_transforms::optimize(&mut opt, gyre_transforms::OptLevel::O2).expect("-O");
         let args = vec![
             Arg::buffer("out"),
             Arg::Int((-7i64) as u64),

@@ -1,10 +1,12 @@
 //! Where the parsed text defined each function, block, instruction, slot and global, and
 //! the rendering of a message at such a place (`file:line:col`, the line, a caret).
 //!
-//! Positions are a side table filled by [`parse_module_with_positions`], not a field of
-//! the instructions: only parsed IR has positions, so builder-made IR and the passes
-//! would otherwise pay four bytes per instruction for nothing, and every edit would have
-//! to keep the field meaningful. Entities created after parsing (by a pass) have no
+//! Positions are a side table filled by [`parse_module_with_positions`] (or, with
+//! offsets into a front end's own source, by a
+//! [`FunctionBuilder`](crate::builder::FunctionBuilder) given `set_srcloc`), not a field
+//! of the instructions: IR without positions and the passes would otherwise pay four
+//! bytes per instruction for nothing, and every edit would have to keep the field
+//! meaningful. Entities created after parsing (by a pass) have no
 //! position; messages then name the block and print the instruction instead.
 //!
 //! [`parse_module_with_positions`]: super::parse_module_with_positions
@@ -16,20 +18,47 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 const NONE: u32 = u32::MAX;
 
 /// The byte offsets at which one function's entities are defined.
+///
+/// The parser fills one per function; a front end gets one from
+/// [`FunctionBuilder::finalize_with_srclocs`](crate::builder::FunctionBuilder::finalize_with_srclocs)
+/// (offsets into its own source language's text) and adds it to a [`SourceMap`] with
+/// [`SourceMap::set_function`].
 #[derive(Clone)]
 pub struct FuncPositions {
     /// The `@name` of the header.
-    pub(super) header: u32,
+    pub(crate) header: u32,
     /// The start of each instruction's line (its `vN =` or its opcode).
-    pub(super) insts: SecondaryMap<Inst, u32>,
+    pub(crate) insts: SecondaryMap<Inst, u32>,
     /// Each block's label.
-    pub(super) blocks: SecondaryMap<Block, u32>,
+    pub(crate) blocks: SecondaryMap<Block, u32>,
     /// Each slot's declaration.
-    pub(super) slots: SecondaryMap<Slot, u32>,
+    pub(crate) slots: SecondaryMap<Slot, u32>,
+}
+
+impl Default for FuncPositions {
+    /// No position for anything.
+    fn default() -> FuncPositions {
+        FuncPositions::new(NONE)
+    }
 }
 
 impl FuncPositions {
-    pub(super) fn new(header: u32) -> FuncPositions {
+    /// Where the function is defined (`None`: unknown).
+    pub fn header(&self) -> Option<u32> {
+        known(self.header)
+    }
+
+    /// Where instruction `i` starts.
+    pub fn inst(&self, i: Inst) -> Option<u32> {
+        known(self.insts[i])
+    }
+
+    /// Where block `b` starts.
+    pub fn block(&self, b: Block) -> Option<u32> {
+        known(self.blocks[b])
+    }
+
+    pub(crate) fn new(header: u32) -> FuncPositions {
         FuncPositions {
             header,
             insts: SecondaryMap::with_default(NONE),
@@ -47,11 +76,29 @@ fn known(p: u32) -> Option<u32> {
 #[derive(Clone, Default)]
 pub struct SourceMap {
     /// Indexed by `FuncId` (the parser numbers functions in text order).
-    pub(super) funcs: Vec<FuncPositions>,
-    pub(super) globals: Vec<u32>,
+    pub(crate) funcs: Vec<FuncPositions>,
+    pub(crate) globals: Vec<u32>,
 }
 
 impl SourceMap {
+    /// Record the positions of function `f` (replacing any), for a module built by a
+    /// front end rather than parsed.
+    pub fn set_function(&mut self, f: FuncId, positions: FuncPositions) {
+        if self.funcs.len() <= f.index() {
+            self.funcs
+                .resize_with(f.index() + 1, FuncPositions::default);
+        }
+        self.funcs[f.index()] = positions;
+    }
+
+    /// Record where global `g` is declared.
+    pub fn set_global(&mut self, g: GlobalId, offset: u32) {
+        if self.globals.len() <= g.index() {
+            self.globals.resize(g.index() + 1, NONE);
+        }
+        self.globals[g.index()] = offset;
+    }
+
     /// Where function `f`'s header names it.
     pub fn function(&self, f: FuncId) -> Option<u32> {
         self.funcs.get(f.index()).and_then(|p| known(p.header))
