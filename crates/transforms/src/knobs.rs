@@ -228,6 +228,12 @@ knobs! {
         "The most header instructions loop-rotate duplicates (terminator, parameters and constants not counted).";
     enable_loop_header_duplication: bool = true, "enable-loop-header-duplication", "loop-rotate",
         "Default of loop-rotate's <header-duplication> parameter; false rotates only headers with nothing to duplicate.";
+    disable_loop_deletion_pass: bool = false, "disable-LoopDeletionPass", "loop-deletion",
+        "Turn loop-deletion off (cicc's switch).";
+    loop_deletion_enable_symbolic_execution: bool = true, "loop-deletion-enable-symbolic-execution", "loop-deletion",
+        "Evaluate a loop's first iteration with the preheader's constants to prove its backedge is never taken.";
+    enable_loop_simplifycfg_term_folding: bool = true, "enable-loop-simplifycfg-term-folding", "loop-simplifycfg",
+        "Let loop-simplifycfg fold branches on constants inside loops (and remove what they made unreachable).";
 }
 
 impl Knobs {
@@ -269,9 +275,6 @@ pub const PLANNED_KNOBS: &[(&str, &str)] = &[
     ("unswitch-siblings-toplevel-div", "simple-loop-unswitch"),
     ("freeze-loop-unswitch-cond", "simple-loop-unswitch"),
     ("disable-loop-unswitching", "simple-loop-unswitch"),
-    ("enable-loop-simplifycfg-term-folding", "loop-simplifycfg"),
-    ("disable-LoopDeletionPass", "loop-deletion"),
-    ("loop-deletion-enable-symbolic-execution", "loop-deletion"),
 ];
 
 /// Parse a `-C name=value` setting and apply it.

@@ -1,0 +1,208 @@
+//! Pieces shared by `loop-deletion` and `loop-simplifycfg`: integer constant folding of
+//! one instruction, folding a terminator whose target is decided, and removing the
+//! blocks no longer reachable from the entry.
+
+use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value};
+use gyre_ir::{EntityRef, ValueDef};
+
+/// `x` masked to the width of `ty`.
+pub(crate) fn mask(x: u64, ty: Type) -> u64 {
+    match ty.bits() {
+        b if b >= 64 => x,
+        b => x & ((1u64 << b) - 1),
+    }
+}
+
+/// `x` (masked to the width of `ty`) sign-extended to 64 bits.
+fn sext(x: u64, ty: Type) -> i64 {
+    let b = ty.bits();
+    if b >= 64 {
+        x as i64
+    } else {
+        ((x << (64 - b)) as i64) >> (64 - b)
+    }
+}
+
+/// The integer constant `v` is defined as (an `iconst`), as bits of its width.
+pub(crate) fn const_int(func: &Function, v: Value) -> Option<u64> {
+    match func.dfg.value_def(v) {
+        ValueDef::Result(i) => match func.dfg.inst(i) {
+            InstructionData::IntConst { imm } => Some(mask(*imm as u64, func.dfg.value_type(v))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value of the integer instruction `i` when its operands' values are given by
+/// `known` (bits of their width), or `None` when they are not all known or `i` is not an
+/// operation evaluated here. Only operations that cannot trap are evaluated, so the
+/// result holds wherever `i` executes with those operands.
+pub(crate) fn eval_int(
+    func: &Function,
+    i: Inst,
+    known: impl Fn(Value) -> Option<u64>,
+) -> Option<u64> {
+    let r = func.dfg.inst_result(i)?;
+    let ty = func.dfg.value_type(r);
+    if !ty.is_int() {
+        return None;
+    }
+    let v = match *func.dfg.inst(i) {
+        InstructionData::IntConst { imm } => imm as u64,
+        InstructionData::IntCompare { cond, args } => {
+            let at = func.dfg.value_type(args[0]);
+            if args[0] == args[1] {
+                // `x < x` is false whatever `x` is (a zero-trip `i < n` with `i = n`).
+                u64::from(matches!(
+                    cond,
+                    IntCC::Eq | IntCC::Sle | IntCC::Sge | IntCC::Ule | IntCC::Uge
+                ))
+            } else {
+                let (a, b) = (known(args[0])?, known(args[1])?);
+                let (sa, sb) = (sext(a, at), sext(b, at));
+                u64::from(match cond {
+                    IntCC::Eq => a == b,
+                    IntCC::Ne => a != b,
+                    IntCC::Slt => sa < sb,
+                    IntCC::Sle => sa <= sb,
+                    IntCC::Sgt => sa > sb,
+                    IntCC::Sge => sa >= sb,
+                    IntCC::Ult => a < b,
+                    IntCC::Ule => a <= b,
+                    IntCC::Ugt => a > b,
+                    IntCC::Uge => a >= b,
+                })
+            }
+        }
+        InstructionData::Binary { opcode, args, .. } => {
+            let (a, b) = (known(args[0])?, known(args[1])?);
+            match opcode {
+                Opcode::Iadd => a.wrapping_add(b),
+                Opcode::Isub => a.wrapping_sub(b),
+                Opcode::Imul => a.wrapping_mul(b),
+                Opcode::And => a & b,
+                Opcode::Or => a | b,
+                Opcode::Xor => a ^ b,
+                Opcode::Shl if b < u64::from(ty.bits()) => a << b,
+                _ => return None,
+            }
+        }
+        InstructionData::Unary { opcode, arg } => {
+            let at = func.dfg.value_type(arg);
+            let a = known(arg)?;
+            match opcode {
+                Opcode::Zext | Opcode::Trunc => a,
+                Opcode::Sext => sext(a, at) as u64,
+                _ => return None,
+            }
+        }
+        InstructionData::Ternary {
+            opcode: Opcode::Select,
+            args,
+        } => {
+            if known(args[0])? & 1 == 1 {
+                known(args[1])?
+            } else {
+                known(args[2])?
+            }
+        }
+        _ => return None,
+    };
+    Some(mask(v, ty))
+}
+
+/// The one target of the branch `term` when its condition is `cond_value` (`brif`: bit 0;
+/// `br_table`: the index, sign-extended as the cases are), cloned.
+pub(crate) fn decided_target(func: &Function, term: Inst, cond_value: u64) -> Option<BlockCall> {
+    match func.dfg.inst(term) {
+        InstructionData::Brif { blocks, .. } => {
+            Some(blocks[usize::from(cond_value & 1 == 0)].clone())
+        }
+        InstructionData::BrTable { arg, table } => {
+            let k = sext(cond_value, func.dfg.value_type(*arg));
+            let jt = func.dfg.jump_table(*table);
+            Some(
+                jt.cases
+                    .iter()
+                    .find(|(c, _)| *c == k)
+                    .map_or(&jt.default, |(_, bc)| bc)
+                    .clone(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The condition operand of a `brif` or `br_table`.
+pub(crate) fn branch_condition(func: &Function, term: Inst) -> Option<Value> {
+    match func.dfg.inst(term) {
+        InstructionData::Brif { arg, .. } | InstructionData::BrTable { arg, .. } => Some(*arg),
+        _ => None,
+    }
+}
+
+/// Replace the terminator `term` by a jump to `dest` (one of its own targets).
+pub(crate) fn fold_to_jump(func: &mut Function, term: Inst, dest: BlockCall) {
+    func.dfg.replace_inst(term, InstructionData::Jump { dest });
+}
+
+/// What [`remove_unreachable_blocks`] removed.
+#[derive(Default)]
+pub(crate) struct Removed {
+    /// The blocks removed, in layout order.
+    pub blocks: Vec<Block>,
+    /// Barriers among their instructions.
+    pub barriers: u32,
+}
+
+/// Remove every block not reachable from the entry (after branches were folded): its
+/// instructions first, then the block. A value defined in such a block has no use in a
+/// reachable one (its definition dominated every use, and folding only removes edges),
+/// so nothing else needs rewriting. `reached` is a reusable buffer.
+pub(crate) fn remove_unreachable_blocks(func: &mut Function, reached: &mut Vec<bool>) -> Removed {
+    reached.clear();
+    reached.resize(func.dfg.num_blocks(), false);
+    let mut stack: Vec<Block> = Vec::new();
+    if let Some(e) = func.layout.entry_block() {
+        reached[e.index()] = true;
+        stack.push(e);
+    }
+    while let Some(b) = stack.pop() {
+        func.for_each_successor(b, |s| {
+            if !reached[s.index()] {
+                reached[s.index()] = true;
+                stack.push(s);
+            }
+        });
+    }
+    let mut removed = Removed::default();
+    let dead: Vec<Block> = func
+        .layout
+        .blocks()
+        .filter(|b| !reached[b.index()])
+        .collect();
+    for &b in &dead {
+        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        for i in insts {
+            if func.dfg.inst(i).opcode() == Opcode::Barrier {
+                removed.barriers += 1;
+            }
+            func.layout.remove_inst(i);
+        }
+        func.layout.remove_block(b);
+    }
+    removed.blocks = dead;
+    removed
+}
+
+/// Remove the blocks `blocks` (which nothing reachable branches to any more) from the
+/// layout, instructions first.
+pub(crate) fn remove_blocks(func: &mut Function, blocks: &[Block]) {
+    for &b in blocks {
+        while let Some(i) = func.layout.first_inst(b) {
+            func.layout.remove_inst(i);
+        }
+        func.layout.remove_block(b);
+    }
+}
