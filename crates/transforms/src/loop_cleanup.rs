@@ -206,3 +206,30 @@ pub(crate) fn remove_blocks(func: &mut Function, blocks: &[Block]) {
         func.layout.remove_block(b);
     }
 }
+
+/// Put every loop of `func` back in loop-simplify and LCSSA form after branches were
+/// folded: a block of an outer loop that could reach its latch only through a removed edge
+/// is outside that loop now, and may use the loop's values directly (LLVM's
+/// `breakLoopBackedge` re-forms LCSSA for the same reason). Runs the two function passes,
+/// which change nothing where the forms hold; their counters and remarks are not the
+/// visited loop's business and are dropped. Leaves the analyses they computed in the cache.
+pub(crate) fn restore_forms(
+    func: &mut Function,
+    cx: &mut crate::manager::PassContext<'_>,
+) -> Result<(), crate::manager::PassError> {
+    use crate::manager::{FunctionPass, PassContext, Stats};
+    cx.analyses.invalidate(crate::Analyses::NONE);
+    let mut stats = Stats::default();
+    let mut remarks = Vec::new();
+    let mut sub = PassContext {
+        knobs: cx.knobs,
+        analyses: &mut *cx.analyses,
+        stats: &mut stats,
+        remarks: &mut remarks,
+    };
+    let r = crate::loop_simplify::LoopSimplify::default().run(func, &mut sub)?;
+    sub.analyses.invalidate(r.preserved);
+    let r = crate::lcssa::Lcssa::default().run(func, &mut sub)?;
+    sub.analyses.invalidate(r.preserved);
+    Ok(())
+}

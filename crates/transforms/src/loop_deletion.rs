@@ -27,7 +27,7 @@
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
     branch_condition, const_int, decided_target, eval_int, fold_to_jump, remove_blocks,
-    remove_unreachable_blocks,
+    remove_unreachable_blocks, restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use gyre_analysis::{Loop, LoopInfo};
@@ -44,11 +44,15 @@ const NAME: &str = "loop-deletion";
 /// parameters, so the exit's arguments are all the loop gives the rest of the function),
 /// which the loop adaptor establishes before any loop pass runs.
 ///
-/// **Establishes**: nothing new; a deleted loop's surroundings keep their forms (the
-/// preheader now jumps to the exit, which stays dedicated to the loops around).
+/// **Establishes**: loop-simplify and LCSSA form of every loop, as it found them: a dead
+/// loop's surroundings keep their forms (the preheader now jumps to the exit, which stays
+/// dedicated to the loops around); after a folded branch (cases 1 and 3) a block of an
+/// outer loop may have left it, so both forms are re-established on the function (the
+/// `loop-simplify` and `lcssa` passes, which change nothing where they hold).
 ///
-/// **Preserves**: no analysis once it changed something (the loop forest loses a loop);
-/// every analysis when it changed nothing.
+/// **Preserves**: after a dead loop's deletion, no analysis (the loop forest loses a
+/// loop); after a folded branch, what re-establishing the forms computed afresh (the CFG,
+/// the dominator tree and the loop forest); every analysis when it changed nothing.
 ///
 /// **Gives up** (a remark and a counter each): a loop in or around an irreducible cycle
 /// (`Irreducible`); no preheader (`NotLoopSimplifyForm`); a loop with an operation that has
@@ -65,7 +69,9 @@ const NAME: &str = "loop-deletion";
 /// `loop-deletion-enable-symbolic-execution` (default true, LLVM's) enables the
 /// first-iteration evaluation of case 3.
 ///
-/// **Stats**: `NumDeleted` (dead loops), `NumNeverEntered`, `NumBackedgesBroken`, and one
+/// **Stats**: `NumDeleted` (dead loops), `NumNeverEntered`, `NumBackedgesBroken`,
+/// `NumOutsideBlocksRemoved` (blocks outside the loop that only the folded branches
+/// reached, removed as unreachable), and one
 /// counter per reason for keeping a loop (`NumIrreducible`, `NumNotLoopSimplifyForm`,
 /// `NumHasSideEffects`, `NumNoSingleExit`, `NumValueUsedOutside`, `NumMayNotTerminate`).
 ///
@@ -131,7 +137,11 @@ impl LoopPass for LoopDeletion {
     }
 
     fn establishes(&self) -> Forms {
-        Forms::default()
+        Forms {
+            loop_simplify: true,
+            lcssa: true,
+            rotated: false,
+        }
     }
 
     fn run_on_loop(
@@ -191,10 +201,12 @@ impl LoopPass for LoopDeletion {
         // 1. Never entered.
         if let Some((term, dest)) = never_entered(func, cfg, preheader) {
             fold_to_jump(func, term, dest);
-            remove_unreachable_blocks(func, &mut self.s.reached);
+            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
+            count_outside(cx, l, preheader, &removed.blocks);
             cx.stats.add(NAME, "NumNeverEntered", 1);
             updater.mark_loop_deleted();
-            return Ok(PassResult::changed(Analyses::NONE));
+            restore_forms(func, cx)?;
+            return Ok(PassResult::changed(cx.analyses.valid()));
         }
         // 2. Dead.
         let why_kept = match self.check_dead(func, l, cx) {
@@ -217,12 +229,28 @@ impl LoopPass for LoopDeletion {
                 fold_to_jump(func, *term, dest.clone());
             }
             self.s.folds = folds;
-            remove_unreachable_blocks(func, &mut self.s.reached);
+            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
+            count_outside(cx, l, preheader, &removed.blocks);
             cx.stats.add(NAME, "NumBackedgesBroken", 1);
             updater.mark_loop_deleted();
-            return Ok(PassResult::changed(Analyses::NONE));
+            restore_forms(func, cx)?;
+            return Ok(PassResult::changed(cx.analyses.valid()));
         }
         keep(cx, func, why_kept.0, why_kept.1)
+    }
+}
+
+/// Count the removed blocks that were neither in `l` nor its preheader: code after the
+/// loop that only the branches folded away reached (an outer loop may lose its backedge
+/// with them, which can give a later run of the pass more to do).
+fn count_outside(cx: &mut PassContext<'_>, l: Loop, preheader: Block, removed: &[Block]) {
+    let li = &cx.analyses.loops;
+    let n = removed
+        .iter()
+        .filter(|&&b| b != preheader && !li.contains(l, b))
+        .count() as u64;
+    if n > 0 {
+        cx.stats.add(NAME, "NumOutsideBlocksRemoved", n);
     }
 }
 

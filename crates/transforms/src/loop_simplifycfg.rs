@@ -21,6 +21,7 @@
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
     branch_condition, const_int, decided_target, fold_to_jump, remove_unreachable_blocks,
+    restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
@@ -34,11 +35,15 @@ const NAME: &str = "loop-simplifycfg";
 /// **Requires**: LCSSA form (the adaptor establishes it): uses of a merged block's
 /// parameters are rewritten inside the loop only.
 ///
-/// **Establishes**: nothing new; loop-simplify and LCSSA form of the loops that remain
-/// hold as before (folding only removes edges; merging keeps every edge's source in the
-/// same loop). Loops that lose their backedge are no longer loops.
+/// **Establishes**: loop-simplify and LCSSA form of every loop. Merging keeps every edge's
+/// source in the same loop, so both forms hold as before; after a fold, a block of an
+/// outer loop may have left it (it reached the latch only through the removed edge), so
+/// both forms are re-established on the function (the `loop-simplify` and `lcssa` passes,
+/// which change nothing where they hold). Loops that lose their backedge are no longer
+/// loops.
 ///
-/// **Preserves**: no analysis once it changed something; all when it changed nothing.
+/// **Preserves**: after merging only, no analysis; after a fold, the CFG, dominator tree and
+/// loop forest computed afresh at the end; all when it changed nothing.
 ///
 /// **Gives up**: on a loop in or around an irreducible cycle (`Irreducible`, a remark).
 /// Branches on values that are not constants are left to other passes (unswitching).
@@ -69,7 +74,11 @@ impl LoopPass for LoopSimplifyCfg {
     }
 
     fn establishes(&self) -> Forms {
-        Forms::default()
+        Forms {
+            loop_simplify: true,
+            lcssa: true,
+            rotated: false,
+        }
     }
 
     fn run_on_loop(
@@ -227,7 +236,7 @@ impl LoopPass for LoopSimplifyCfg {
         }
         // Is the loop still a loop? Folding may have removed its backedge.
         if folded > 0 {
-            cx.analyses.invalidate(Analyses::NONE);
+            restore_forms(func, cx)?;
             cx.analyses
                 .ensure(func, Analyses::LOOPS)
                 .map_err(|e| err(func, e.to_string()))?;
@@ -235,10 +244,8 @@ impl LoopPass for LoopSimplifyCfg {
                 cx.stats.add(NAME, "NumLoopsDeleted", 1);
                 updater.mark_loop_deleted();
             }
-            // The fresh forest describes the function as it is now: keep it.
-            return Ok(PassResult::changed(
-                Analyses::CFG.union(Analyses::DOMTREE).union(Analyses::LOOPS),
-            ));
+            // The fresh analyses describe the function as it is now: keep them.
+            return Ok(PassResult::changed(cx.analyses.valid()));
         }
         Ok(PassResult::changed(Analyses::NONE))
     }
