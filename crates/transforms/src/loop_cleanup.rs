@@ -48,6 +48,33 @@ pub(crate) fn eval_int(
     if !ty.is_int() {
         return None;
     }
+    // An operand is known, or is a `select` of two known values: evaluate every
+    // combination and keep the result if they all agree (`icmp ugt (select c, -128, 1), 0`
+    // is true whatever `c` is, as LLVM's instruction simplifier finds).
+    let alts = |v: Value| -> Option<[u64; 2]> {
+        if let Some(c) = known(v) {
+            return Some([c, c]);
+        }
+        let ValueDef::Result(d) = func.dfg.value_def(v) else {
+            return None;
+        };
+        match *func.dfg.inst(d) {
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                args,
+            } => Some([known(args[1])?, known(args[2])?]),
+            _ => None,
+        }
+    };
+    let agree = |a: [u64; 2], b: [u64; 2], f: &dyn Fn(u64, u64) -> Option<u64>| {
+        let r = f(a[0], b[0])?;
+        for (x, y) in [(a[0], b[1]), (a[1], b[0]), (a[1], b[1])] {
+            if f(x, y)? != r {
+                return None;
+            }
+        }
+        Some(r)
+    };
     let v = match *func.dfg.inst(i) {
         InstructionData::IntConst { imm } => imm as u64,
         InstructionData::IntCompare { cond, args } => {
@@ -59,34 +86,38 @@ pub(crate) fn eval_int(
                     IntCC::Eq | IntCC::Sle | IntCC::Sge | IntCC::Ule | IntCC::Uge
                 ))
             } else {
-                let (a, b) = (known(args[0])?, known(args[1])?);
-                let (sa, sb) = (sext(a, at), sext(b, at));
-                u64::from(match cond {
-                    IntCC::Eq => a == b,
-                    IntCC::Ne => a != b,
-                    IntCC::Slt => sa < sb,
-                    IntCC::Sle => sa <= sb,
-                    IntCC::Sgt => sa > sb,
-                    IntCC::Sge => sa >= sb,
-                    IntCC::Ult => a < b,
-                    IntCC::Ule => a <= b,
-                    IntCC::Ugt => a > b,
-                    IntCC::Uge => a >= b,
-                })
+                let cmp = |a: u64, b: u64| {
+                    let (sa, sb) = (sext(a, at), sext(b, at));
+                    Some(u64::from(match cond {
+                        IntCC::Eq => a == b,
+                        IntCC::Ne => a != b,
+                        IntCC::Slt => sa < sb,
+                        IntCC::Sle => sa <= sb,
+                        IntCC::Sgt => sa > sb,
+                        IntCC::Sge => sa >= sb,
+                        IntCC::Ult => a < b,
+                        IntCC::Ule => a <= b,
+                        IntCC::Ugt => a > b,
+                        IntCC::Uge => a >= b,
+                    }))
+                };
+                agree(alts(args[0])?, alts(args[1])?, &cmp)?
             }
         }
         InstructionData::Binary { opcode, args, .. } => {
-            let (a, b) = (known(args[0])?, known(args[1])?);
-            match opcode {
-                Opcode::Iadd => a.wrapping_add(b),
-                Opcode::Isub => a.wrapping_sub(b),
-                Opcode::Imul => a.wrapping_mul(b),
-                Opcode::And => a & b,
-                Opcode::Or => a | b,
-                Opcode::Xor => a ^ b,
-                Opcode::Shl if b < u64::from(ty.bits()) => a << b,
-                _ => return None,
+            let bits = u64::from(ty.bits());
+            let op = |a: u64, b: u64| match opcode {
+                Opcode::Iadd => Some(a.wrapping_add(b)),
+                Opcode::Isub => Some(a.wrapping_sub(b)),
+                Opcode::Imul => Some(a.wrapping_mul(b)),
+                Opcode::And => Some(a & b),
+                Opcode::Or => Some(a | b),
+                Opcode::Xor => Some(a ^ b),
+                Opcode::Shl if b < bits => Some(a << b),
+                _ => None,
             }
+            .map(|x| mask(x, ty));
+            agree(alts(args[0])?, alts(args[1])?, &op)?
         }
         InstructionData::Unary { opcode, arg } => {
             let at = func.dfg.value_type(arg);
@@ -101,10 +132,13 @@ pub(crate) fn eval_int(
             opcode: Opcode::Select,
             args,
         } => {
-            if known(args[0])? & 1 == 1 {
-                known(args[1])?
-            } else {
-                known(args[2])?
+            let (t, f) = (known(args[1]), known(args[2]));
+            match known(args[0]) {
+                Some(c) if c & 1 == 1 => t?,
+                Some(_) => f?,
+                // Both arms equal: the condition does not matter.
+                None if t.is_some() && t == f => t?,
+                None => return None,
             }
         }
         _ => return None,
