@@ -67,7 +67,7 @@ fn opt_o_levels_run_the_default_pipeline() {
     let default = ok(&gyre(&[
         "opt",
         LOOPY,
-        "--passes=loop-simplify,lcssa,loop(loop-rotate)",
+        &format!("--passes={}", gyre_transforms::DEFAULT_PIPELINE),
     ]));
     assert_ne!(plain, default);
     for o in ["-O", "-O1", "-O2", "-O3"] {

@@ -14,10 +14,12 @@
 use core::fmt;
 
 /// Gyre's default GPU loop pipeline (`-O`, `-O1`..`-O3`, `default<O2>`), in the order cicc
-/// runs its loop passes; passes Gyre does not have yet (indvars, simple-loop-unswitch)
-/// join the loop pipeline after loop-rotate as they land. docs/passes.md explains each
-/// step.
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate)";
+/// runs its loop passes: loop-simplifycfg first in the loop pipeline (cleanup before
+/// rotation), loop-deletion last (after indvars, whose exit values make loops dead);
+/// passes Gyre does not have yet (indvars, simple-loop-unswitch) join the loop pipeline
+/// after loop-rotate as they land. docs/passes.md explains each step.
+pub const DEFAULT_PIPELINE: &str =
+    "loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,loop-deletion)";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
