@@ -106,17 +106,19 @@ pub(crate) fn eval_int(
         }
         InstructionData::Binary { opcode, args, .. } => {
             let bits = u64::from(ty.bits());
-            let op = |a: u64, b: u64| match opcode {
-                Opcode::Iadd => Some(a.wrapping_add(b)),
-                Opcode::Isub => Some(a.wrapping_sub(b)),
-                Opcode::Imul => Some(a.wrapping_mul(b)),
-                Opcode::And => Some(a & b),
-                Opcode::Or => Some(a | b),
-                Opcode::Xor => Some(a ^ b),
-                Opcode::Shl if b < bits => Some(a << b),
-                _ => None,
-            }
-            .map(|x| mask(x, ty));
+            let op = |a: u64, b: u64| {
+                match opcode {
+                    Opcode::Iadd => Some(a.wrapping_add(b)),
+                    Opcode::Isub => Some(a.wrapping_sub(b)),
+                    Opcode::Imul => Some(a.wrapping_mul(b)),
+                    Opcode::And => Some(a & b),
+                    Opcode::Or => Some(a | b),
+                    Opcode::Xor => Some(a ^ b),
+                    Opcode::Shl if b < bits => Some(a << b),
+                    _ => None,
+                }
+                .map(|x| mask(x, ty))
+            };
             agree(alts(args[0])?, alts(args[1])?, &op)?
         }
         InstructionData::Unary { opcode, arg } => {
@@ -150,9 +152,7 @@ pub(crate) fn eval_int(
 /// `br_table`: the index, sign-extended as the cases are), cloned.
 pub(crate) fn decided_target(func: &Function, term: Inst, cond_value: u64) -> Option<BlockCall> {
     match func.dfg.inst(term) {
-        InstructionData::Brif { blocks, .. } => {
-            Some(blocks[usize::from(cond_value & 1 == 0)].clone())
-        }
+        InstructionData::Brif { blocks, .. } => Some(blocks[usize::from(cond_value & 1 == 0)]),
         InstructionData::BrTable { arg, table } => {
             let k = sext(cond_value, func.dfg.value_type(*arg));
             let jt = func.dfg.jump_table(*table);
@@ -160,8 +160,7 @@ pub(crate) fn decided_target(func: &Function, term: Inst, cond_value: u64) -> Op
                 jt.cases
                     .iter()
                     .find(|(c, _)| *c == k)
-                    .map_or(&jt.default, |(_, bc)| bc)
-                    .clone(),
+                    .map_or(jt.default, |(_, bc)| *bc),
             )
         }
         _ => None,

@@ -31,8 +31,8 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use gyre_analysis::{Loop, LoopInfo};
-use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value};
 use gyre_ir::ValueDef;
+use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value};
 use rustc_hash::FxHashMap;
 
 const NAME: &str = "loop-deletion";
@@ -174,7 +174,10 @@ impl LoopPass for LoopDeletion {
         };
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        let Some(l) = li.innermost_loop(header).filter(|&l| li.header(l) == header) else {
+        let Some(l) = li
+            .innermost_loop(header)
+            .filter(|&l| li.header(l) == header)
+        else {
             return keep(
                 cx,
                 func,
@@ -212,7 +215,9 @@ impl LoopPass for LoopDeletion {
         let why_kept = match self.check_dead(func, l, cx) {
             Ok((exit, args)) => {
                 let blocks: Vec<Block> = cx.analyses.loops.blocks(l).collect();
-                let pre_term = func.terminator(preheader).expect("a CFG block has a terminator");
+                let pre_term = func
+                    .terminator(preheader)
+                    .expect("a CFG block has a terminator");
                 let dest = BlockCall::new(exit, &args, &mut func.dfg.value_lists);
                 fold_to_jump(func, pre_term, dest);
                 remove_blocks(func, &blocks);
@@ -226,7 +231,7 @@ impl LoopPass for LoopDeletion {
         if self.backedge_never_taken(func, l, preheader, symbolic, cx) {
             let folds = core::mem::take(&mut self.s.folds);
             for (term, dest) in &folds {
-                fold_to_jump(func, *term, dest.clone());
+                fold_to_jump(func, *term, *dest);
             }
             self.s.folds = folds;
             let removed = remove_unreachable_blocks(func, &mut self.s.reached);
@@ -295,7 +300,8 @@ impl LoopDeletion {
             for i in func.layout.block_insts(b) {
                 let data = func.dfg.inst(i);
                 let op = data.opcode();
-                let volatile = matches!(data, InstructionData::Load { flags, .. } if flags.volatile);
+                let volatile =
+                    matches!(data, InstructionData::Load { flags, .. } if flags.volatile);
                 if op.has_side_effects() || op.is_convergent() || volatile {
                     let what = if volatile {
                         "a volatile load".to_string()
@@ -400,7 +406,13 @@ impl LoopDeletion {
         // first visit.
         for (e, count) in &se.loop_counts(l).exits {
             let zero = count.exact.is_some_and(|s| se.as_const(s) == Some(0));
-            if !zero || !li.latches(l).iter().all(|&lt| dt.dominates(*e, lt)) {
+            // An exiting block of a subloop may exit after some of the subloop's
+            // iterations, still on the first iteration of `l`: only `l`'s own blocks are
+            // known to exit on their first visit.
+            if !zero
+                || li.innermost_loop(*e) != Some(l)
+                || !li.latches(l).iter().all(|&lt| dt.dominates(*e, lt))
+            {
                 continue;
             }
             let Some(term) = func.terminator(*e) else {
@@ -411,7 +423,7 @@ impl LoopDeletion {
             func.dfg.for_each_dest(term, |bc| {
                 if !li.contains(l, bc.block) {
                     n_out += 1;
-                    out = Some(bc.clone());
+                    out = Some(*bc);
                 }
             });
             // A `br_table` with several exits is left to the symbolic evaluation.
@@ -489,9 +501,8 @@ impl LoopDeletion {
             let Some(term) = term else {
                 return false;
             };
-            let cond = branch_condition(func, term).and_then(|c| {
-                s.konst.get(&c).copied().or_else(|| const_int(func, c))
-            });
+            let cond = branch_condition(func, term)
+                .and_then(|c| s.konst.get(&c).copied().or_else(|| const_int(func, c)));
             let decided = cond.and_then(|c| decided_target(func, term, c));
             let mut live: Vec<(Block, Vec<Option<u64>>)> = Vec::new();
             let konst = &s.konst;

@@ -94,7 +94,10 @@ impl LoopPass for LoopSimplifyCfg {
             .ensure(func, Analyses::LOOPS)
             .map_err(|e| err(func, e.to_string()))?;
         let li = &cx.analyses.loops;
-        let Some(l) = li.innermost_loop(header).filter(|&l| li.header(l) == header) else {
+        let Some(l) = li
+            .innermost_loop(header)
+            .filter(|&l| li.header(l) == header)
+        else {
             return Ok(PassResult::UNCHANGED);
         };
         if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
@@ -172,7 +175,8 @@ impl LoopPass for LoopSimplifyCfg {
         for &b in all.iter().filter(|&&b| func.layout.is_block_inserted(b)) {
             if let Some(t) = func.terminator(b) {
                 let preds = &mut self.preds;
-                func.dfg.for_each_dest(t, |bc| *preds.entry(bc.block).or_default() += 1);
+                func.dfg
+                    .for_each_dest(t, |bc| *preds.entry(bc.block).or_default() += 1);
             }
         }
         self.map.clear();
@@ -181,10 +185,7 @@ impl LoopPass for LoopSimplifyCfg {
             if !func.layout.is_block_inserted(b) {
                 continue;
             }
-            loop {
-                let Some(term) = func.terminator(b) else {
-                    break;
-                };
+            while let Some(term) = func.terminator(b) {
                 let InstructionData::Jump { dest } = func.dfg.inst(term) else {
                     break;
                 };

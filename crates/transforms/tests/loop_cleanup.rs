@@ -67,7 +67,10 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     }
     let kernel = &m.functions[contract.kernel].name;
     let pipelines = [
-        ("loop-simplify,lcssa,loop(loop-deletion)", "loop(loop-deletion)"),
+        (
+            "loop-simplify,lcssa,loop(loop-deletion)",
+            "loop(loop-deletion)",
+        ),
         (
             "loop-simplify,lcssa,loop(loop-simplifycfg)",
             "loop(loop-simplifycfg)",
@@ -158,4 +161,3 @@ fn loop_deletion_and_simplifycfg_on_generated_kernels() {
         "the generator must exercise loop deletion: {totals:?}"
     );
 }
-
