@@ -14,8 +14,14 @@
 //! `while` nest, 3 blocks per level), `random` (the kernel generator's UB-free kernels,
 //! `gyre_ir::gen` with `target_blocks`).
 //!
-//! Usage: `passes [--family NAME]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]`
-//! (default sizes 1000 10000 100000).
+//! `--pass loop-deletion` or `--pass loop-simplifycfg` times that pass instead of
+//! loop-rotate, beside LLVM's `LoopDeletionPass` / `LoopSimplifyCFGPass` row (the `nest`
+//! and `deep` loops have no effect and are dead, so loop-deletion deletes them all; the
+//! `changed` column counts loops deleted or unlooped, or branches folded and blocks
+//! merged).
+//!
+//! Usage: `passes [--pass NAME] [--family NAME]... [--reps N] [--no-llvm]
+//! [--llvm-timeout S] [sizes...]` (default sizes 1000 10000 100000).
 
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::Module;
@@ -25,6 +31,24 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 const FAMILIES: &[&str] = &["nest", "deep", "random"];
+
+/// The passes this binary times: Gyre's name, LLVM's `-time-passes` row, the counters
+/// whose sum is the `changed` column, and that column's name.
+const PASSES: &[(&str, &str, &[&str], &str)] = &[
+    ("loop-rotate", "LoopRotatePass", &["NumRotated"], "rotated"),
+    (
+        "loop-deletion",
+        "LoopDeletionPass",
+        &["NumDeleted", "NumBackedgesBroken", "NumNeverEntered"],
+        "deleted",
+    ),
+    (
+        "loop-simplifycfg",
+        "LoopSimplifyCFGPass",
+        &["NumTerminatorsFolded", "NumBlocksMerged"],
+        "folded+merged",
+    ),
+];
 
 /// Sequential 3-deep `while` nests counting to the kernel's argument, about `n` blocks.
 fn nest(n: usize) -> String {
@@ -159,8 +183,10 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut families, mut sizes) = (Vec::new(), Vec::new());
     let (mut reps, mut llvm, mut timeout) = (5usize, true, 120u64);
+    let mut pass = "loop-rotate".to_string();
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--pass" => pass = args.next().expect("--pass NAME"),
             "--family" => families.push(args.next().expect("--family NAME")),
             "--reps" => reps = args.next().and_then(|s| s.parse().ok()).expect("--reps N"),
             "--no-llvm" => llvm = false,
@@ -171,7 +197,7 @@ fn main() {
                     .expect("--llvm-timeout S")
             }
             "--help" | "-h" => {
-                println!("passes [--family nest|deep|random]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
+                println!("passes [--pass loop-rotate|loop-deletion|loop-simplifycfg] [--family nest|deep|random]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
                 return;
             }
             s => sizes.push(s.parse::<usize>().expect("a size in blocks")),
@@ -180,6 +206,11 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![1_000, 10_000, 100_000];
     }
+    let &(pass, llvm_row, counters, changed_name) = PASSES
+        .iter()
+        .find(|p| p.0 == pass)
+        .expect("--pass: loop-rotate, loop-deletion or loop-simplifycfg");
+    let pipeline = format!("loop({pass})");
     let families: Vec<&'static str> = if families.is_empty() {
         FAMILIES.to_vec()
     } else {
@@ -210,23 +241,23 @@ fn main() {
                     time_loop_passes: true,
                     ..Options::default()
                 };
-                let mut pm = PassManager::from_pipeline("loop(loop-rotate)", Knobs::default(), options)
+                let mut pm = PassManager::from_pipeline(&pipeline, Knobs::default(), options)
                     .expect("pipeline");
                 let t = Instant::now();
-                let r = pm.run_module(&mut c).expect("loop-rotate runs");
+                let r = pm.run_module(&mut c).expect("the pass runs");
                 adaptor_s = adaptor_s.min(t.elapsed().as_secs_f64());
                 let p = r
                     .pass_times
                     .iter()
-                    .find(|(name, _)| *name == "loop-rotate")
+                    .find(|(name, _)| *name == pass)
                     .map_or(0.0, |(_, d)| d.as_secs_f64());
                 pass_s = pass_s.min(p);
                 loops = r
                     .loop_visits
                     .iter()
-                    .find(|(name, _)| *name == "loop-rotate")
+                    .find(|(name, _)| *name == pass)
                     .map_or(0, |(_, n)| *n);
-                rotated = r.stats.get("loop-rotate", "NumRotated");
+                rotated = counters.iter().map(|c| r.stats.get(pass, c)).sum();
             }
             let llvm = opt.as_ref().map(|(path, _)| {
                 let file = dir.join(format!("{family}-{n}.ll"));
@@ -235,8 +266,8 @@ fn main() {
                 let r = time_pass(
                     path,
                     &file,
-                    "loop(loop-rotate)",
-                    "LoopRotatePass",
+                    &pipeline,
+                    llvm_row,
                     Duration::from_secs(timeout),
                 );
                 let _ = std::fs::remove_file(&file);
@@ -255,7 +286,7 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    println!("| family | blocks | loops | rotated | Gyre loop-rotate | ns/block | Gyre loop(loop-rotate) | ns/block | LLVM 14 LoopRotatePass | ns/block | LLVM / Gyre |");
+    println!("| family | blocks | loops | {changed_name} | Gyre {pass} | ns/block | Gyre {pipeline} | ns/block | LLVM 14 {llvm_row} | ns/block | LLVM / Gyre |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         let ns = |s: f64| s * 1e9 / r.blocks as f64;
