@@ -306,6 +306,12 @@ knobs! {
         "The most e-nodes in one e-class of simplify; a class that big gets no more rewrites.";
     simplify_licm: bool = true, "simplify-licm", "simplify",
         "Whether simplify hoists loop-invariant pure operations to loop preheaders.";
+    disable_loop_deletion_pass: bool = false, "disable-LoopDeletionPass", "loop-deletion",
+        "Turn loop-deletion off (cicc's switch).";
+    loop_deletion_enable_symbolic_execution: bool = true, "loop-deletion-enable-symbolic-execution", "loop-deletion",
+        "Evaluate a loop's first iteration with the preheader's constants to prove its backedge is never taken.";
+    enable_loop_simplifycfg_term_folding: bool = true, "enable-loop-simplifycfg-term-folding", "loop-simplifycfg",
+        "Let loop-simplifycfg fold branches on constants inside loops (and remove what they made unreachable).";
 }
 
 impl Knobs {
@@ -327,9 +333,6 @@ impl Knobs {
 /// [`KNOBS`] by the issue that brings the pass; until then `-C` with one of them is a
 /// [`KnobError::PassMissing`].
 pub const PLANNED_KNOBS: &[(&str, &str)] = &[
-    ("enable-loop-simplifycfg-term-folding", "loop-simplifycfg"),
-    ("disable-LoopDeletionPass", "loop-deletion"),
-    ("loop-deletion-enable-symbolic-execution", "loop-deletion"),
 ];
 
 /// Parse a `-C name=value` setting and apply it.

@@ -67,6 +67,10 @@ pub mod simplify;
 mod testutil;
 pub mod utils;
 pub mod verify;
+// --- loop-deletion, loop-simplifycfg (issue 22) ---
+mod loop_cleanup;
+pub mod loop_deletion;
+pub mod loop_simplifycfg;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

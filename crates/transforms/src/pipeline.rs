@@ -14,9 +14,9 @@
 use core::fmt;
 
 /// Gyre's default GPU loop pipeline (`-O`, `-O1`..`-O3`, `default<O2>`), in the order cicc
-/// runs its loop passes; passes Gyre does not have yet (indvars, simple-loop-unswitch)
-/// join the loop pipeline after loop-rotate as they land. docs/passes.md explains each
-/// step.
+/// runs its loop passes, then the e-graph simplifier. simple-loop-unswitch, loop-deletion and
+/// loop-simplifycfg exist but are not in it yet: each recomputes function-wide analyses
+/// per change, which would make `-O` quadratic in the number of loops (docs/passes.md).
 pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate,indvars),simplify";
 
 /// The analyses `print<...>` can print.

@@ -118,6 +118,28 @@ pub const PASSES: &[PassInfo] = &[
         }),
         create_loop: None,
     },
+    PassInfo {
+        name: "loop-deletion",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "Delete loops that never run or compute nothing used; break backedges never taken.",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("loop-deletion", p)?;
+            Ok(Box::new(crate::loop_deletion::LoopDeletion::default()))
+        }),
+    },
+    PassInfo {
+        name: "loop-simplifycfg",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "Fold constant branches in loops, remove dead blocks and merge straight-line blocks.",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("loop-simplifycfg", p)?;
+            Ok(Box::new(crate::loop_simplifycfg::LoopSimplifyCfg::default()))
+        }),
+    },
 ];
 
 /// The pass with this pipeline name.

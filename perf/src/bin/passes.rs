@@ -22,7 +22,13 @@
 //! sets a Gyre knob (`-C iv-loop-level=100000` makes Gyre simplify every loop, as LLVM
 //! does, instead of cicc's outermost loops only).
 //!
-//! Usage: `passes [--pass rotate|unswitch|indvars] [-C knob=value]... [--family NAME]...
+//! `--pass loop-deletion` or `--pass loop-simplifycfg` times that pass alone beside LLVM's
+//! `LoopDeletionPass` / `LoopSimplifyCFGPass` row (the `nest` and `deep` loops have no
+//! effect and are dead, so loop-deletion deletes them all; the `changed` column counts
+//! loops deleted or unlooped, or branches folded and blocks merged).
+//!
+//! Usage: `passes [--pass rotate|unswitch|indvars|loop-deletion|loop-simplifycfg]
+//! [-C knob=value]... [--family NAME]...
 //! [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]` (default sizes 1000 10000 100000).
 
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
@@ -70,6 +76,24 @@ const INDVARS: Timed = Timed {
     llvm: "loop(loop-rotate,indvars)",
     llvm_row: "IndVarSimplifyPass",
     counters: &["NumLFTR"],
+    default_families: &["nest", "deep", "random"],
+};
+
+const DELETION: Timed = Timed {
+    gyre: "loop(loop-deletion)",
+    pass: "loop-deletion",
+    llvm: "loop(loop-deletion)",
+    llvm_row: "LoopDeletionPass",
+    counters: &["NumDeleted", "NumBackedgesBroken", "NumNeverEntered"],
+    default_families: &["nest", "deep", "random"],
+};
+
+const SIMPLIFYCFG: Timed = Timed {
+    gyre: "loop(loop-simplifycfg)",
+    pass: "loop-simplifycfg",
+    llvm: "loop(loop-simplifycfg)",
+    llvm_row: "LoopSimplifyCFGPass",
+    counters: &["NumTerminatorsFolded", "NumBlocksMerged"],
     default_families: &["nest", "deep", "random"],
 };
 
@@ -282,7 +306,9 @@ fn main() {
                     Some("rotate") => &ROTATE,
                     Some("unswitch") => &UNSWITCH,
                     Some("indvars") => &INDVARS,
-                    _ => panic!("--pass rotate|unswitch|indvars"),
+                    Some("loop-deletion") => &DELETION,
+                    Some("loop-simplifycfg") => &SIMPLIFYCFG,
+                    _ => panic!("--pass rotate|unswitch|indvars|loop-deletion|loop-simplifycfg"),
                 }
             }
             "--family" => families.push(args.next().expect("--family NAME")),
@@ -295,7 +321,7 @@ fn main() {
                     .expect("--llvm-timeout S")
             }
             "--help" | "-h" => {
-                println!("passes [--pass rotate|unswitch|indvars] [-C knob=value]... [--family nest|deep|random|unswitch-nest]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
+                println!("passes [--pass rotate|unswitch|indvars|loop-deletion|loop-simplifycfg] [-C knob=value]... [--family nest|deep|random|unswitch-nest]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
                 return;
             }
             s => sizes.push(s.parse::<usize>().expect("a size in blocks")),
@@ -313,12 +339,6 @@ fn main() {
             .filter(|f| families.iter().any(|g| g == f))
             .collect()
     };
-    let (pipeline, llvm_row, counter): (&str, &str, &str) = match pass.as_str() {
-        "loop-rotate" => ("loop(loop-rotate)", "LoopRotatePass", "NumRotated"),
-        "indvars" => ("loop(loop-rotate,indvars)", "IndVarSimplifyPass", "NumLFTR"),
-        other => panic!("--pass: no timing for '{other}' (loop-rotate, indvars)"),
-    };
-    let pass: &'static str = if pass == "indvars" { "indvars" } else { "loop-rotate" };
     let opt = if llvm { find_opt() } else { None };
     match &opt {
         Some((p, v)) => eprintln!("LLVM: {} ({v})", p.display()),

@@ -36,6 +36,36 @@ pub const KNOWN: &[(&str, &str)] = &[
          condition) and then on its copies; Gyre unswitches loop-invariant values only, \
          so @d keeps 4 loops where opt makes 9",
     ),
+    (
+        "LoopDeletion/2017-07-11-incremental-dt.ll",
+        "the loops of @fn1 lie in or around a 7-block irreducible cycle; Gyre's loop passes \
+         leave such loops alone (LLVM deletes them as never executed)",
+    ),
+    (
+        "LoopDeletion/loops-with-irreducible-subloops.ll",
+        "LLVM deletes a loop with an irreducible subloop under `mustprogress`; Gyre never \
+         deletes a loop in or around an irreducible cycle and has no must-progress rule",
+    ),
+    (
+        "LoopDeletion/no-exit-blocks.ll",
+        "a loop with no exit in a `mustprogress` function: LLVM deletes it (an infinite loop \
+         without effects is UB there); Gyre has no must-progress rule and keeps it",
+    ),
+    (
+        "LoopDeletion/assume.ll",
+        "the loop's induction variable is a pointer (`phi ptr` stepped by a GEP); Gyre's \
+         scalar evolution covers integers only, so no trip count proves termination",
+    ),
+    (
+        "LoopDeletion/multiple-exit-conditions.ll",
+        "the exit test is an `and` of two comparisons; Gyre's scalar evolution has no exit \
+         count for it (LLVM takes the smaller of the two), so termination is not proven",
+    ),
+    (
+        "LoopDeletion/pr56266.ll",
+        "LLVM 14 `opt` crashes in loop-deletion on this file (the bug the test guards, \
+         fixed in LLVM 15); Gyre's result verifies and keeps its behaviour",
+    ),
 ];
 
 /// The reason recorded for `key`, if any.

@@ -1,0 +1,268 @@
+//! Pieces shared by `loop-deletion` and `loop-simplifycfg`: integer constant folding of
+//! one instruction, folding a terminator whose target is decided, and removing the
+//! blocks no longer reachable from the entry.
+
+use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value};
+use gyre_ir::{EntityRef, ValueDef};
+
+/// `x` masked to the width of `ty`.
+pub(crate) fn mask(x: u64, ty: Type) -> u64 {
+    match ty.bits() {
+        b if b >= 64 => x,
+        b => x & ((1u64 << b) - 1),
+    }
+}
+
+/// `x` (masked to the width of `ty`) sign-extended to 64 bits.
+fn sext(x: u64, ty: Type) -> i64 {
+    let b = ty.bits();
+    if b >= 64 {
+        x as i64
+    } else {
+        ((x << (64 - b)) as i64) >> (64 - b)
+    }
+}
+
+/// The integer constant `v` is defined as (an `iconst`), as bits of its width.
+pub(crate) fn const_int(func: &Function, v: Value) -> Option<u64> {
+    match func.dfg.value_def(v) {
+        ValueDef::Result(i) => match func.dfg.inst(i) {
+            InstructionData::IntConst { imm } => Some(mask(*imm as u64, func.dfg.value_type(v))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value of the integer instruction `i` when its operands' values are given by
+/// `known` (bits of their width), or `None` when they are not all known or `i` is not an
+/// operation evaluated here. Only operations that cannot trap are evaluated, so the
+/// result holds wherever `i` executes with those operands.
+pub(crate) fn eval_int(
+    func: &Function,
+    i: Inst,
+    known: impl Fn(Value) -> Option<u64>,
+) -> Option<u64> {
+    let r = func.dfg.inst_result(i)?;
+    let ty = func.dfg.value_type(r);
+    if !ty.is_int() {
+        return None;
+    }
+    // An operand is known, or is a `select` of two known values: evaluate every
+    // combination and keep the result if they all agree (`icmp ugt (select c, -128, 1), 0`
+    // is true whatever `c` is, as LLVM's instruction simplifier finds).
+    let alts = |v: Value| -> Option<[u64; 2]> {
+        if let Some(c) = known(v) {
+            return Some([c, c]);
+        }
+        let ValueDef::Result(d) = func.dfg.value_def(v) else {
+            return None;
+        };
+        match *func.dfg.inst(d) {
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                args,
+            } => Some([known(args[1])?, known(args[2])?]),
+            _ => None,
+        }
+    };
+    let agree = |a: [u64; 2], b: [u64; 2], f: &dyn Fn(u64, u64) -> Option<u64>| {
+        let r = f(a[0], b[0])?;
+        for (x, y) in [(a[0], b[1]), (a[1], b[0]), (a[1], b[1])] {
+            if f(x, y)? != r {
+                return None;
+            }
+        }
+        Some(r)
+    };
+    let v = match *func.dfg.inst(i) {
+        InstructionData::IntConst { imm } => imm as u64,
+        InstructionData::IntCompare { cond, args } => {
+            let at = func.dfg.value_type(args[0]);
+            if args[0] == args[1] {
+                // `x < x` is false whatever `x` is (a zero-trip `i < n` with `i = n`).
+                u64::from(matches!(
+                    cond,
+                    IntCC::Eq | IntCC::Sle | IntCC::Sge | IntCC::Ule | IntCC::Uge
+                ))
+            } else {
+                let cmp = |a: u64, b: u64| {
+                    let (sa, sb) = (sext(a, at), sext(b, at));
+                    Some(u64::from(match cond {
+                        IntCC::Eq => a == b,
+                        IntCC::Ne => a != b,
+                        IntCC::Slt => sa < sb,
+                        IntCC::Sle => sa <= sb,
+                        IntCC::Sgt => sa > sb,
+                        IntCC::Sge => sa >= sb,
+                        IntCC::Ult => a < b,
+                        IntCC::Ule => a <= b,
+                        IntCC::Ugt => a > b,
+                        IntCC::Uge => a >= b,
+                    }))
+                };
+                agree(alts(args[0])?, alts(args[1])?, &cmp)?
+            }
+        }
+        InstructionData::Binary { opcode, args, .. } => {
+            let bits = u64::from(ty.bits());
+            let op = |a: u64, b: u64| {
+                match opcode {
+                    Opcode::Iadd => Some(a.wrapping_add(b)),
+                    Opcode::Isub => Some(a.wrapping_sub(b)),
+                    Opcode::Imul => Some(a.wrapping_mul(b)),
+                    Opcode::And => Some(a & b),
+                    Opcode::Or => Some(a | b),
+                    Opcode::Xor => Some(a ^ b),
+                    Opcode::Shl if b < bits => Some(a << b),
+                    _ => None,
+                }
+                .map(|x| mask(x, ty))
+            };
+            agree(alts(args[0])?, alts(args[1])?, &op)?
+        }
+        InstructionData::Unary { opcode, arg } => {
+            let at = func.dfg.value_type(arg);
+            let a = known(arg)?;
+            match opcode {
+                Opcode::Zext | Opcode::Trunc => a,
+                Opcode::Sext => sext(a, at) as u64,
+                _ => return None,
+            }
+        }
+        InstructionData::Ternary {
+            opcode: Opcode::Select,
+            args,
+        } => {
+            let (t, f) = (known(args[1]), known(args[2]));
+            match known(args[0]) {
+                Some(c) if c & 1 == 1 => t?,
+                Some(_) => f?,
+                // Both arms equal: the condition does not matter.
+                None if t.is_some() && t == f => t?,
+                None => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(mask(v, ty))
+}
+
+/// The one target of the branch `term` when its condition is `cond_value` (`brif`: bit 0;
+/// `br_table`: the index, sign-extended as the cases are), cloned.
+pub(crate) fn decided_target(func: &Function, term: Inst, cond_value: u64) -> Option<BlockCall> {
+    match func.dfg.inst(term) {
+        InstructionData::Brif { blocks, .. } => Some(blocks[usize::from(cond_value & 1 == 0)]),
+        InstructionData::BrTable { arg, table } => {
+            let k = sext(cond_value, func.dfg.value_type(*arg));
+            let jt = func.dfg.jump_table(*table);
+            Some(
+                jt.cases
+                    .iter()
+                    .find(|(c, _)| *c == k)
+                    .map_or(jt.default, |(_, bc)| *bc),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The condition operand of a `brif` or `br_table`.
+pub(crate) fn branch_condition(func: &Function, term: Inst) -> Option<Value> {
+    match func.dfg.inst(term) {
+        InstructionData::Brif { arg, .. } | InstructionData::BrTable { arg, .. } => Some(*arg),
+        _ => None,
+    }
+}
+
+/// Replace the terminator `term` by a jump to `dest` (one of its own targets).
+pub(crate) fn fold_to_jump(func: &mut Function, term: Inst, dest: BlockCall) {
+    func.dfg.replace_inst(term, InstructionData::Jump { dest });
+}
+
+/// What [`remove_unreachable_blocks`] removed.
+#[derive(Default)]
+pub(crate) struct Removed {
+    /// The blocks removed, in layout order.
+    pub blocks: Vec<Block>,
+    /// Barriers among their instructions.
+    pub barriers: u32,
+}
+
+/// Remove every block not reachable from the entry (after branches were folded): its
+/// instructions first, then the block. A value defined in such a block has no use in a
+/// reachable one (its definition dominated every use, and folding only removes edges),
+/// so nothing else needs rewriting. `reached` is a reusable buffer.
+pub(crate) fn remove_unreachable_blocks(func: &mut Function, reached: &mut Vec<bool>) -> Removed {
+    reached.clear();
+    reached.resize(func.dfg.num_blocks(), false);
+    let mut stack: Vec<Block> = Vec::new();
+    if let Some(e) = func.layout.entry_block() {
+        reached[e.index()] = true;
+        stack.push(e);
+    }
+    while let Some(b) = stack.pop() {
+        func.for_each_successor(b, |s| {
+            if !reached[s.index()] {
+                reached[s.index()] = true;
+                stack.push(s);
+            }
+        });
+    }
+    let mut removed = Removed::default();
+    let dead: Vec<Block> = func
+        .layout
+        .blocks()
+        .filter(|b| !reached[b.index()])
+        .collect();
+    for &b in &dead {
+        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        for i in insts {
+            if func.dfg.inst(i).opcode() == Opcode::Barrier {
+                removed.barriers += 1;
+            }
+            func.layout.remove_inst(i);
+        }
+        func.layout.remove_block(b);
+    }
+    removed.blocks = dead;
+    removed
+}
+
+/// Remove the blocks `blocks` (which nothing reachable branches to any more) from the
+/// layout, instructions first.
+pub(crate) fn remove_blocks(func: &mut Function, blocks: &[Block]) {
+    for &b in blocks {
+        while let Some(i) = func.layout.first_inst(b) {
+            func.layout.remove_inst(i);
+        }
+        func.layout.remove_block(b);
+    }
+}
+
+/// Put every loop of `func` back in loop-simplify and LCSSA form after branches were
+/// folded: a block of an outer loop that could reach its latch only through a removed edge
+/// is outside that loop now, and may use the loop's values directly (LLVM's
+/// `breakLoopBackedge` re-forms LCSSA for the same reason). Runs the two function passes,
+/// which change nothing where the forms hold; their counters and remarks are not the
+/// visited loop's business and are dropped. Leaves the analyses they computed in the cache.
+pub(crate) fn restore_forms(
+    func: &mut Function,
+    cx: &mut crate::manager::PassContext<'_>,
+) -> Result<(), crate::manager::PassError> {
+    use crate::manager::{FunctionPass, PassContext, Stats};
+    cx.analyses.invalidate(crate::Analyses::NONE);
+    let mut stats = Stats::default();
+    let mut remarks = Vec::new();
+    let mut sub = PassContext {
+        knobs: cx.knobs,
+        analyses: &mut *cx.analyses,
+        stats: &mut stats,
+        remarks: &mut remarks,
+    };
+    let r = crate::loop_simplify::LoopSimplify::default().run(func, &mut sub)?;
+    sub.analyses.invalidate(r.preserved);
+    let r = crate::lcssa::Lcssa::default().run(func, &mut sub)?;
+    sub.analyses.invalidate(r.preserved);
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! `loop-simplifycfg`: simplify the control flow inside a loop (LLVM's
+//! `LoopSimplifyCFGPass`, `LoopSimplifyCFG.cpp`).
+//!
+//! 1. **Fold** every `brif` and `br_table` of the loop (its own blocks, not its subloops',
+//!    which were visited before it) whose condition is an integer constant into a jump to
+//!    the one target it takes (`enable-loop-simplifycfg-term-folding`).
+//! 2. **Remove** the blocks that folding made unreachable from the function's entry: dead
+//!    parts of the loop, whole inner loops, and exit paths nothing else reaches. A
+//!    barrier among them goes too — it could never execute — and a remark says so.
+//! 3. **Merge** each block of the loop that jumps to a block with no other predecessor
+//!    (not a header) with that block: the successor's parameters become the jump's
+//!    arguments and its instructions move up.
+//!
+//! A loop whose backedge was folded away stops being a loop: it is reported with
+//! [`LoopUpdater::mark_loop_deleted`]. Uses of a merged block's parameters are rewritten in
+//! the loop's blocks only: in LCSSA form (which the adaptor establishes) a value of the
+//! loop is used outside it only through branch arguments, which lie in the loop. Cost:
+//! O(loop) per loop, plus O(function) for the reachability sweep and the new loop forest
+//! when a branch was folded.
+
+use crate::analyses::Analyses;
+use crate::loop_cleanup::{
+    branch_condition, const_int, decided_target, fold_to_jump, remove_unreachable_blocks,
+    restore_forms,
+};
+use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
+use crate::utils::clone::ValueMap;
+use gyre_ir::{Block, Function, Inst, InstructionData};
+use rustc_hash::FxHashMap;
+
+const NAME: &str = "loop-simplifycfg";
+
+/// The `loop-simplifycfg` loop pass.
+///
+/// **Requires**: LCSSA form (the adaptor establishes it): uses of a merged block's
+/// parameters are rewritten inside the loop only.
+///
+/// **Establishes**: loop-simplify and LCSSA form of every loop. Merging keeps every edge's
+/// source in the same loop, so both forms hold as before; after a fold, a block of an
+/// outer loop may have left it (it reached the latch only through the removed edge), so
+/// both forms are re-established on the function (the `loop-simplify` and `lcssa` passes,
+/// which change nothing where they hold). Loops that lose their backedge are no longer
+/// loops.
+///
+/// **Preserves**: after merging only, no analysis; after a fold, the CFG, dominator tree and
+/// loop forest computed afresh at the end; all when it changed nothing.
+///
+/// **Gives up**: on a loop in or around an irreducible cycle (`Irreducible`, a remark).
+/// Branches on values that are not constants are left to other passes (unswitching).
+///
+/// **Knobs**: `enable-loop-simplifycfg-term-folding` (default true, LLVM's and cicc's):
+/// without it, no branch is folded and no block removed; blocks are still merged.
+///
+/// **Stats**: `NumTerminatorsFolded`, `NumLoopBlocksDeleted` (blocks of the loop removed as
+/// unreachable, inner loops' included), `NumBlocksRemoved` (all unreachable blocks
+/// removed), `NumBlocksMerged`, `NumLoopsDeleted` (the visited loop lost its backedge),
+/// `NumDeadBarriersRemoved`, `NumIrreducible`.
+///
+/// Running it twice changes nothing the second time: no constant branch and no mergeable
+/// pair remain.
+#[derive(Default)]
+pub struct LoopSimplifyCfg {
+    /// The blocks reached from the entry (reachability buffer).
+    reached: Vec<bool>,
+    /// Merged parameters -> the values they stand for.
+    map: ValueMap,
+    /// Edges into each block of the loop.
+    preds: FxHashMap<Block, u32>,
+}
+
+impl LoopPass for LoopSimplifyCfg {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn establishes(&self) -> Forms {
+        Forms {
+            loop_simplify: true,
+            lcssa: true,
+            rotated: false,
+        }
+    }
+
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        let term_folding = cx.knobs.enable_loop_simplifycfg_term_folding();
+        let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
+        cx.analyses
+            .ensure(func, Analyses::LOOPS)
+            .map_err(|e| err(func, e.to_string()))?;
+        let li = &cx.analyses.loops;
+        let Some(l) = li
+            .innermost_loop(header)
+            .filter(|&l| li.header(l) == header)
+        else {
+            return Ok(PassResult::UNCHANGED);
+        };
+        if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
+            cx.stats.add(NAME, "NumIrreducible", 1);
+            cx.remark(
+                NAME,
+                func,
+                Some(header),
+                "Irreducible",
+                "the loop is in or around an irreducible cycle",
+            );
+            return Ok(PassResult::UNCHANGED);
+        }
+        // The loop's own blocks (header first) and all its blocks.
+        let own: Vec<Block> = li
+            .blocks(l)
+            .filter(|&b| li.innermost_loop(b) == Some(l))
+            .collect();
+        let all: Vec<Block> = li.blocks(l).collect();
+        // 1. Fold constant branches.
+        let mut folded = 0u64;
+        if term_folding {
+            for &b in &own {
+                let Some(term) = func.terminator(b) else {
+                    continue;
+                };
+                let Some(c) = branch_condition(func, term).and_then(|c| const_int(func, c)) else {
+                    continue;
+                };
+                if let Some(dest) = decided_target(func, term, c) {
+                    fold_to_jump(func, term, dest);
+                    folded += 1;
+                }
+            }
+        }
+        // 2. Remove what became unreachable.
+        if folded > 0 {
+            cx.stats.add(NAME, "NumTerminatorsFolded", folded);
+            let removed = remove_unreachable_blocks(func, &mut self.reached);
+            let li = &cx.analyses.loops;
+            let in_loop = removed
+                .blocks
+                .iter()
+                .filter(|&&b| li.contains(l, b))
+                .count() as u64;
+            if in_loop > 0 {
+                cx.stats.add(NAME, "NumLoopBlocksDeleted", in_loop);
+            }
+            if !removed.blocks.is_empty() {
+                cx.stats
+                    .add(NAME, "NumBlocksRemoved", removed.blocks.len() as u64);
+            }
+            if removed.barriers > 0 {
+                cx.stats
+                    .add(NAME, "NumDeadBarriersRemoved", u64::from(removed.barriers));
+                cx.remark(
+                    NAME,
+                    func,
+                    Some(header),
+                    "DeadBarrierRemoved",
+                    format!(
+                        "{} barrier(s) in blocks made unreachable by folding were removed \
+                         with them: they could never execute",
+                        removed.barriers
+                    ),
+                );
+            }
+        }
+        // The loop forest still describes the loop as it was; removed blocks are no
+        // longer in the layout, which is what "alive" means below.
+        let li = &cx.analyses.loops;
+        // 3. Merge straight-line pairs: count the edges into the loop's blocks first (a
+        // non-header block of the loop has predecessors in the loop only).
+        self.preds.clear();
+        for &b in all.iter().filter(|&&b| func.layout.is_block_inserted(b)) {
+            if let Some(t) = func.terminator(b) {
+                let preds = &mut self.preds;
+                func.dfg
+                    .for_each_dest(t, |bc| *preds.entry(bc.block).or_default() += 1);
+            }
+        }
+        self.map.clear();
+        let mut merged = 0u64;
+        for &b in &own {
+            if !func.layout.is_block_inserted(b) {
+                continue;
+            }
+            while let Some(term) = func.terminator(b) {
+                let InstructionData::Jump { dest } = func.dfg.inst(term) else {
+                    break;
+                };
+                let s = dest.block;
+                let mergeable = s != b
+                    && s != header
+                    && func.layout.is_block_inserted(s)
+                    && li.innermost_loop(s) == Some(l)
+                    && !li.is_header(s)
+                    && self.preds.get(&s).copied() == Some(1);
+                if !mergeable {
+                    break;
+                }
+                let args: Vec<gyre_ir::Value> = func.dfg.block_call_args(dest).to_vec();
+                let params: Vec<gyre_ir::Value> = func.dfg.block_params(s).to_vec();
+                for (&p, &a) in params.iter().zip(&args) {
+                    self.map.insert(p, a);
+                }
+                func.layout.remove_inst(term);
+                let insts: Vec<Inst> = func.layout.block_insts(s).collect();
+                for i in insts {
+                    func.layout.remove_inst(i);
+                    func.layout.append_inst(i, b);
+                }
+                for k in (0..params.len()).rev() {
+                    func.dfg.remove_block_param(s, k);
+                }
+                func.layout.remove_block(s);
+                merged += 1;
+            }
+        }
+        if merged > 0 {
+            cx.stats.add(NAME, "NumBlocksMerged", merged);
+            self.map
+                .resolve_chains()
+                .map_err(|c| err(func, format!("internal error: {c}")))?;
+            for &b in &all {
+                if !func.layout.is_block_inserted(b) {
+                    continue;
+                }
+                let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+                for i in insts {
+                    func.dfg.map_inst_values(i, |v| self.map.map(v));
+                }
+            }
+        }
+        if folded == 0 && merged == 0 {
+            return Ok(PassResult::UNCHANGED);
+        }
+        // Is the loop still a loop? Folding may have removed its backedge.
+        if folded > 0 {
+            restore_forms(func, cx)?;
+            cx.analyses
+                .ensure(func, Analyses::LOOPS)
+                .map_err(|e| err(func, e.to_string()))?;
+            if !cx.analyses.loops.is_header(header) {
+                cx.stats.add(NAME, "NumLoopsDeleted", 1);
+                updater.mark_loop_deleted();
+            }
+            // The fresh analyses describe the function as it is now: keep them.
+            return Ok(PassResult::changed(cx.analyses.valid()));
+        }
+        Ok(PassResult::changed(Analyses::NONE))
+    }
+}
