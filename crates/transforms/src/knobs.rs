@@ -332,8 +332,7 @@ impl Knobs {
 /// each (../shared/reference/cicc-standard-loop-passes.md). They are registered in
 /// [`KNOBS`] by the issue that brings the pass; until then `-C` with one of them is a
 /// [`KnobError::PassMissing`].
-pub const PLANNED_KNOBS: &[(&str, &str)] = &[
-];
+pub const PLANNED_KNOBS: &[(&str, &str)] = &[];
 
 /// Parse a `-C name=value` setting and apply it.
 pub fn apply_setting(knobs: &mut Knobs, setting: &str) -> Result<(), KnobError> {
