@@ -473,7 +473,7 @@ impl IndVarSimplify {
             if !func
                 .layout
                 .inst_block(inc_inst)
-                .is_some_and(|b| self.blocks.contains(&b))
+                .is_some_and(|b| li.contains(c.l, b))
             {
                 continue;
             }
@@ -607,13 +607,7 @@ impl IndVarSimplify {
     }
 
     /// The exit edges of the loop: (exiting block, exit block).
-    fn exit_edges(
-        &self,
-        func: &Function,
-        li: &LoopInfo,
-        cfg: &Cfg,
-        l: Loop,
-    ) -> Vec<(Block, Block)> {
+    fn exit_edges(&self, li: &LoopInfo, cfg: &Cfg, l: Loop) -> Vec<(Block, Block)> {
         let mut out = Vec::new();
         for &b in &self.blocks {
             for &s in cfg.succs(b) {
@@ -622,7 +616,6 @@ impl IndVarSimplify {
                 }
             }
         }
-        let _ = func;
         out
     }
 
@@ -638,7 +631,7 @@ impl IndVarSimplify {
             return false;
         }
         let li = &cx.analyses.loops;
-        let edges = self.exit_edges(func, li, &cx.analyses.cfg, c.l);
+        let edges = self.exit_edges(li, &cx.analyses.cfg, c.l);
         // Candidates: (exiting, exit, argument index, closed form, cost).
         let mut cands: Vec<(Block, Block, usize, Scev, u32)> = Vec::new();
         let mut all = true;
@@ -709,7 +702,7 @@ impl IndVarSimplify {
         }
         let li = &cx.analyses.loops;
         let l = c.l;
-        for &(x, e) in &self.exit_edges(func, li, &cx.analyses.cfg, l) {
+        for &(x, e) in &self.exit_edges(li, &cx.analyses.cfg, l) {
             let Some(args) = edge_args(func, x, e) else {
                 return false;
             };
