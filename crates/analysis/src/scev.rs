@@ -1988,8 +1988,9 @@ pub const MAX_BRUTE_FORCE_ITERATIONS: u64 = 100;
 /// Most instructions one brute-force evaluation may visit.
 const MAX_EVAL_NODES: usize = 64;
 
-/// The arguments `from` passes to `to` (`None` unless exactly one edge).
-fn edge_args(func: &Function, from: Block, to: Block) -> Option<Vec<Value>> {
+/// The arguments `from` passes to `to` (`None` unless exactly one edge: several edges to
+/// one block may pass different values).
+pub fn edge_args(func: &Function, from: Block, to: Block) -> Option<Vec<Value>> {
     let t = func.terminator(from)?;
     let mut found: Option<Vec<Value>> = None;
     let mut edges = 0;
@@ -2206,7 +2207,7 @@ pub fn look_through_params(func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop, v
 }
 
 /// The block defining `v` (`None` for detached values).
-fn def_block(func: &Function, v: Value) -> Option<Block> {
+pub fn def_block(func: &Function, v: Value) -> Option<Block> {
     match func.dfg.value_def(v) {
         ValueDef::Result(i) => func.layout.inst_block(i),
         ValueDef::Param(b, _) => Some(b),
@@ -2639,19 +2640,29 @@ impl ScalarEvolution {
         self.expand_with(func, |a, b| dt.dominates(a, b), s, at)
     }
 
-    /// [`ScalarEvolution::expand`] with dominance between blocks given by `dominates`
-    /// (for a loop pass whose dominator tree is stale: inside a loop nest, a definition
-    /// outside it that the nest uses dominates every block of it and its exits).
-    pub fn expand_with(
+    /// Would [`ScalarEvolution::expand_with`] succeed, with the same arguments? Nothing is
+    /// inserted (a pass that must rewrite several expressions or none checks them all
+    /// first).
+    pub fn can_expand_with(
         &self,
-        func: &mut Function,
+        func: &Function,
         dominates: impl Fn(Block, Block) -> bool,
         s: Scev,
         at: gyre_ir::Inst,
-    ) -> Option<Value> {
-        use gyre_ir::builder::{FuncCursor, InstBuilder};
+    ) -> bool {
+        self.expansion_order(func, dominates, s, at).is_some()
+    }
+
+    /// The subexpressions of `s` in the order they are materialised (operands first), or
+    /// `None` if one cannot be materialised before `at` (see [`ScalarEvolution::expand`]).
+    fn expansion_order(
+        &self,
+        func: &Function,
+        dominates: impl Fn(Block, Block) -> bool,
+        s: Scev,
+        at: gyre_ir::Inst,
+    ) -> Option<Vec<Scev>> {
         let at_block = func.layout.inst_block(at)?;
-        // Check everything before changing anything.
         let mut order: Vec<Scev> = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
         let mut stack: Vec<(Scev, bool)> = vec![(s, false)];
@@ -2695,6 +2706,22 @@ impl ScalarEvolution {
                 stack.push((o, false));
             }
         }
+        Some(order)
+    }
+
+    /// [`ScalarEvolution::expand`] with dominance between blocks given by `dominates`
+    /// (for a loop pass whose dominator tree is stale: inside a loop nest, a definition
+    /// outside it that the nest uses dominates every block of it and its exits).
+    pub fn expand_with(
+        &self,
+        func: &mut Function,
+        dominates: impl Fn(Block, Block) -> bool,
+        s: Scev,
+        at: gyre_ir::Inst,
+    ) -> Option<Value> {
+        use gyre_ir::builder::{FuncCursor, InstBuilder};
+        // Check everything before changing anything.
+        let order = self.expansion_order(func, dominates, s, at)?;
         let mut vals: FxHashMap<Scev, Value> = FxHashMap::default();
         let mut cur = FuncCursor::new(func).before_inst(at);
         for x in order {

@@ -26,8 +26,8 @@ use crate::analyses::Analyses;
 use crate::knobs::ExitValues;
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{remap_instructions, ValueMap};
-use gyre_analysis::scev::{look_through_params, ScevFlags};
-use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution, Scev, ScevKind};
+use gyre_analysis::scev::{def_block, edge_args, look_through_params, ScevFlags};
+use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution, Scev};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
 use gyre_ir::{
     Block, Function, Inst, InstructionData, IntCC, IntFlags, Opcode, Type, Value, ValueDef,
@@ -244,18 +244,6 @@ impl LoopPass for IndVarSimplify {
     }
 }
 
-/// The arguments of the edge `from → to` (the first such edge).
-fn edge_args(func: &Function, from: Block, to: Block) -> Option<Vec<Value>> {
-    let t = func.terminator(from)?;
-    let mut out = None;
-    func.dfg.for_each_dest(t, |bc| {
-        if bc.block == to && out.is_none() {
-            out = Some(func.dfg.block_call_args(bc).to_vec());
-        }
-    });
-    out
-}
-
 /// Append `v` to the arguments of every edge `from → to`.
 fn push_edge_arg(func: &mut Function, from: Block, to: Block, v: Value) {
     let t = func.terminator(from).expect("a terminator");
@@ -264,15 +252,6 @@ fn push_edge_arg(func: &mut Function, from: Block, to: Block, v: Value) {
             bc.args.push(v, pool);
         }
     });
-}
-
-/// The block defining `v`.
-fn def_block(func: &Function, v: Value) -> Option<Block> {
-    match func.dfg.value_def(v) {
-        ValueDef::Result(i) => func.layout.inst_block(i),
-        ValueDef::Param(b, _) => Some(b),
-        ValueDef::Detached => None,
-    }
 }
 
 fn sext(x: u64, bits: u32) -> i128 {
@@ -354,31 +333,12 @@ impl IndVarSimplify {
         Some(v)
     }
 
-    /// Would [`IndVarSimplify::expand`] succeed? (The same checks, nothing inserted.)
-    fn expandable(&self, func: &Function, li: &LoopInfo, l: Loop, s: Scev) -> bool {
-        let se = &self.se;
-        let mut stack = vec![s];
-        while let Some(x) = stack.pop() {
-            match se.kind(x) {
-                ScevKind::AddRec => return false,
-                ScevKind::UDiv if se.as_const(se.operands(x)[1]).is_none_or(|d| d == 0) => {
-                    return false
-                }
-                ScevKind::Unknown => {
-                    let Some(v) = se.as_unknown(x) else {
-                        return false;
-                    };
-                    if def_block(func, v).is_none_or(|d| li.contains(l, d))
-                        || func.dfg.value_type(v).bits() != se.bits(x)
-                    {
-                        return false;
-                    }
-                }
-                _ => {}
-            }
-            stack.extend_from_slice(se.operands(x));
-        }
-        true
+    /// Would [`IndVarSimplify::expand`] succeed? (Nothing is inserted.)
+    fn expandable(&self, func: &Function, li: &LoopInfo, l: Loop, pre: Block, s: Scev) -> bool {
+        func.terminator(pre).is_some_and(|at| {
+            self.se
+                .can_expand_with(func, |d, _| !li.contains(l, d), s, at)
+        })
     }
 
     /// Run the rewrites on one loop; `true` if anything changed.
@@ -741,8 +701,8 @@ impl IndVarSimplify {
         // All or nothing: an exit left testing its own condition could be overtaken.
         if !exits
             .iter()
-            .all(|&(_, ec, _)| ec == btc || self.expandable(func, li, l, ec))
-            || !self.expandable(func, li, l, btc)
+            .all(|&(_, ec, _)| ec == btc || self.expandable(func, li, l, c.preheader, ec))
+            || !self.expandable(func, li, l, c.preheader, btc)
         {
             return false;
         }
