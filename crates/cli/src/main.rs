@@ -7,6 +7,7 @@
 
 mod compile;
 mod gen;
+mod gpu;
 mod input;
 mod opt;
 mod print;

@@ -62,6 +62,38 @@ pub struct RunArgs {
     /// run stops with an error before allocating.
     #[arg(long, value_name = "BYTES", default_value = "4G", value_parser = parse_size)]
     pub memory_limit: u64,
+    /// Run on the GPU (through the CUDA driver, loaded at run time) instead of the
+    /// interpreter: compile for the device's own sm_XX, launch with the same grid,
+    /// block, buffers and arguments, and print the buffers the same way. `written` is
+    /// `changed` on the device, which cannot tell a store of the old value.
+    #[arg(long)]
+    pub gpu: bool,
+    /// Run the interpreter and the GPU and report, per buffer, the first element where
+    /// they differ (floats exact, or within --ulps when the kernel uses approximate
+    /// opcodes); exits non-zero if any differs. Implies --gpu.
+    #[arg(long)]
+    pub compare: bool,
+    /// Time N launches after the first (a warm-up), each from the initial buffers, and
+    /// report the median kernel time from CUDA events. Implies --gpu.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub time: Option<u32>,
+    /// Run this PTX file (for example llc's) on the GPU instead of Gyre's PTX, with the
+    /// same inputs; its entry is the kernel's name (as Gyre or llc spell it). Implies
+    /// --gpu.
+    #[arg(long, value_name = "FILE")]
+    pub ptx: Option<String>,
+    /// The float bound of --compare, in units in the last place. Default: exact, or 4
+    /// ulp (plus 2^-20 absolute for sin, cos and lg2) when the kernel uses approximate
+    /// opcodes.
+    #[arg(long, value_name = "N")]
+    pub ulps: Option<u64>,
+}
+
+impl RunArgs {
+    /// Does this run use the GPU?
+    pub fn on_gpu(&self) -> bool {
+        self.gpu || self.compare || self.time.is_some() || self.ptx.is_some()
+    }
 }
 
 /// `123`, `64K`, `512M`, `4G` (binary units).
@@ -90,8 +122,9 @@ pub enum PrintBuffers {
     All,
 }
 
+/// The element type of a buffer.
 #[derive(Copy, Clone, PartialEq, Eq)]
-enum Elem {
+pub(crate) enum Elem {
     I8,
     I16,
     I32,
@@ -112,7 +145,7 @@ impl Elem {
             _ => return None,
         })
     }
-    fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             Elem::I8 => 1,
             Elem::I16 => 2,
@@ -122,7 +155,7 @@ impl Elem {
     }
     /// One little-endian element as a JSON value; a float that is not finite is the
     /// string `"inf"`, `"-inf"` or `"NaN"`, which JSON numbers cannot say.
-    fn value(self, b: &[u8]) -> serde_json::Value {
+    pub(crate) fn value(self, b: &[u8]) -> serde_json::Value {
         let mut raw = [0u8; 8];
         raw[..b.len()].copy_from_slice(b);
         let bits = u64::from_le_bytes(raw);
@@ -195,7 +228,7 @@ fn json_float(v: f64) -> serde_json::Value {
 
 /// A value as `gyre run` prints it: numbers as Rust prints them (`1.0`, `-3`), the
 /// strings standing for non-finite floats bare (`inf`, `NaN`).
-fn show(v: &serde_json::Value) -> String {
+pub(crate) fn show(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Number(n) => match n.as_f64() {
@@ -276,10 +309,13 @@ fn read_init_file(path: &str, size: Option<usize>, elem_size: usize) -> Result<V
     }
 }
 
-struct Buffer {
-    name: String,
-    elem: Elem,
-    initial: Vec<u8>,
+/// A buffer or host-initialised global of a run and its initial contents.
+pub(crate) struct Buffer {
+    pub(crate) name: String,
+    pub(crate) elem: Elem,
+    pub(crate) initial: Vec<u8>,
+    /// A `--global` (a global of the module), not a `--buffer`.
+    pub(crate) global: bool,
 }
 
 fn parse_buffer(spec: &str, seed: &mut u64, max_bytes: u64) -> Result<Buffer, CliError> {
@@ -341,6 +377,7 @@ fn parse_buffer(spec: &str, seed: &mut u64, max_bytes: u64) -> Result<Buffer, Cl
         name: name.to_string(),
         elem,
         initial,
+        global: false,
     })
 }
 
@@ -398,6 +435,7 @@ fn parse_global(
         name: name.to_string(),
         elem,
         initial,
+        global: true,
     })
 }
 
@@ -670,6 +708,21 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         launch.config.step_limit = limit;
     }
     launch.config.memory_limit = args.memory_limit;
+    let gpu_run = crate::gpu::GpuRun {
+        args,
+        input: &name,
+        module: run_module,
+        kernel: run_name,
+        func: fname,
+        kernel_args: &launch.args,
+        buffers: &buffers,
+        ret: ret.as_ref().map(|(b, t)| (b.as_str(), *t)),
+        grid,
+        block,
+    };
+    if args.on_gpu() && !args.compare {
+        return crate::gpu::run(&gpu_run, None);
+    }
     let res = run_kernel(run_module, run_name, &launch, &mut memory);
     // What device printf printed (by CTA, then thread), before the buffers; on an error
     // (a failed assert) too, as CUDA flushes it.
@@ -687,6 +740,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             return Err(CliError(render_exec_error(&name, &e)));
         }
     };
+    if args.compare {
+        return crate::gpu::run(&gpu_run, Some((&memory, outcome.steps)));
+    }
     let mut text = printed.clone();
     let mut shown = serde_json::Map::new();
     for b in &buffers {
@@ -729,7 +785,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 }
 
 /// A device function's result from the bytes the wrapper stored.
-fn return_value(t: gyre_ir::Type, bytes: &[u8]) -> serde_json::Value {
+pub(crate) fn return_value(t: gyre_ir::Type, bytes: &[u8]) -> serde_json::Value {
     use gyre_ir::Type;
     let elem = match t {
         Type::F32 => Elem::F32,

@@ -76,7 +76,9 @@ fn strip_comments(ptx: &str) -> String {
             (_, Some(b)) => {
                 out.push_str(&rest[..b]);
                 out.push(' ');
-                rest = rest[b + 2..].find("*/").map_or("", |e| &rest[b + 2 + e + 2..]);
+                rest = rest[b + 2..]
+                    .find("*/")
+                    .map_or("", |e| &rest[b + 2 + e + 2..]);
             }
             _ => {
                 out.push_str(rest);
@@ -185,7 +187,12 @@ fn parse_param(decl: &str) -> Result<(String, ParamKind, usize, usize), String> 
                 align.unwrap_or(elem),
             ))
         }
-        None => Ok((name.to_string(), kind, elem, align.unwrap_or(elem).max(elem))),
+        None => Ok((
+            name.to_string(),
+            kind,
+            elem,
+            align.unwrap_or(elem).max(elem),
+        )),
     }
 }
 
@@ -277,8 +284,7 @@ impl EntrySignature {
                 (KernelArg::Int(v), ParamKind::Int, n) => v.to_le_bytes()[..n].to_vec(),
                 (KernelArg::Ptr(v), ParamKind::Int, 8) => v.to_le_bytes().to_vec(),
                 (KernelArg::Buffer(i, off), ParamKind::Int, 8) => {
-                    let base =
-                        buffer_address(*i).ok_or_else(|| bad(format!("no buffer {i}")))?;
+                    let base = buffer_address(*i).ok_or_else(|| bad(format!("no buffer {i}")))?;
                     base.wrapping_add(*off).to_le_bytes().to_vec()
                 }
                 // `.b32` is untyped: llc declares some float parameters so.

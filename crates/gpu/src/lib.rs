@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod driver;
 pub mod entry;
 

@@ -66,10 +66,13 @@ fn check_layout(sig: &EntrySignature) {
 
 fn gyre_ptx() -> String {
     let m = gyre_llvm::import_module(LL).expect("imports");
-    gyre_codegen_lite::compile_module(&m, &gyre_codegen_lite::CodegenOptions {
+    gyre_codegen_lite::compile_module(
+        &m,
+        &gyre_codegen_lite::CodegenOptions {
             sm: gyre_codegen_lite::Sm::from_number(80).unwrap(),
-        })
-        .expect("compiles")
+        },
+    )
+    .expect("compiles")
 }
 
 #[test]
