@@ -5,6 +5,7 @@
 pub mod conformance;
 pub mod corpus;
 pub mod downstream;
+pub mod gpu_table;
 
 use std::path::Path;
 

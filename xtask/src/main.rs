@@ -25,6 +25,10 @@
 //! - `perf [args...]`: time Gyre's CFG, dominator tree and loops against Cranelift's and
 //!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
 //!   arguments, which are passed through).
+//! - `gpu-table [--write-doc]`: every example and corpus kernel Gyre compiles, Gyre's
+//!   PTX and `opt -O2 | llc -O2` PTX run on the GPU, compared with the interpreter and
+//!   timed (see `xtask::gpu_table`); `--write-doc` writes docs/gpu.md. Without a GPU
+//!   the GPU columns say "not yet measured".
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -46,9 +50,10 @@ fn main() -> ExitCode {
         Some("corpus") => corpus(&args[1..]),
         Some("perf") => perf(&args[1..]),
         Some("downstream") => downstream(),
+        Some("gpu-table") => gpu_table(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]|gpu-table [--write-doc]>"
             );
             return ExitCode::from(2);
         }
@@ -349,4 +354,13 @@ fn corpus(args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("{} corpus target(s) missed", summary.unmet.len()))
     }
+}
+
+fn gpu_table(args: &[String]) -> Result<(), String> {
+    let write_doc = match args {
+        [] => false,
+        [a] if a == "--write-doc" => true,
+        _ => return Err("usage: cargo xtask gpu-table [--write-doc]".into()),
+    };
+    xtask::gpu_table::run(&root(), write_doc)
 }
