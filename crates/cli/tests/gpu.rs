@@ -234,3 +234,101 @@ fn host_initialised_constants_reach_the_gpu() {
     assert!(stdout(&o).contains("out = [0, 1, 2, 3]"), "{}", stdout(&o));
     let _ = std::fs::remove_file(&path);
 }
+
+/// The stand-in driver of crates/gpu/tests/mock (host memory; its `saxpy` kernel is the
+/// host version of examples/saxpy.gir, reading the parameter buffer), built here.
+fn mock_driver() -> PathBuf {
+    let src = root().join("crates/gpu/tests/mock/libcuda_mock.c");
+    let dir = std::env::temp_dir().join(format!("gyre-cli-mock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libcuda_mock.so");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler {cc}: {e}"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    lib
+}
+
+#[test]
+fn gpu_flags_through_a_mock_driver() {
+    let lib = mock_driver();
+    let env = [("GYRE_LIBCUDA", lib.to_str().unwrap())];
+    let o = gyre_env(&refs(&saxpy(&["--gpu"])), &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        "y = [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 6.0, 7.0]"
+    );
+    let o = gyre_env(&refs(&saxpy(&["--compare", "--time", "4"])), &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(
+            "compared the interpreter with Mock GPU 0 (compute capability 8.7), sm_87: floats exact\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("x: equal (8 elements)\ny: equal (8 elements)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("@saxpy: median kernel time 0.2500 ms over 4 launches"),
+        "{out}"
+    );
+    // JSON: the device, the target and the buffers that changed.
+    let o = gyre_env(&refs(&saxpy(&["--gpu", "--json", "-"])), &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["target"], "sm_87");
+    assert_eq!(j["buffers"]["y"][1], 3.0);
+    assert!(j["buffers"].get("x").is_none());
+    // A kernel the device runs differently: the module's @saxpy stores `a * x[i]`
+    // (no `+ y[i]`), the mock's saxpy adds y: the first difference is y[1] (2 vs 3).
+    let dir = lib.parent().unwrap();
+    let m = std::fs::read_to_string(root().join("examples/saxpy.gir")).unwrap();
+    let changed = m.replace("store v16, v13", "store v15, v13");
+    assert_ne!(m, changed);
+    let gir = dir.join("scale.gir");
+    std::fs::write(&gir, changed).unwrap();
+    let mut args = saxpy(&["--compare"]);
+    args[1] = gir.to_str().unwrap().into();
+    let o = gyre_env(&refs(&args), &env);
+    assert_fails_with(&o, "--compare: the GPU differs from the interpreter in y");
+    let out = stdout(&o);
+    assert!(out.contains("x: equal (8 elements)"), "{out}");
+    assert!(
+        out.contains("y: differs first at [1]: interpreter 2.0, gpu 3.0"),
+        "{out}"
+    );
+    // --ptx: an external PTX declaring `a` as untyped .b32 (still 4 bytes at offset 16).
+    let o = gyre(&["compile", "--sm", "70", "examples/saxpy.gir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let ptx_text = text.replace(".param .f32", ".param .b32");
+    assert_ne!(text, ptx_text);
+    let ptx = dir.join("saxpy.ptx");
+    std::fs::write(&ptx, ptx_text).unwrap();
+    let o = gyre_env(
+        &refs(&saxpy(&["--compare", "--ptx", ptx.to_str().unwrap()])),
+        &env,
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(", --ptx: floats exact"),
+        "{}",
+        stdout(&o)
+    );
+    // An external PTX without the kernel.
+    std::fs::write(&ptx, text.replace(".entry saxpy", ".entry other")).unwrap();
+    let o = gyre_env(
+        &refs(&saxpy(&["--gpu", "--ptx", ptx.to_str().unwrap()])),
+        &env,
+    );
+    assert_fails_with(&o, "no .entry for @saxpy (it has: other)");
+    let _ = std::fs::remove_dir_all(dir);
+}
