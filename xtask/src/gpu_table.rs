@@ -311,8 +311,11 @@ fn subject(
     })
 }
 
+/// A subject, or its name and why it cannot be measured.
+type Planned = Result<Subject, (String, String)>;
+
 /// The examples, parsed and planned.
-fn examples(root: &Path) -> Vec<Result<Subject, (String, String)>> {
+fn examples(root: &Path) -> Vec<Planned> {
     EXAMPLES
         .iter()
         .map(|e| {
@@ -339,7 +342,7 @@ fn examples(root: &Path) -> Vec<Result<Subject, (String, String)>> {
 }
 
 /// The corpus kernels Gyre imports, planned as `cargo xtask corpus` runs them.
-fn corpus_subjects(dir: &Path) -> Result<Vec<Result<Subject, (String, String)>>, String> {
+fn corpus_subjects(dir: &Path) -> Result<Vec<Planned>, String> {
     let mut out = Vec::new();
     for e in corpus::read_manifest(dir)? {
         let path = dir.join(&e.file);

@@ -48,10 +48,12 @@ impl Bound {
 
 impl std::fmt::Display for Bound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.ulps, self.abs) {
-            (0, a) if a == 0.0 => f.write_str("exact"),
-            (u, a) if a == 0.0 => write!(f, "within {u} ulp"),
-            (u, a) => write!(f, "within {u} ulp or {a:e} absolute"),
+        if self.is_exact() {
+            f.write_str("exact")
+        } else if self.abs == 0.0 {
+            write!(f, "within {} ulp", self.ulps)
+        } else {
+            write!(f, "within {} ulp or {:e} absolute", self.ulps, self.abs)
         }
     }
 }
