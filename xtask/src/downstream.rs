@@ -23,6 +23,7 @@ pub const LIBRARIES: &[(&str, &str)] = &[
     ("gyre-transforms", "transforms"),
     ("gyre-codegen-lite", "codegen-lite"),
     ("gyre-ptx-sim", "ptx-sim"),
+    ("gyre-gpu", "gpu"),
 ];
 
 /// A `main.rs` touching each library, so `cargo check` compiles all of them.
@@ -40,6 +41,7 @@ const MAIN: &str = r#"fn main() {
     let _ = gyre_transforms::knobs::list_knobs();
     let _ = gyre_codegen_lite::mangle("k");
     let _ = gyre_ptx_sim::parse(".version 7.8");
+    let _ = gyre_gpu::median(&[1.0]);
 }
 "#;
 
