@@ -690,7 +690,7 @@ impl SimpleLoopUnswitch {
         }
         let li = &cx.analyses.loops;
         // Dominance inside the loop (all it asks about), computed for the loop alone.
-        let dt = LocalDom::new(func, li, &cx.analyses.cfg, l);
+        let dt = LocalDom::new(li, &cx.analyses.cfg, l);
         let gcfg = &cx.analyses.cfg;
         let blocks: Vec<Block> = li.blocks(l).collect();
         let cost_of = |b: Block| {
@@ -804,7 +804,7 @@ impl SimpleLoopUnswitch {
             .expect("checked: the loop has a preheader");
         let (chain, _) = header_chain(func, cx, l);
         let every_iteration = chain.contains(&cand.block);
-        let local = self.can_update_locally(func, cx, l);
+        let local = can_update_locally(cx, l);
         let blocks: Vec<Block> = if local {
             loop_blocks_in_layout(func, li, l)
         } else {
@@ -1062,36 +1062,15 @@ impl SimpleLoopUnswitch {
         Some(divergent)
     }
 
-    /// Can a non-trivial unswitch of `l` keep the loop forest and the forms current by
-    /// itself? It rebuilds the loops of `l`'s outermost loop only, which needs that nest
-    /// reducible, and splits the exits per copy, which keeps them dedicated for the loops
-    /// around `l` only if each exit of `l` lies in `l`'s parent.
-    fn can_update_locally(&self, func: &Function, cx: &PassContext<'_>, l: Loop) -> bool {
-        let _ = func;
-        let li = &cx.analyses.loops;
-        let mut outer = l;
-        while let Some(p) = li.parent(outer) {
-            outer = p;
-        }
-        if li.contains_irreducible(outer) {
-            return false;
-        }
-        match li.parent(l) {
-            Some(q) => li
-                .unique_exit_blocks(l, &cx.analyses.cfg)
-                .iter()
-                .all(|&e| li.contains(q, e)),
-            None => true,
-        }
-    }
-
     /// Trivial unswitching with the analyses kept current: after the hoisting
     /// ([`SimpleLoopUnswitch::apply_trivial`]) the preheader, which branches now, gets a
     /// new preheader block, and an exit still reached from inside the loop gets a
     /// dedicated block for those edges (what `loop-simplify` would do). The CFG's edges
     /// and the loop forest are updated in place. Returns `false`, changing nothing, when
     /// an exit lies outside the loop around `l` (a dedicated block there would not be
-    /// dedicated for that loop): the caller re-establishes the forms on the function.
+    /// dedicated for that loop): the caller hoists and re-establishes the forms on the
+    /// function. When the hoist leaves `l` without an exit into the loop around it, the
+    /// forms are re-established on the function here.
     fn trivial_local(
         &mut self,
         func: &mut Function,
@@ -1432,6 +1411,28 @@ impl SimpleLoopUnswitch {
     }
 }
 
+/// Can a non-trivial unswitch of `l` keep the loop forest and the forms current by
+/// itself? It rebuilds the loops of `l`'s outermost loop only, which needs that nest
+/// reducible, and splits the exits per copy, which keeps them dedicated for the loops
+/// around `l` only if each exit of `l` lies in `l`'s parent.
+fn can_update_locally(cx: &PassContext<'_>, l: Loop) -> bool {
+    let li = &cx.analyses.loops;
+    let mut outer = l;
+    while let Some(p) = li.parent(outer) {
+        outer = p;
+    }
+    if li.contains_irreducible(outer) {
+        return false;
+    }
+    match li.parent(l) {
+        Some(q) => li
+            .unique_exit_blocks(l, &cx.analyses.cfg)
+            .iter()
+            .all(|&e| li.contains(q, e)),
+        None => true,
+    }
+}
+
 /// The blocks of `l` in layout order. Walks the layout from the header forward, then
 /// backward, until every block is found: the span of the loop in the layout, not the
 /// function (a scan of every block per change would make many loops quadratic).
@@ -1479,12 +1480,7 @@ struct LocalDom {
 }
 
 impl LocalDom {
-    fn new(
-        func: &Function,
-        li: &gyre_analysis::LoopInfo,
-        cfg: &gyre_analysis::Cfg,
-        l: Loop,
-    ) -> LocalDom {
+    fn new(li: &gyre_analysis::LoopInfo, cfg: &gyre_analysis::Cfg, l: Loop) -> LocalDom {
         let header = li.header(l);
         // Post-order of the loop's blocks from the header, along edges inside the loop.
         let mut post: Vec<Block> = Vec::new();
@@ -1506,7 +1502,6 @@ impl LocalDom {
                 }
             }
         }
-        let _ = func;
         let mut num: rustc_hash::FxHashMap<Block, usize> = Default::default();
         for (k, &b) in post.iter().enumerate() {
             num.insert(b, k);
