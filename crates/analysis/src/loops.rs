@@ -133,6 +133,9 @@ pub struct LoopInfo {
     /// start of the block range of the loop they were added to (so that the entries of a
     /// loop and of all its subloops form one key range).
     added: BTreeMap<u32, Vec<Block>>,
+    /// Per block: its index in the region of [`LoopInfo::replace_nest`] (scratch, reset
+    /// after each call).
+    region_ix: Vec<u32>,
     valid: bool,
 }
 
@@ -564,6 +567,265 @@ impl LoopInfo {
         let d = &mut self.loops[l.index()];
         d.header = header;
         d.one_back_edge = true;
+        true
+    }
+
+    /// Replace the outermost loop `old` and every loop nested in it by the loops of
+    /// `region`, found afresh (LLVM's loop passes rebuild the loops of a cloned nest the
+    /// same way: `rebuildLoopAfterUnswitch`). For passes that change one nest (clone it,
+    /// fold its branches) and keep the rest of the forest: O(size of the region), nothing
+    /// proportional to the function.
+    ///
+    /// `region` lists, once each, every reachable block of the new nest area: the blocks
+    /// `old` had that are still laid out, and the new blocks in or around the loops that
+    /// replace it; no block of another loop. Its CFG must be reducible (a clone of a
+    /// reducible nest with branches folded is) and `cfg`'s edges current (its order may
+    /// be stale): back edges are then the retreating edges of a depth-first search from
+    /// the blocks entered from outside the region, so no dominator tree is needed.
+    ///
+    /// The new loops take the ids of the old ones (inner loops still numbered before the
+    /// loops around them) plus fresh ids; their blocks are listed in a new range (the old
+    /// one is left unused). Returns `false`, changing nothing, when that is not possible:
+    /// `old` is not outermost, holds an irreducible cycle, or the region has fewer loops
+    /// than the nest had (ids would be left over); the caller recomputes instead.
+    pub fn replace_nest(&mut self, cfg: &Cfg, old: Loop, region: &[Block]) -> bool {
+        const NONE: u32 = u32::MAX;
+        if self.data(old).parent.is_some() || self.data(old).irreducible {
+            return false;
+        }
+        // The ids of the old nest, ascending.
+        let mut ids: Vec<u32> = Vec::new();
+        let mut work = vec![old];
+        while let Some(l) = work.pop() {
+            ids.push(l.as_u32());
+            work.extend_from_slice(self.children(l));
+        }
+        ids.sort_unstable();
+        // Region index per block (a scratch array reset before returning).
+        let max = region.iter().map(|b| b.index() + 1).max().unwrap_or(0);
+        let nslots = max.max(cfg.num_block_slots());
+        if self.region_ix.len() < nslots {
+            self.region_ix.resize(nslots, NONE);
+        }
+        for (k, &b) in region.iter().enumerate() {
+            self.region_ix[b.index()] = k as u32;
+        }
+        let ix = |s: &Self, b: Block| s.region_ix.get(b.index()).copied().unwrap_or(NONE);
+        let n = region.len();
+        // Depth-first search from the blocks entered from outside: post-order, and the
+        // retreating (back) edges per target, counted per edge.
+        let mut state = vec![0u8; n]; // 0 new, 1 on the stack, 2 done
+        let mut post: Vec<u32> = Vec::with_capacity(n);
+        let mut back: Vec<(u32, Block)> = Vec::new();
+        let mut stack: Vec<(u32, u32)> = Vec::new();
+        let entered = |s: &Self, k: usize| cfg.preds(region[k]).iter().any(|&p| ix(s, p) == NONE);
+        let roots: Vec<usize> = (0..n).filter(|&k| entered(self, k)).chain(0..n).collect();
+        for r in roots {
+            if state[r] != 0 {
+                continue;
+            }
+            state[r] = 1;
+            stack.push((r as u32, 0));
+            while let Some(&mut (k, ref mut next)) = stack.last_mut() {
+                let succs = cfg.succs(region[k as usize]);
+                match succs.get(*next as usize) {
+                    Some(&s) => {
+                        *next += 1;
+                        let j = ix(self, s);
+                        if j == NONE {
+                            continue;
+                        }
+                        match state[j as usize] {
+                            0 => {
+                                state[j as usize] = 1;
+                                stack.push((j, 0));
+                            }
+                            1 => back.push((j, region[k as usize])),
+                            _ => {}
+                        }
+                    }
+                    None => {
+                        state[k as usize] = 2;
+                        post.push(k);
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        let mut rpo_of = vec![0u32; n];
+        for (i, &k) in post.iter().rev().enumerate() {
+            rpo_of[k as usize] = i as u32;
+        }
+        back.sort_unstable_by_key(|&(h, p)| (h, rpo_of[ix(self, p) as usize]));
+        // Discovery, headers in post-order (inner before outer), as in `discover`.
+        struct New {
+            header: Block,
+            parent: u32,
+            own: u32,
+            size: u32,
+            kids: u32,
+            latches: Vec<Block>,
+            one_back_edge: bool,
+        }
+        let mut found: Vec<New> = Vec::new();
+        let mut loop_of = vec![NONE; n];
+        let mut uf: Vec<u32> = Vec::new();
+        let mut walk: Vec<u32> = Vec::new();
+        for &hk in &post {
+            let lo = back.partition_point(|&(h, _)| h < hk);
+            let hi = back.partition_point(|&(h, _)| h <= hk);
+            if lo == hi {
+                continue;
+            }
+            let mut latches: Vec<Block> = back[lo..hi].iter().map(|&(_, p)| p).collect();
+            latches.dedup();
+            let me = found.len() as u32;
+            uf.push(me);
+            loop_of[hk as usize] = me;
+            let (mut own, mut size, mut kids) = (1u32, 1u32, 0u32);
+            let mut todo: Vec<u32> = latches.iter().map(|&p| ix(self, p)).collect();
+            walk.clear();
+            loop {
+                for &k in &todo {
+                    let m = loop_of[k as usize];
+                    if m == NONE {
+                        loop_of[k as usize] = me;
+                        own += 1;
+                        size += 1;
+                        walk.push(k);
+                    } else if m != me {
+                        let top = find(&mut uf, m);
+                        if top != me {
+                            uf[top as usize] = me;
+                            let sub = &mut found[top as usize];
+                            sub.parent = me;
+                            size += sub.size;
+                            kids += 1;
+                            walk.push(ix(self, sub.header));
+                        }
+                    }
+                }
+                let Some(k) = walk.pop() else {
+                    break;
+                };
+                todo.clear();
+                todo.extend(
+                    cfg.preds(region[k as usize])
+                        .iter()
+                        .map(|&p| ix(self, p))
+                        .filter(|&j| j != NONE),
+                );
+            }
+            found.push(New {
+                header: region[hk as usize],
+                parent: NONE,
+                own,
+                size,
+                kids,
+                one_back_edge: hi - lo == 1,
+                latches,
+            });
+        }
+        if found.len() < ids.len() {
+            for &b in region {
+                self.region_ix[b.index()] = NONE;
+            }
+            return false;
+        }
+        // Ids: the old ones ascending, then fresh ones; post-order keeps children first.
+        while ids.len() < found.len() {
+            ids.push(self.loops.len() as u32);
+            self.loops.push(LoopData {
+                header: region[0],
+                parent: None.into(),
+                depth: 0,
+                blocks: [0, 0],
+                children: [0, 0],
+                latches: [0, 0],
+                irreducible: false,
+                one_back_edge: false,
+            });
+        }
+        // The blocks listed by the old nest's additions are in the region now.
+        let [oa, ob] = self.data(old).blocks;
+        let keys: Vec<u32> = self.added.range(oa..ob).map(|(&k, _)| k).collect();
+        for k in keys {
+            self.added.remove(&k);
+        }
+        // Layout as in `build`: parents first (descending local ids are headers in RPO).
+        let base = self.blocks.len() as u32;
+        let mut pos = base;
+        let mut next_own = vec![0u32; found.len()];
+        let mut next_child = vec![0u32; found.len()];
+        let mut child_at = vec![0u32; found.len()];
+        let mut new_top: Vec<Loop> = Vec::new();
+        let child_base = self.children.len() as u32;
+        let mut child_off = child_base;
+        self.children.resize(
+            (child_base + found.iter().map(|f| f.kids).sum::<u32>()) as usize,
+            old,
+        );
+        for i in (0..found.len()).rev() {
+            let f = &found[i];
+            let id = ids[i];
+            let (start, depth) = if f.parent == NONE {
+                new_top.push(Loop::from_u32(id));
+                pos += f.size;
+                (pos - f.size, 1)
+            } else {
+                let p = f.parent as usize;
+                self.children[child_at[p] as usize] = Loop::from_u32(id);
+                child_at[p] += 1;
+                let start = next_child[p];
+                next_child[p] = start + f.size;
+                (start, self.loops[ids[p] as usize].depth + 1)
+            };
+            let la = self.latches.len() as u32;
+            self.latches.extend_from_slice(&f.latches);
+            self.loops[id as usize] = LoopData {
+                header: f.header,
+                parent: if f.parent == NONE {
+                    None.into()
+                } else {
+                    Some(Loop::from_u32(ids[f.parent as usize])).into()
+                },
+                depth,
+                blocks: [start, start + f.size],
+                children: [child_off, child_off + f.kids],
+                latches: [la, la + f.latches.len() as u32],
+                irreducible: false,
+                one_back_edge: f.one_back_edge,
+            };
+            child_at[i] = child_off;
+            child_off += f.kids;
+            next_own[i] = start;
+            next_child[i] = start + f.own;
+        }
+        self.blocks.resize(pos as usize, region[0]);
+        if self.innermost.len() < nslots {
+            self.innermost.resize(nslots, DEAD);
+        }
+        for &k in post.iter().rev() {
+            let b = region[k as usize];
+            let m = loop_of[k as usize];
+            if m == NONE {
+                self.innermost[b.index()] = NO_LOOP;
+            } else {
+                let slot = &mut next_own[m as usize];
+                self.blocks[*slot as usize] = b;
+                *slot += 1;
+                self.innermost[b.index()] = ids[m as usize];
+            }
+        }
+        for &b in region {
+            self.region_ix[b.index()] = NONE;
+        }
+        // The new outermost loops (in program order) take the old one's place.
+        if let Some(at) = self.top_level.iter().position(|&t| t == old) {
+            self.top_level.splice(at..=at, new_top);
+        } else {
+            self.top_level.extend(new_top);
+        }
         true
     }
 

@@ -1,5 +1,5 @@
 //! The loop forest's in-place updates (`LoopInfo::add_block`,
-//! `LoopInfo::set_header_and_latch`): membership, listing, header and latch as the queries
+//! `LoopInfo::set_header_and_latch`, `LoopInfo::replace_nest`): membership, listing, header and latch as the queries
 //! report them afterwards. (That they match a fresh computation after a real rotation is
 //! checked by `--verify-each` in the transforms crate's loop-rotate tests.)
 
@@ -79,4 +79,177 @@ fn a_new_header_and_latch_match_the_rotated_nest() {
     // Not a block of the loop: refused, nothing changed.
     assert!(!li.set_header_and_latch(inner, b(7), b(2)));
     assert_eq!(li.header(inner), b(3));
+}
+
+/// Two sequential nests: 1..5 around 2..4 (as in [`NEST`]), then 8..12 around 9..11.
+const TWO_NESTS: &str = "kernel @k(i32) {
+block0(v0: i32):
+    jump block1
+block1:
+    v1 = iconst.i32 0
+    v2 = icmp slt v1, v0
+    brif v2, block6, block13
+block6:
+    jump block2
+block2:
+    v3 = icmp slt v0, v1
+    brif v3, block3, block5
+block3:
+    jump block4
+block4:
+    jump block2
+block5:
+    jump block1
+block13:
+    jump block8
+block8:
+    v4 = icmp slt v1, v0
+    brif v4, block14, block7
+block14:
+    jump block9
+block9:
+    v5 = icmp slt v0, v1
+    brif v5, block10, block12
+block10:
+    jump block11
+block11:
+    jump block9
+block12:
+    jump block8
+block7:
+    return
+}
+";
+
+/// Everything the queries report about the loops, by header: (header, parent header,
+/// depth, sorted blocks, latches, single back edge, children headers), sorted; and the
+/// innermost loop header of every block.
+type Shape = (
+    Vec<(
+        Block,
+        Option<Block>,
+        u32,
+        Vec<Block>,
+        Vec<Block>,
+        Option<Block>,
+        Vec<Block>,
+    )>,
+    Vec<(Block, Option<Block>)>,
+    Vec<Block>,
+);
+
+fn shape(f: &gyre_ir::Function, li: &LoopInfo) -> Shape {
+    let mut loops = Vec::new();
+    let mut seen = Vec::new();
+    for b in f.layout.blocks() {
+        if let Some(l) = li.innermost_loop(b) {
+            let mut up = Some(l);
+            while let Some(x) = up {
+                if !seen.contains(&x) {
+                    seen.push(x);
+                }
+                up = li.parent(x);
+            }
+        }
+    }
+    for l in seen {
+        let mut blocks: Vec<Block> = li.blocks(l).collect();
+        assert_eq!(blocks[0], li.header(l), "the header is listed first");
+        blocks.sort();
+        // Orders of latches and children follow each computation's search: compared as sets.
+        let mut kids: Vec<Block> = li.children(l).iter().map(|&c| li.header(c)).collect();
+        kids.sort();
+        let mut latches = li.latches(l).to_vec();
+        latches.sort();
+        for &c in li.children(l) {
+            assert_eq!(li.parent(c), Some(l));
+            assert!(li.contains_loop(l, c));
+        }
+        loops.push((
+            li.header(l),
+            li.parent(l).map(|p| li.header(p)),
+            li.depth(l),
+            blocks,
+            latches,
+            li.latch(l),
+            kids,
+        ));
+    }
+    loops.sort();
+    let inner = f
+        .layout
+        .blocks()
+        .map(|b| (b, li.innermost_loop(b).map(|l| li.header(l))))
+        .collect();
+    let top = li.top_level().iter().map(|&l| li.header(l)).collect();
+    (loops, inner, top)
+}
+
+/// Replace the forest's nest at `header` after `f` became `g` (same blocks), with the
+/// region `blocks`, and compare with a fresh computation on `g`.
+fn replaced(f_text: &str, g_text: &str, header: usize, region: &[usize]) -> bool {
+    let f = gyre_ir::parse_function(f_text).expect("parses");
+    let g = gyre_ir::parse_function(g_text).expect("parses");
+    let mut li = forest(&f);
+    let old = li.innermost_loop(Block::new(header)).expect("a loop");
+    let old = {
+        let mut o = old;
+        while let Some(p) = li.parent(o) {
+            o = p;
+        }
+        o
+    };
+    let cfg = Cfg::with_function(&g).expect("valid");
+    let region: Vec<Block> = region.iter().map(|&i| Block::new(i)).collect();
+    if !li.replace_nest(&cfg, old, &region) {
+        // Refused: nothing changed.
+        assert_eq!(shape(&f, &li), shape(&f, &forest(&f)));
+        return false;
+    }
+    assert_eq!(shape(&g, &li), shape(&g, &forest(&g)));
+    true
+}
+
+#[test]
+fn a_replaced_nest_matches_a_fresh_forest() {
+    let nest2 = [13, 8, 14, 9, 10, 11, 12];
+    let nest2 = &nest2[1..];
+    // Unchanged.
+    assert!(replaced(TWO_NESTS, TWO_NESTS, 9, nest2));
+    // A new innermost loop (block10 loops on itself).
+    let g = TWO_NESTS.replace(
+        "block10:\n    jump block11",
+        "block10:\n    brif v5, block10, block11",
+    );
+    assert!(replaced(TWO_NESTS, &g, 9, nest2));
+    // Two back edges into the inner header (block10 branches back too).
+    let g = TWO_NESTS.replace(
+        "block10:\n    jump block11",
+        "block10:\n    brif v5, block9, block11",
+    );
+    assert!(replaced(TWO_NESTS, &g, 9, nest2));
+    // The first nest, with a new loop: the second nest keeps its loops.
+    let g = TWO_NESTS.replace(
+        "block3:\n    jump block4",
+        "block3:\n    brif v3, block3, block4",
+    );
+    assert!(replaced(TWO_NESTS, &g, 2, &[1, 6, 2, 3, 4, 5]));
+    // The inner loop is gone (no back edge): fewer loops than ids, refused.
+    let g = TWO_NESTS.replace("block11:\n    jump block9", "block11:\n    jump block12");
+    assert!(!replaced(TWO_NESTS, &g, 9, nest2));
+}
+
+#[test]
+fn a_replaced_nest_may_split_into_sibling_nests() {
+    // The outer loop of the second nest is cut (block12 leaves): the inner loop becomes
+    // outermost, one loop fewer, refused; the same cut with a second inner loop in the
+    // body gives two outermost loops in the outer one's place.
+    let g = TWO_NESTS
+        .replace("block12:\n    jump block8", "block12:\n    jump block7")
+        .replace(
+            "block10:\n    jump block11",
+            "block10:\n    brif v5, block10, block11",
+        );
+    // Old nest: 8 and 9 (two loops); new: 9 and 10 (two loops, 10 inside 9).
+    assert!(replaced(TWO_NESTS, &g, 9, &[8, 14, 9, 10, 11, 12]));
 }

@@ -272,6 +272,9 @@ pub trait LoopPass {
     fn establishes(&self) -> Forms {
         Forms::default()
     }
+    /// Called by the loop adaptor before it visits the loops of a function (once per
+    /// function per adaptor run): a pass that keeps per-function state resets it here.
+    fn begin_function(&mut self, _func: &Function) {}
     /// Run on the loop headed by `header`.
     fn run_on_loop(
         &mut self,
@@ -664,6 +667,9 @@ fn run_loop_pipeline(
         worklist.push(LoopHandle::from_u32(headers.len() as u32));
         headers.push(h);
         deleted.push(false);
+    }
+    for pass in passes.iter_mut() {
+        pass.begin_function(func);
     }
     let mut fresh_loops: Vec<Block> = Vec::new();
     // Per pass of the pipeline: time and visits, merged into the report at the end (a map

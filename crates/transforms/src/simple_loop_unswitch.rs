@@ -28,9 +28,21 @@
 //! uniformity analysis proves warp-uniform are unswitched: a divergent condition would make
 //! each warp run both copies one after the other.
 //!
-//! **Analyses.** After each change the pass drops every analysis, deletes what became
-//! unreachable, and runs `loop-simplify` and `lcssa` on the function (which recompute the
-//! CFG, dominator tree and loop forest once): one recomputation per change, not per loop.
+//! **Analyses.** Each change keeps the CFG's edges ([`gyre_analysis::Cfg::update_block`])
+//! and the loop forest current and re-establishes loop-simplify and LCSSA form itself, in
+//! time proportional to the nest it touches and the copies it makes: a trivial hoist gives
+//! the loop a new preheader and the exit a dedicated block for the edges left in the
+//! loop (blocks added with [`gyre_analysis::LoopInfo::add_block`]); a non-trivial one
+//! deletes what the copies no longer reach, gives each copy a preheader and each exit
+//! reached by several copies one dedicated block per copy (their values merge in the
+//! exit's parameters), and rebuilds the loops of the outermost loop around it
+//! ([`gyre_analysis::LoopInfo::replace_nest`]). Dominance, needed by the cost model only
+//! inside the loop, is computed for the loop alone; uniformity is read once per function
+//! visit and extended to the copies (see [`SimpleLoopUnswitch`]). The dominator tree is
+//! left to be recomputed by whoever needs it next. Shapes whose nesting changes beyond the
+//! copies (an exit outside the parent loop, a block of a copy no longer on a cycle, a copy
+//! or loop left without an exit into its parent, an irreducible nest) fall back to one
+//! run of `loop-simplify` and `lcssa` over the function, as every change did before.
 
 use crate::analyses::Analyses;
 use crate::lcssa::Lcssa;
@@ -39,11 +51,11 @@ use crate::manager::{
     Forms, FunctionPass, LoopPass, LoopUpdater, PassContext, PassError, PassResult,
 };
 use crate::utils::clone::{clone_blocks, ValueMap};
-use crate::utils::split::Place;
+use crate::utils::split::{split_predecessors, Place};
 use gyre_analysis::Loop;
 use gyre_ir::{
-    Block, BlockCall, FuncKind, Function, Inst, InstructionData, JumpTableData, Opcode, Value,
-    ValueDef,
+    Block, BlockCall, EntityRef, FuncKind, Function, Inst, InstructionData, JumpTableData, Opcode,
+    Value, ValueDef,
 };
 use rustc_hash::FxHashSet;
 
@@ -59,12 +71,20 @@ const MAX_ROUNDS: u32 = 64;
 /// without a preheader are left alone with a remark.
 ///
 /// **Establishes**: loop-simplify and LCSSA form of every loop (re-established after each
-/// change by running `loop-simplify` and `lcssa` on the function). Loops made by cloning
+/// change, locally; see the module doc). Loops made by cloning
 /// are reported to the adaptor ([`LoopUpdater::add_new_loop`], the copies' outermost
 /// loops), which visits them; a loop folded away is reported deleted.
 ///
-/// **Preserves**: behaviour; when it changes something, only what `loop-simplify` and
-/// `lcssa` recomputed after the last change (the CFG, dominator tree and loop forest).
+/// **Preserves**: behaviour; when it changes something, the CFG's edges (its order goes
+/// stale), the loop forest and `nonlocal-uses` (kept current by each change), plus
+/// whatever a fallback recomputation left valid.
+///
+/// **Uniformity** (for `unswitch-uniform-only`): the function's analysis is read the
+/// first time a condition is asked about in a function visit
+/// ([`LoopPass::begin_function`] resets it); a copy's values inherit their originals'
+/// answers (the copies are entered on a uniform condition), a newer instruction result
+/// is derived from its operands, and only a value none of that covers (a new block
+/// parameter) has the analysis computed again.
 ///
 /// **Gives up** (a remark and a counter each): a loop with an invariant branch and a
 /// convergent operation (`Convergent`); a loop in or around an irreducible cycle
@@ -98,6 +118,9 @@ pub struct SimpleLoopUnswitch {
     simplify: LoopSimplify,
     lcssa: Lcssa,
     map: ValueMap,
+    /// Per value, what this function visit knows of its uniformity: 0 not known, 1
+    /// uniform, 2 divergent (see [`SimpleLoopUnswitch::divergent`]).
+    div: Vec<u8>,
 }
 
 impl SimpleLoopUnswitch {
@@ -155,6 +178,7 @@ struct Candidate {
 }
 
 /// One hoisting of a trivial branch.
+#[derive(Copy, Clone)]
 enum Trivial {
     /// `brif` in `block`: side `exit_side` (0 = then) leaves the loop.
     Brif { block: Block, exit_side: usize },
@@ -206,6 +230,10 @@ impl LoopPass for SimpleLoopUnswitch {
         }
     }
 
+    fn begin_function(&mut self, _func: &Function) {
+        self.div.clear();
+    }
+
     fn run_on_loop(
         &mut self,
         func: &mut Function,
@@ -235,7 +263,12 @@ impl LoopPass for SimpleLoopUnswitch {
         // Divergent candidates already remarked in this visit (one remark each).
         let mut remarked: Vec<Inst> = Vec::new();
         for _ in 0..MAX_ROUNDS {
-            self.ensure(func, cx, Analyses::LOOPS.union(Analyses::DOMTREE))?;
+            // The CFG's edges and the loop forest, kept current by every change below;
+            // nothing is recomputed when they are valid (the CFG's order may be stale).
+            if !cx.analyses.cfg_edges_valid() {
+                self.ensure(func, cx, Analyses::CFG)?;
+            }
+            self.ensure(func, cx, Analyses::LOOPS)?;
             let li = &cx.analyses.loops;
             let Some(l) = li
                 .innermost_loop(header)
@@ -256,8 +289,10 @@ impl LoopPass for SimpleLoopUnswitch {
             }
             if cfg.trivial {
                 if let Some(t) = find_trivial(func, cx, l) {
-                    self.apply_trivial(func, cx, l, t);
-                    self.resimplify(func, cx)?;
+                    if !self.trivial_local(func, cx, l, &t)? {
+                        self.apply_trivial(func, cx, l, t);
+                        self.resimplify(func, cx)?;
+                    }
                     changed = true;
                     continue;
                 }
@@ -281,7 +316,13 @@ impl LoopPass for SimpleLoopUnswitch {
         if !cx.analyses.loops.is_header(header) {
             updater.mark_loop_deleted();
         }
-        Ok(PassResult::changed(cx.analyses.valid()))
+        // The CFG's edges, the loop forest and nonlocal-uses are kept current by each
+        // change (the CFG's order goes stale; the dominator tree is not kept).
+        let mut kept = cx.analyses.valid().union(Analyses::LOOPS);
+        if cx.analyses.cfg_edges_valid() {
+            kept = kept.union(Analyses::CFG);
+        }
+        Ok(PassResult::changed(kept))
     }
 }
 
@@ -620,13 +661,10 @@ impl SimpleLoopUnswitch {
         cfg: &Config,
         remarked: &mut Vec<Inst>,
     ) -> Result<Option<(Candidate, usize)>, PassError> {
-        if cfg.uniform_only {
-            self.ensure(func, cx, Analyses::UNIFORMITY.union(Analyses::LOOPS))?;
-        }
         let header = cx.analyses.loops.header(l);
         let mut ok: Vec<Candidate> = Vec::new();
         for &c in cands {
-            if cfg.uniform_only && cx.analyses.uniformity.is_divergent(c.cond) {
+            if cfg.uniform_only && self.divergent(func, cx, c.cond)? {
                 if !remarked.contains(&c.inst) {
                     remarked.push(c.inst);
                     let skip = Skip::DivergentCondition;
@@ -651,7 +689,8 @@ impl SimpleLoopUnswitch {
             return Ok(None);
         }
         let li = &cx.analyses.loops;
-        let dt = &cx.analyses.domtree;
+        // Dominance inside the loop (all it asks about), computed for the loop alone.
+        let dt = LocalDom::new(li, &cx.analyses.cfg, l);
         let gcfg = &cx.analyses.cfg;
         let blocks: Vec<Block> = li.blocks(l).collect();
         let cost_of = |b: Block| {
@@ -765,11 +804,17 @@ impl SimpleLoopUnswitch {
             .expect("checked: the loop has a preheader");
         let (chain, _) = header_chain(func, cx, l);
         let every_iteration = chain.contains(&cand.block);
-        let blocks: Vec<Block> = func
-            .layout
-            .blocks()
-            .filter(|&b| li.contains(l, b))
-            .collect();
+        let local = can_update_locally(cx, l);
+        let blocks: Vec<Block> = if local {
+            loop_blocks_in_layout(func, li, l)
+        } else {
+            func.layout
+                .blocks()
+                .filter(|&b| li.contains(l, b))
+                .collect()
+        };
+        // The exits, read before the copies change the CFG.
+        let exits = li.unique_exit_blocks(l, &cx.analyses.cfg);
         let last = *blocks.last().expect("a loop has blocks");
         let pre_term = func.terminator(pre).expect("terminator");
         let InstructionData::Jump { dest: enter } = *func.dfg.inst(pre_term) else {
@@ -779,6 +824,10 @@ impl SimpleLoopUnswitch {
         // Freeze the condition unless it is branched on every iteration (then the
         // original already branched on it whenever the loop ran) or cannot be poison.
         let mut cond = cand.cond;
+        // The preheader uses the condition now (nonlocal-uses is kept when it was valid).
+        if cx.analyses.nonlocal.is_valid() {
+            cx.analyses.nonlocal.set(cand.cond, true);
+        }
         if cfg.freeze && !every_iteration && !not_poison(func, cand.cond) {
             let ty = func.dfg.value_type(cand.cond);
             let (fi, fv) = func.dfg.make_inst_with_result(
@@ -790,6 +839,9 @@ impl SimpleLoopUnswitch {
             );
             func.layout.insert_inst_before(fi, pre_term);
             cond = fv;
+            if let Some(&d) = self.div.get(cand.cond.index()) {
+                self.set_div(fv, d);
+            }
             cx.stats.add(NAME, "NumFreezes", 1);
         }
         // Copy 0 is the original loop; copies 1.. are clones.
@@ -800,6 +852,21 @@ impl SimpleLoopUnswitch {
             let c = clone_blocks(func, &blocks, &mut self.map, Place::After(anchor))
                 .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
             anchor = *c.last().expect("non-empty");
+            // A copy's values are as uniform as their originals: the copies are entered
+            // on a uniform condition (or uniformity is not asked).
+            let known: Vec<(Value, u8)> = self
+                .map
+                .values()
+                .filter_map(|(from, to)| {
+                    self.div
+                        .get(from.index())
+                        .filter(|&&d| d != 0)
+                        .map(|&d| (to, d))
+                })
+                .collect();
+            for (v, d) in known {
+                self.set_div(v, d);
+            }
             copies.push(c);
         }
         cx.stats.add(NAME, "NumLoopsCloned", (nsucc - 1) as u64);
@@ -892,6 +959,13 @@ impl SimpleLoopUnswitch {
             }
             _ => unreachable!("candidates are brif or br_table"),
         }
+        if local {
+            if let Some(h) =
+                self.finish_local(func, cx, l, pre, &copies, &exits, cond, &enter_args)?
+            {
+                return Ok(h);
+            }
+        }
         remove_unreachable(func, &copies);
         self.resimplify(func, cx)?;
         self.ensure(func, cx, Analyses::LOOPS)?;
@@ -914,6 +988,587 @@ impl SimpleLoopUnswitch {
             }
         }
         Ok(new_headers)
+    }
+}
+
+impl SimpleLoopUnswitch {
+    /// Record what is known of the uniformity of `v` (1 uniform, 2 divergent).
+    fn set_div(&mut self, v: Value, d: u8) {
+        if self.div.len() <= v.index() {
+            self.div.resize(v.index() + 1, 0);
+        }
+        self.div[v.index()] = d;
+    }
+
+    /// May `v` differ between the threads of a warp? The function's uniformity analysis
+    /// is read once per function visit (the first time a value is asked about) and kept
+    /// for the values it knew; copies made since inherit their originals' answers, and a
+    /// new instruction result is derived from its operands. Only a value none of that
+    /// covers (a new block parameter) has the analysis computed again.
+    fn divergent(
+        &mut self,
+        func: &Function,
+        cx: &mut PassContext<'_>,
+        v: Value,
+    ) -> Result<bool, PassError> {
+        if let Some(&d) = self.div.get(v.index()).filter(|&&d| d != 0) {
+            return Ok(d == 2);
+        }
+        if let Some(d) = self.derive(func, v) {
+            self.set_div(v, 1 + u8::from(d));
+            return Ok(d);
+        }
+        self.ensure(func, cx, Analyses::UNIFORMITY.union(Analyses::LOOPS))?;
+        let u = &cx.analyses.uniformity;
+        self.div.clear();
+        self.div.resize(func.dfg.num_values(), 0);
+        for w in func.dfg.values() {
+            self.div[w.index()] = 1 + u8::from(u.is_divergent(w));
+        }
+        Ok(self.div.get(v.index()).is_none_or(|&d| d != 1))
+    }
+
+    /// The uniformity of an instruction result not in the snapshot, from its operands:
+    /// divergent iff a chain of propagating instructions reaches a divergent value or
+    /// source (sync and temporal divergence reach block parameters only). `None` when
+    /// the walk meets a value it cannot judge or grows past a bound.
+    fn derive(&self, func: &Function, v: Value) -> Option<bool> {
+        use gyre_analysis::uniformity::{source_kind, SourceKind};
+        let mut work = vec![v];
+        let mut seen = 0;
+        let mut divergent = false;
+        while let Some(w) = work.pop() {
+            seen += 1;
+            if seen > 32 {
+                return None;
+            }
+            match self.div.get(w.index()).copied().unwrap_or(0) {
+                1 => continue,
+                2 => {
+                    divergent = true;
+                    continue;
+                }
+                _ => {}
+            }
+            let ValueDef::Result(i) = func.dfg.value_def(w) else {
+                return None;
+            };
+            match source_kind(func, i) {
+                SourceKind::AlwaysUniform => {}
+                SourceKind::Divergent => divergent = true,
+                SourceKind::Propagated => func.dfg.for_each_inst_value(i, |a| work.push(a)),
+            }
+        }
+        Some(divergent)
+    }
+
+    /// Trivial unswitching with the analyses kept current: after the hoisting
+    /// ([`SimpleLoopUnswitch::apply_trivial`]) the preheader, which branches now, gets a
+    /// new preheader block, and an exit still reached from inside the loop gets a
+    /// dedicated block for those edges (what `loop-simplify` would do). The CFG's edges
+    /// and the loop forest are updated in place. Returns `false`, changing nothing, when
+    /// an exit lies outside the loop around `l` (a dedicated block there would not be
+    /// dedicated for that loop): the caller hoists and re-establishes the forms on the
+    /// function. When the hoist leaves `l` without an exit into the loop around it, the
+    /// forms are re-established on the function here.
+    fn trivial_local(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        t: &Trivial,
+    ) -> Result<bool, PassError> {
+        let li = &cx.analyses.loops;
+        let parent = li.parent(l);
+        let header = li.header(l);
+        let pre = li
+            .preheader(l, &cx.analyses.cfg)
+            .expect("checked: the loop has a preheader");
+        let block = match *t {
+            Trivial::Brif { block, .. } | Trivial::Table { block } => block,
+        };
+        let term = func.terminator(block).expect("terminator");
+        // The exits the preheader will branch to, and the values it will pass them.
+        let mut exits: Vec<Block> = Vec::new();
+        let mut used: Vec<Value> = Vec::new();
+        let outside = |func: &Function, bc: &BlockCall| {
+            !li.contains(l, bc.block)
+                && func
+                    .dfg
+                    .block_call_args(bc)
+                    .iter()
+                    .all(|&v| invariant(func, cx, l, v))
+        };
+        match (*t, func.dfg.inst(term)) {
+            (Trivial::Brif { exit_side, .. }, InstructionData::Brif { arg, blocks }) => {
+                exits.push(blocks[exit_side].block);
+                used.extend_from_slice(func.dfg.block_call_args(&blocks[exit_side]));
+                used.push(*arg);
+            }
+            (Trivial::Table { .. }, InstructionData::BrTable { arg, .. }) => {
+                func.dfg.for_each_dest(term, |bc| {
+                    if outside(func, bc) {
+                        exits.push(bc.block);
+                        used.extend_from_slice(func.dfg.block_call_args(bc));
+                    }
+                });
+                used.push(*arg);
+            }
+            _ => unreachable!("found as a brif or br_table"),
+        }
+        exits.sort_unstable();
+        exits.dedup();
+        if let Some(q) = parent {
+            if exits.iter().any(|&e| !li.contains(q, e)) {
+                return Ok(false);
+            }
+        }
+        let pre_term = func.terminator(pre).expect("terminator");
+        used.extend_from_slice(func.dfg.inst_args(pre_term));
+        func.dfg.for_each_dest(pre_term, |bc| {
+            used.extend_from_slice(func.dfg.block_call_args(bc));
+        });
+        self.apply_trivial(func, cx, l, *t);
+        let np = split_predecessors(func, header, &[pre], Place::Before(header), |_, _| true);
+        let err = |e: gyre_analysis::CfgError| PassError(format!("{NAME}: {e}"));
+        let cfg = &mut cx.analyses.cfg;
+        for b in [pre, np, block] {
+            cfg.update_block(func, b).map_err(err)?;
+        }
+        // A loop whose last exit into the loop around it was hoisted is no longer inside
+        // that loop (it runs forever once entered): the nesting and LCSSA change beyond
+        // this loop, so the forms are re-established on the function instead.
+        if let Some(q) = parent {
+            let li = &cx.analyses.loops;
+            let exits_into_q = li.blocks(l).any(|b| {
+                cx.analyses
+                    .cfg
+                    .succs(b)
+                    .iter()
+                    .any(|&s| !li.contains(l, s) && li.contains(q, s))
+            });
+            if !exits_into_q {
+                self.resimplify(func, cx)?;
+                return Ok(true);
+            }
+        }
+        let cfg = &mut cx.analyses.cfg;
+        let li = &mut cx.analyses.loops;
+        li.add_block(np, parent);
+        for &e in &exits {
+            let mut inside: Vec<Block> = cfg
+                .preds(e)
+                .iter()
+                .copied()
+                .filter(|&p| li.contains(l, p))
+                .collect();
+            inside.sort_unstable();
+            inside.dedup();
+            if inside.is_empty() {
+                continue;
+            }
+            let li_ref = &*li;
+            let el = split_predecessors(func, e, &inside, Place::Before(e), |f, v| {
+                def_block(f, v).is_some_and(|d| !li_ref.contains(l, d))
+            });
+            cfg.update_block(func, el).map_err(err)?;
+            for &p in &inside {
+                cfg.update_block(func, p).map_err(err)?;
+            }
+            let x = li.innermost_loop(e);
+            li.add_block(el, x);
+        }
+        if cx.analyses.nonlocal.is_valid() {
+            for v in used {
+                cx.analyses.nonlocal.set(v, true);
+            }
+        }
+        cx.analyses.invalidate(
+            Analyses::CFG
+                .union(Analyses::LOOPS)
+                .union(Analyses::NONLOCAL_USES),
+        );
+        Ok(true)
+    }
+
+    /// The end of a non-trivial unswitch with the analyses kept current: delete what the
+    /// copies no longer reach, give each copy a preheader and each exit reached by
+    /// several copies one dedicated block per copy (the copies' values then merge in the
+    /// exit's parameters: LCSSA), update the CFG's edges, and rebuild the loops of the
+    /// outermost loop around `l` ([`gyre_analysis::LoopInfo::replace_nest`]). All of it
+    /// costs the size of that nest and of the copies. Returns the headers of the copies'
+    /// outermost loops.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_local(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        pre: Block,
+        copies: &[Vec<Block>],
+        exits: &[Block],
+        cond: Value,
+        enter_args: &[Value],
+    ) -> Result<Option<Vec<Block>>, PassError> {
+        let li = &cx.analyses.loops;
+        let header = li.header(l);
+        let hk = copies[0]
+            .iter()
+            .position(|&b| b == header)
+            .expect("the header is a loop block");
+        let mut outer = l;
+        while let Some(p) = li.parent(outer) {
+            outer = p;
+        }
+        // What each copy still reaches from its header (the only way into it).
+        let all: FxHashSet<Block> = copies.iter().flatten().copied().collect();
+        let mut live: Vec<Vec<Block>> = Vec::with_capacity(copies.len());
+        let mut removed: Vec<Block> = Vec::new();
+        for copy in copies {
+            let set: FxHashSet<Block> = copy.iter().copied().collect();
+            let mut reached: FxHashSet<Block> = FxHashSet::default();
+            let mut stack = vec![copy[hk]];
+            reached.insert(copy[hk]);
+            while let Some(b) = stack.pop() {
+                let Some(t) = func.terminator(b) else {
+                    continue;
+                };
+                func.dfg.for_each_dest(t, |bc| {
+                    if set.contains(&bc.block) && reached.insert(bc.block) {
+                        stack.push(bc.block);
+                    }
+                });
+            }
+            let (keep, gone): (Vec<Block>, Vec<Block>) =
+                copy.iter().partition(|b| reached.contains(b));
+            removed.extend(gone);
+            live.push(keep);
+        }
+        // A block of a copy that no longer reaches the copy's back edge (the folded branch
+        // led it there) has left the loop: values of the loop it uses would need new
+        // exit parameters (LCSSA), so the caller re-establishes the forms instead.
+        for (copy, keep) in copies.iter().zip(&live) {
+            let set: FxHashSet<Block> = keep.iter().copied().collect();
+            let mut rev: rustc_hash::FxHashMap<Block, Vec<Block>> = Default::default();
+            for &b in keep {
+                if let Some(t) = func.terminator(b) {
+                    func.dfg.for_each_dest(t, |bc| {
+                        if set.contains(&bc.block) {
+                            rev.entry(bc.block).or_default().push(b);
+                        }
+                    });
+                }
+            }
+            let h = copy[hk];
+            let mut inside: FxHashSet<Block> = FxHashSet::default();
+            inside.insert(h);
+            let mut stack: Vec<Block> = rev.get(&h).cloned().unwrap_or_default();
+            while let Some(b) = stack.pop() {
+                if inside.insert(b) {
+                    if let Some(ps) = rev.get(&b) {
+                        stack.extend(ps.iter().copied());
+                    }
+                }
+            }
+            if inside.len() < keep.len() {
+                return Ok(None);
+            }
+        }
+        // A copy left without an exit runs forever once entered, so it is no longer
+        // inside the loop around `l` (every exit of `l` is there): the nesting and LCSSA
+        // change beyond the copies, and the caller re-establishes the forms instead.
+        if li.parent(l).is_some() {
+            for (copy, keep) in copies.iter().zip(&live) {
+                let set: FxHashSet<Block> = copy.iter().copied().collect();
+                let exits_left = keep.iter().any(|&b| {
+                    func.terminator(b).is_some_and(|t| {
+                        let mut out = false;
+                        func.dfg
+                            .for_each_dest(t, |bc| out |= !set.contains(&bc.block));
+                        out
+                    })
+                });
+                if !exits_left {
+                    return Ok(None);
+                }
+            }
+        }
+        for &b in &removed {
+            while let Some(i) = func.layout.first_inst(b) {
+                func.layout.remove_inst(i);
+            }
+            func.layout.remove_block(b);
+        }
+        // A preheader per copy (the old one dispatches).
+        let mut new_blocks: Vec<Block> = Vec::new();
+        for copy in copies {
+            let h = copy[hk];
+            new_blocks.push(split_predecessors(
+                func,
+                h,
+                &[pre],
+                Place::Before(h),
+                |_, _| true,
+            ));
+        }
+        // Per exit and copy, the copy's blocks branching to it.
+        let exit_set: FxHashSet<Block> = exits.iter().copied().collect();
+        let mut into: rustc_hash::FxHashMap<Block, Vec<Vec<Block>>> = Default::default();
+        for (j, keep) in live.iter().enumerate() {
+            for &b in keep {
+                let Some(t) = func.terminator(b) else {
+                    continue;
+                };
+                func.dfg.for_each_dest(t, |bc| {
+                    if exit_set.contains(&bc.block) {
+                        let per = into
+                            .entry(bc.block)
+                            .or_insert_with(|| vec![Vec::new(); copies.len()]);
+                        if per[j].last() != Some(&b) {
+                            per[j].push(b);
+                        }
+                    }
+                });
+            }
+        }
+        for &e in exits {
+            let Some(per) = into.get(&e) else {
+                continue;
+            };
+            if per.iter().filter(|p| !p.is_empty()).count() < 2 {
+                continue;
+            }
+            for preds in per.iter().filter(|p| !p.is_empty()) {
+                new_blocks.push(split_predecessors(
+                    func,
+                    e,
+                    preds,
+                    Place::Before(e),
+                    |f, v| def_block(f, v).is_some_and(|d| !all.contains(&d)),
+                ));
+            }
+        }
+        // The CFG's edges.
+        let err = |e: gyre_analysis::CfgError| PassError(format!("{NAME}: {e}"));
+        let cfg = &mut cx.analyses.cfg;
+        cfg.update_block(func, pre).map_err(err)?;
+        for &b in live.iter().flatten().chain(&removed).chain(&new_blocks) {
+            cfg.update_block(func, b).map_err(err)?;
+        }
+        // The loops: those of the outermost loop around `l`, found again.
+        let li = &mut cx.analyses.loops;
+        let mut region: Vec<Block> = Vec::new();
+        if outer == l {
+            // The copies' headers first: the search for back edges starts there.
+            let heads: FxHashSet<Block> = copies.iter().map(|c| c[hk]).collect();
+            region.extend(copies.iter().map(|c| c[hk]));
+            region.extend(live.iter().flatten().filter(|b| !heads.contains(b)));
+            for &b in &new_blocks {
+                li.add_block(b, None);
+            }
+        } else {
+            region.extend(
+                li.blocks(outer)
+                    .filter(|&b| func.layout.is_block_inserted(b)),
+            );
+            region.extend(live[1..].iter().flatten());
+            region.extend(&new_blocks);
+        }
+        for &b in &removed {
+            li.add_block(b, None);
+        }
+        if !li.replace_nest(cfg, outer, &region) {
+            cx.analyses.invalidate(Analyses::NONE);
+            self.ensure(func, cx, Analyses::LOOPS)?;
+        }
+        if cx.analyses.nonlocal.is_valid() {
+            for &v in enter_args.iter().chain([&cond]) {
+                cx.analyses.nonlocal.set(v, true);
+            }
+        }
+        cx.analyses.invalidate(
+            Analyses::CFG
+                .union(Analyses::LOOPS)
+                .union(Analyses::NONLOCAL_USES),
+        );
+        let li = &cx.analyses.loops;
+        let mut new_headers = Vec::new();
+        for copy in &live[1..] {
+            let set: FxHashSet<Block> = copy.iter().copied().collect();
+            for &b in copy {
+                if !li.is_header(b) {
+                    continue;
+                }
+                let Some(lb) = li.innermost_loop(b) else {
+                    continue;
+                };
+                if li.parent(lb).is_none_or(|p| !set.contains(&li.header(p))) {
+                    new_headers.push(b);
+                }
+            }
+        }
+        Ok(Some(new_headers))
+    }
+}
+
+/// Can a non-trivial unswitch of `l` keep the loop forest and the forms current by
+/// itself? It rebuilds the loops of `l`'s outermost loop only, which needs that nest
+/// reducible, and splits the exits per copy, which keeps them dedicated for the loops
+/// around `l` only if each exit of `l` lies in `l`'s parent.
+fn can_update_locally(cx: &PassContext<'_>, l: Loop) -> bool {
+    let li = &cx.analyses.loops;
+    let mut outer = l;
+    while let Some(p) = li.parent(outer) {
+        outer = p;
+    }
+    if li.contains_irreducible(outer) {
+        return false;
+    }
+    match li.parent(l) {
+        Some(q) => li
+            .unique_exit_blocks(l, &cx.analyses.cfg)
+            .iter()
+            .all(|&e| li.contains(q, e)),
+        None => true,
+    }
+}
+
+/// The blocks of `l` in layout order. Walks the layout from the header forward, then
+/// backward, until every block is found: the span of the loop in the layout, not the
+/// function (a scan of every block per change would make many loops quadratic).
+fn loop_blocks_in_layout(func: &Function, li: &gyre_analysis::LoopInfo, l: Loop) -> Vec<Block> {
+    let n = li.num_blocks(l);
+    let header = li.header(l);
+    let mut out = Vec::with_capacity(n);
+    let mut at = Some(header);
+    while let Some(b) = at {
+        if out.len() == n {
+            break;
+        }
+        if li.contains(l, b) {
+            out.push(b);
+        }
+        at = func.layout.next_block(b);
+    }
+    if out.len() < n {
+        let mut before = Vec::new();
+        let mut at = func.layout.prev_block(header);
+        while let Some(b) = at {
+            if out.len() + before.len() == n {
+                break;
+            }
+            if li.contains(l, b) {
+                before.push(b);
+            }
+            at = func.layout.prev_block(b);
+        }
+        before.reverse();
+        before.extend(out);
+        out = before;
+    }
+    out
+}
+
+/// Dominance among the blocks of one loop, computed for the loop alone (the header
+/// dominates every block of the loop, so this is the function's dominance there):
+/// Cooper, Harvey and Kennedy's iteration over the loop's blocks in reverse post-order.
+/// O(loop size) per computation, where the function's tree would be recomputed per
+/// change.
+struct LocalDom {
+    /// Per block of the loop: its immediate dominator and depth (the header: itself, 0).
+    idom: rustc_hash::FxHashMap<Block, (Block, u32)>,
+}
+
+impl LocalDom {
+    fn new(li: &gyre_analysis::LoopInfo, cfg: &gyre_analysis::Cfg, l: Loop) -> LocalDom {
+        let header = li.header(l);
+        // Post-order of the loop's blocks from the header, along edges inside the loop.
+        let mut post: Vec<Block> = Vec::new();
+        let mut seen: FxHashSet<Block> = FxHashSet::default();
+        let mut stack: Vec<(Block, usize)> = vec![(header, 0)];
+        seen.insert(header);
+        while let Some((b, next)) = stack.last_mut() {
+            let b = *b;
+            match cfg.succs(b).get(*next) {
+                Some(&s) => {
+                    *next += 1;
+                    if li.contains(l, s) && seen.insert(s) {
+                        stack.push((s, 0));
+                    }
+                }
+                None => {
+                    post.push(b);
+                    stack.pop();
+                }
+            }
+        }
+        let mut num: rustc_hash::FxHashMap<Block, usize> = Default::default();
+        for (k, &b) in post.iter().enumerate() {
+            num.insert(b, k);
+        }
+        // idom by post-order number; the header has the highest.
+        let mut idom: Vec<Option<usize>> = vec![None; post.len()];
+        let top = post.len() - 1;
+        idom[top] = Some(top);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for k in (0..top).rev() {
+                let mut new: Option<usize> = None;
+                for p in cfg.preds(post[k]) {
+                    let Some(&pk) = num.get(p) else {
+                        continue;
+                    };
+                    if idom[pk].is_none() {
+                        continue;
+                    }
+                    new = Some(match new {
+                        None => pk,
+                        Some(mut a) => {
+                            let mut b = pk;
+                            while a != b {
+                                while a < b {
+                                    a = idom[a].expect("processed");
+                                }
+                                while b < a {
+                                    b = idom[b].expect("processed");
+                                }
+                            }
+                            a
+                        }
+                    });
+                }
+                if new.is_some() && idom[k] != new {
+                    idom[k] = new;
+                    changed = true;
+                }
+            }
+        }
+        let mut out: rustc_hash::FxHashMap<Block, (Block, u32)> = Default::default();
+        out.insert(header, (header, 0));
+        for k in (0..top).rev() {
+            let d = idom[k].expect("reachable from the header");
+            let depth = out[&post[d]].1 + 1;
+            out.insert(post[k], (post[d], depth));
+        }
+        LocalDom { idom: out }
+    }
+
+    /// Does `a` dominate `b` (both blocks of the loop)?
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        let Some(&(_, da)) = self.idom.get(&a) else {
+            return false;
+        };
+        let mut b = b;
+        loop {
+            let Some(&(p, db)) = self.idom.get(&b) else {
+                return false;
+            };
+            if db <= da {
+                return a == b;
+            }
+            b = p;
+        }
     }
 }
 
