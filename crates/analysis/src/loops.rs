@@ -91,6 +91,8 @@ struct LoopData {
     irreducible: bool,
     /// Exactly one back edge (one CFG edge, not one latch block) enters the header.
     one_back_edge: bool,
+    /// Removed by [`LoopInfo::remove_loop`]: no blocks, children or latches any more.
+    removed: bool,
 }
 
 /// A strongly connected region with several entries (so no header dominates it).
@@ -303,6 +305,7 @@ impl LoopInfo {
                 latches: [latch_start as u32, latches.len() as u32],
                 irreducible: false,
                 one_back_edge,
+                removed: false,
             });
         }
         self.num_children = num_children;
@@ -449,14 +452,23 @@ impl LoopInfo {
 
     // ---- Queries -----------------------------------------------------------------------
 
-    /// Number of loops.
+    /// Number of loop ids: the loops of the last computation, those removed since by
+    /// [`LoopInfo::remove_loop`] included (ids stay stable, so arrays indexed by loop id
+    /// are sized by this).
     pub fn num_loops(&self) -> usize {
         self.loops.len()
     }
 
-    /// All loops, inner loops before the loops containing them.
-    pub fn loops(&self) -> impl DoubleEndedIterator<Item = Loop> + ExactSizeIterator + '_ {
-        (0..self.loops.len()).map(Loop::new)
+    /// All loops, inner loops before the loops containing them (removed loops skipped).
+    pub fn loops(&self) -> impl DoubleEndedIterator<Item = Loop> + '_ {
+        (0..self.loops.len())
+            .filter(|&i| !self.loops[i].removed)
+            .map(Loop::new)
+    }
+
+    /// Has `l` been removed by [`LoopInfo::remove_loop`] since the computation?
+    pub fn is_removed(&self, l: Loop) -> bool {
+        self.data(l).removed
     }
 
     /// Outermost loops in program order (RPO of headers).
@@ -494,12 +506,13 @@ impl LoopInfo {
             computed: self.blocks[a as usize..b as usize].iter(),
             added: self.added.range(a..b),
             current: [].iter(),
+            innermost: &self.innermost,
         }
     }
 
-    /// Number of blocks of `l` (subloops included).
+    /// Number of blocks of `l` (subloops included). O(blocks of `l`).
     pub fn num_blocks(&self, l: Loop) -> usize {
-        self.blocks(l).len()
+        self.blocks(l).count()
     }
 
     // ---- Incremental updates ------------------------------------------------------------
@@ -565,6 +578,112 @@ impl LoopInfo {
         d.header = header;
         d.one_back_edge = true;
         true
+    }
+
+    /// `block` was taken out of the function: it is in no loop any more, and
+    /// [`LoopInfo::blocks`] no longer lists it. O(1). A header or latch of a loop that
+    /// stays must not be removed this way (the loop would be left without one); remove
+    /// the loop too ([`LoopInfo::remove_loop`]).
+    pub fn remove_block(&mut self, block: Block) {
+        if let Some(m) = self.innermost.get_mut(block.index()) {
+            *m = DEAD;
+        }
+    }
+
+    /// `from`, a block of a loop whose only predecessor was `into` (in the same innermost
+    /// loop), was merged into `into` and taken out of the function: `from` is removed as
+    /// by [`LoopInfo::remove_block`], and if it was a latch of its innermost loop, `into`
+    /// is that latch now. O(latches of that loop). A block is a latch of its innermost
+    /// loop only, in loop-simplify form (an edge to an outer header would be an exit of
+    /// the inner loop that is not dedicated).
+    pub fn merge_block(&mut self, into: Block, from: Block) {
+        if let Some(l) = self.innermost_loop(from) {
+            let [a, b] = self.data(l).latches;
+            for k in a as usize..b as usize {
+                if self.latches[k] == from {
+                    self.latches[k] = into;
+                }
+            }
+        }
+        self.remove_block(from);
+    }
+
+    /// `l` is no longer a loop (deleted, or its back edges are gone): its own blocks (not
+    /// in a subloop, and not removed with [`LoopInfo::remove_block`]) now belong to its
+    /// parent (or to no loop), and its children become children of its parent, in its
+    /// place in the parent's child list (or [`LoopInfo::top_level`]), one level shallower.
+    /// The id stays allocated and marked ([`LoopInfo::is_removed`]); [`LoopInfo::loops`]
+    /// skips it. Cost: the blocks of `l` (its range is scanned once), the loops of its
+    /// subtree (depths) and the children of its parent (the list is rewritten in place,
+    /// or once at the end of the shared array when `l` had several children). Does
+    /// nothing to a removed loop.
+    pub fn remove_loop(&mut self, l: Loop) {
+        if self.data(l).removed {
+            return;
+        }
+        let parent = self.data(l).parent;
+        let own = parent.expand().map_or(NO_LOOP, |p| p.as_u32());
+        let [a, b] = self.data(l).blocks;
+        for k in a as usize..b as usize {
+            let i = self.blocks[k].index();
+            if self.innermost[i] == l.as_u32() {
+                self.innermost[i] = own;
+            }
+        }
+        if let Some(list) = self.added.get(&a) {
+            for &blk in list {
+                if self.innermost[blk.index()] == l.as_u32() {
+                    self.innermost[blk.index()] = own;
+                }
+            }
+        }
+        // Added blocks listed under `l`'s range start stay listed by the parent, whose
+        // range contains it; `l`'s own range becomes empty.
+        let kids: Vec<Loop> = self.children(l).to_vec();
+        // The subtree moves up one level.
+        let mut stack = kids.clone();
+        while let Some(x) = stack.pop() {
+            self.loops[x.index()].depth -= 1;
+            stack.extend_from_slice(self.children(x));
+        }
+        for &k in &kids {
+            self.loops[k.index()].parent = parent;
+        }
+        match parent.expand() {
+            None => {
+                if let Some(pos) = self.top_level.iter().position(|&x| x == l) {
+                    self.top_level.splice(pos..=pos, kids.iter().copied());
+                }
+            }
+            Some(p) => {
+                let [c0, c1] = self.data(p).children;
+                let (c0, c1) = (c0 as usize, c1 as usize);
+                if let Some(pos) = self.children[c0..c1].iter().position(|&x| x == l) {
+                    let pos = c0 + pos;
+                    match kids.len() {
+                        0 => {
+                            self.children.copy_within(pos + 1..c1, pos);
+                            self.loops[p.index()].children[1] -= 1;
+                        }
+                        1 => self.children[pos] = kids[0],
+                        _ => {
+                            let start = self.children.len();
+                            self.children.extend_from_within(c0..pos);
+                            self.children.extend_from_slice(&kids);
+                            self.children.extend_from_within(pos + 1..c1);
+                            let end = self.children.len();
+                            self.loops[p.index()].children = [start as u32, end as u32];
+                        }
+                    }
+                }
+            }
+        }
+        let d = &mut self.loops[l.index()];
+        d.blocks = [a, a];
+        d.children = [0, 0];
+        d.latches = [0, 0];
+        d.parent = None.into();
+        d.removed = true;
     }
 
     /// The innermost loop containing `block`.
@@ -825,6 +944,8 @@ pub struct LoopBlocks<'a> {
     computed: std::slice::Iter<'a, Block>,
     added: std::collections::btree_map::Range<'a, u32, Vec<Block>>,
     current: std::slice::Iter<'a, Block>,
+    /// To skip the blocks removed by [`LoopInfo::remove_block`] (marked `DEAD`).
+    innermost: &'a [u32],
 }
 
 impl Iterator for LoopBlocks<'_> {
@@ -832,27 +953,26 @@ impl Iterator for LoopBlocks<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Block> {
-        if let Some(&b) = self.computed.next() {
-            return Some(b);
+        let live = |b: Block, innermost: &[u32]| innermost.get(b.index()) != Some(&DEAD);
+        for &b in self.computed.by_ref() {
+            if live(b, self.innermost) {
+                return Some(b);
+            }
         }
         loop {
-            if let Some(&b) = self.current.next() {
-                return Some(b);
+            for &b in self.current.by_ref() {
+                if live(b, self.innermost) {
+                    return Some(b);
+                }
             }
             self.current = self.added.next()?.1.iter();
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.len();
-        (n, Some(n))
-    }
-}
-
-impl ExactSizeIterator for LoopBlocks<'_> {
-    fn len(&self) -> usize {
-        self.computed.len()
+        let n = self.computed.len()
             + self.current.len()
-            + self.added.clone().map(|(_, v)| v.len()).sum::<usize>()
+            + self.added.clone().map(|(_, v)| v.len()).sum::<usize>();
+        (0, Some(n))
     }
 }

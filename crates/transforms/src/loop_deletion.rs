@@ -30,8 +30,8 @@ use crate::loop_cleanup::{
     remove_unreachable_blocks, restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
-use gyre_analysis::{Loop, LoopInfo};
-use gyre_ir::ValueDef;
+use gyre_analysis::{Cfg, DomUpdate, Loop, LoopInfo, ScalarEvolution};
+use gyre_ir::{EntityRef, ValueDef};
 use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value};
 use rustc_hash::FxHashMap;
 
@@ -80,6 +80,10 @@ const NAME: &str = "loop-deletion";
 #[derive(Default)]
 pub struct LoopDeletion {
     s: Scratch,
+    /// Scalar evolution of the visited loop's nest (computed only when a count is needed).
+    se: ScalarEvolution,
+    /// Is `se` computed for the loop being visited?
+    se_ready: bool,
 }
 
 #[derive(Default)]
@@ -95,6 +99,31 @@ struct Scratch {
     folds: Vec<(Inst, BlockCall)>,
     /// Reachability buffer.
     reached: Vec<bool>,
+    /// Loop-local marks (live blocks, DFS visits), by block index.
+    mark: Vec<u32>,
+    /// The generation of `mark`'s current use.
+    gen: u32,
+    /// DFS stack.
+    stack: Vec<(Block, usize)>,
+    /// Blocks of the loop, gathered.
+    list: Vec<Block>,
+    /// Dominator tree updates of the current change.
+    updates: Vec<DomUpdate>,
+}
+
+impl Scratch {
+    /// A fresh generation of `mark`, sized for `n` blocks.
+    fn next_gen(&mut self, n: usize) -> u32 {
+        if self.mark.len() < n {
+            self.mark.resize(n, 0);
+        }
+        if self.gen == u32::MAX {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.gen = 0;
+        }
+        self.gen += 1;
+        self.gen
+    }
 }
 
 /// Why a loop is kept: the remark kind, and its counter.
@@ -157,16 +186,19 @@ impl LoopPass for LoopDeletion {
         if disabled {
             return Ok(PassResult::UNCHANGED);
         }
+        self.se_ready = false;
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
+        // The loop forest and the CFG's edges are all this needs (the adaptor keeps
+        // both); scalar evolution is computed for the loop's nest only, when a count is
+        // asked for, and dominance inside the loop is decided by a walk of the loop.
         cx.analyses
-            .ensure(
-                func,
-                Analyses::CFG
-                    .union(Analyses::DOMTREE)
-                    .union(Analyses::LOOPS)
-                    .union(Analyses::SCEV),
-            )
+            .ensure(func, Analyses::LOOPS)
             .map_err(|e| err(func, e.to_string()))?;
+        if !cx.analyses.cfg_edges_valid() {
+            cx.analyses
+                .ensure(func, Analyses::CFG)
+                .map_err(|e| err(func, e.to_string()))?;
+        }
         let keep = |cx: &mut PassContext<'_>, func: &Function, k: Keep, msg: String| {
             cx.stats.add(NAME, k.counter(), 1);
             cx.remark(NAME, func, Some(header), k.kind(), msg);
@@ -201,7 +233,9 @@ impl LoopPass for LoopDeletion {
                 "the loop has no preheader (run loop-simplify first)".into(),
             );
         };
-        // 1. Never entered.
+        // 1. Never entered. What the folded guard leaves unreachable may reach far past
+        // the loop (its exits lose every predecessor), so this rare case removes
+        // unreachable blocks and re-forms loops on the whole function.
         if let Some((term, dest)) = never_entered(func, cfg, preheader) {
             fold_to_jump(func, term, dest);
             let removed = remove_unreachable_blocks(func, &mut self.s.reached);
@@ -214,30 +248,29 @@ impl LoopPass for LoopDeletion {
         // 2. Dead.
         let why_kept = match self.check_dead(func, l, cx) {
             Ok((exit, args)) => {
-                let blocks: Vec<Block> = cx.analyses.loops.blocks(l).collect();
-                let pre_term = func
-                    .terminator(preheader)
-                    .expect("a CFG block has a terminator");
-                let dest = BlockCall::new(exit, &args, &mut func.dfg.value_lists);
-                fold_to_jump(func, pre_term, dest);
-                remove_blocks(func, &blocks);
+                let preserved = self
+                    .delete_dead(func, cx, l, preheader, exit, &args)
+                    .map_err(|m| err(func, m))?;
                 cx.stats.add(NAME, "NumDeleted", 1);
                 updater.mark_loop_deleted();
-                return Ok(PassResult::changed(Analyses::NONE));
+                return Ok(PassResult::changed(preserved));
             }
             Err(why) => why,
         };
         // 3. Backedge never taken.
         if self.backedge_never_taken(func, l, preheader, symbolic, cx) {
             let folds = core::mem::take(&mut self.s.folds);
-            for (term, dest) in &folds {
-                fold_to_jump(func, *term, *dest);
-            }
+            let local = self
+                .break_backedge(func, cx, l, &folds)
+                .map_err(|m| err(func, m))?;
             self.s.folds = folds;
-            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
-            count_outside(cx, l, preheader, &removed.blocks);
             cx.stats.add(NAME, "NumBackedgesBroken", 1);
             updater.mark_loop_deleted();
+            if let Some(preserved) = local {
+                return Ok(PassResult::changed(preserved));
+            }
+            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
+            count_outside(cx, l, preheader, &removed.blocks);
             restore_forms(func, cx)?;
             return Ok(PassResult::changed(cx.analyses.valid()));
         }
@@ -285,7 +318,276 @@ fn defined_in(func: &Function, li: &LoopInfo, l: Loop, v: Value) -> bool {
     b.is_some_and(|b| li.contains(l, b))
 }
 
+/// Does `e`, a block of `l`, dominate every latch of `l`? No latch is reachable from the
+/// header by a path inside `l` that avoids `e` (a path from the header leaving the loop
+/// comes back through the header, so paths inside the loop are all there is). O(loop).
+fn dominates_latches(s: &mut Scratch, func: &Function, li: &LoopInfo, l: Loop, e: Block) -> bool {
+    let header = li.header(l);
+    if e == header {
+        return true;
+    }
+    let g = s.next_gen(func.dfg.num_blocks());
+    s.list.clear();
+    s.list.push(header);
+    s.mark[header.index()] = g;
+    while let Some(b) = s.list.pop() {
+        let (mark, list) = (&mut s.mark, &mut s.list);
+        func.for_each_successor(b, |t| {
+            if t != e && mark[t.index()] != g && li.contains(l, t) {
+                mark[t.index()] = g;
+                list.push(t);
+            }
+        });
+    }
+    li.latches(l).iter().all(|&lt| s.mark[lt.index()] != g)
+}
+
 impl LoopDeletion {
+    /// Compute the scalar evolution of `l`'s nest, once per visit.
+    fn nest_scev(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+        if !self.se_ready {
+            self.se.compute_nest(func, cfg, li, l);
+            self.se_ready = true;
+        }
+    }
+
+    /// The blocks of `l` in reverse post-order of a walk from its header that stays in
+    /// `l` and does not follow edges back to the header, into `self.s.blocks`. O(loop).
+    fn local_rpo(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+        let _ = func;
+        let header = li.header(l);
+        let s = &mut self.s;
+        let g = s.next_gen(cfg.num_block_slots().max(func.dfg.num_blocks()));
+        s.blocks.clear();
+        s.stack.clear();
+        s.stack.push((header, 0));
+        s.mark[header.index()] = g;
+        while let Some(&mut (b, ref mut next)) = s.stack.last_mut() {
+            let succs = cfg.succs(b);
+            if let Some(&t) = succs.get(*next) {
+                *next += 1;
+                if t != header && s.mark[t.index()] != g && li.contains(l, t) {
+                    s.mark[t.index()] = g;
+                    s.stack.push((t, 0));
+                }
+            } else {
+                s.stack.pop();
+                s.blocks.push(b);
+            }
+        }
+        s.blocks.reverse();
+    }
+
+    /// Delete the dead loop `l`: the preheader jumps to `exit` with `args`, the loop's
+    /// blocks go, and the CFG's edges, the loop forest and (when its idoms were valid) the
+    /// dominator tree are updated in place, in time proportional to the loop. The forms
+    /// hold as before: the exit, dedicated to `l`, now has the preheader, in `l`'s parent,
+    /// as its only predecessor, and the values it receives were defined outside `l`.
+    /// Returns the analyses kept.
+    fn delete_dead(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        preheader: Block,
+        exit: Block,
+        args: &[Value],
+    ) -> Result<Analyses, String> {
+        let a = &mut *cx.analyses;
+        let dom = a.domtree_idoms_valid();
+        self.s.list.clear();
+        self.s.list.extend(a.loops.blocks(l));
+        let blocks = &self.s.list;
+        let updates = &mut self.s.updates;
+        updates.clear();
+        if dom {
+            for &b in blocks {
+                DomUpdate::removed_block(b, a.cfg.preds(b), a.cfg.succs(b), updates);
+            }
+            DomUpdate::diff_succs(preheader, a.cfg.succs(preheader), &[exit], updates);
+        }
+        let pre_term = func
+            .terminator(preheader)
+            .expect("a CFG block has a terminator");
+        let dest = BlockCall::new(exit, args, &mut func.dfg.value_lists);
+        fold_to_jump(func, pre_term, dest);
+        remove_blocks(func, blocks);
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        a.cfg.update_block(func, preheader).map_err(cfg_err)?;
+        for &b in blocks {
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
+            a.loops.remove_block(b);
+        }
+        // The nest's loops, innermost first (each has no child left when removed).
+        let mut nest = vec![l];
+        let mut k = 0;
+        while k < nest.len() {
+            nest.extend_from_slice(a.loops.children(nest[k]));
+            k += 1;
+        }
+        for &x in nest.iter().rev() {
+            a.loops.remove_loop(x);
+        }
+        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        if dom && a.domtree.apply_updates(func, &a.cfg, updates).is_ok() {
+            kept = kept.union(Analyses::DOMTREE);
+        }
+        Ok(kept)
+    }
+
+    /// After the branches `folds` of case 3 were decided, try to keep the analyses
+    /// current in time proportional to the loop. Folds them; then, when what became
+    /// unreachable is inside `l` and what is left of `l` joins its parent cleanly (every
+    /// exit block still reached, in `l`'s parent, and reached from every block left),
+    /// removes the dead blocks, updates the CFG's edges, the loop forest (`l` removed, its
+    /// remaining blocks and subloops given to its parent) and the dominator tree, and
+    /// returns the analyses kept. Otherwise returns `None`, with the folds applied and
+    /// nothing else changed: the caller removes unreachable blocks and re-forms loops on
+    /// the whole function.
+    fn break_backedge(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        folds: &[(Inst, BlockCall)],
+    ) -> Result<Option<Analyses>, String> {
+        let a = &mut *cx.analyses;
+        let dom = a.domtree_idoms_valid();
+        let li = &a.loops;
+        let header = li.header(l);
+        let parent = li.parent(l);
+        // Exit blocks, and the old edges out of the folded blocks, before folding.
+        let exits: Vec<Block> = li
+            .exit_edges(l, &a.cfg)
+            .into_iter()
+            .map(|(_, x)| x)
+            .collect();
+        let mut old_succs: Vec<(Block, Vec<Block>)> = Vec::with_capacity(folds.len());
+        for &(term, dest) in folds {
+            let b = func.layout.inst_block(term).expect("a folded terminator is placed");
+            old_succs.push((b, a.cfg.succs(b).to_vec()));
+            fold_to_jump(func, term, dest);
+        }
+        // Live: reached from the header inside `l` by the edges left.
+        let g = self.s.next_gen(func.dfg.num_blocks());
+        let s = &mut self.s;
+        s.list.clear();
+        s.list.push(header);
+        s.mark[header.index()] = g;
+        let mut live_backedge = false;
+        let mut k = 0;
+        while k < s.list.len() {
+            let b = s.list[k];
+            k += 1;
+            let (mark, list) = (&mut s.mark, &mut s.list);
+            func.for_each_successor(b, |t| {
+                if t == header {
+                    live_backedge = true;
+                } else if mark[t.index()] != g && li.contains(l, t) {
+                    mark[t.index()] = g;
+                    list.push(t);
+                }
+            });
+        }
+        if live_backedge {
+            return Ok(None);
+        }
+        // Every exit still reached (else what lies past it may die too), in the parent.
+        for &x in &exits {
+            if li.innermost_loop(x) != parent {
+                return Ok(None);
+            }
+            let mut reached = false;
+            for &p in a.cfg.preds(x) {
+                if s.mark[p.index()] == g {
+                    func.for_each_successor(p, |t| reached |= t == x);
+                }
+            }
+            if !reached {
+                return Ok(None);
+            }
+        }
+        // Every live block reaches an exit (else it would leave the parent): walk back
+        // from the exits over live blocks, by the edges left (old predecessors whose
+        // branch still targets the block).
+        let live = s.list.len();
+        s.reached.clear();
+        s.reached.resize(func.dfg.num_blocks(), false);
+        let mut back: Vec<Block> = Vec::new();
+        for &x in &exits {
+            for &p in a.cfg.preds(x) {
+                if s.mark[p.index()] == g && !s.reached[p.index()] {
+                    let mut hit = false;
+                    func.for_each_successor(p, |t| hit |= t == x);
+                    if hit {
+                        s.reached[p.index()] = true;
+                        back.push(p);
+                    }
+                }
+            }
+        }
+        let mut n = back.len();
+        while let Some(b) = back.pop() {
+            for &p in a.cfg.preds(b) {
+                if s.mark[p.index()] == g && !s.reached[p.index()] {
+                    let mut hit = false;
+                    func.for_each_successor(p, |t| hit |= t == b);
+                    if hit {
+                        s.reached[p.index()] = true;
+                        n += 1;
+                        back.push(p);
+                    }
+                }
+            }
+        }
+        if n != live {
+            return Ok(None);
+        }
+        // Commit: the dead blocks of `l`, then the analyses.
+        let dead: Vec<Block> = li.blocks(l).filter(|b| s.mark[b.index()] != g).collect();
+        let updates = &mut s.updates;
+        updates.clear();
+        if dom {
+            for &b in &dead {
+                DomUpdate::removed_block(b, a.cfg.preds(b), a.cfg.succs(b), updates);
+            }
+        }
+        remove_blocks(func, &dead);
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        for (b, old) in &old_succs {
+            if !func.layout.is_block_inserted(*b) {
+                continue;
+            }
+            a.cfg.update_block(func, *b).map_err(cfg_err)?;
+            if dom {
+                DomUpdate::diff_succs(*b, old, a.cfg.succs(*b), updates);
+            }
+        }
+        for &b in &dead {
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
+            a.loops.remove_block(b);
+        }
+        // Subloops all of whose blocks died go (innermost first); `l` goes last, giving
+        // what is left of it to its parent.
+        let mut nest = vec![l];
+        let mut k = 0;
+        while k < nest.len() {
+            nest.extend_from_slice(a.loops.children(nest[k]));
+            k += 1;
+        }
+        for &x in nest[1..].iter().rev() {
+            if s.mark[a.loops.header(x).index()] != g {
+                a.loops.remove_loop(x);
+            }
+        }
+        a.loops.remove_loop(l);
+        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        if dom && a.domtree.apply_updates(func, &a.cfg, updates).is_ok() {
+            kept = kept.union(Analyses::DOMTREE);
+        }
+        Ok(Some(kept))
+    }
+
     /// Can the loop be deleted as dead? Its exit block and the values to pass it.
     fn check_dead(
         &mut self,
@@ -364,7 +666,8 @@ impl LoopDeletion {
             }
         }
         // Termination of every loop of the nest, with an explicit stack.
-        let se = &cx.analyses.scev;
+        self.nest_scev(func, cfg, li, l);
+        let se = &self.se;
         let mut stack = vec![l];
         while let Some(x) = stack.pop() {
             let c = se.loop_counts(x);
@@ -399,23 +702,24 @@ impl LoopDeletion {
     ) -> bool {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        let dt = &cx.analyses.domtree;
-        let se = &cx.analyses.scev;
+        self.nest_scev(func, cfg, li, l);
         self.s.folds.clear();
         // Scalar evolution: an exiting block that dominates every latch and exits on its
         // first visit.
-        for (e, count) in &se.loop_counts(l).exits {
-            let zero = count.exact.is_some_and(|s| se.as_const(s) == Some(0));
+        for k in 0..self.se.loop_counts(l).exits.len() {
+            let (e, count) = &self.se.loop_counts(l).exits[k];
+            let e = *e;
+            let zero = count.exact.is_some_and(|s| self.se.as_const(s) == Some(0));
             // An exiting block of a subloop may exit after some of the subloop's
             // iterations, still on the first iteration of `l`: only `l`'s own blocks are
             // known to exit on their first visit.
             if !zero
-                || li.innermost_loop(*e) != Some(l)
-                || !li.latches(l).iter().all(|&lt| dt.dominates(*e, lt))
+                || li.innermost_loop(e) != Some(l)
+                || !dominates_latches(&mut self.s, func, li, l, e)
             {
                 continue;
             }
-            let Some(term) = func.terminator(*e) else {
+            let Some(term) = func.terminator(e) else {
                 continue;
             };
             let mut out: Option<BlockCall> = None;
@@ -449,11 +753,8 @@ impl LoopDeletion {
         preheader: Block,
     ) -> bool {
         let header = li.header(l);
+        self.local_rpo(func, cfg, li, l);
         let s = &mut self.s;
-        s.blocks.clear();
-        s.blocks.extend(li.blocks(l));
-        s.blocks
-            .sort_unstable_by_key(|&b| cfg.rpo_number(b).unwrap_or(u32::MAX));
         s.konst.clear();
         s.incoming.clear();
         s.folds.clear();

@@ -25,6 +25,7 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
+use gyre_analysis::DomUpdate;
 use gyre_ir::{Block, Function, Inst, InstructionData};
 use rustc_hash::FxHashMap;
 
@@ -66,6 +67,10 @@ pub struct LoopSimplifyCfg {
     map: ValueMap,
     /// Edges into each block of the loop.
     preds: FxHashMap<Block, u32>,
+    /// The merged pairs `(into, from)`, in order.
+    merges: Vec<(Block, Block)>,
+    /// Dominator tree updates.
+    updates: Vec<DomUpdate>,
 }
 
 impl LoopPass for LoopSimplifyCfg {
@@ -180,6 +185,7 @@ impl LoopPass for LoopSimplifyCfg {
             }
         }
         self.map.clear();
+        self.merges.clear();
         let mut merged = 0u64;
         for &b in &own {
             if !func.layout.is_block_inserted(b) {
@@ -214,6 +220,7 @@ impl LoopPass for LoopSimplifyCfg {
                     func.dfg.remove_block_param(s, k);
                 }
                 func.layout.remove_block(s);
+                self.merges.push((b, s));
                 merged += 1;
             }
         }
@@ -248,6 +255,57 @@ impl LoopPass for LoopSimplifyCfg {
             // The fresh analyses describe the function as it is now: keep them.
             return Ok(PassResult::changed(cx.analyses.valid()));
         }
-        Ok(PassResult::changed(Analyses::NONE))
+        let kept = self
+            .update_after_merges(func, cx)
+            .map_err(|m| err(func, m))?;
+        Ok(PassResult::changed(kept))
+    }
+}
+
+impl LoopSimplifyCfg {
+    /// Bring the CFG's edges, the loop forest and (when its idoms were valid) the
+    /// dominator tree up to date after the merges in `self.merges`, in time proportional
+    /// to the merged blocks: `into` took the terminator of `from`, its only successor,
+    /// and `from` left the function (so `into` immediately dominates what `from` did,
+    /// and takes its place as a latch). Returns the analyses kept.
+    fn update_after_merges(
+        &mut self,
+        func: &Function,
+        cx: &mut PassContext<'_>,
+    ) -> Result<Analyses, String> {
+        let a = &mut *cx.analyses;
+        let dom = a.domtree_idoms_valid();
+        self.updates.clear();
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        // The edges of the merged-away blocks as they were (the CFG is still as before
+        // the merges), deleted; then the CFG brought up to date; then `into`'s new edges
+        // inserted.
+        if dom {
+            for &(_, from) in &self.merges {
+                DomUpdate::removed_block(
+                    from,
+                    a.cfg.preds(from),
+                    a.cfg.succs(from),
+                    &mut self.updates,
+                );
+            }
+        }
+        for &(into, from) in &self.merges {
+            a.cfg.update_block(func, from).map_err(cfg_err)?;
+            a.loops.merge_block(into, from);
+        }
+        for &(into, _) in &self.merges {
+            a.cfg.update_block(func, into).map_err(cfg_err)?;
+            if dom {
+                let succs = a.cfg.succs(into);
+                self.updates
+                    .extend(succs.iter().map(|&t| DomUpdate::Insert(into, t)));
+            }
+        }
+        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        if dom && a.domtree.apply_updates(func, &a.cfg, &self.updates).is_ok() {
+            kept = kept.union(Analyses::DOMTREE);
+        }
+        Ok(kept)
     }
 }
