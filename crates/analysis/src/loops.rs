@@ -608,6 +608,24 @@ impl LoopInfo {
         self.remove_block(from);
     }
 
+    /// The latches of `l` are now `latches`, a subset of the old ones (branches to the
+    /// header were folded away, or latches removed), in the same order; `one_back_edge`
+    /// says whether exactly one edge enters the header from them. O(latches of `l`).
+    /// Returns `false` (and changes nothing) if `latches` is longer than the old list or
+    /// empty (then the loop is gone: [`LoopInfo::remove_loop`]).
+    pub fn set_latches(&mut self, l: Loop, latches: &[Block], one_back_edge: bool) -> bool {
+        let [a, b] = self.data(l).latches;
+        if latches.is_empty() || latches.len() > (b - a) as usize {
+            return false;
+        }
+        let a = a as usize;
+        self.latches[a..a + latches.len()].copy_from_slice(latches);
+        let d = &mut self.loops[l.index()];
+        d.latches = [a as u32, (a + latches.len()) as u32];
+        d.one_back_edge = one_back_edge;
+        true
+    }
+
     /// `l` is no longer a loop (deleted, or its back edges are gone): its own blocks (not
     /// in a subloop, and not removed with [`LoopInfo::remove_block`]) now belong to its
     /// parent (or to no loop), and its children become children of its parent, in its

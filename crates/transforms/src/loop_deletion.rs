@@ -21,13 +21,18 @@
 //!    (for a loop that exits at its header, the entry values).
 //!
 //! In every case the loop is gone: it is reported with
-//! [`LoopUpdater::mark_loop_deleted`], and no analysis is kept (deletions are rare; the
-//! next user recomputes the forest once).
+//! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its nest: scalar
+//! evolution is computed for the nest only ([`ScalarEvolution::compute_nest`]), dominance
+//! inside the loop is a walk of the loop, and after cases 2 and 3 the CFG's edges, the
+//! loop forest and the dominator tree are updated in place ([`LoopInfo::remove_loop`],
+//! [`gyre_analysis::Cfg::update_block`], [`gyre_analysis::DomTree::apply_updates`]).
+//! Case 1, and a case 3 whose dead blocks reach past the loop, fall back to a sweep of the
+//! function and re-forming the loops.
 
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
-    branch_condition, const_int, decided_target, eval_int, fold_to_jump, remove_blocks,
-    remove_unreachable_blocks, restore_forms,
+    branch_condition, commit_local_fold, const_int, decided_target, eval_int, fold_to_jump,
+    local_fold_outcome, remove_blocks, remove_unreachable_blocks, restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use gyre_analysis::{Cfg, DomUpdate, Loop, LoopInfo, ScalarEvolution};
@@ -46,13 +51,16 @@ const NAME: &str = "loop-deletion";
 ///
 /// **Establishes**: loop-simplify and LCSSA form of every loop, as it found them: a dead
 /// loop's surroundings keep their forms (the preheader now jumps to the exit, which stays
-/// dedicated to the loops around); after a folded branch (cases 1 and 3) a block of an
-/// outer loop may have left it, so both forms are re-established on the function (the
+/// dedicated to the loops around); after case 3 what is left of the loop joins its parent
+/// in place when that keeps the parent's blocks, latches and exits
+/// (`loop_cleanup::local_fold_outcome`); otherwise, and after case 1, a block of an outer
+/// loop may have left it, so both forms are re-established on the function (the
 /// `loop-simplify` and `lcssa` passes, which change nothing where they hold).
 ///
-/// **Preserves**: after a dead loop's deletion, no analysis (the loop forest loses a
-/// loop); after a folded branch, what re-establishing the forms computed afresh (the CFG,
-/// the dominator tree and the loop forest); every analysis when it changed nothing.
+/// **Preserves**: after case 2 and an in-place case 3, the CFG's edges, the loop forest
+/// and, when its immediate dominators were valid, the dominator tree, all updated in place
+/// (the CFG's order and the tree's numbering go stale); after a function-wide fold, what
+/// re-establishing the forms computed afresh; every analysis when it changed nothing.
 ///
 /// **Gives up** (a remark and a counter each): a loop in or around an irreducible cycle
 /// (`Irreducible`); no preheader (`NotLoopSimplifyForm`); a loop with an operation that has
@@ -62,8 +70,10 @@ const NAME: &str = "loop-deletion";
 /// never runs); no exit at all, or exits to more than one block (`NoSingleExit`); an exit
 /// receiving a value computed in the loop, or different values from different exiting
 /// edges (`ValueUsedOutside`); a loop of the nest with no computable bound on its trip
-/// count (`MayNotTerminate`: Gyre has no must-progress rule, so an unbounded loop may be
-/// an intended infinite loop).
+/// count (`MayNotTerminate`: an unbounded loop may be an intended infinite loop), unless
+/// the function is `mustprogress` (LLVM's rule: a loop without effects that never ends is
+/// undefined behaviour there, so it is deleted without a proof, and one with no exit at
+/// all leaves `unreachable` in its preheader).
 ///
 /// **Knobs**: `disable-LoopDeletionPass` (default false, cicc's) turns the pass off;
 /// `loop-deletion-enable-symbolic-execution` (default true, LLVM's) enables the
@@ -109,6 +119,8 @@ struct Scratch {
     list: Vec<Block>,
     /// Dominator tree updates of the current change.
     updates: Vec<DomUpdate>,
+    /// Liveness marks of [`local_fold_outcome`].
+    live: Vec<u8>,
 }
 
 impl Scratch {
@@ -378,7 +390,8 @@ impl LoopDeletion {
         s.blocks.reverse();
     }
 
-    /// Delete the dead loop `l`: the preheader jumps to `exit` with `args`, the loop's
+    /// Delete the dead loop `l`: the preheader jumps to `exit` with `args` (or, for a loop
+    /// with no exit in a `mustprogress` function, ends in `unreachable`), the loop's
     /// blocks go, and the CFG's edges, the loop forest and (when its idoms were valid) the
     /// dominator tree are updated in place, in time proportional to the loop. The forms
     /// hold as before: the exit, dedicated to `l`, now has the preheader, in `l`'s parent,
@@ -390,7 +403,7 @@ impl LoopDeletion {
         cx: &mut PassContext<'_>,
         l: Loop,
         preheader: Block,
-        exit: Block,
+        exit: Option<Block>,
         args: &[Value],
     ) -> Result<Analyses, String> {
         let a = &mut *cx.analyses;
@@ -404,13 +417,27 @@ impl LoopDeletion {
             for &b in blocks {
                 DomUpdate::removed_block(b, a.cfg.preds(b), a.cfg.succs(b), updates);
             }
-            DomUpdate::diff_succs(preheader, a.cfg.succs(preheader), &[exit], updates);
+            let new: &[Block] = match &exit {
+                Some(e) => core::slice::from_ref(e),
+                None => &[],
+            };
+            DomUpdate::diff_succs(preheader, a.cfg.succs(preheader), new, updates);
         }
         let pre_term = func
             .terminator(preheader)
             .expect("a CFG block has a terminator");
-        let dest = BlockCall::new(exit, args, &mut func.dfg.value_lists);
-        fold_to_jump(func, pre_term, dest);
+        match exit {
+            Some(exit) => {
+                let dest = BlockCall::new(exit, args, &mut func.dfg.value_lists);
+                fold_to_jump(func, pre_term, dest);
+            }
+            None => func.dfg.replace_inst(
+                pre_term,
+                InstructionData::Nullary {
+                    opcode: Opcode::Unreachable,
+                },
+            ),
+        }
         remove_blocks(func, blocks);
         let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
         a.cfg.update_block(func, preheader).map_err(cfg_err)?;
@@ -435,15 +462,12 @@ impl LoopDeletion {
         Ok(kept)
     }
 
-    /// After the branches `folds` of case 3 were decided, try to keep the analyses
-    /// current in time proportional to the loop. Folds them; then, when what became
-    /// unreachable is inside `l` and what is left of `l` joins its parent cleanly (every
-    /// exit block still reached, in `l`'s parent, and reached from every block left),
-    /// removes the dead blocks, updates the CFG's edges, the loop forest (`l` removed, its
-    /// remaining blocks and subloops given to its parent) and the dominator tree, and
-    /// returns the analyses kept. Otherwise returns `None`, with the folds applied and
-    /// nothing else changed: the caller removes unreachable blocks and re-forms loops on
-    /// the whole function.
+    /// After the branches `folds` of case 3 were decided, fold them and try to keep the
+    /// analyses current in time proportional to the loop
+    /// ([`local_fold_outcome`]: what died is inside `l`, and what is left of `l` joins
+    /// its parent cleanly). Returns the analyses kept, or `None` with the folds applied
+    /// and nothing else changed: the caller then removes unreachable blocks and re-forms
+    /// loops on the whole function.
     fn break_backedge(
         &mut self,
         func: &mut Function,
@@ -452,140 +476,19 @@ impl LoopDeletion {
         folds: &[(Inst, BlockCall)],
     ) -> Result<Option<Analyses>, String> {
         let a = &mut *cx.analyses;
-        let dom = a.domtree_idoms_valid();
-        let li = &a.loops;
-        let header = li.header(l);
-        let parent = li.parent(l);
-        // Exit blocks, and the old edges out of the folded blocks, before folding.
-        let exits: Vec<Block> = li
-            .exit_edges(l, &a.cfg)
-            .into_iter()
-            .map(|(_, x)| x)
-            .collect();
-        let mut old_succs: Vec<(Block, Vec<Block>)> = Vec::with_capacity(folds.len());
+        let mut folded: Vec<(Block, Vec<Block>)> = Vec::with_capacity(folds.len());
         for &(term, dest) in folds {
             let b = func.layout.inst_block(term).expect("a folded terminator is placed");
-            old_succs.push((b, a.cfg.succs(b).to_vec()));
+            folded.push((b, a.cfg.succs(b).to_vec()));
             fold_to_jump(func, term, dest);
         }
-        // Live: reached from the header inside `l` by the edges left.
-        let g = self.s.next_gen(func.dfg.num_blocks());
-        let s = &mut self.s;
-        s.list.clear();
-        s.list.push(header);
-        s.mark[header.index()] = g;
-        let mut live_backedge = false;
-        let mut k = 0;
-        while k < s.list.len() {
-            let b = s.list[k];
-            k += 1;
-            let (mark, list) = (&mut s.mark, &mut s.list);
-            func.for_each_successor(b, |t| {
-                if t == header {
-                    live_backedge = true;
-                } else if mark[t.index()] != g && li.contains(l, t) {
-                    mark[t.index()] = g;
-                    list.push(t);
-                }
-            });
-        }
-        if live_backedge {
+        let Some(out) = local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.s.live) else {
             return Ok(None);
+        };
+        if !out.latches.is_empty() {
+            return Ok(None); // not expected: the folds leave no live backedge
         }
-        // Every exit still reached (else what lies past it may die too), in the parent.
-        for &x in &exits {
-            if li.innermost_loop(x) != parent {
-                return Ok(None);
-            }
-            let mut reached = false;
-            for &p in a.cfg.preds(x) {
-                if s.mark[p.index()] == g {
-                    func.for_each_successor(p, |t| reached |= t == x);
-                }
-            }
-            if !reached {
-                return Ok(None);
-            }
-        }
-        // Every live block reaches an exit (else it would leave the parent): walk back
-        // from the exits over live blocks, by the edges left (old predecessors whose
-        // branch still targets the block).
-        let live = s.list.len();
-        s.reached.clear();
-        s.reached.resize(func.dfg.num_blocks(), false);
-        let mut back: Vec<Block> = Vec::new();
-        for &x in &exits {
-            for &p in a.cfg.preds(x) {
-                if s.mark[p.index()] == g && !s.reached[p.index()] {
-                    let mut hit = false;
-                    func.for_each_successor(p, |t| hit |= t == x);
-                    if hit {
-                        s.reached[p.index()] = true;
-                        back.push(p);
-                    }
-                }
-            }
-        }
-        let mut n = back.len();
-        while let Some(b) = back.pop() {
-            for &p in a.cfg.preds(b) {
-                if s.mark[p.index()] == g && !s.reached[p.index()] {
-                    let mut hit = false;
-                    func.for_each_successor(p, |t| hit |= t == b);
-                    if hit {
-                        s.reached[p.index()] = true;
-                        n += 1;
-                        back.push(p);
-                    }
-                }
-            }
-        }
-        if n != live {
-            return Ok(None);
-        }
-        // Commit: the dead blocks of `l`, then the analyses.
-        let dead: Vec<Block> = li.blocks(l).filter(|b| s.mark[b.index()] != g).collect();
-        let updates = &mut s.updates;
-        updates.clear();
-        if dom {
-            for &b in &dead {
-                DomUpdate::removed_block(b, a.cfg.preds(b), a.cfg.succs(b), updates);
-            }
-        }
-        remove_blocks(func, &dead);
-        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
-        for (b, old) in &old_succs {
-            if !func.layout.is_block_inserted(*b) {
-                continue;
-            }
-            a.cfg.update_block(func, *b).map_err(cfg_err)?;
-            if dom {
-                DomUpdate::diff_succs(*b, old, a.cfg.succs(*b), updates);
-            }
-        }
-        for &b in &dead {
-            a.cfg.update_block(func, b).map_err(cfg_err)?;
-            a.loops.remove_block(b);
-        }
-        // Subloops all of whose blocks died go (innermost first); `l` goes last, giving
-        // what is left of it to its parent.
-        let mut nest = vec![l];
-        let mut k = 0;
-        while k < nest.len() {
-            nest.extend_from_slice(a.loops.children(nest[k]));
-            k += 1;
-        }
-        for &x in nest[1..].iter().rev() {
-            if s.mark[a.loops.header(x).index()] != g {
-                a.loops.remove_loop(x);
-            }
-        }
-        a.loops.remove_loop(l);
-        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
-        if dom && a.domtree.apply_updates(func, &a.cfg, updates).is_ok() {
-            kept = kept.union(Analyses::DOMTREE);
-        }
-        Ok(Some(kept))
+        commit_local_fold(func, a, l, &folded, &out, &mut self.s.updates).map(Some)
     }
 
     /// Can the loop be deleted as dead? Its exit block and the values to pass it.
@@ -594,7 +497,7 @@ impl LoopDeletion {
         func: &Function,
         l: Loop,
         cx: &PassContext<'_>,
-    ) -> Result<(Block, Vec<Value>), (Keep, String)> {
+    ) -> Result<(Option<Block>, Vec<Value>), (Keep, String)> {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
         // Effects first: a loop with one is kept whatever else holds.
@@ -619,6 +522,12 @@ impl LoopDeletion {
         }
         let exits = li.exit_edges(l, cfg);
         let Some(&(_, exit)) = exits.first() else {
+            // With no exit, the loop never ends: undefined behaviour in a `mustprogress`
+            // function (as it has no effect), so it is never entered there (LLVM's
+            // `deleteDeadLoop` puts `unreachable` in the preheader).
+            if func.must_progress {
+                return Ok((None, Vec::new()));
+            }
             return Err((
                 Keep::NoSingleExit,
                 "the loop has no exit: it never terminates".into(),
@@ -665,7 +574,11 @@ impl LoopDeletion {
                 return Err((Keep::ValueUsedOutside, m));
             }
         }
-        // Termination of every loop of the nest, with an explicit stack.
+        // Termination of every loop of the nest, with an explicit stack; in a
+        // `mustprogress` function a loop without effects terminates by definition.
+        if func.must_progress {
+            return Ok((Some(exit), args.unwrap_or_default()));
+        }
         self.nest_scev(func, cfg, li, l);
         let se = &self.se;
         let mut stack = vec![l];
@@ -687,7 +600,7 @@ impl LoopDeletion {
             }
             stack.extend_from_slice(li.children(x));
         }
-        Ok((exit, args.unwrap_or_default()))
+        Ok((Some(exit), args.unwrap_or_default()))
     }
 
     /// Is the backedge of `l` never taken? If so, `self.s.folds` holds the branches to

@@ -14,14 +14,18 @@
 //! A loop whose backedge was folded away stops being a loop: it is reported with
 //! [`LoopUpdater::mark_loop_deleted`]. Uses of a merged block's parameters are rewritten in
 //! the loop's blocks only: in LCSSA form (which the adaptor establishes) a value of the
-//! loop is used outside it only through branch arguments, which lie in the loop. Cost:
-//! O(loop) per loop, plus O(function) for the reachability sweep and the new loop forest
-//! when a branch was folded.
+//! loop is used outside it only through branch arguments, which lie in the loop.
+//!
+//! Cost: O(loop) per loop. The CFG's edges, the loop forest and the dominator tree are
+//! updated in place after merges, and after folds whose effect stays inside the loop
+//! (`loop_cleanup::local_fold_outcome`); a fold that makes an exit block unreachable, or
+//! moves a block out of the loop, falls back to a reachability sweep of the function and
+//! re-forming the loops (O(function)).
 
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
-    branch_condition, const_int, decided_target, fold_to_jump, remove_unreachable_blocks,
-    restore_forms,
+    branch_condition, commit_local_fold, const_int, decided_target, fold_to_jump,
+    local_fold_outcome, remove_unreachable_blocks, restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
@@ -37,14 +41,18 @@ const NAME: &str = "loop-simplifycfg";
 /// parameters are rewritten inside the loop only.
 ///
 /// **Establishes**: loop-simplify and LCSSA form of every loop. Merging keeps every edge's
-/// source in the same loop, so both forms hold as before; after a fold, a block of an
-/// outer loop may have left it (it reached the latch only through the removed edge), so
-/// both forms are re-established on the function (the `loop-simplify` and `lcssa` passes,
-/// which change nothing where they hold). Loops that lose their backedge are no longer
-/// loops.
+/// source in the same loop, so both forms hold as before. A fold whose dead blocks are all
+/// in the loop, with every exit still reached and every live block still reaching a latch
+/// (or, with no backedge left, an exit in the parent), changes no other loop's blocks,
+/// preheader or exits: the forms hold. Any other fold may take a block out of an outer
+/// loop, so both forms are re-established on the function (the `loop-simplify` and
+/// `lcssa` passes, which change nothing where they hold). Loops that lose their backedge
+/// are no longer loops.
 ///
-/// **Preserves**: after merging only, no analysis; after a fold, the CFG, dominator tree and
-/// loop forest computed afresh at the end; all when it changed nothing.
+/// **Preserves**: the CFG's edges, the loop forest and (when its immediate dominators were
+/// valid) the dominator tree, updated in place, after merges and in-place folds (the CFG's
+/// order and the tree's numbering go stale); after a function-wide fold, what re-forming
+/// computed; all when it changed nothing.
 ///
 /// **Gives up**: on a loop in or around an irreducible cycle (`Irreducible`, a remark).
 /// Branches on values that are not constants are left to other passes (unswitching).
@@ -71,6 +79,23 @@ pub struct LoopSimplifyCfg {
     merges: Vec<(Block, Block)>,
     /// Dominator tree updates.
     updates: Vec<DomUpdate>,
+    /// The folded blocks with their successors before.
+    folded: Vec<(Block, Vec<Block>)>,
+    /// Liveness marks of [`local_fold_outcome`].
+    live: Vec<u8>,
+}
+
+/// The barriers among the instructions of `blocks`.
+fn count_barriers(func: &Function, blocks: &[Block]) -> u32 {
+    let mut n = 0;
+    for &b in blocks {
+        for i in func.layout.block_insts(b) {
+            if func.dfg.inst(i).opcode() == gyre_ir::Opcode::Barrier {
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 impl LoopPass for LoopSimplifyCfg {
@@ -124,6 +149,7 @@ impl LoopPass for LoopSimplifyCfg {
         let all: Vec<Block> = li.blocks(l).collect();
         // 1. Fold constant branches.
         let mut folded = 0u64;
+        self.folded.clear();
         if term_folding {
             for &b in &own {
                 let Some(term) = func.terminator(b) else {
@@ -133,40 +159,64 @@ impl LoopPass for LoopSimplifyCfg {
                     continue;
                 };
                 if let Some(dest) = decided_target(func, term, c) {
+                    self.folded
+                        .push((b, cx.analyses.cfg.succs(b).to_vec()));
                     fold_to_jump(func, term, dest);
                     folded += 1;
                 }
             }
         }
-        // 2. Remove what became unreachable.
+        // 2. Remove what became unreachable: in place when it is inside the loop and the
+        // loop's place in the forest stays clean, else by a sweep of the function.
+        // `local`: the analyses kept so far, and whether the loop lost its backedges.
+        let mut local: Option<(Analyses, bool)> = None;
         if folded > 0 {
             cx.stats.add(NAME, "NumTerminatorsFolded", folded);
-            let removed = remove_unreachable_blocks(func, &mut self.reached);
-            let li = &cx.analyses.loops;
-            let in_loop = removed
-                .blocks
-                .iter()
-                .filter(|&&b| li.contains(l, b))
-                .count() as u64;
+            let a = &mut *cx.analyses;
+            let (removed, in_loop, barriers) =
+                match local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.live) {
+                    Some(out) => {
+                        let barriers = count_barriers(func, &out.dead);
+                        let kept = commit_local_fold(
+                            func,
+                            a,
+                            l,
+                            &self.folded,
+                            &out,
+                            &mut self.updates,
+                        )
+                        .map_err(|m| err(func, m))?;
+                        local = Some((kept, out.latches.is_empty()));
+                        (out.dead.len() as u64, out.dead.len() as u64, barriers)
+                    }
+                    None => {
+                        let removed = remove_unreachable_blocks(func, &mut self.reached);
+                        let li = &a.loops;
+                        let in_loop = removed
+                            .blocks
+                            .iter()
+                            .filter(|&&b| li.contains(l, b))
+                            .count() as u64;
+                        (removed.blocks.len() as u64, in_loop, removed.barriers)
+                    }
+                };
             if in_loop > 0 {
                 cx.stats.add(NAME, "NumLoopBlocksDeleted", in_loop);
             }
-            if !removed.blocks.is_empty() {
-                cx.stats
-                    .add(NAME, "NumBlocksRemoved", removed.blocks.len() as u64);
+            if removed > 0 {
+                cx.stats.add(NAME, "NumBlocksRemoved", removed);
             }
-            if removed.barriers > 0 {
+            if barriers > 0 {
                 cx.stats
-                    .add(NAME, "NumDeadBarriersRemoved", u64::from(removed.barriers));
+                    .add(NAME, "NumDeadBarriersRemoved", u64::from(barriers));
                 cx.remark(
                     NAME,
                     func,
                     Some(header),
                     "DeadBarrierRemoved",
                     format!(
-                        "{} barrier(s) in blocks made unreachable by folding were removed \
-                         with them: they could never execute",
-                        removed.barriers
+                        "{barriers} barrier(s) in blocks made unreachable by folding were \
+                         removed with them: they could never execute"
                     ),
                 );
             }
@@ -241,6 +291,20 @@ impl LoopPass for LoopSimplifyCfg {
         }
         if folded == 0 && merged == 0 {
             return Ok(PassResult::UNCHANGED);
+        }
+        if let Some((kept, gone)) = local {
+            if gone {
+                cx.stats.add(NAME, "NumLoopsDeleted", 1);
+                updater.mark_loop_deleted();
+            }
+            let mut kept = kept;
+            if merged > 0 {
+                let m = self
+                    .update_after_merges(func, cx)
+                    .map_err(|m| err(func, m))?;
+                kept = kept.minus(Analyses::ALL.minus(m));
+            }
+            return Ok(PassResult::changed(kept));
         }
         // Is the loop still a loop? Folding may have removed its backedge.
         if folded > 0 {
