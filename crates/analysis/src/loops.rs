@@ -135,6 +135,10 @@ pub struct LoopInfo {
     /// start of the block range of the loop they were added to (so that the entries of a
     /// loop and of all its subloops form one key range).
     added: BTreeMap<u32, Vec<Block>>,
+    /// Per position of `blocks`: where the range of a removed loop all of whose blocks
+    /// were removed, starting there, ends (0: none), so that iterating a loop around it
+    /// jumps over it instead of walking its dead blocks (empty until a loop is removed).
+    skip: Vec<u32>,
     valid: bool,
 }
 
@@ -162,6 +166,7 @@ impl LoopInfo {
         self.irreducible.clear();
         self.in_irreducible.clear();
         self.added.clear();
+        self.skip.clear();
         self.valid = false;
     }
 
@@ -503,10 +508,47 @@ impl LoopInfo {
     pub fn blocks(&self, l: Loop) -> LoopBlocks<'_> {
         let [a, b] = self.data(l).blocks;
         LoopBlocks {
-            computed: self.blocks[a as usize..b as usize].iter(),
+            blocks: &self.blocks,
+            pos: a as usize,
+            end: b as usize,
+            skip: &self.skip,
             added: self.added.range(a..b),
             current: [].iter(),
             innermost: &self.innermost,
+        }
+    }
+
+    /// Append the blocks of `l` that are in no subloop (its own blocks, header first) to
+    /// `out`. O(own blocks + subloops): each subloop's range is jumped over, not walked
+    /// (unlike filtering [`LoopInfo::blocks`], which walks the whole nest).
+    pub fn own_blocks(&self, l: Loop, out: &mut Vec<Block>) {
+        let [a, b] = self.data(l).blocks;
+        let me = l.as_u32();
+        let mut k = a as usize;
+        while k < b as usize {
+            if let Some(&to) = self.skip.get(k).filter(|&&to| to != 0) {
+                k = to as usize;
+                continue;
+            }
+            let blk = self.blocks[k];
+            let m = self.innermost.get(blk.index()).copied().unwrap_or(DEAD);
+            if m == me {
+                out.push(blk);
+                k += 1;
+            } else if m >= DEAD {
+                k += 1;
+            } else {
+                // A block of a subloop: jump past the child of `l` containing it.
+                let mut c = Loop::from_u32(m);
+                while let Some(p) = self.parent(c).filter(|&p| p != l) {
+                    c = p;
+                }
+                let end = self.data(c).blocks[1] as usize;
+                k = if end > k { end } else { k + 1 };
+            }
+        }
+        if let Some(list) = self.added.get(&a) {
+            out.extend(list.iter().copied().filter(|blk| self.innermost[blk.index()] == me));
         }
     }
 
@@ -642,11 +684,19 @@ impl LoopInfo {
         let parent = self.data(l).parent;
         let own = parent.expand().map_or(NO_LOOP, |p| p.as_u32());
         let [a, b] = self.data(l).blocks;
-        for k in a as usize..b as usize {
+        let mut live = 0usize;
+        let mut k = a as usize;
+        while k < b as usize {
+            if let Some(&to) = self.skip.get(k).filter(|&&to| to != 0) {
+                k = to as usize;
+                continue;
+            }
             let i = self.blocks[k].index();
+            k += 1;
             if self.innermost[i] == l.as_u32() {
                 self.innermost[i] = own;
             }
+            live += usize::from(self.innermost[i] != DEAD);
         }
         if let Some(list) = self.added.get(&a) {
             for &blk in list {
@@ -654,6 +704,18 @@ impl LoopInfo {
                     self.innermost[blk.index()] = own;
                 }
             }
+        }
+        // Every block of the range removed (a deleted nest): loops around it jump over it
+        // from now on, so that deleting a deep nest level by level stays linear.
+        let added_live = self.added.range(a..b).any(|(_, v)| {
+            v.iter()
+                .any(|blk| self.innermost.get(blk.index()) != Some(&DEAD))
+        });
+        if live == 0 && !added_live && b > a {
+            if self.skip.len() < self.blocks.len() {
+                self.skip.resize(self.blocks.len(), 0);
+            }
+            self.skip[a as usize] = b;
         }
         // Added blocks listed under `l`'s range start stay listed by the parent, whose
         // range contains it; `l`'s own range becomes empty.
@@ -959,7 +1021,10 @@ fn dedup_keep_first(v: &mut Vec<Block>) {
 /// then those added since.
 #[derive(Clone)]
 pub struct LoopBlocks<'a> {
-    computed: std::slice::Iter<'a, Block>,
+    blocks: &'a [Block],
+    pos: usize,
+    end: usize,
+    skip: &'a [u32],
     added: std::collections::btree_map::Range<'a, u32, Vec<Block>>,
     current: std::slice::Iter<'a, Block>,
     /// To skip the blocks removed by [`LoopInfo::remove_block`] (marked `DEAD`).
@@ -972,9 +1037,16 @@ impl Iterator for LoopBlocks<'_> {
     #[inline]
     fn next(&mut self) -> Option<Block> {
         let live = |b: Block, innermost: &[u32]| innermost.get(b.index()) != Some(&DEAD);
-        for &b in self.computed.by_ref() {
-            if live(b, self.innermost) {
-                return Some(b);
+        while self.pos < self.end {
+            match self.skip.get(self.pos) {
+                Some(&to) if to != 0 => self.pos = (to as usize).min(self.end),
+                _ => {
+                    let b = self.blocks[self.pos];
+                    self.pos += 1;
+                    if live(b, self.innermost) {
+                        return Some(b);
+                    }
+                }
             }
         }
         loop {
@@ -988,7 +1060,7 @@ impl Iterator for LoopBlocks<'_> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.computed.len()
+        let n = (self.end - self.pos)
             + self.current.len()
             + self.added.clone().map(|(_, v)| v.len()).sum::<usize>();
         (0, Some(n))

@@ -3,7 +3,7 @@
 //! blocks no longer reachable from the entry.
 
 use crate::analyses::Analyses;
-use gyre_analysis::{AnalysisCache, Cfg, DomUpdate, Loop, LoopInfo};
+use gyre_analysis::{AnalysisCache, Cfg, Loop, LoopInfo};
 use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value};
 use gyre_ir::{EntityRef, ValueDef};
 
@@ -398,35 +398,25 @@ pub(crate) fn local_fold_outcome(
 }
 
 /// Apply a [`FoldOutcome`] of `l`: remove its dead blocks from the function, and bring the
-/// CFG's edges, the loop forest and (when its idoms were valid) the dominator tree up to
-/// date. `folded` lists the blocks whose terminator was folded, with their successors
-/// before. Returns the analyses kept (the CFG's order and the tree's numbering go stale,
-/// to be recomputed by the first pass that asks).
+/// CFG's edges and the loop forest up to date. `folded` lists the blocks whose terminator
+/// was folded. Returns the analyses kept (the CFG's order goes stale, to be recomputed by
+/// the first pass that asks). The dominator tree is dropped: no loop pass of `-O` needs
+/// it, and `DomTree::apply_updates` on removed regions recomputed the whole tree (97% of
+/// loop-deletion's time on the 10k-block nest kernel).
 pub(crate) fn commit_local_fold(
     func: &mut Function,
     a: &mut AnalysisCache,
     l: Loop,
-    folded: &[(Block, Vec<Block>)],
+    folded: &[Block],
     out: &FoldOutcome,
-    updates: &mut Vec<DomUpdate>,
 ) -> Result<Analyses, String> {
-    let dom = a.domtree_idoms_valid();
-    updates.clear();
-    if dom {
-        for &b in &out.dead {
-            DomUpdate::removed_block(b, a.cfg.preds(b), a.cfg.succs(b), updates);
-        }
-    }
     remove_blocks(func, &out.dead);
     let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
-    for (b, old) in folded {
-        if !func.layout.is_block_inserted(*b) {
+    for &b in folded {
+        if !func.layout.is_block_inserted(b) {
             continue;
         }
-        a.cfg.update_block(func, *b).map_err(cfg_err)?;
-        if dom {
-            DomUpdate::diff_succs(*b, old, a.cfg.succs(*b), updates);
-        }
+        a.cfg.update_block(func, b).map_err(cfg_err)?;
     }
     for &b in &out.dead {
         a.cfg.update_block(func, b).map_err(cfg_err)?;
@@ -451,8 +441,9 @@ pub(crate) fn commit_local_fold(
         return Err("internal error: a folded loop gained latches".into());
     }
     let mut kept = Analyses::CFG.union(Analyses::LOOPS);
-    if dom && a.domtree.apply_updates(func, &a.cfg, updates).is_ok() {
-        kept = kept.union(Analyses::DOMTREE);
+    // Folding and removing blocks add no use (the analysis over-approximates).
+    if a.nonlocal.is_valid() {
+        kept = kept.union(Analyses::NONLOCAL_USES);
     }
     Ok(kept)
 }

@@ -23,9 +23,10 @@
 //! In every case the loop is gone: it is reported with
 //! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its nest: scalar
 //! evolution is computed for the nest only ([`ScalarEvolution::compute_nest`]), dominance
-//! inside the loop is a walk of the loop, and after cases 2 and 3 the CFG's edges, the
-//! loop forest and the dominator tree are updated in place ([`LoopInfo::remove_loop`],
-//! [`gyre_analysis::Cfg::update_block`], [`gyre_analysis::DomTree::apply_updates`]).
+//! inside the loop is a walk of the loop, and after cases 2 and 3 the CFG's edges and the
+//! loop forest are updated in place ([`LoopInfo::remove_loop`],
+//! [`gyre_analysis::Cfg::update_block`]); the dominator tree is dropped (no loop pass of
+//! `-O` needs it, and the incremental updater recomputed it whole on removed regions).
 //! Case 1, and a case 3 whose dead blocks reach past the loop, fall back to a sweep of the
 //! function and re-forming the loops.
 
@@ -35,7 +36,7 @@ use crate::loop_cleanup::{
     local_fold_outcome, remove_blocks, remove_unreachable_blocks, restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
-use gyre_analysis::{Cfg, DomUpdate, Loop, LoopInfo, ScalarEvolution};
+use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution};
 use gyre_ir::{EntityRef, ValueDef};
 use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value};
 use rustc_hash::FxHashMap;
@@ -57,9 +58,8 @@ const NAME: &str = "loop-deletion";
 /// loop may have left it, so both forms are re-established on the function (the
 /// `loop-simplify` and `lcssa` passes, which change nothing where they hold).
 ///
-/// **Preserves**: after case 2 and an in-place case 3, the CFG's edges, the loop forest
-/// and, when its immediate dominators were valid, the dominator tree, all updated in place
-/// (the CFG's order and the tree's numbering go stale); after a function-wide fold, what
+/// **Preserves**: after case 2 and an in-place case 3, the CFG's edges and the loop forest,
+/// updated in place (the CFG's order goes stale), and `nonlocal-uses` (kept sound); after a function-wide fold, what
 /// re-establishing the forms computed afresh; every analysis when it changed nothing.
 ///
 /// **Gives up** (a remark and a counter each): a loop in or around an irreducible cycle
@@ -117,8 +117,6 @@ struct Scratch {
     stack: Vec<(Block, usize)>,
     /// Blocks of the loop, gathered.
     list: Vec<Block>,
-    /// Dominator tree updates of the current change.
-    updates: Vec<DomUpdate>,
     /// Liveness marks of [`local_fold_outcome`].
     live: Vec<u8>,
 }
@@ -392,8 +390,8 @@ impl LoopDeletion {
 
     /// Delete the dead loop `l`: the preheader jumps to `exit` with `args` (or, for a loop
     /// with no exit in a `mustprogress` function, ends in `unreachable`), the loop's
-    /// blocks go, and the CFG's edges, the loop forest and (when its idoms were valid) the
-    /// dominator tree are updated in place, in time proportional to the loop. The forms
+    /// blocks go, and the CFG's edges and the loop forest are updated in place, in time
+    /// proportional to the loop. The forms
     /// hold as before: the exit, dedicated to `l`, now has the preheader, in `l`'s parent,
     /// as its only predecessor, and the values it receives were defined outside `l`.
     /// Returns the analyses kept.
@@ -407,22 +405,9 @@ impl LoopDeletion {
         args: &[Value],
     ) -> Result<Analyses, String> {
         let a = &mut *cx.analyses;
-        let dom = a.domtree_idoms_valid();
         self.s.list.clear();
         self.s.list.extend(a.loops.blocks(l));
         let blocks = &self.s.list;
-        let updates = &mut self.s.updates;
-        updates.clear();
-        if dom {
-            for &b in blocks {
-                DomUpdate::removed_block(b, a.cfg.preds(b), a.cfg.succs(b), updates);
-            }
-            let new: &[Block] = match &exit {
-                Some(e) => core::slice::from_ref(e),
-                None => &[],
-            };
-            DomUpdate::diff_succs(preheader, a.cfg.succs(preheader), new, updates);
-        }
         let pre_term = func
             .terminator(preheader)
             .expect("a CFG block has a terminator");
@@ -456,8 +441,13 @@ impl LoopDeletion {
             a.loops.remove_loop(x);
         }
         let mut kept = Analyses::CFG.union(Analyses::LOOPS);
-        if dom && a.domtree.apply_updates(func, &a.cfg, updates).is_ok() {
-            kept = kept.union(Analyses::DOMTREE);
+        // The exit's arguments are now used in the preheader: mark them (the analysis is
+        // an over-approximation, and the removed uses may stay marked).
+        if a.nonlocal.is_valid() {
+            for &v in args {
+                a.nonlocal.set(v, true);
+            }
+            kept = kept.union(Analyses::NONLOCAL_USES);
         }
         Ok(kept)
     }
@@ -476,10 +466,9 @@ impl LoopDeletion {
         folds: &[(Inst, BlockCall)],
     ) -> Result<Option<Analyses>, String> {
         let a = &mut *cx.analyses;
-        let mut folded: Vec<(Block, Vec<Block>)> = Vec::with_capacity(folds.len());
+        let mut folded: Vec<Block> = Vec::with_capacity(folds.len());
         for &(term, dest) in folds {
-            let b = func.layout.inst_block(term).expect("a folded terminator is placed");
-            folded.push((b, a.cfg.succs(b).to_vec()));
+            folded.push(func.layout.inst_block(term).expect("a folded terminator is placed"));
             fold_to_jump(func, term, dest);
         }
         let Some(out) = local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.s.live) else {
@@ -488,7 +477,7 @@ impl LoopDeletion {
         if !out.latches.is_empty() {
             return Ok(None); // not expected: the folds leave no live backedge
         }
-        commit_local_fold(func, a, l, &folded, &out, &mut self.s.updates).map(Some)
+        commit_local_fold(func, a, l, &folded, &out).map(Some)
     }
 
     /// Can the loop be deleted as dead? Its exit block and the values to pass it.

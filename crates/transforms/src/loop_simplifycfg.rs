@@ -16,8 +16,8 @@
 //! the loop's blocks only: in LCSSA form (which the adaptor establishes) a value of the
 //! loop is used outside it only through branch arguments, which lie in the loop.
 //!
-//! Cost: O(loop) per loop. The CFG's edges, the loop forest and the dominator tree are
-//! updated in place after merges, and after folds whose effect stays inside the loop
+//! Cost: O(loop) per loop. The CFG's edges and the loop forest are updated in place (the
+//! dominator tree is dropped) after merges, and after folds whose effect stays inside the loop
 //! (`loop_cleanup::local_fold_outcome`); a fold that makes an exit block unreachable, or
 //! moves a block out of the loop, falls back to a reachability sweep of the function and
 //! re-forming the loops (O(function)).
@@ -29,7 +29,6 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
-use gyre_analysis::DomUpdate;
 use gyre_ir::{Block, Function, Inst, InstructionData};
 use rustc_hash::FxHashMap;
 
@@ -49,9 +48,9 @@ const NAME: &str = "loop-simplifycfg";
 /// `lcssa` passes, which change nothing where they hold). Loops that lose their backedge
 /// are no longer loops.
 ///
-/// **Preserves**: the CFG's edges, the loop forest and (when its immediate dominators were
-/// valid) the dominator tree, updated in place, after merges and in-place folds (the CFG's
-/// order and the tree's numbering go stale); after a function-wide fold, what re-forming
+/// **Preserves**: the CFG's edges and the loop forest, updated in place, and
+/// `nonlocal-uses` (kept sound), after merges and in-place folds (the CFG's order goes
+/// stale; the dominator tree is dropped); after a function-wide fold, what re-forming
 /// computed; all when it changed nothing.
 ///
 /// **Gives up**: on a loop in or around an irreducible cycle (`Irreducible`, a remark).
@@ -77,10 +76,10 @@ pub struct LoopSimplifyCfg {
     preds: FxHashMap<Block, u32>,
     /// The merged pairs `(into, from)`, in order.
     merges: Vec<(Block, Block)>,
-    /// Dominator tree updates.
-    updates: Vec<DomUpdate>,
-    /// The folded blocks with their successors before.
-    folded: Vec<(Block, Vec<Block>)>,
+    /// The jump arguments that replaced merged blocks' parameters.
+    merged_args: Vec<gyre_ir::Value>,
+    /// The folded blocks.
+    folded: Vec<Block>,
     /// Liveness marks of [`local_fold_outcome`].
     live: Vec<u8>,
 }
@@ -141,12 +140,10 @@ impl LoopPass for LoopSimplifyCfg {
             );
             return Ok(PassResult::UNCHANGED);
         }
-        // The loop's own blocks (header first) and all its blocks.
-        let own: Vec<Block> = li
-            .blocks(l)
-            .filter(|&b| li.innermost_loop(b) == Some(l))
-            .collect();
-        let all: Vec<Block> = li.blocks(l).collect();
+        // The loop's own blocks (header first), without walking its subloops: a loop
+        // pass visits every loop, so walking each nest would be quadratic in its depth.
+        let mut own: Vec<Block> = Vec::new();
+        li.own_blocks(l, &mut own);
         // 1. Fold constant branches.
         let mut folded = 0u64;
         self.folded.clear();
@@ -159,8 +156,7 @@ impl LoopPass for LoopSimplifyCfg {
                     continue;
                 };
                 if let Some(dest) = decided_target(func, term, c) {
-                    self.folded
-                        .push((b, cx.analyses.cfg.succs(b).to_vec()));
+                    self.folded.push(b);
                     fold_to_jump(func, term, dest);
                     folded += 1;
                 }
@@ -177,15 +173,8 @@ impl LoopPass for LoopSimplifyCfg {
                 match local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.live) {
                     Some(out) => {
                         let barriers = count_barriers(func, &out.dead);
-                        let kept = commit_local_fold(
-                            func,
-                            a,
-                            l,
-                            &self.folded,
-                            &out,
-                            &mut self.updates,
-                        )
-                        .map_err(|m| err(func, m))?;
+                        let kept = commit_local_fold(func, a, l, &self.folded, &out)
+                            .map_err(|m| err(func, m))?;
                         local = Some((kept, out.latches.is_empty()));
                         (out.dead.len() as u64, out.dead.len() as u64, barriers)
                     }
@@ -224,18 +213,30 @@ impl LoopPass for LoopSimplifyCfg {
         // The loop forest still describes the loop as it was; removed blocks are no
         // longer in the layout, which is what "alive" means below.
         let li = &cx.analyses.loops;
-        // 3. Merge straight-line pairs: count the edges into the loop's blocks first (a
-        // non-header block of the loop has predecessors in the loop only).
+        // 3. Merge straight-line pairs. A candidate is an own block of the loop, not its
+        // header, so its predecessors are blocks of the loop: count the edges into them
+        // from the CFG when it is current (no fold, or folds applied in place), else from
+        // the terminators of all the loop's blocks.
+        let cfg_current = folded == 0 || local.is_some();
         self.preds.clear();
-        for &b in all.iter().filter(|&&b| func.layout.is_block_inserted(b)) {
-            if let Some(t) = func.terminator(b) {
-                let preds = &mut self.preds;
-                func.dfg
-                    .for_each_dest(t, |bc| *preds.entry(bc.block).or_default() += 1);
+        if cfg_current {
+            for &b in own.iter().filter(|&&b| func.layout.is_block_inserted(b)) {
+                self.preds
+                    .insert(b, cx.analyses.cfg.preds(b).len() as u32);
+            }
+        } else {
+            let all: Vec<Block> = li.blocks(l).collect();
+            for &b in all.iter().filter(|&&b| func.layout.is_block_inserted(b)) {
+                if let Some(t) = func.terminator(b) {
+                    let preds = &mut self.preds;
+                    func.dfg
+                        .for_each_dest(t, |bc| *preds.entry(bc.block).or_default() += 1);
+                }
             }
         }
         self.map.clear();
         self.merges.clear();
+        self.merged_args.clear();
         let mut merged = 0u64;
         for &b in &own {
             if !func.layout.is_block_inserted(b) {
@@ -259,6 +260,7 @@ impl LoopPass for LoopSimplifyCfg {
                 let params: Vec<gyre_ir::Value> = func.dfg.block_params(s).to_vec();
                 for (&p, &a) in params.iter().zip(&args) {
                     self.map.insert(p, a);
+                    self.merged_args.push(a);
                 }
                 func.layout.remove_inst(term);
                 let insts: Vec<Inst> = func.layout.block_insts(s).collect();
@@ -279,6 +281,9 @@ impl LoopPass for LoopSimplifyCfg {
             self.map
                 .resolve_chains()
                 .map_err(|c| err(func, format!("internal error: {c}")))?;
+            // Uses of the merged parameters lie in the loop (subloops included): a
+            // walk of the nest, only for a loop that merged something.
+            let all: Vec<Block> = cx.analyses.loops.blocks(l).collect();
             for &b in &all {
                 if !func.layout.is_block_inserted(b) {
                     continue;
@@ -327,48 +332,33 @@ impl LoopPass for LoopSimplifyCfg {
 }
 
 impl LoopSimplifyCfg {
-    /// Bring the CFG's edges, the loop forest and (when its idoms were valid) the
-    /// dominator tree up to date after the merges in `self.merges`, in time proportional
-    /// to the merged blocks: `into` took the terminator of `from`, its only successor,
-    /// and `from` left the function (so `into` immediately dominates what `from` did,
-    /// and takes its place as a latch). Returns the analyses kept.
+    /// Bring the CFG's edges and the loop forest up to date after the merges in
+    /// `self.merges`, in time proportional to the merged blocks: `into` took the
+    /// terminator of `from`, its only successor, and `from` left the function (and takes
+    /// its place as a latch). Returns the analyses kept (the dominator tree is dropped, as
+    /// in `loop_cleanup::commit_local_fold`).
     fn update_after_merges(
         &mut self,
         func: &Function,
         cx: &mut PassContext<'_>,
     ) -> Result<Analyses, String> {
         let a = &mut *cx.analyses;
-        let dom = a.domtree_idoms_valid();
-        self.updates.clear();
         let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
-        // The edges of the merged-away blocks as they were (the CFG is still as before
-        // the merges), deleted; then the CFG brought up to date; then `into`'s new edges
-        // inserted.
-        if dom {
-            for &(_, from) in &self.merges {
-                DomUpdate::removed_block(
-                    from,
-                    a.cfg.preds(from),
-                    a.cfg.succs(from),
-                    &mut self.updates,
-                );
-            }
-        }
         for &(into, from) in &self.merges {
             a.cfg.update_block(func, from).map_err(cfg_err)?;
             a.loops.merge_block(into, from);
         }
         for &(into, _) in &self.merges {
             a.cfg.update_block(func, into).map_err(cfg_err)?;
-            if dom {
-                let succs = a.cfg.succs(into);
-                self.updates
-                    .extend(succs.iter().map(|&t| DomUpdate::Insert(into, t)));
-            }
         }
         let mut kept = Analyses::CFG.union(Analyses::LOOPS);
-        if dom && a.domtree.apply_updates(func, &a.cfg, &self.updates).is_ok() {
-            kept = kept.union(Analyses::DOMTREE);
+        // A merged block's parameters were replaced by the jump's arguments wherever they
+        // were used: mark those (the analysis over-approximates).
+        if a.nonlocal.is_valid() {
+            for &v in &self.merged_args {
+                a.nonlocal.set(v, true);
+            }
+            kept = kept.union(Analyses::NONLOCAL_USES);
         }
         Ok(kept)
     }
