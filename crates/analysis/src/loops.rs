@@ -548,7 +548,11 @@ impl LoopInfo {
             }
         }
         if let Some(list) = self.added.get(&a) {
-            out.extend(list.iter().copied().filter(|blk| self.innermost[blk.index()] == me));
+            out.extend(
+                list.iter()
+                    .copied()
+                    .filter(|blk| self.innermost[blk.index()] == me),
+            );
         }
     }
 

@@ -1584,7 +1584,13 @@ impl ScalarEvolution {
     /// false): the smaller of the two counts (LLVM's `computeExitCountFromICmp` for a
     /// logical and/or, its "either may exit" case), as a bound only (see below). The other
     /// case (leaving only when both leave) has no count here.
-    fn logical_exit_count(&mut self, func: &Function, l: Loop, cond: Value, tin: bool) -> ExitCount {
+    fn logical_exit_count(
+        &mut self,
+        func: &Function,
+        l: Loop,
+        cond: Value,
+        tin: bool,
+    ) -> ExitCount {
         let none = ExitCount::default();
         let ValueDef::Result(i) = func.dfg.value_def(cond) else {
             return none;
@@ -1610,14 +1616,17 @@ impl ScalarEvolution {
         // A bound: a constant count, a known bound, or for a symbolic count the largest
         // value of its width (the count is known to exist, so the loop terminates).
         let bound = |c: &ExitCount, se: &Self| {
-            c.exact.and_then(|s| se.as_const(s)).or(c.max).or(c.exact.map(|s| {
-                let b = se.bits(s);
-                if b >= 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << b) - 1
-                }
-            }))
+            c.exact
+                .and_then(|s| se.as_const(s))
+                .or(c.max)
+                .or(c.exact.map(|s| {
+                    let b = se.bits(s);
+                    if b >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << b) - 1
+                    }
+                }))
         };
         let max = match (bound(&c0, self), bound(&c1, self)) {
             (Some(a), Some(b)) => Some(a.min(b)),

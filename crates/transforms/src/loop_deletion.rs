@@ -37,8 +37,8 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution};
-use gyre_ir::{EntityRef, ValueDef};
 use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value};
+use gyre_ir::{EntityRef, ValueDef};
 use rustc_hash::FxHashMap;
 
 const NAME: &str = "loop-deletion";
@@ -468,7 +468,11 @@ impl LoopDeletion {
         let a = &mut *cx.analyses;
         let mut folded: Vec<Block> = Vec::with_capacity(folds.len());
         for &(term, dest) in folds {
-            folded.push(func.layout.inst_block(term).expect("a folded terminator is placed"));
+            folded.push(
+                func.layout
+                    .inst_block(term)
+                    .expect("a folded terminator is placed"),
+            );
             fold_to_jump(func, term, dest);
         }
         let Some(out) = local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.s.live) else {

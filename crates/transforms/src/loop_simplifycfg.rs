@@ -221,8 +221,7 @@ impl LoopPass for LoopSimplifyCfg {
         self.preds.clear();
         if cfg_current {
             for &b in own.iter().filter(|&&b| func.layout.is_block_inserted(b)) {
-                self.preds
-                    .insert(b, cx.analyses.cfg.preds(b).len() as u32);
+                self.preds.insert(b, cx.analyses.cfg.preds(b).len() as u32);
             }
         } else {
             let all: Vec<Block> = li.blocks(l).collect();
