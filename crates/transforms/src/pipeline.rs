@@ -14,10 +14,10 @@
 use core::fmt;
 
 /// Gyre's default GPU loop pipeline (`-O`, `-O1`..`-O3`, `default<O2>`), in the order cicc
-/// runs its loop passes, then the e-graph simplifier. simple-loop-unswitch, loop-deletion and
-/// loop-simplifycfg exist but are not in it yet: each recomputes function-wide analyses
-/// per change, which would make `-O` quadratic in the number of loops (docs/passes.md).
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-rotate,indvars),simplify";
+/// runs its loop passes (loop-simplifycfg first, loop-deletion after indvars), then the
+/// e-graph simplifier. simple-loop-unswitch exists but is not in it yet (docs/passes.md).
+pub const DEFAULT_PIPELINE: &str =
+    "loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,indvars,loop-deletion),simplify";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
