@@ -155,6 +155,7 @@ pub(crate) fn lower_body(
     let header = &st.module.functions[pb.id];
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
+    f.must_progress = header.must_progress;
     f.byval = header.byval.clone();
     let entry = f.append_new_block();
     let mut c = Cur::new(toks);

@@ -184,6 +184,8 @@ pub(crate) struct ModState {
     pub funcs: FxHashMap<String, FuncInfo>,
     /// Attribute groups that contain `convergent`.
     convergent_groups: FxHashMap<u32, bool>,
+    /// Attribute groups that contain `mustprogress`.
+    mustprogress_groups: FxHashMap<u32, bool>,
     /// Metadata nodes: the global names, strings and integers each mentions.
     meta_nodes: FxHashMap<String, Vec<MetaItem>>,
     /// Node names listed by `!nvvm.annotations`.
@@ -211,6 +213,7 @@ impl ModState {
             globals: FxHashMap::default(),
             funcs: FxHashMap::default(),
             convergent_groups: FxHashMap::default(),
+            mustprogress_groups: FxHashMap::default(),
             meta_nodes: FxHashMap::default(),
             annotations: Vec::new(),
             stubs: Vec::new(),
@@ -279,6 +282,10 @@ impl ModState {
                             .iter()
                             .any(|t| matches!(&t.tok, Tok::Word(w) if w == "convergent"));
                         self.convergent_groups.insert(n, conv);
+                        let progress = toks[from..c.i]
+                            .iter()
+                            .any(|t| matches!(&t.tok, Tok::Word(w) if w == "mustprogress"));
+                        self.mustprogress_groups.insert(n, progress);
                     }
                     "module" => return Err(c.unsup("module-level inline asm")),
                     "uselistorder" | "uselistorder_bb" => {
@@ -845,6 +852,7 @@ impl ModState {
         }
         // Function attributes, up to the body (or the end of a declaration).
         let mut convergent = false;
+        let mut must_progress = false;
         loop {
             match c.peek() {
                 Tok::Punct(b'{') if define => break,
@@ -852,8 +860,13 @@ impl ModState {
                     convergent = true;
                     c.bump();
                 }
+                Tok::Word(w) if w == "mustprogress" => {
+                    must_progress = true;
+                    c.bump();
+                }
                 Tok::AttrRef(n) => {
                     convergent |= self.convergent_groups.get(n).copied().unwrap_or(false);
+                    must_progress |= self.mustprogress_groups.get(n).copied().unwrap_or(false);
                     c.bump();
                 }
                 Tok::Word(w) if w == "prefix" || w == "prologue" => {
@@ -968,6 +981,7 @@ impl ModState {
         };
         let mut f = Function::new(name.clone(), kind, sig);
         f.convergent = convergent;
+        f.must_progress = must_progress;
         f.byval = byval_params;
         let id = self.module.functions.push(f);
         self.fn_pos
