@@ -3,24 +3,29 @@
 //! The lexer is a single forward scan over the bytes (linear time, no backtracking past
 //! one token) producing a vector of tokens with their 1-based line and column. It knows
 //! nothing about the grammar: keywords, types and attribute names are all [`Tok::Word`].
+//!
+//! Names, words and strings borrow from the input: a token allocates nothing unless its
+//! text must be rewritten (a quoted string with `\XX` escapes, a `#dbg_` record word),
+//! so lexing costs no allocation per token, only the token vector.
 
 use crate::{ErrorKind, ImportError};
+use std::borrow::Cow;
 
-/// One token.
+/// One token; `'a` is the input's lifetime.
 #[derive(Clone, PartialEq, Debug)]
-pub(crate) enum Tok {
+pub(crate) enum Tok<'a> {
     /// `%name`, `%"quoted"`, `%12`.
-    Local(String),
+    Local(Cow<'a, str>),
     /// `@name`, `@"quoted"`, `@12`.
-    Global(String),
+    Global(Cow<'a, str>),
     /// `name:`, `"quoted":`, `12:` (a block label).
-    Label(String),
+    Label(Cow<'a, str>),
     /// `!name`, `!12`, or a bare `!` (as in `!{` and `!"..."`): the part after `!`.
-    Meta(String),
+    Meta(Cow<'a, str>),
     /// `#12`: an attribute-group reference.
     AttrRef(u32),
     /// A bare word: keyword, type name, attribute, `$comdat`.
-    Word(String),
+    Word(Cow<'a, str>),
     /// A decimal integer literal.
     Int(i128),
     /// A decimal floating-point literal, as written.
@@ -29,9 +34,9 @@ pub(crate) enum Tok {
     /// double form, else `K`, `L`, `M`, `H`, `R`) and the low 64 bits of the digits.
     HexFloat(char, u64),
     /// `"..."` with escapes decoded.
-    Str(Vec<u8>),
+    Str(Cow<'a, [u8]>),
     /// `c"..."`: a byte-string constant.
-    CStr(Vec<u8>),
+    CStr(Cow<'a, [u8]>),
     /// Punctuation: `= , ( ) [ ] { } < > * |`.
     Punct(u8),
     /// `...`.
@@ -42,8 +47,8 @@ pub(crate) enum Tok {
 
 /// A token with its position.
 #[derive(Clone, Debug)]
-pub(crate) struct Token {
-    pub tok: Tok,
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
     pub line: u32,
     pub col: u32,
 }
@@ -53,6 +58,9 @@ fn is_ident_byte(c: u8) -> bool {
 }
 
 struct Lexer<'a> {
+    /// The input as text, for slicing names out (they split at ASCII bytes, so every
+    /// slice is valid UTF-8 without a check of its contents).
+    text: &'a str,
     src: &'a [u8],
     pos: usize,
     line: u32,
@@ -82,17 +90,40 @@ impl<'a> Lexer<'a> {
     }
 
     /// A quoted string starting at the opening quote; escapes are `\\` and `\XX`.
-    fn string(&mut self) -> Result<Vec<u8>, ImportError> {
+    /// Without escapes (the usual case) it is a slice of the input.
+    fn string(&mut self) -> Result<Cow<'a, [u8]>, ImportError> {
         let start = self.pos;
         self.pos += 1;
+        // Fast path: scan to the closing quote; only a backslash needs a decoded copy.
+        let body = self.pos;
+        let mut i = body;
+        while let Some(&c) = self.src.get(i) {
+            match c {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Ok(Cow::Borrowed(&self.src[body..i]));
+                }
+                b'\\' => break,
+                b'\n' => {
+                    // Strings may span lines; keep positions right.
+                    self.line += 1;
+                    self.line_start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        // Decode the rest; the newlines before `i` are counted already.
         let mut out = Vec::new();
+        out.extend_from_slice(&self.src[body..i]);
+        self.pos = i;
         loop {
             let Some(&c) = self.src.get(self.pos) else {
                 return Err(self.err(start, "unterminated string"));
             };
             self.pos += 1;
             match c {
-                b'"' => return Ok(out),
+                b'"' => return Ok(Cow::Owned(out)),
                 b'\\' => {
                     if self.peek(0) == b'\\' {
                         out.push(b'\\');
@@ -119,20 +150,37 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The input text of `start..end`, both at ASCII bytes (or the ends of the input).
+    fn slice(&self, start: usize, end: usize) -> &'a str {
+        self.text.get(start..end).unwrap_or("")
+    }
+
+    /// The text of a quoted string: borrowed when it had no escapes and is valid UTF-8.
+    fn string_text(s: Cow<'a, [u8]>) -> Cow<'a, str> {
+        match s {
+            Cow::Borrowed(b) => String::from_utf8_lossy(b),
+            Cow::Owned(v) => Cow::Owned(match String::from_utf8(v) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            }),
+        }
+    }
+
     /// The name after a `%`, `@` or `!` sigil.
-    fn sigil_name(&mut self, start: usize) -> Result<String, ImportError> {
+    fn sigil_name(&mut self, start: usize) -> Result<Cow<'a, str>, ImportError> {
         if self.peek(0) == b'"' {
             let s = self.string()?;
-            return Ok(String::from_utf8_lossy(&s).into_owned());
+            return Ok(Self::string_text(s));
         }
+        let from = self.pos;
         let run = self.ident_run();
         if run.is_empty() {
             return Err(self.err(start, "expected a name after sigil"));
         }
-        Ok(String::from_utf8_lossy(run).into_owned())
+        Ok(Cow::Borrowed(self.slice(from, self.pos)))
     }
 
-    fn number(&mut self, start: usize) -> Result<Tok, ImportError> {
+    fn number(&mut self, start: usize) -> Result<Tok<'a>, ImportError> {
         if self.peek(0) == b'0' && self.peek(1) == b'x' {
             self.pos += 2;
             let kind = match self.peek(0) {
@@ -181,7 +229,7 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
-        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
+        let text = self.slice(start, self.pos);
         if is_float {
             text.parse::<f64>()
                 .map(Tok::Float)
@@ -193,7 +241,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn next(&mut self) -> Result<Token, ImportError> {
+    fn next(&mut self) -> Result<Token<'a>, ImportError> {
         // Skip whitespace and comments.
         loop {
             match self.peek(0) {
@@ -223,7 +271,7 @@ impl<'a> Lexer<'a> {
             b'%' | b'@' | b'!' => {
                 self.pos += 1;
                 if c == b'!' && !(is_ident_byte(self.peek(0)) || self.peek(0) == b'\\') {
-                    Tok::Meta(String::new())
+                    Tok::Meta(Cow::Borrowed(""))
                 } else {
                     let name = self.sigil_name(start)?;
                     match c {
@@ -236,8 +284,8 @@ impl<'a> Lexer<'a> {
             b'#' if self.peek(1).is_ascii_alphabetic() => {
                 // `#dbg_value(...)` debug records.
                 self.pos += 1;
-                let run = self.ident_run();
-                Tok::Word(format!("#{}", String::from_utf8_lossy(run)))
+                self.ident_run();
+                Tok::Word(Cow::Borrowed(self.slice(start, self.pos)))
             }
             b'#' => {
                 self.pos += 1;
@@ -252,7 +300,7 @@ impl<'a> Lexer<'a> {
                 let s = self.string()?;
                 if self.peek(0) == b':' {
                     self.pos += 1;
-                    Tok::Label(String::from_utf8_lossy(&s).into_owned())
+                    Tok::Label(Self::string_text(s))
                 } else {
                     Tok::Str(s)
                 }
@@ -278,15 +326,15 @@ impl<'a> Lexer<'a> {
                 if !run.is_empty() && self.peek(0) == b':' && run.iter().all(|b| b.is_ascii_digit())
                 {
                     self.pos += 1;
-                    Tok::Label(String::from_utf8_lossy(run).into_owned())
+                    Tok::Label(Cow::Borrowed(self.slice(save, save + run.len())))
                 } else {
                     self.pos = save;
                     self.number(start)?
                 }
             }
             _ if is_ident_byte(c) => {
-                let run = self.ident_run();
-                let s = String::from_utf8_lossy(run).into_owned();
+                self.ident_run();
+                let s = Cow::Borrowed(self.slice(start, self.pos));
                 if self.peek(0) == b':' {
                     self.pos += 1;
                     Tok::Label(s)
@@ -309,15 +357,17 @@ impl<'a> Lexer<'a> {
 }
 
 /// Split `src` into tokens; the last one is [`Tok::Eof`].
-pub(crate) fn lex(src: &str) -> Result<Vec<Token>, ImportError> {
+pub(crate) fn lex(src: &str) -> Result<Vec<Token<'_>>, ImportError> {
     let mut lx = Lexer {
+        text: src,
         src: src.as_bytes(),
         // A byte-order mark is not part of the text.
         pos: if src.starts_with('\u{feff}') { 3 } else { 0 },
         line: 1,
         line_start: 0,
     };
-    let mut out = Vec::with_capacity(src.len() / 4);
+    // About one token per 5 bytes of clang's and the generators' output.
+    let mut out = Vec::with_capacity(src.len() / 5 + 16);
     loop {
         let t = lx.next()?;
         let eof = t.tok == Tok::Eof;
@@ -360,10 +410,10 @@ mod tests {
                 Tok::Float(1500.0),
                 Tok::HexFloat('\0', 0x3FF0000000000000),
                 Tok::Meta("dbg".into()),
-                Tok::Meta(String::new()),
+                Tok::Meta("".into()),
                 Tok::Punct(b'{'),
                 Tok::AttrRef(3),
-                Tok::CStr(vec![b'a', 0]),
+                Tok::CStr(vec![b'a', 0].into()),
                 Tok::Ellipsis,
                 Tok::Eof
             ]

@@ -24,6 +24,7 @@ use gyre_ir::{
     SlotData, SpecialReg, Type, Value, ValueDef, ValueList, VoteMode,
 };
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 #[path = "body_math.rs"]
 mod math;
@@ -91,12 +92,12 @@ struct BlockRef {
     tok: usize,
 }
 
-struct PhiRec {
+struct PhiRec<'a> {
     ty: TyId,
     /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
     leaf: Option<usize>,
     tok: usize,
-    incoming: Vec<(Block, Operand, usize)>,
+    incoming: Vec<(Block, Operand<'a>, usize)>,
 }
 
 struct Edge {
@@ -118,15 +119,16 @@ struct Lower<'a> {
     st: &'a mut ModState,
     c: Cur<'a>,
     f: Function,
-    names: FxHashMap<String, NameState>,
-    blocks: FxHashMap<String, BlockRef>,
+    /// Value names: borrowed from the input, owned only for implicit numbers.
+    names: FxHashMap<Cow<'a, str>, NameState>,
+    blocks: FxHashMap<Cow<'a, str>, BlockRef>,
     next_num: u64,
     entry: Block,
     consts: FxHashMap<(Type, u64), Value>,
     gaddrs: FxHashMap<(GlobalId, Type), Value>,
     const_insts: Vec<Inst>,
-    forward: Vec<(Value, String, usize)>,
-    phis: FxHashMap<Block, Vec<PhiRec>>,
+    forward: Vec<(Value, &'a str, usize)>,
+    phis: FxHashMap<Block, Vec<PhiRec<'a>>>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -147,9 +149,9 @@ struct Lower<'a> {
 }
 
 /// Lower the body of `pb`.
-pub(crate) fn lower_body(
+pub(crate) fn lower_body<'t>(
     st: &mut ModState,
-    toks: &[Token],
+    toks: &'t [Token<'t>],
     pb: &PendingBody,
 ) -> Result<Function, Vec<crate::ImportError>> {
     let header = &st.module.functions[pb.id];
@@ -192,7 +194,7 @@ pub(crate) fn lower_body(
 }
 
 impl<'a> Lower<'a> {
-    fn tok_at(&self, i: usize) -> &'a Token {
+    fn tok_at(&self, i: usize) -> &'a Token<'a> {
         self.c.at(i)
     }
     fn perr(&self, i: usize, msg: impl Into<String>) -> crate::ImportError {
@@ -253,7 +255,7 @@ impl<'a> Lower<'a> {
         let mut next = sig_params.iter();
         for (name, ty) in &pb.params {
             let name = match name {
-                Some(n) => n.clone(),
+                Some(n) => Cow::Owned(n.clone()),
                 None => self.fresh_number(),
             };
             let n = match self.st.types.leaves(*ty) {
@@ -318,6 +320,7 @@ impl<'a> Lower<'a> {
                     }
                     self.c.bump();
                     self.note_number(name);
+                    let name = Cow::Borrowed(&**name);
                     let b = if !started {
                         started = true;
                         self.blocks.insert(
@@ -400,14 +403,14 @@ impl<'a> Lower<'a> {
                 self.names.get(n),
                 Some(NameState::Def(_) | NameState::Agg(_))
             ) {
-                self.names.insert(n.clone(), NameState::Failed);
+                self.names.insert(Cow::Borrowed(n), NameState::Failed);
             }
             i += 2;
         }
         let is_term = matches!(
             toks.get(i).map(|t| &t.tok),
             Some(Tok::Word(w)) if matches!(
-                w.as_str(),
+                &**w,
                 "br" | "switch" | "ret" | "unreachable" | "indirectbr" | "invoke" | "resume"
                     | "callbr" | "catchswitch" | "catchret" | "cleanupret"
             )
@@ -431,10 +434,10 @@ impl<'a> Lower<'a> {
         is_term
     }
 
-    fn fresh_number(&mut self) -> String {
+    fn fresh_number(&mut self) -> Cow<'a, str> {
         let n = self.next_num;
         self.next_num += 1;
-        n.to_string()
+        Cow::Owned(n.to_string())
     }
 
     /// A numbered definition `%N` or label `N:` moves the implicit counter past `N`.
@@ -446,13 +449,13 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn block_ref(&mut self, name: &str, tok: usize) -> Block {
+    fn block_ref(&mut self, name: &'a str, tok: usize) -> Block {
         if let Some(r) = self.blocks.get(name) {
             return r.block;
         }
         let b = self.f.dfg.make_block();
         self.blocks.insert(
-            name.to_string(),
+            Cow::Borrowed(name),
             BlockRef {
                 block: b,
                 defined: false,
@@ -462,18 +465,33 @@ impl<'a> Lower<'a> {
         b
     }
 
-    fn define_block(&mut self, name: String, tok: usize) -> PResult<Block> {
-        let b = self.block_ref(&name, tok);
-        let r = self.blocks.get_mut(&name).expect("just referenced");
-        if r.defined {
-            return Err(self.perr(tok, format!("label %{name} redefined")));
-        }
-        r.defined = true;
+    fn define_block(&mut self, name: Cow<'a, str>, tok: usize) -> PResult<Block> {
+        let b = match self.blocks.get_mut(&*name) {
+            Some(r) if r.defined => {
+                return Err(self.perr(tok, format!("label %{name} redefined")));
+            }
+            Some(r) => {
+                r.defined = true;
+                r.block
+            }
+            None => {
+                let b = self.f.dfg.make_block();
+                self.blocks.insert(
+                    name,
+                    BlockRef {
+                        block: b,
+                        defined: true,
+                        tok,
+                    },
+                );
+                b
+            }
+        };
         self.f.layout.append_block(b);
         Ok(b)
     }
 
-    fn bind(&mut self, name: Option<String>, v: Value, tok: usize) -> PResult<()> {
+    fn bind(&mut self, name: Option<Cow<'a, str>>, v: Value, tok: usize) -> PResult<()> {
         let name = match name {
             Some(n) => n,
             None => self.fresh_number(),
@@ -488,7 +506,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn bind_agg(&mut self, name: Option<String>, vs: Vec<Value>, tok: usize) -> PResult<()> {
+    fn bind_agg(&mut self, name: Option<Cow<'a, str>>, vs: Vec<Value>, tok: usize) -> PResult<()> {
         let name = match name {
             Some(n) => n,
             None => self.fresh_number(),
@@ -521,13 +539,13 @@ impl<'a> Lower<'a> {
     }
 
     /// The leaf values of an aggregate operand of type `ty`.
-    fn agg_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Vec<Value>> {
+    fn agg_operand(&mut self, op: &Operand<'a>, ty: TyId, at: usize) -> PResult<Vec<Value>> {
         let leaves = self
             .agg_leaves(ty, at)?
             .ok_or_else(|| self.perr(at, "not an aggregate type"))?;
         match op {
             Operand::Local(name) => {
-                let vs = match self.names.get(name) {
+                let vs = match self.names.get(*name) {
                     Some(NameState::Agg(vs)) => vs.clone(),
                     Some(NameState::Failed) => {
                         return Ok(leaves
@@ -860,10 +878,10 @@ impl<'a> Lower<'a> {
         self.use_operand(&op, ty, at)
     }
 
-    fn use_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Value> {
+    fn use_operand(&mut self, op: &Operand<'a>, ty: TyId, at: usize) -> PResult<Value> {
         let st = self.scalar_emul(ty, at)?;
         match op {
-            Operand::Local(name) => {
+            &Operand::Local(name) => {
                 let v = match self.names.get(name) {
                     Some(NameState::Def(v)) | Some(NameState::Fwd(v)) => *v,
                     Some(NameState::CasPair(..)) => {
@@ -881,8 +899,8 @@ impl<'a> Lower<'a> {
                     Some(NameState::Failed) => return Ok(self.f.dfg.make_detached_value(st)),
                     None => {
                         let ph = self.f.dfg.make_detached_value(st);
-                        self.names.insert(name.clone(), NameState::Fwd(ph));
-                        self.forward.push((ph, name.clone(), at));
+                        self.names.insert(Cow::Borrowed(name), NameState::Fwd(ph));
+                        self.forward.push((ph, name, at));
                         ph
                     }
                 };
@@ -1288,7 +1306,7 @@ impl<'a> Lower<'a> {
         let start = self.c.i;
         let mut name = if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.peek(), self.c.peek_at(1))
         {
-            let n = n.clone();
+            let n = Cow::Borrowed(&**n);
             self.c.bump();
             self.c.bump();
             Some(n)
@@ -1296,8 +1314,8 @@ impl<'a> Lower<'a> {
             None
         };
         let op_i = self.c.i;
-        let op = match self.c.peek() {
-            Tok::Word(w) => w.clone(),
+        let op: &'a str = match self.c.peek() {
+            Tok::Word(w) => w,
             _ => return Err(self.c.expected("an instruction")),
         };
         self.c.bump();
@@ -1305,13 +1323,13 @@ impl<'a> Lower<'a> {
         let mut is_phi = false;
         // The leaves of an aggregate result.
         let mut agg: Option<Vec<Value>> = None;
-        let result: Option<Value> = match op.as_str() {
+        let result: Option<Value> = match op {
             "add" | "sub" | "mul" | "sdiv" | "udiv" | "srem" | "urem" | "shl" | "lshr" | "ashr"
             | "and" | "or" | "xor" => {
                 let opcode = int_binop(&op).expect("listed above");
                 let mut flags = IntFlags::NONE;
                 while let Tok::Word(w) = self.c.peek() {
-                    match w.as_str() {
+                    match &**w {
                         "nsw" => flags = flags.union(IntFlags::NSW),
                         "nuw" => flags = flags.union(IntFlags::NUW),
                         "exact" => flags = flags.union(IntFlags::EXACT),
@@ -1343,7 +1361,7 @@ impl<'a> Lower<'a> {
                 if !self.scalar(ty, op_i)?.is_float() {
                     return Err(self.perr(op_i, format!("`{op}` needs float operands")));
                 }
-                let opcode = match op.as_str() {
+                let opcode = match op {
                     "fadd" => Opcode::Fadd,
                     "fsub" => Opcode::Fsub,
                     "fmul" => Opcode::Fmul,
@@ -1461,7 +1479,7 @@ impl<'a> Lower<'a> {
             }
             "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "fptoui" | "fptosi" | "uitofp"
             | "sitofp" | "bitcast" | "ptrtoint" | "inttoptr" | "addrspacecast" => {
-                while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "nuw" | "nsw" | "nneg"))
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(&**w, "nuw" | "nsw" | "nneg"))
                 {
                     self.c.bump();
                 }
@@ -1475,7 +1493,7 @@ impl<'a> Lower<'a> {
                 }
             }
             "getelementptr" => {
-                while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(&**w, "inbounds" | "nuw" | "nusw"))
                 {
                     self.c.bump();
                 }
@@ -1838,7 +1856,7 @@ impl<'a> Lower<'a> {
         }
         match (result, name) {
             (Some(v), name) => self.bind(name, v, start)?,
-            (None, Some(n)) if !matches!(op.as_str(), "call" | "tail" | "musttail" | "notail") => {
+            (None, Some(n)) if !matches!(op, "call" | "tail" | "musttail" | "notail") => {
                 return Err(self.perr(
                     start,
                     format!("instruction `{op}` has no result to name %{n}"),
@@ -1863,7 +1881,7 @@ impl<'a> Lower<'a> {
     }
 
     fn skip_fmf(&mut self) {
-        while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
+        while matches!(self.c.peek(), Tok::Word(w) if matches!(&**w, "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
         {
             self.c.bump();
         }
@@ -1976,12 +1994,12 @@ impl<'a> Lower<'a> {
             self.c.expect_punct(b'(')?;
             let si = self.c.i;
             let name = match self.c.peek() {
-                Tok::Str(b) => String::from_utf8_lossy(b).into_owned(),
+                Tok::Str(b) => String::from_utf8_lossy(b),
                 _ => return Err(self.c.expected("a sync scope name")),
             };
             self.c.bump();
             self.c.expect_punct(b')')?;
-            scope = match name.as_str() {
+            scope = match &*name {
                 "singlethread" | "block" | "cta" => MemScope::Cta,
                 "device" | "gpu" => MemScope::Gpu,
                 "" | "system" => MemScope::Sys,
@@ -1990,7 +2008,7 @@ impl<'a> Lower<'a> {
         }
         let oi = self.c.i;
         let order = match self.c.peek() {
-            Tok::Word(w) => match w.as_str() {
+            Tok::Word(w) => match &**w {
                 "monotonic" => MemOrder::Relaxed,
                 "acquire" => MemOrder::Acquire,
                 "release" => MemOrder::Release,
@@ -2022,7 +2040,7 @@ impl<'a> Lower<'a> {
         }
         let oi = self.c.i;
         let opname = match self.c.peek() {
-            Tok::Word(w) => w.clone(),
+            Tok::Word(w) => &**w,
             _ => return Err(self.c.expected("an atomicrmw operation")),
         };
         self.c.bump();
@@ -2030,7 +2048,7 @@ impl<'a> Lower<'a> {
         self.c.expect_punct(b',')?;
         let (_, v) = self.typed_value()?;
         let t = self.f.dfg.value_type(v);
-        let op = match (opname.as_str(), t) {
+        let op = match (opname, t) {
             ("xchg", Type::I32 | Type::I64) => AtomicOp::Exch,
             ("add", Type::I32 | Type::I64) | ("fadd", Type::F32 | Type::F64) => AtomicOp::Add,
             ("and", Type::I32 | Type::I64) => AtomicOp::And,
@@ -2159,14 +2177,14 @@ impl<'a> Lower<'a> {
         self.c.bump();
         while let Tok::Word(w) = self.c.peek() {
             if !matches!(
-                w.as_str(),
+                &**w,
                 "sideeffect" | "alignstack" | "inteldialect" | "unwind"
             ) {
                 break;
             }
             self.c.bump();
         }
-        let Tok::Str(text) = self.c.peek().clone() else {
+        let Tok::Str(text) = self.c.peek() else {
             return Err(self.c.expected("the inline asm text"));
         };
         self.c.bump();
@@ -2175,7 +2193,7 @@ impl<'a> Lower<'a> {
             return Err(self.c.expected("the inline asm constraints"));
         };
         self.c.bump();
-        let text = String::from_utf8_lossy(&text).into_owned();
+        let text = String::from_utf8_lossy(text);
         // `{ mov.u32 $0, %laneid; }` and `mov.u32 $0, %laneid;` are the same idiom.
         let norm: String = text
             .replace(['{', '}', '\n', '\t'], " ")
@@ -2280,7 +2298,7 @@ impl<'a> Lower<'a> {
         while !is_type_start(self.c.peek()) {
             match self.c.peek() {
                 Tok::Word(w) => {
-                    let takes = matches!(w.as_str(), "cc" | "align" | "dereferenceable");
+                    let takes = matches!(&**w, "cc" | "align" | "dereferenceable");
                     self.c.bump();
                     if self.c.is_punct(b'(') {
                         self.c.skip_balanced()?;
@@ -2299,7 +2317,7 @@ impl<'a> Lower<'a> {
         }
         let ci = self.c.i;
         let callee = match self.c.peek() {
-            Tok::Global(n) => n.clone(),
+            Tok::Global(n) => &**n,
             Tok::Local(_) => return Err(self.unsup(ci, "indirect call")),
             Tok::Word(w) if w == "asm" => return self.inline_asm(b, ret, ci),
             _ => return Err(self.unsup(ci, "call through a constant expression")),
@@ -2364,7 +2382,7 @@ impl<'a> Lower<'a> {
         }
         self.call_attrs(is_dropped_intrinsic(&callee))?;
         // Newer LLVM declares intrinsics implicitly.
-        let info = match self.st.funcs.get(&callee) {
+        let info = match self.st.funcs.get(callee) {
             Some(i) => i.callee.clone(),
             None if callee.starts_with("llvm.") => Callee::Declared,
             None => return Err(self.perr(ci, format!("call to undefined function @{callee}"))),
@@ -2379,7 +2397,7 @@ impl<'a> Lower<'a> {
                 let byval = self
                     .st
                     .funcs
-                    .get(&callee)
+                    .get(callee)
                     .map(|fi| fi.byval.clone())
                     .unwrap_or_default();
                 for (k, bt) in byval.iter().enumerate() {
@@ -3322,7 +3340,7 @@ impl<'a> Lower<'a> {
 
     fn finish(&mut self) -> PResult<()> {
         // Every referenced label must be defined.
-        let mut undefined: Vec<(usize, &String)> = self
+        let mut undefined: Vec<(usize, &Cow<'a, str>)> = self
             .blocks
             .iter()
             .filter(|(_, r)| !r.defined)
@@ -3393,7 +3411,7 @@ impl<'a> Lower<'a> {
         // Forward references: every placeholder must now name a definition.
         let mut map: SecondaryMap<Value, PackedOption<Value>> = SecondaryMap::new();
         for (ph, name, tok) in std::mem::take(&mut self.forward) {
-            match self.names.get(&name) {
+            match self.names.get(name) {
                 Some(NameState::Def(v)) => {
                     let (v, vt, pt) = (*v, self.f.dfg.value_type(*v), self.f.dfg.value_type(ph));
                     if vt != pt {

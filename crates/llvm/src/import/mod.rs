@@ -224,9 +224,9 @@ impl ModState {
         let mut items = Vec::new();
         loop {
             let start = c.i;
-            match c.peek().clone() {
+            match c.peek() {
                 Tok::Eof => return Ok(items),
-                Tok::Word(w) => match w.as_str() {
+                Tok::Word(w) => match &**w {
                     "source_filename" => {
                         c.bump();
                         c.expect_punct(b'=')?;
@@ -245,7 +245,7 @@ impl ModState {
                             Tok::Str(s) => {
                                 c.bump();
                                 if is_dl {
-                                    let s = String::from_utf8_lossy(s).into_owned();
+                                    let s = String::from_utf8_lossy(s);
                                     self.datalayout(&s).map_err(|m| c.unsup_at(t, m))?;
                                 }
                             }
@@ -297,7 +297,7 @@ impl ModState {
                     c.bump();
                     c.expect_punct(b'=')?;
                     c.expect_word("type")?;
-                    let idx = self.types.named(&name);
+                    let idx = self.types.named(name);
                     if c.eat_word("opaque") {
                         continue;
                     }
@@ -315,7 +315,7 @@ impl ModState {
                 Tok::Meta(name) => {
                     c.bump();
                     c.expect_punct(b'=')?;
-                    self.metadata_def(&mut c, name)?;
+                    self.metadata_def(&mut c, name.to_string())?;
                 }
                 _ => {
                     return Err(c.err(format!(
@@ -362,7 +362,7 @@ impl ModState {
                 Tok::Word(w)
                     if !define
                         && (matches!(
-                            w.as_str(),
+                            &**w,
                             "define"
                                 | "declare"
                                 | "attributes"
@@ -421,10 +421,10 @@ impl ModState {
         let mut items = Vec::new();
         for t in &c.toks[from..c.i] {
             match &t.tok {
-                Tok::Global(g) => items.push(MetaItem::Global(g.clone())),
-                Tok::Str(s) => items.push(MetaItem::Str(s.clone())),
+                Tok::Global(g) => items.push(MetaItem::Global(g.to_string())),
+                Tok::Str(s) => items.push(MetaItem::Str(s.to_vec())),
                 Tok::Int(v) => items.push(MetaItem::Int(*v)),
-                Tok::Meta(m) if !m.is_empty() => items.push(MetaItem::Node(m.clone())),
+                Tok::Meta(m) if !m.is_empty() => items.push(MetaItem::Node(m.to_string())),
                 _ => {}
             }
         }
@@ -454,7 +454,7 @@ impl ModState {
     }
 
     /// Pass 2: a global variable.
-    fn global(&mut self, toks: &[crate::lexer::Token], at: usize) -> PResult<()> {
+    fn global(&mut self, toks: &[crate::lexer::Token<'_>], at: usize) -> PResult<()> {
         let mut c = Cur::new(toks);
         c.i = at;
         let name_tok = c.bump();
@@ -469,7 +469,7 @@ impl ModState {
         let is_const;
         loop {
             match c.peek() {
-                Tok::Word(w) => match w.as_str() {
+                Tok::Word(w) => match &**w {
                     "global" => {
                         is_const = false;
                         c.bump();
@@ -610,7 +610,7 @@ impl ModState {
             (Linkage::Visible, externally_initialized || external)
         };
         let id = self.module.globals.push(GlobalData {
-            name: name.clone(),
+            name: name.to_string(),
             space: gspace,
             elem,
             count,
@@ -620,7 +620,7 @@ impl ModState {
             externally_initialized,
         });
         self.globals.insert(
-            name.clone(),
+            name.to_string(),
             GlobalInfo {
                 id,
                 llvm_space: space,
@@ -771,7 +771,7 @@ impl ModState {
     /// Pass 2: a `define` or `declare` header. Returns the body to lower for a definition.
     fn func_header(
         &mut self,
-        toks: &[crate::lexer::Token],
+        toks: &[crate::lexer::Token<'_>],
         at: usize,
         define: bool,
     ) -> PResult<Option<PendingBody>> {
@@ -785,7 +785,7 @@ impl ModState {
                     if w == "ptx_kernel" {
                         kernel_cc = true;
                     }
-                    let takes = matches!(w.as_str(), "cc" | "align" | "dereferenceable");
+                    let takes = matches!(&**w, "cc" | "align" | "dereferenceable");
                     c.bump();
                     if c.is_punct(b'(') {
                         c.skip_balanced()?;
@@ -803,7 +803,7 @@ impl ModState {
         let ret = parse_type(&mut c, &mut self.types)?;
         let name_i = c.i;
         let name = match c.peek() {
-            Tok::Global(n) => n.clone(),
+            Tok::Global(n) => n.to_string(),
             _ => return Err(c.expected("a function name")),
         };
         c.bump();
@@ -829,7 +829,7 @@ impl ModState {
                     byval.push(attrs.byval.map(|b| (b, pt, attrs.align.unwrap_or(1))));
                     let pname = match c.peek() {
                         Tok::Local(n) => {
-                            let n = n.clone();
+                            let n = n.to_string();
                             c.bump();
                             Some(n)
                         }
@@ -865,7 +865,7 @@ impl ModState {
                     match c.peek() {
                         Tok::Word(w)
                             if !matches!(
-                                w.as_str(),
+                                &**w,
                                 "define"
                                     | "declare"
                                     | "attributes"

@@ -15,29 +15,29 @@ pub(crate) type PResult<T> = Result<T, ImportError>;
 
 /// A cursor over the token vector; reading past the end keeps returning `Eof`.
 pub(crate) struct Cur<'t> {
-    pub toks: &'t [Token],
+    pub toks: &'t [Token<'t>],
     pub i: usize,
 }
 
 impl<'t> Cur<'t> {
-    pub fn new(toks: &'t [Token]) -> Self {
+    pub fn new(toks: &'t [Token<'t>]) -> Self {
         debug_assert!(matches!(toks.last().map(|t| &t.tok), Some(Tok::Eof)));
         Cur { toks, i: 0 }
     }
 
-    pub fn at(&self, i: usize) -> &'t Token {
+    pub fn at(&self, i: usize) -> &'t Token<'t> {
         &self.toks[i.min(self.toks.len() - 1)]
     }
-    pub fn tok(&self) -> &'t Token {
+    pub fn tok(&self) -> &'t Token<'t> {
         self.at(self.i)
     }
-    pub fn peek(&self) -> &'t Tok {
+    pub fn peek(&self) -> &'t Tok<'t> {
         &self.tok().tok
     }
-    pub fn peek_at(&self, off: usize) -> &'t Tok {
+    pub fn peek_at(&self, off: usize) -> &'t Tok<'t> {
         &self.at(self.i + off).tok
     }
-    pub fn bump(&mut self) -> &'t Token {
+    pub fn bump(&mut self) -> &'t Token<'t> {
         let t = self.tok();
         if self.i < self.toks.len() - 1 {
             self.i += 1;
@@ -46,7 +46,7 @@ impl<'t> Cur<'t> {
     }
 
     pub fn is_punct(&self, c: u8) -> bool {
-        *self.peek() == Tok::Punct(c)
+        matches!(self.peek(), Tok::Punct(p) if *p == c)
     }
     pub fn is_word(&self, w: &str) -> bool {
         matches!(self.peek(), Tok::Word(x) if x == w)
@@ -118,10 +118,10 @@ impl<'t> Cur<'t> {
             _ => Err(self.expected("an integer")),
         }
     }
-    pub fn expect_local(&mut self) -> PResult<String> {
+    pub fn expect_local(&mut self) -> PResult<&'t str> {
         match self.peek() {
             Tok::Local(n) => {
-                let n = n.clone();
+                let n: &'t str = n;
                 self.bump();
                 Ok(n)
             }
@@ -283,7 +283,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
     let mut t = match c.peek() {
         Tok::Word(w) => {
             c.bump();
-            match w.as_str() {
+            match &**w {
                 "void" => ty.intern(LType::Void),
                 "float" => ty.intern(LType::Float),
                 "double" => ty.intern(LType::Double),
@@ -295,7 +295,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
                 "metadata" => ty.intern(LType::Metadata),
                 "token" => ty.intern(LType::Token),
                 "half" | "bfloat" | "fp128" | "x86_fp80" | "ppc_fp128" | "x86_mmx" | "x86_amx" => {
-                    ty.intern(LType::OtherFloat(w.clone()))
+                    ty.intern(LType::OtherFloat(w.to_string()))
                 }
                 _ => match int_width(w) {
                     Some(n) if (1..=(1 << 23)).contains(&n) => ty.intern(LType::Int(n)),
@@ -429,10 +429,10 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
     loop {
         match c.peek() {
             Tok::Word(w) if !is_type_word(w) && !is_value_word(w) => {
-                if matches!(w.as_str(), "inalloca" | "preallocated") {
-                    out.by_copy = Some(w.clone());
+                if matches!(&**w, "inalloca" | "preallocated") {
+                    out.by_copy = Some(w.to_string());
                 }
-                let w = w.clone();
+                let w: &str = w;
                 c.bump();
                 if w == "byval" {
                     if c.eat_punct(b'(') {
@@ -440,7 +440,7 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
                         c.expect_punct(b')')?;
                     } else {
                         // Old syntax without the type: the size is unknown.
-                        out.by_copy = Some(w);
+                        out.by_copy = Some(w.to_string());
                     }
                 } else if w == "align" && matches!(c.peek(), Tok::Int(_)) {
                     if let Tok::Int(a) = c.peek() {
@@ -449,7 +449,7 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
                     c.bump();
                 } else if c.is_punct(b'(') {
                     c.skip_balanced()?;
-                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(&w) {
+                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(w) {
                     c.bump();
                 }
             }
@@ -529,7 +529,7 @@ pub(crate) fn is_value_word(w: &str) -> bool {
 
 /// A parsed constant, before its type is applied.
 #[derive(Clone, PartialEq, Debug)]
-pub(crate) enum CVal {
+pub(crate) enum CVal<'t> {
     Int(i128),
     Bool(bool),
     Float(f64),
@@ -538,37 +538,37 @@ pub(crate) enum CVal {
     Undef,
     Poison,
     Zero,
-    Global(String),
+    Global(&'t str),
     /// `[T v, ...]` or `{T v, ...}` (also packed and vector literals).
-    Aggregate(Vec<(TyId, CVal)>),
-    CStr(Vec<u8>),
+    Aggregate(Vec<(TyId, CVal<'t>)>),
+    CStr(&'t [u8]),
     Gep {
         src: TyId,
-        base: Box<(TyId, CVal)>,
-        idx: Vec<(TyId, CVal)>,
+        base: Box<(TyId, CVal<'t>)>,
+        idx: Vec<(TyId, CVal<'t>)>,
     },
     Cast {
-        op: String,
-        val: Box<(TyId, CVal)>,
+        op: &'t str,
+        val: Box<(TyId, CVal<'t>)>,
         to: TyId,
     },
     Bin {
-        op: String,
-        args: Box<[(TyId, CVal); 2]>,
+        op: &'t str,
+        args: Box<[(TyId, CVal<'t>); 2]>,
     },
 }
 
 /// An instruction operand: a named local or a constant, with its token position.
 #[derive(Clone, Debug)]
-pub(crate) enum Operand {
-    Local(String),
-    Const(CVal),
+pub(crate) enum Operand<'t> {
+    Local(&'t str),
+    Const(CVal<'t>),
 }
 
 /// Parse a value (operand) of a known type. `depth` bounds constant-expression nesting.
-pub(crate) fn parse_value(c: &mut Cur, ty: &mut Types) -> PResult<Operand> {
+pub(crate) fn parse_value<'t>(c: &mut Cur<'t>, ty: &mut Types) -> PResult<Operand<'t>> {
     if let Tok::Local(n) = c.peek() {
-        let n = n.clone();
+        let n: &'t str = n;
         c.bump();
         return Ok(Operand::Local(n));
     }
@@ -576,7 +576,7 @@ pub(crate) fn parse_value(c: &mut Cur, ty: &mut Types) -> PResult<Operand> {
 }
 
 /// Parse a constant.
-pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CVal> {
+pub(crate) fn parse_const<'t>(c: &mut Cur<'t>, ty: &mut Types, depth: u32) -> PResult<CVal<'t>> {
     if depth > MAX_NESTING {
         return Err(c.unsup("constant expression nesting too deep"));
     }
@@ -598,12 +598,12 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
             CVal::HexFloat(k, b)
         }
         Tok::Global(n) => {
-            let n = n.clone();
+            let n: &'t str = n;
             c.bump();
             CVal::Global(n)
         }
         Tok::CStr(s) => {
-            let s = s.clone();
+            let s: &'t [u8] = s;
             c.bump();
             CVal::CStr(s)
         }
@@ -639,9 +639,9 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
             CVal::Aggregate(elems)
         }
         Tok::Word(w) => {
-            let w = w.clone();
+            let w: &'t str = w;
             c.bump();
-            match w.as_str() {
+            match w {
                 "true" => CVal::Bool(true),
                 "false" => CVal::Bool(false),
                 "null" => CVal::Null,
@@ -649,7 +649,7 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
                 "poison" => CVal::Poison,
                 "zeroinitializer" => CVal::Zero,
                 "getelementptr" => {
-                    while matches!(c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
+                    while matches!(c.peek(), Tok::Word(w) if matches!(&**w, "inbounds" | "nuw" | "nusw"))
                     {
                         c.bump();
                     }
@@ -695,7 +695,7 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
                     }
                 }
                 "add" | "sub" | "mul" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor" => {
-                    while matches!(c.peek(), Tok::Word(f) if matches!(f.as_str(), "nsw" | "nuw" | "exact" | "disjoint"))
+                    while matches!(c.peek(), Tok::Word(f) if matches!(&**f, "nsw" | "nuw" | "exact" | "disjoint"))
                     {
                         c.bump();
                     }
@@ -714,7 +714,7 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
                 "asm" => return Err(c.unsup_at(start, "inline asm")),
                 "blockaddress" => return Err(c.unsup_at(start, "blockaddress")),
                 "none" => return Err(c.unsup_at(start, "token constant `none`")),
-                _ if is_value_word(&w) => {
+                _ if is_value_word(w) => {
                     return Err(c.unsup_at(start, format!("constant expression `{w}`")))
                 }
                 _ => return Err(c.err_at(start, format!("expected a value, found `{w}`"))),
