@@ -15,7 +15,7 @@ use super::parse::{
     Operand, PResult,
 };
 use super::{float_bits, trunc_bits, Callee, ModState, PendingBody};
-use crate::lexer::{Tok, Token};
+use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId};
 use cranelift_entity::packed_option::PackedOption;
 use gyre_ir::{
@@ -151,7 +151,7 @@ struct Lower<'a> {
 /// Lower the body of `pb`.
 pub(crate) fn lower_body<'t>(
     st: &mut ModState,
-    toks: &'t [Token<'t>],
+    toks: &'t Tokens<'t>,
     pb: &PendingBody,
 ) -> Result<Function, Vec<crate::ImportError>> {
     let header = &st.module.functions[pb.id];
@@ -194,7 +194,7 @@ pub(crate) fn lower_body<'t>(
 }
 
 impl<'a> Lower<'a> {
-    fn tok_at(&self, i: usize) -> &'a Token<'a> {
+    fn tok_at(&self, i: usize) -> Token<'a> {
         self.c.at(i)
     }
     fn perr(&self, i: usize, msg: impl Into<String>) -> crate::ImportError {
@@ -320,7 +320,7 @@ impl<'a> Lower<'a> {
                     }
                     self.c.bump();
                     self.note_number(name);
-                    let name = Cow::Borrowed(&**name);
+                    let name = Cow::Borrowed(name);
                     let b = if !started {
                         started = true;
                         self.blocks.insert(
@@ -395,9 +395,7 @@ impl<'a> Lower<'a> {
     fn recover(&mut self, start: usize) -> bool {
         let toks = self.c.toks;
         let mut i = start;
-        if let (Some(Tok::Local(n)), Some(Tok::Punct(b'='))) =
-            (toks.get(i).map(|t| &t.tok), toks.get(i + 1).map(|t| &t.tok))
-        {
+        if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.at(i).tok, self.c.at(i + 1).tok) {
             self.note_number(n);
             if !matches!(
                 self.names.get(n),
@@ -408,26 +406,26 @@ impl<'a> Lower<'a> {
             i += 2;
         }
         let is_term = matches!(
-            toks.get(i).map(|t| &t.tok),
-            Some(Tok::Word(w)) if matches!(
-                &**w,
+            self.c.at(i).tok,
+            Tok::Word(w) if matches!(
+                w,
                 "br" | "switch" | "ret" | "unreachable" | "indirectbr" | "invoke" | "resume"
                     | "callbr" | "catchswitch" | "catchret" | "cleanupret"
             )
         );
         let mut depth = 0usize;
-        let mut prev_line = toks.get(i).map_or(0, |t| t.line);
-        while let Some(t) = toks.get(i) {
-            match t.tok {
+        let first = i;
+        while i < toks.len() {
+            match toks.tok(i) {
                 Tok::Eof => break,
                 Tok::Punct(b'}') if depth == 0 => break,
                 Tok::Label(_) if depth == 0 => break,
-                _ if depth == 0 && t.line > prev_line && i > start => break,
+                // A new line outside brackets starts the next statement.
+                _ if depth == 0 && i > first && !toks.same_line(i - 1, i) => break,
                 Tok::Punct(b'(' | b'[' | b'{' | b'<') => depth += 1,
                 Tok::Punct(b')' | b']' | b'}' | b'>') => depth = depth.saturating_sub(1),
                 _ => {}
             }
-            prev_line = t.line;
             i += 1;
         }
         self.c.i = i;
@@ -1306,7 +1304,7 @@ impl<'a> Lower<'a> {
         let start = self.c.i;
         let mut name = if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.peek(), self.c.peek_at(1))
         {
-            let n = Cow::Borrowed(&**n);
+            let n = Cow::Borrowed(n);
             self.c.bump();
             self.c.bump();
             Some(n)
@@ -1329,7 +1327,7 @@ impl<'a> Lower<'a> {
                 let opcode = int_binop(&op).expect("listed above");
                 let mut flags = IntFlags::NONE;
                 while let Tok::Word(w) = self.c.peek() {
-                    match &**w {
+                    match w {
                         "nsw" => flags = flags.union(IntFlags::NSW),
                         "nuw" => flags = flags.union(IntFlags::NUW),
                         "exact" => flags = flags.union(IntFlags::EXACT),
@@ -1479,7 +1477,7 @@ impl<'a> Lower<'a> {
             }
             "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "fptoui" | "fptosi" | "uitofp"
             | "sitofp" | "bitcast" | "ptrtoint" | "inttoptr" | "addrspacecast" => {
-                while matches!(self.c.peek(), Tok::Word(w) if matches!(&**w, "nuw" | "nsw" | "nneg"))
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(w, "nuw" | "nsw" | "nneg"))
                 {
                     self.c.bump();
                 }
@@ -1493,7 +1491,7 @@ impl<'a> Lower<'a> {
                 }
             }
             "getelementptr" => {
-                while matches!(self.c.peek(), Tok::Word(w) if matches!(&**w, "inbounds" | "nuw" | "nusw"))
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(w, "inbounds" | "nuw" | "nusw"))
                 {
                     self.c.bump();
                 }
@@ -1623,7 +1621,7 @@ impl<'a> Lower<'a> {
                     let pb = self.block_ref(&l, li);
                     self.c.expect_punct(b']')?;
                     incoming.push((pb, v, vi));
-                    if !(self.c.is_punct(b',') && self.c.peek_at(1) == &Tok::Punct(b'[')) {
+                    if !(self.c.is_punct(b',') && self.c.peek_at(1) == Tok::Punct(b'[')) {
                         break;
                     }
                     self.c.bump();
@@ -1867,21 +1865,21 @@ impl<'a> Lower<'a> {
         }
         self.c.skip_attachments()?;
         // Whatever follows must start a new statement on a new line.
-        let prev = self.c.at(self.c.i.saturating_sub(1));
+        let prev = self.c.i.saturating_sub(1);
         let next = self.c.tok();
         if !matches!(next.tok, Tok::Label(_) | Tok::Punct(b'}') | Tok::Eof)
-            && next.line == prev.line
+            && self.c.toks.same_line(prev, self.c.i)
         {
             return Err(self.c.err_at(
                 next,
-                format!("unexpected {} after instruction", describe(&next.tok)),
+                format!("unexpected {} after instruction", describe(next.tok)),
             ));
         }
         Ok((is_term, is_phi))
     }
 
     fn skip_fmf(&mut self) {
-        while matches!(self.c.peek(), Tok::Word(w) if matches!(&**w, "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
+        while matches!(self.c.peek(), Tok::Word(w) if matches!(w, "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
         {
             self.c.bump();
         }
@@ -2008,7 +2006,7 @@ impl<'a> Lower<'a> {
         }
         let oi = self.c.i;
         let order = match self.c.peek() {
-            Tok::Word(w) => match &**w {
+            Tok::Word(w) => match w {
                 "monotonic" => MemOrder::Relaxed,
                 "acquire" => MemOrder::Acquire,
                 "release" => MemOrder::Release,
@@ -2040,7 +2038,7 @@ impl<'a> Lower<'a> {
         }
         let oi = self.c.i;
         let opname = match self.c.peek() {
-            Tok::Word(w) => &**w,
+            Tok::Word(w) => w,
             _ => return Err(self.c.expected("an atomicrmw operation")),
         };
         self.c.bump();
@@ -2177,7 +2175,7 @@ impl<'a> Lower<'a> {
         self.c.bump();
         while let Tok::Word(w) = self.c.peek() {
             if !matches!(
-                &**w,
+                w,
                 "sideeffect" | "alignstack" | "inteldialect" | "unwind"
             ) {
                 break;
@@ -2268,13 +2266,13 @@ impl<'a> Lower<'a> {
     /// operand bundles are only allowed on hints (`hint`), since anywhere else they
     /// carry semantics. Metadata attachments are left to the caller.
     fn call_attrs(&mut self, hint: bool) -> PResult<()> {
-        let line = self.c.at(self.c.i - 1).line;
+        let anchor = self.c.i - 1;
         loop {
             let t = self.c.tok();
-            if t.line != line {
+            if !self.c.toks.same_line(anchor, self.c.i) {
                 return Ok(());
             }
-            match &t.tok {
+            match t.tok {
                 // Bundles on dropped hints (`llvm.assume(i1 true) ["align"(...)]`).
                 Tok::Punct(b'[') if hint => self.c.skip_balanced()?,
                 Tok::Punct(b'[') => return Err(self.unsup(self.c.i, "operand bundle")),
@@ -2298,7 +2296,7 @@ impl<'a> Lower<'a> {
         while !is_type_start(self.c.peek()) {
             match self.c.peek() {
                 Tok::Word(w) => {
-                    let takes = matches!(&**w, "cc" | "align" | "dereferenceable");
+                    let takes = matches!(w, "cc" | "align" | "dereferenceable");
                     self.c.bump();
                     if self.c.is_punct(b'(') {
                         self.c.skip_balanced()?;
@@ -2317,7 +2315,7 @@ impl<'a> Lower<'a> {
         }
         let ci = self.c.i;
         let callee = match self.c.peek() {
-            Tok::Global(n) => &**n,
+            Tok::Global(n) => n,
             Tok::Local(_) => return Err(self.unsup(ci, "indirect call")),
             Tok::Word(w) if w == "asm" => return self.inline_asm(b, ret, ci),
             _ => return Err(self.unsup(ci, "call through a constant expression")),
@@ -3391,13 +3389,10 @@ impl<'a> Lower<'a> {
                     Some(a) => a.iter().position(Option::is_none).unwrap_or(0),
                     None => 0,
                 };
-                let et = self.tok_at(e.tok);
+                let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok).pos);
                 return Err(self.perr(
                     phis[missing].tok,
-                    format!(
-                        "phi has no value for the predecessor branching at {}:{}",
-                        et.line, et.col
-                    ),
+                    format!("phi has no value for the predecessor branching at {el}:{ec}"),
                 ));
             };
             let mut k = 0;

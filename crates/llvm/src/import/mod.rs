@@ -12,7 +12,7 @@
 mod body;
 mod parse;
 
-use crate::lexer::{lex, Tok};
+use crate::lexer::{lex, Tok, Tokens};
 use crate::types::{LType, TyId, Types};
 use crate::ImportErrors;
 use gyre_ir::{
@@ -90,6 +90,8 @@ pub fn import_module_with(src: &str, opts: &ImportOptions) -> Result<Module, Imp
             Err(e) => errors.extend(e),
         }
     }
+    // The tokens are done with: free them before the verifier builds its tables.
+    drop(toks);
     if errors.is_empty() {
         // A safety net: input that slips past the checks above must not become
         // invalid IR. Errors are placed at the function they are about.
@@ -219,14 +221,14 @@ impl ModState {
     }
 
     /// Pass 1: read what needs no other entity and note where the rest starts.
-    fn scan(&mut self, toks: &[crate::lexer::Token]) -> PResult<Vec<Item>> {
+    fn scan(&mut self, toks: &Tokens<'_>) -> PResult<Vec<Item>> {
         let mut c = Cur::new(toks);
         let mut items = Vec::new();
         loop {
             let start = c.i;
             match c.peek() {
                 Tok::Eof => return Ok(items),
-                Tok::Word(w) => match &**w {
+                Tok::Word(w) => match w {
                     "source_filename" => {
                         c.bump();
                         c.expect_punct(b'=')?;
@@ -265,7 +267,7 @@ impl ModState {
                     "attributes" => {
                         c.bump();
                         let n = match c.peek() {
-                            Tok::AttrRef(n) => *n,
+                            Tok::AttrRef(n) => n,
                             _ => return Err(c.expected("an attribute group `#N`")),
                         };
                         c.bump();
@@ -275,9 +277,7 @@ impl ModState {
                         }
                         let from = c.i;
                         c.skip_balanced()?;
-                        let conv = toks[from..c.i]
-                            .iter()
-                            .any(|t| matches!(&t.tok, Tok::Word(w) if w == "convergent"));
+                        let conv = (from..c.i).any(|j| toks.tok(j) == Tok::Word("convergent"));
                         self.convergent_groups.insert(n, conv);
                     }
                     "module" => return Err(c.unsup("module-level inline asm")),
@@ -362,7 +362,7 @@ impl ModState {
                 Tok::Word(w)
                     if !define
                         && (matches!(
-                            &**w,
+                            w,
                             "define"
                                 | "declare"
                                 | "attributes"
@@ -419,11 +419,11 @@ impl ModState {
         let from = c.i;
         c.skip_metadata_value()?;
         let mut items = Vec::new();
-        for t in &c.toks[from..c.i] {
-            match &t.tok {
+        for j in from..c.i {
+            match c.toks.tok(j) {
                 Tok::Global(g) => items.push(MetaItem::Global(g.to_string())),
                 Tok::Str(s) => items.push(MetaItem::Str(s.to_vec())),
-                Tok::Int(v) => items.push(MetaItem::Int(*v)),
+                Tok::Int(v) => items.push(MetaItem::Int(v)),
                 Tok::Meta(m) if !m.is_empty() => items.push(MetaItem::Node(m.to_string())),
                 _ => {}
             }
@@ -454,11 +454,11 @@ impl ModState {
     }
 
     /// Pass 2: a global variable.
-    fn global(&mut self, toks: &[crate::lexer::Token<'_>], at: usize) -> PResult<()> {
+    fn global(&mut self, toks: &Tokens<'_>, at: usize) -> PResult<()> {
         let mut c = Cur::new(toks);
         c.i = at;
         let name_tok = c.bump();
-        let Tok::Global(name) = &name_tok.tok else {
+        let Tok::Global(name) = name_tok.tok else {
             return Err(c.err_at(name_tok, "expected a global name"));
         };
         c.expect_punct(b'=')?;
@@ -469,7 +469,7 @@ impl ModState {
         let is_const;
         loop {
             match c.peek() {
-                Tok::Word(w) => match &**w {
+                Tok::Word(w) => match w {
                     "global" => {
                         is_const = false;
                         c.bump();
@@ -771,7 +771,7 @@ impl ModState {
     /// Pass 2: a `define` or `declare` header. Returns the body to lower for a definition.
     fn func_header(
         &mut self,
-        toks: &[crate::lexer::Token<'_>],
+        toks: &Tokens<'_>,
         at: usize,
         define: bool,
     ) -> PResult<Option<PendingBody>> {
@@ -785,7 +785,7 @@ impl ModState {
                     if w == "ptx_kernel" {
                         kernel_cc = true;
                     }
-                    let takes = matches!(&**w, "cc" | "align" | "dereferenceable");
+                    let takes = matches!(w, "cc" | "align" | "dereferenceable");
                     c.bump();
                     if c.is_punct(b'(') {
                         c.skip_balanced()?;
@@ -853,7 +853,7 @@ impl ModState {
                     c.bump();
                 }
                 Tok::AttrRef(n) => {
-                    convergent |= self.convergent_groups.get(n).copied().unwrap_or(false);
+                    convergent |= self.convergent_groups.get(&n).copied().unwrap_or(false);
                     c.bump();
                 }
                 Tok::Word(w) if w == "prefix" || w == "prologue" => {
@@ -865,7 +865,7 @@ impl ModState {
                     match c.peek() {
                         Tok::Word(w)
                             if !matches!(
-                                &**w,
+                                w,
                                 "define"
                                     | "declare"
                                     | "attributes"
@@ -971,7 +971,7 @@ impl ModState {
         f.byval = byval_params;
         let id = self.module.functions.push(f);
         self.fn_pos
-            .insert(name.clone(), (name_tok.line, name_tok.col));
+            .insert(name.clone(), c.toks.line_col(name_tok.pos));
         self.funcs.insert(
             name,
             FuncInfo {
@@ -1082,7 +1082,7 @@ impl ModState {
 }
 
 /// Can this token start a constant (so a global has an initializer)?
-fn starts_const(t: &Tok) -> bool {
+fn starts_const(t: Tok<'_>) -> bool {
     match t {
         Tok::Int(_) | Tok::Float(_) | Tok::HexFloat(..) | Tok::Global(_) | Tok::CStr(_) => true,
         Tok::Punct(b'[' | b'{' | b'<') => true,

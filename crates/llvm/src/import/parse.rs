@@ -4,7 +4,7 @@
 //! Types and constants nest; their parsers recurse with an explicit depth argument and
 //! stop with an error at [`MAX_NESTING`], so no input can exhaust the stack.
 
-use crate::lexer::{Tok, Token};
+use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId, Types};
 use crate::{ErrorKind, ImportError};
 
@@ -13,31 +13,31 @@ pub(crate) const MAX_NESTING: u32 = 48;
 
 pub(crate) type PResult<T> = Result<T, ImportError>;
 
-/// A cursor over the token vector; reading past the end keeps returning `Eof`.
+/// A cursor over the tokens; reading past the end keeps returning `Eof`.
 pub(crate) struct Cur<'t> {
-    pub toks: &'t [Token<'t>],
+    pub toks: &'t Tokens<'t>,
     pub i: usize,
 }
 
 impl<'t> Cur<'t> {
-    pub fn new(toks: &'t [Token<'t>]) -> Self {
-        debug_assert!(matches!(toks.last().map(|t| &t.tok), Some(Tok::Eof)));
+    pub fn new(toks: &'t Tokens<'t>) -> Self {
+        debug_assert!(matches!(toks.tok(toks.len() - 1), Tok::Eof));
         Cur { toks, i: 0 }
     }
 
-    pub fn at(&self, i: usize) -> &'t Token<'t> {
-        &self.toks[i.min(self.toks.len() - 1)]
+    pub fn at(&self, i: usize) -> Token<'t> {
+        self.toks.get(i.min(self.toks.len() - 1))
     }
-    pub fn tok(&self) -> &'t Token<'t> {
+    pub fn tok(&self) -> Token<'t> {
         self.at(self.i)
     }
-    pub fn peek(&self) -> &'t Tok<'t> {
-        &self.tok().tok
+    pub fn peek(&self) -> Tok<'t> {
+        self.toks.tok(self.i.min(self.toks.len() - 1))
     }
-    pub fn peek_at(&self, off: usize) -> &'t Tok<'t> {
-        &self.at(self.i + off).tok
+    pub fn peek_at(&self, off: usize) -> Tok<'t> {
+        self.toks.tok((self.i + off).min(self.toks.len() - 1))
     }
-    pub fn bump(&mut self) -> &'t Token<'t> {
+    pub fn bump(&mut self) -> Token<'t> {
         let t = self.tok();
         if self.i < self.toks.len() - 1 {
             self.i += 1;
@@ -46,7 +46,7 @@ impl<'t> Cur<'t> {
     }
 
     pub fn is_punct(&self, c: u8) -> bool {
-        matches!(self.peek(), Tok::Punct(p) if *p == c)
+        matches!(self.peek(), Tok::Punct(p) if p == c)
     }
     pub fn is_word(&self, w: &str) -> bool {
         matches!(self.peek(), Tok::Word(x) if x == w)
@@ -66,18 +66,20 @@ impl<'t> Cur<'t> {
         y
     }
 
-    pub fn err_at(&self, t: &Token, msg: impl Into<String>) -> ImportError {
+    pub fn err_at(&self, t: Token<'_>, msg: impl Into<String>) -> ImportError {
+        let (line, col) = self.toks.line_col(t.pos);
         ImportError {
-            line: t.line,
-            col: t.col,
+            line,
+            col,
             kind: ErrorKind::Parse,
             message: msg.into(),
         }
     }
-    pub fn unsup_at(&self, t: &Token, msg: impl Into<String>) -> ImportError {
+    pub fn unsup_at(&self, t: Token<'_>, msg: impl Into<String>) -> ImportError {
+        let (line, col) = self.toks.line_col(t.pos);
         ImportError {
-            line: t.line,
-            col: t.col,
+            line,
+            col,
             kind: ErrorKind::Unsupported,
             message: msg.into(),
         }
@@ -111,7 +113,6 @@ impl<'t> Cur<'t> {
     pub fn expect_int(&mut self) -> PResult<i128> {
         match self.peek() {
             Tok::Int(v) => {
-                let v = *v;
                 self.bump();
                 Ok(v)
             }
@@ -121,7 +122,6 @@ impl<'t> Cur<'t> {
     pub fn expect_local(&mut self) -> PResult<&'t str> {
         match self.peek() {
             Tok::Local(n) => {
-                let n: &'t str = n;
                 self.bump();
                 Ok(n)
             }
@@ -191,7 +191,7 @@ impl<'t> Cur<'t> {
 }
 
 /// A short description of a token for error messages.
-pub(crate) fn describe(t: &Tok) -> String {
+pub(crate) fn describe(t: Tok<'_>) -> String {
     match t {
         Tok::Local(n) => format!("`%{n}`"),
         Tok::Global(n) => format!("`@{n}`"),
@@ -204,7 +204,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::HexFloat(..) => "a hexadecimal constant".into(),
         Tok::Str(_) => "a string".into(),
         Tok::CStr(_) => "a c-string".into(),
-        Tok::Punct(c) => format!("`{}`", *c as char),
+        Tok::Punct(c) => format!("`{}`", c as char),
         Tok::Ellipsis => "`...`".into(),
         Tok::Eof => "end of input".into(),
     }
@@ -240,7 +240,7 @@ fn int_width(w: &str) -> Option<u32> {
 }
 
 /// Can this token start a type?
-pub(crate) fn is_type_start(t: &Tok) -> bool {
+pub(crate) fn is_type_start(t: Tok<'_>) -> bool {
     match t {
         Tok::Word(w) => is_type_word(w),
         Tok::Local(_) => true,
@@ -283,7 +283,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
     let mut t = match c.peek() {
         Tok::Word(w) => {
             c.bump();
-            match &**w {
+            match w {
                 "void" => ty.intern(LType::Void),
                 "float" => ty.intern(LType::Float),
                 "double" => ty.intern(LType::Double),
@@ -429,10 +429,9 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
     loop {
         match c.peek() {
             Tok::Word(w) if !is_type_word(w) && !is_value_word(w) => {
-                if matches!(&**w, "inalloca" | "preallocated") {
+                if matches!(w, "inalloca" | "preallocated") {
                     out.by_copy = Some(w.to_string());
                 }
-                let w: &str = w;
                 c.bump();
                 if w == "byval" {
                     if c.eat_punct(b'(') {
@@ -444,7 +443,7 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
                     }
                 } else if w == "align" && matches!(c.peek(), Tok::Int(_)) {
                     if let Tok::Int(a) = c.peek() {
-                        out.align = u64::try_from(*a).ok();
+                        out.align = u64::try_from(a).ok();
                     }
                     c.bump();
                 } else if c.is_punct(b'(') {
@@ -568,7 +567,6 @@ pub(crate) enum Operand<'t> {
 /// Parse a value (operand) of a known type. `depth` bounds constant-expression nesting.
 pub(crate) fn parse_value<'t>(c: &mut Cur<'t>, ty: &mut Types) -> PResult<Operand<'t>> {
     if let Tok::Local(n) = c.peek() {
-        let n: &'t str = n;
         c.bump();
         return Ok(Operand::Local(n));
     }
@@ -583,33 +581,27 @@ pub(crate) fn parse_const<'t>(c: &mut Cur<'t>, ty: &mut Types, depth: u32) -> PR
     let start = c.tok();
     let v = match c.peek() {
         Tok::Int(v) => {
-            let v = *v;
             c.bump();
             CVal::Int(v)
         }
         Tok::Float(f) => {
-            let f = *f;
             c.bump();
             CVal::Float(f)
         }
         Tok::HexFloat(k, b) => {
-            let (k, b) = (*k, *b);
             c.bump();
             CVal::HexFloat(k, b)
         }
         Tok::Global(n) => {
-            let n: &'t str = n;
             c.bump();
             CVal::Global(n)
         }
         Tok::CStr(s) => {
-            let s: &'t [u8] = s;
             c.bump();
             CVal::CStr(s)
         }
         Tok::Local(_) => return Err(c.err("a local value cannot appear in a constant")),
         Tok::Punct(open @ (b'[' | b'{' | b'<')) => {
-            let open = *open;
             c.bump();
             let packed = open == b'<' && c.eat_punct(b'{');
             let close = match open {
@@ -639,7 +631,6 @@ pub(crate) fn parse_const<'t>(c: &mut Cur<'t>, ty: &mut Types, depth: u32) -> PR
             CVal::Aggregate(elems)
         }
         Tok::Word(w) => {
-            let w: &'t str = w;
             c.bump();
             match w {
                 "true" => CVal::Bool(true),
@@ -649,7 +640,7 @@ pub(crate) fn parse_const<'t>(c: &mut Cur<'t>, ty: &mut Types, depth: u32) -> PR
                 "poison" => CVal::Poison,
                 "zeroinitializer" => CVal::Zero,
                 "getelementptr" => {
-                    while matches!(c.peek(), Tok::Word(w) if matches!(&**w, "inbounds" | "nuw" | "nusw"))
+                    while matches!(c.peek(), Tok::Word(w) if matches!(w, "inbounds" | "nuw" | "nusw"))
                     {
                         c.bump();
                     }
@@ -695,7 +686,7 @@ pub(crate) fn parse_const<'t>(c: &mut Cur<'t>, ty: &mut Types, depth: u32) -> PR
                     }
                 }
                 "add" | "sub" | "mul" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor" => {
-                    while matches!(c.peek(), Tok::Word(f) if matches!(&**f, "nsw" | "nuw" | "exact" | "disjoint"))
+                    while matches!(c.peek(), Tok::Word(f) if matches!(f, "nsw" | "nuw" | "exact" | "disjoint"))
                     {
                         c.bump();
                     }
