@@ -118,6 +118,7 @@ impl<'a> Tokens<'a> {
     }
 
     /// Token `i` with its position.
+    #[inline]
     pub fn get(&self, i: usize) -> Token<'_> {
         Token {
             tok: self.tok(i),
@@ -125,6 +126,7 @@ impl<'a> Tokens<'a> {
         }
     }
 
+    #[inline]
     fn text(&self, r: &Raw) -> &[u8] {
         if r.aux & DECODED != 0 {
             &self.decoded[r.len as usize]
@@ -134,6 +136,7 @@ impl<'a> Tokens<'a> {
         }
     }
 
+    #[inline]
     fn text_str(&self, r: &Raw) -> &str {
         if r.aux & DECODED != 0 {
             // Decoded names were made valid UTF-8 by the lexer.
@@ -150,7 +153,48 @@ impl<'a> Tokens<'a> {
         self.src.get(s..s + r.len as usize).unwrap_or("")
     }
 
+    /// The punctuation character of token `i`, if it is one (without decoding it).
+    #[inline]
+    pub fn punct(&self, i: usize) -> Option<u8> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Punct).then_some(r.aux)
+    }
+
+    /// The text of token `i` if it is a [`Tok::Word`] (without decoding anything else).
+    #[inline]
+    pub fn word(&self, i: usize) -> Option<&str> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Word).then(|| self.text_str(r))
+    }
+
+    /// Is token `i` the end of input?
+    #[inline]
+    pub fn is_eof(&self, i: usize) -> bool {
+        self.raw[i].kind == Kind::Eof
+    }
+
+    /// The index just past the `}` matching the `{` at `i`, or `None` if the input
+    /// ends first. Looks at the records only: bodies are skipped without decoding.
+    pub fn skip_braces(&self, i: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (j, r) in self.raw.iter().enumerate().skip(i) {
+            match r.kind {
+                Kind::Punct if r.aux == b'{' => depth += 1,
+                Kind::Punct if r.aux == b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                Kind::Eof => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// Token `i`.
+    #[inline]
     pub fn tok(&self, i: usize) -> Tok<'_> {
         let r = &self.raw[i];
         match r.kind {

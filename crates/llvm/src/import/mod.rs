@@ -341,22 +341,13 @@ impl ModState {
                 }
                 Tok::Punct(b'{') if define => {
                     // Body: find the matching `}`.
-                    let mut depth = 0usize;
-                    loop {
-                        match c.peek() {
-                            Tok::Punct(b'{') => depth += 1,
-                            Tok::Punct(b'}') => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    c.bump();
-                                    return Ok(());
-                                }
-                            }
-                            Tok::Eof => return Err(c.err_at(start, "unterminated function body")),
-                            _ => {}
+                    return match c.toks.skip_braces(c.i) {
+                        Some(end) => {
+                            c.i = end;
+                            Ok(())
                         }
-                        c.bump();
-                    }
+                        None => Err(c.err_at(start, "unterminated function body")),
+                    };
                 }
                 Tok::Punct(b'(' | b'[' | b'{') => c.skip_balanced()?,
                 Tok::Word(w)

@@ -31,6 +31,7 @@ impl<'t> Cur<'t> {
     pub fn tok(&self) -> Token<'t> {
         self.at(self.i)
     }
+    #[inline]
     pub fn peek(&self) -> Tok<'t> {
         self.toks.tok(self.i.min(self.toks.len() - 1))
     }
@@ -45,11 +46,13 @@ impl<'t> Cur<'t> {
         t
     }
 
+    #[inline]
     pub fn is_punct(&self, c: u8) -> bool {
-        matches!(self.peek(), Tok::Punct(p) if p == c)
+        self.toks.punct(self.i.min(self.toks.len() - 1)) == Some(c)
     }
+    #[inline]
     pub fn is_word(&self, w: &str) -> bool {
-        matches!(self.peek(), Tok::Word(x) if x == w)
+        self.toks.word(self.i.min(self.toks.len() - 1)) == Some(w)
     }
     pub fn eat_punct(&mut self, c: u8) -> bool {
         let y = self.is_punct(c);
@@ -131,18 +134,22 @@ impl<'t> Cur<'t> {
 
     /// Skip one token, or a whole bracketed group if it opens one (iterative).
     pub fn skip_balanced(&mut self) -> PResult<()> {
-        let start = self.tok();
+        let start = self.i;
         let mut depth = 0usize;
         loop {
-            match self.peek() {
-                Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
-                Tok::Punct(b')' | b']' | b'}') => {
+            // Records only: the skipped tokens are never decoded.
+            let i = self.i.min(self.toks.len() - 1);
+            match self.toks.punct(i) {
+                Some(b'(' | b'[' | b'{') => depth += 1,
+                Some(b')' | b']' | b'}') => {
                     if depth == 0 {
                         return Err(self.err("unbalanced bracket"));
                     }
                     depth -= 1
                 }
-                Tok::Eof => return Err(self.err_at(start, "unterminated bracket")),
+                _ if self.toks.is_eof(i) => {
+                    return Err(self.err_at(self.at(start), "unterminated bracket"))
+                }
                 _ => {}
             }
             self.bump();
