@@ -193,6 +193,28 @@ impl<'a> Tokens<'a> {
         None
     }
 
+    /// In the body whose `{` is token `open`: the number of `%name =` definitions and
+    /// of labels, to size the name tables once instead of growing them.
+    pub fn count_defs(&self, open: usize) -> (usize, usize) {
+        let end = self.skip_braces(open).unwrap_or(self.raw.len());
+        let body = &self.raw[open.min(end)..end];
+        let mut defs = 0;
+        let mut labels = 0;
+        for (k, r) in body.iter().enumerate() {
+            match r.kind {
+                Kind::Local => {
+                    defs += usize::from(matches!(
+                        body.get(k + 1),
+                        Some(n) if n.kind == Kind::Punct && n.aux == b'='
+                    ))
+                }
+                Kind::Label => labels += 1,
+                _ => {}
+            }
+        }
+        (defs, labels)
+    }
+
     /// Token `i`.
     #[inline]
     pub fn tok(&self, i: usize) -> Tok<'_> {
@@ -687,7 +709,21 @@ mod tests {
             toks("170141183460469231731687303715884105727"),
             vec![Tok::Int(i128::MAX), Tok::Eof]
         );
-        assert_eq!(toks("#dbg_value("), vec![Tok::Word("#dbg_value"), Tok::Punct(b'('), Tok::Eof]);
+        assert_eq!(
+            toks("#dbg_value("),
+            vec![Tok::Word("#dbg_value"), Tok::Punct(b'('), Tok::Eof]
+        );
+    }
+
+    #[test]
+    fn body_scans() {
+        let t = lex("define void @f() {\nentry:\n  %a = add i32 1, 2\n  br label %x\nx:\n  \"q\":\n  %b = call i32 @g(i32 %a) [ \"b\"(i32 0) ]\n  ret void\n}\n@z = global i32 0").unwrap();
+        let open = (0..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
+        assert_eq!(t.count_defs(open), (2, 3));
+        let end = t.skip_braces(open).unwrap();
+        assert_eq!(t.tok(end), Tok::Global("z"));
+        assert_eq!(t.word(open - 4), Some("void"));
+        assert_eq!(lex("{ { }").unwrap().skip_braces(0), None);
     }
 
     #[test]
