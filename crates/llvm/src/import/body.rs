@@ -1326,7 +1326,7 @@ impl<'a> Lower<'a> {
         let result: Option<Value> = match op {
             "add" | "sub" | "mul" | "sdiv" | "udiv" | "srem" | "urem" | "shl" | "lshr" | "ashr"
             | "and" | "or" | "xor" => {
-                let opcode = int_binop(&op).expect("listed above");
+                let opcode = int_binop(op).expect("listed above");
                 let mut flags = IntFlags::NONE;
                 while let Tok::Word(w) = self.c.peek() {
                     match w {
@@ -1486,9 +1486,9 @@ impl<'a> Lower<'a> {
                 self.c.expect_word("to")?;
                 let tt = parse_type(&mut self.c, &mut self.st.types)?;
                 if self.odd_width(ft).is_some() || self.odd_width(tt).is_some() {
-                    Some(self.odd_cast(b, &op, v, ft, tt, op_i)?)
+                    Some(self.odd_cast(b, op, v, ft, tt, op_i)?)
                 } else {
-                    Some(self.cast(Some(b), &op, v, ft, tt, op_i)?)
+                    Some(self.cast(Some(b), op, v, ft, tt, op_i)?)
                 }
             }
             "getelementptr" => {
@@ -1619,7 +1619,7 @@ impl<'a> Lower<'a> {
                     self.c.expect_punct(b',')?;
                     let li = self.c.i;
                     let l = self.c.expect_local()?;
-                    let pb = self.block_ref(&l, li);
+                    let pb = self.block_ref(l, li);
                     self.c.expect_punct(b']')?;
                     incoming.push((pb, v, vi));
                     if !(self.c.is_punct(b',') && self.c.peek_at(1) == Tok::Punct(b'[')) {
@@ -1900,7 +1900,7 @@ impl<'a> Lower<'a> {
     fn label(&mut self) -> PResult<(Block, usize)> {
         let li = self.c.i;
         let l = self.c.expect_local()?;
-        Ok((self.block_ref(&l, li), li))
+        Ok((self.block_ref(l, li), li))
     }
 
     fn terminator(&mut self, b: Block, data: InstructionData, targets: &[(Block, usize)]) {
@@ -1935,13 +1935,13 @@ impl<'a> Lower<'a> {
         let mut space = 0u32;
         while self.c.is_punct(b',') {
             match self.c.peek_at(1) {
-                Tok::Word(w) if w == "align" => {
+                Tok::Word("align") => {
                     self.c.bump();
                     self.c.bump();
                     let a = self.c.expect_int()?;
                     align = u64::try_from(a).unwrap_or(1).max(1);
                 }
-                Tok::Word(w) if w == "addrspace" => {
+                Tok::Word("addrspace") => {
                     self.c.bump();
                     space = super::parse::parse_opt_addrspace(&mut self.c)?.unwrap_or(0);
                 }
@@ -2315,7 +2315,7 @@ impl<'a> Lower<'a> {
         let callee = match self.c.peek() {
             Tok::Global(n) => n,
             Tok::Local(_) => return Err(self.unsup(ci, "indirect call")),
-            Tok::Word(w) if w == "asm" => return self.inline_asm(b, ret, ci),
+            Tok::Word("asm") => return self.inline_asm(b, ret, ci),
             _ => return Err(self.unsup(ci, "call through a constant expression")),
         };
         self.c.bump();
@@ -2355,7 +2355,7 @@ impl<'a> Lower<'a> {
                             // 0: no `align` attribute.
                             self.call_aligns.push(attrs.align.unwrap_or(0));
                         }
-                        Err(_) if is_dropped_intrinsic(&callee) => {}
+                        Err(_) if is_dropped_intrinsic(callee) => {}
                         Err(m) => match self.agg_leaves(ty, ai) {
                             Ok(Some(ls)) => {
                                 any_agg = true;
@@ -2376,7 +2376,7 @@ impl<'a> Lower<'a> {
                 self.c.expect_punct(b',')?;
             }
         }
-        self.call_attrs(is_dropped_intrinsic(&callee))?;
+        self.call_attrs(is_dropped_intrinsic(callee))?;
         // Newer LLVM declares intrinsics implicitly.
         let info = match self.st.funcs.get(callee) {
             Some(i) => i.callee.clone(),
@@ -2522,11 +2522,11 @@ impl<'a> Lower<'a> {
                     _ => self.st.types.scalar(ret).ok(),
                 };
                 if let Some(r) = callee.strip_prefix("llvm.") {
-                    self.intrinsic(b, r, &callee, rt, &arg_vals, ci)
+                    self.intrinsic(b, r, callee, rt, &arg_vals, ci)
                 } else if let Some(r) = callee.strip_prefix("__nv_") {
-                    self.libdevice(b, r, &callee, rt, &arg_vals, ci)
+                    self.libdevice(b, r, callee, rt, &arg_vals, ci)
                 } else if callee == "vprintf" || callee == "__assertfail" {
-                    self.syscall(b, &callee, rt, &arg_vals, ci)
+                    self.syscall(b, callee, rt, &arg_vals, ci)
                 } else {
                     Err(self.unsup(ci, format!("call to external function @{callee}")))
                 }

@@ -521,7 +521,7 @@ impl ModState {
         let mut align = None;
         while c.eat_punct(b',') {
             match c.peek() {
-                Tok::Word(w) if w == "align" => {
+                Tok::Word("align") => {
                     c.bump();
                     let t = c.tok();
                     let a = c.expect_int()?;
@@ -531,7 +531,7 @@ impl ModState {
                     c.bump();
                     c.bump();
                 }
-                Tok::Word(w) if w == "comdat" => {
+                Tok::Word("comdat") => {
                     c.bump();
                     if c.is_punct(b'(') {
                         c.skip_balanced()?;
@@ -839,7 +839,7 @@ impl ModState {
         loop {
             match c.peek() {
                 Tok::Punct(b'{') if define => break,
-                Tok::Word(w) if w == "convergent" => {
+                Tok::Word("convergent") => {
                     convergent = true;
                     c.bump();
                 }

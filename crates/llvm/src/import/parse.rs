@@ -178,7 +178,7 @@ impl<'t> Cur<'t> {
                 }
                 Ok(())
             }
-            Tok::Word(w) if w == "distinct" => {
+            Tok::Word("distinct") => {
                 self.bump();
                 self.skip_metadata_value()
             }
