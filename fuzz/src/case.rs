@@ -127,6 +127,38 @@ impl Case {
     }
 }
 
+/// Step limit of the interpreter runs of the fuzz targets: a tenth of the default, so
+/// each execution stays fast. Generated kernels may legitimately run longer (deep nests
+/// of loops running `max_trip_count` times, calling functions with loops of their own).
+pub const STEP_LIMIT: u64 = 20_000_000;
+
+/// Random inputs for the case's kernel (variant `k`), with [`STEP_LIMIT`].
+pub fn inputs(case: &Case, k: u64) -> gyre_interp::Inputs {
+    let mut inputs =
+        gyre_interp::random_inputs(&case.contract, case.seed.wrapping_mul(31).wrapping_add(k));
+    inputs.launch.config.step_limit = STEP_LIMIT;
+    inputs
+}
+
+/// Run the case's kernel in `before` and `after` on [`inputs`] `k`: `Ok(true)` if they
+/// behave the same, `Ok(false)` if the original ran out of steps (nothing to compare),
+/// `Err` with the difference otherwise.
+pub fn same_behaviour(
+    case: &Case,
+    before: &Module,
+    after: &Module,
+    k: u64,
+) -> Result<bool, String> {
+    use gyre_interp::{Difference, ErrorKind};
+    match gyre_interp::assert_same_behaviour(before, after, case.kernel_name(), &inputs(case, k)) {
+        Ok(()) => Ok(true),
+        Err(Difference::Outcome {
+            before: Some(e), ..
+        }) if e.kind() == ErrorKind::StepLimit => Ok(false),
+        Err(d) => Err(format!("inputs {k}: {d}")),
+    }
+}
+
 /// The input buffers' length in a generator contract.
 fn buffer_len(c: &KernelContract) -> u32 {
     c.params

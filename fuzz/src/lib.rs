@@ -147,6 +147,24 @@ pub fn signature(failure: &str) -> String {
         .collect()
 }
 
+/// A coarse class of an error message, as a feature: quoted parts and digits dropped,
+/// at most the first four words (so names and numbers in messages do not make every
+/// input look new).
+pub fn error_class(msg: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in msg.lines().next().unwrap_or("").chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if matches!(c, '\'' | '"' | '`') => quote = Some(c),
+            None if c.is_ascii_digit() => {}
+            None => out.push(c),
+        }
+    }
+    out.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
+}
+
 /// A directory of this crate (`seeds`, `regressions`, `corpus`) for `target`.
 pub fn target_dir(what: &str, target: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -64,7 +64,7 @@ fn check(input: &Input) -> Result<Features, String> {
             let verified = gyre_ir::verifier::verify_module(&m);
             vec![format!("parsed, verifies: {}", verified.is_ok())]
         }
-        Err(e) => vec![format!("error: {}", crate::signature(&e.to_string()))],
+        Err(e) => vec![format!("error: {}", crate::error_class(&e.to_string()))],
     })
 }
 

@@ -51,7 +51,7 @@ fn check(input: &Input) -> Result<Features, String> {
             Ok(vec![format!(
                 "error: {:?} {}",
                 errs.first().kind,
-                crate::signature(&errs.first().message)
+                crate::error_class(&errs.first().message)
             )])
         }
     }
@@ -59,7 +59,11 @@ fn check(input: &Input) -> Result<Features, String> {
 
 fn generate(seed: u64) -> Input {
     static BASES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
-    let bases = BASES.get_or_init(|| mutate::bases("parse_ll"));
+    let bases = BASES.get_or_init(|| {
+        let mut b = mutate::bases("parse_ll");
+        b.extend(shared_corpus());
+        b
+    });
     let mut rng = SplitMix64::new(seed);
     let mut data = if !bases.is_empty() && rng.below(3) == 0 {
         bases[rng.below(bases.len() as u64) as usize].clone()
@@ -82,4 +86,23 @@ fn generate(seed: u64) -> Input {
         mutate::mutate(&mut data, &mut rng, DICT);
     }
     Input::Bytes(data)
+}
+
+/// The small kernels (under 16 KiB) of the shared CUDA corpus (`$GYRE_CORPUS_DIR/cuda` or
+/// `../shared/corpus/cuda` next to the workspace), when it is there: real clang output as
+/// mutation bases, read in place rather than copied into this repository.
+fn shared_corpus() -> Vec<Vec<u8>> {
+    let base = std::env::var_os("GYRE_CORPUS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| gyre_test_tools::workspace_root().join("../shared/corpus"));
+    let Ok(rd) = std::fs::read_dir(base.join("cuda")) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ll"))
+        .filter(|p| p.metadata().is_ok_and(|m| m.len() < 16 * 1024))
+        .collect();
+    paths.sort();
+    paths.iter().filter_map(|p| std::fs::read(p).ok()).collect()
 }

@@ -5,7 +5,6 @@
 //! each pass); then the interpreter shows the same behaviour before and after.
 
 use crate::{Case, Features, Input, InputKind, Target};
-use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{RandomSource, SplitMix64};
 use gyre_transforms::knobs::{KnobType, KNOBS};
 use gyre_transforms::registry::{PassKind, PASSES};
@@ -108,11 +107,13 @@ pub fn run(case: &Case) -> Result<(gyre_ir::Module, Features), String> {
 
 fn check(input: &Input) -> Result<Features, String> {
     let case = input.kernel();
-    let (after, features) = run(case)?;
+    let (after, mut features) = run(case)?;
     for k in 0..2 {
-        let inputs = random_inputs(&case.contract, case.seed.wrapping_mul(31).wrapping_add(k));
-        assert_same_behaviour(&case.module, &after, case.kernel_name(), &inputs)
-            .map_err(|d| format!("behaviour differs after the pipeline (inputs {k}): {d}"))?;
+        if !crate::case::same_behaviour(case, &case.module, &after, k)
+            .map_err(|d| format!("behaviour differs after the pipeline: {d}"))?
+        {
+            features.push("skipped: step limit".into());
+        }
     }
     Ok(features)
 }

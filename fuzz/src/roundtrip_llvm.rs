@@ -3,7 +3,6 @@
 //! behaviour; LLVM 14 `opt -passes=verify` accepts the export when it is installed.
 
 use crate::{Case, Features, Input, InputKind, Target};
-use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{RandomSource, SplitMix64};
 use gyre_llvm::{export_module, import_module, ExportOptions};
 use gyre_test_tools::Tool;
@@ -47,9 +46,8 @@ fn check(input: &Input) -> Result<Features, String> {
     gyre_ir::verifier::verify_module(&back)
         .map_err(|e| format!("the re-import does not verify: {e}"))?;
     for k in 0..2 {
-        let inputs = random_inputs(&case.contract, case.seed.wrapping_mul(17).wrapping_add(k));
-        assert_same_behaviour(&case.module, &back, case.kernel_name(), &inputs)
-            .map_err(|d| format!("behaviour differs after export and import (inputs {k}): {d}"))?;
+        crate::case::same_behaviour(case, &case.module, &back, k)
+            .map_err(|d| format!("behaviour differs after export and import: {d}"))?;
     }
     Ok(vec![format!("opaque {opaque}")])
 }

@@ -25,6 +25,10 @@
 //! - `perf [args...]`: time Gyre's CFG, dominator tree and loops against Cranelift's and
 //!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
 //!   arguments, which are passed through).
+//! - `fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]`:
+//!   a fuzzing campaign on the stable toolchain (the `campaign` binary of the separate
+//!   `fuzz/` workspace, built with optimizations, debug assertions and overflow checks);
+//!   shrunk failures go to fuzz/regressions/<target>/ (see docs/fuzzing.md).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -46,9 +50,10 @@ fn main() -> ExitCode {
         Some("corpus") => corpus(&args[1..]),
         Some("perf") => perf(&args[1..]),
         Some("downstream") => downstream(),
+        Some("fuzz") => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
             );
             return ExitCode::from(2);
         }
@@ -349,4 +354,19 @@ fn corpus(args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("{} corpus target(s) missed", summary.unmet.len()))
     }
+}
+
+/// `cargo xtask fuzz ...`: build and run the fuzz crate's campaign driver (its own
+/// workspace, release profile with debug assertions and overflow checks), passing the
+/// arguments through.
+fn fuzz(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        return Err(
+            "usage: cargo xtask fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]"
+                .into(),
+        );
+    }
+    let mut cargo_args = vec!["run", "--release", "--quiet", "--bin", "campaign", "--"];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run(&root().join("fuzz"), "cargo", &cargo_args, &[])
 }

@@ -73,9 +73,9 @@ fn main() {
         let s = campaign::run(t, &cfg);
         let cpu = s
             .cpu_secs
-            .map_or("unknown".to_string(), |c| format!("{:.1}", c / 60.0));
+            .map_or("unknown".to_string(), |c| format!("{:.2}", c / 60.0));
         println!(
-            "{}: {} executions in {:.1} wall-minutes, {} CPU-minutes; {} failing executions, {} distinct failures; {} features, {} new corpus inputs",
+            "{}: {} executions in {:.2} wall-minutes, {} CPU-minutes; {} failing executions, {} distinct failures; {} features, {} new corpus inputs",
             t.name,
             s.execs,
             s.wall_secs / 60.0,
