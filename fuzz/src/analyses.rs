@@ -20,7 +20,7 @@ pub const TARGET: Target = Target {
 fn generate(seed: u64) -> Input {
     Input::Kernel(Case::generate(seed, |o| {
         // Irreducible regions are the hard case; the quadratic references need small CFGs.
-        o.allow_irreducible |= seed % 2 == 0;
+        o.allow_irreducible |= seed.is_multiple_of(2);
         o.max_blocks = o.max_blocks.min(80);
     }))
 }
@@ -55,7 +55,11 @@ pub fn check_function(f: &Function, features: &mut Vec<String>) -> Result<(), St
 
     let r = RefDom::new(&cfg);
     for &x in &blocks {
-        ensure_eq!(dt.is_reachable(x), r.reachable[x.index()], "reachability of {x}");
+        ensure_eq!(
+            dt.is_reachable(x),
+            r.reachable[x.index()],
+            "reachability of {x}"
+        );
         ensure_eq!(dt.idom(x), r.idom(x), "idom of {x}");
         for &y in &blocks {
             ensure_eq!(dt.dominates(x, y), r.dominates(x, y), "{x} dominates {y}");
@@ -90,7 +94,9 @@ pub fn check_function(f: &Function, features: &mut Vec<String>) -> Result<(), St
     fast.sort_by_key(|x| x.0);
     if fast != naive {
         let show = |v: &[(Block, BitVec)]| -> Vec<(Block, Vec<usize>)> {
-            v.iter().map(|(h, s)| (*h, s.iter_ones().collect())).collect()
+            v.iter()
+                .map(|(h, s)| (*h, s.iter_ones().collect()))
+                .collect()
         };
         return Err(format!(
             "loops: fast {:?}, textbook {:?}",

@@ -88,7 +88,13 @@ pub fn hash(data: &[u8]) -> u64 {
 fn slug(sig: &str) -> String {
     let mut s: String = sig
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     while s.contains("--") {
         s = s.replace("--", "-");
@@ -254,7 +260,9 @@ fn worker(target: &'static Target, cfg: &Config, sh: &Shared, deadline: Instant)
                     first_line(&e)
                 );
                 let (small, msg) = shrink::shrink(target, input, e, cfg.shrink_budget);
-                let file = cfg.write_files.then(|| write_regression(target, &small, &sig, &msg));
+                let file = cfg
+                    .write_files
+                    .then(|| write_regression(target, &small, &sig, &msg));
                 if let Some(Some(p)) = &file {
                     eprintln!("{}: wrote {}", target.name, p.display());
                 }
@@ -274,8 +282,10 @@ fn write_regression(target: &Target, input: &Input, sig: &str, msg: &str) -> Opt
     let mut input = input.clone();
     if let Input::Kernel(c) = &mut input {
         c.meta.retain(|(k, _)| k != "failure");
-        c.meta
-            .push(("failure".into(), first_line(msg).chars().take(200).collect()));
+        c.meta.push((
+            "failure".into(),
+            first_line(msg).chars().take(200).collect(),
+        ));
     }
     let data = input.to_file();
     let dir = target_dir("regressions", target.name);

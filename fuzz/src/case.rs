@@ -7,7 +7,7 @@
 //! knobs, the PTX target), so a shrunk or hand-edited module keeps them.
 
 use gyre_ir::generate::{
-    generate_kernel_module, generate_from_seed, GenOptions, KernelContract, SplitMix64,
+    generate_from_seed, generate_kernel_module, GenOptions, KernelContract, SplitMix64,
 };
 use gyre_ir::{write_module, Module};
 
@@ -116,7 +116,7 @@ impl Case {
         contract.kernel = module
             .functions
             .keys()
-            .last()
+            .next_back()
             .ok_or("the case has no function")?;
         Ok(Case {
             module,

@@ -40,8 +40,10 @@ fn check(input: &Input) -> Result<Features, String> {
         .unwrap_or(Sm::Sm80);
     let mut m = case.module.clone();
     if case.meta("optimize") == Some("true") {
-        let mut pm = PassManager::from_pipeline(DEFAULT_PIPELINE, Knobs::default(), Options::default())?;
-        pm.run_module(&mut m).map_err(|e| format!("-O failed: {e}"))?;
+        let mut pm =
+            PassManager::from_pipeline(DEFAULT_PIPELINE, Knobs::default(), Options::default())?;
+        pm.run_module(&mut m)
+            .map_err(|e| format!("-O failed: {e}"))?;
     }
     let ptx = match compile_module(&m, &CodegenOptions { sm }) {
         Ok(p) => p,

@@ -17,13 +17,54 @@ pub const TARGET: Target = Target {
 
 /// Tokens of LLVM IR, inserted by mutations.
 const DICT: &[&str] = &[
-    "define ", "declare ", "i32 ", "i64 ", "i1 ", "float ", "double ", "ptr ", "i8* ",
-    "addrspace(1)", "addrspace(3)", "%", "@", "label %", "br ", "switch ", "phi ",
-    "[ ", " ]", ", ", "add nsw ", "getelementptr inbounds ", "load ", "store ",
-    "call ", "ret void", "icmp slt ", "fcmp olt ", "select ", "unreachable", "!0",
-    "!nvvm.annotations", "#0", "align 4", "zeroinitializer", "undef", "poison", "<2 x i32>",
-    "{ i32, i32 }", "[4 x i32]", "bitcast ", "atomicrmw add ", "\n", "; ", "\"",
-    "llvm.nvvm.read.ptx.sreg.tid.x", "llvm.nvvm.barrier0", "...",
+    "define ",
+    "declare ",
+    "i32 ",
+    "i64 ",
+    "i1 ",
+    "float ",
+    "double ",
+    "ptr ",
+    "i8* ",
+    "addrspace(1)",
+    "addrspace(3)",
+    "%",
+    "@",
+    "label %",
+    "br ",
+    "switch ",
+    "phi ",
+    "[ ",
+    " ]",
+    ", ",
+    "add nsw ",
+    "getelementptr inbounds ",
+    "load ",
+    "store ",
+    "call ",
+    "ret void",
+    "icmp slt ",
+    "fcmp olt ",
+    "select ",
+    "unreachable",
+    "!0",
+    "!nvvm.annotations",
+    "#0",
+    "align 4",
+    "zeroinitializer",
+    "undef",
+    "poison",
+    "<2 x i32>",
+    "{ i32, i32 }",
+    "[4 x i32]",
+    "bitcast ",
+    "atomicrmw add ",
+    "\n",
+    "; ",
+    "\"",
+    "llvm.nvvm.read.ptx.sreg.tid.x",
+    "llvm.nvvm.barrier0",
+    "...",
 ];
 
 fn check(input: &Input) -> Result<Features, String> {
@@ -31,9 +72,8 @@ fn check(input: &Input) -> Result<Features, String> {
     let lines = text.split('\n').count() as u32;
     match import_module(&text) {
         Ok(m) => {
-            gyre_ir::verifier::verify_module(&m).map_err(|e| {
-                format!("the importer accepted a module that does not verify: {e}")
-            })?;
+            gyre_ir::verifier::verify_module(&m)
+                .map_err(|e| format!("the importer accepted a module that does not verify: {e}"))?;
             Ok(vec!["imported".to_string()])
         }
         Err(errs) => {

@@ -60,7 +60,9 @@ pub fn random_knobs(rng: &mut impl RandomSource) -> Vec<String> {
         }
         let v = match k.ty {
             KnobType::Bool => ["true", "false"][rng.below(2) as usize].to_string(),
-            KnobType::UInt => [0u32, 1, 2, 3, 4, 8, 16, 50, 1000][rng.below(9) as usize].to_string(),
+            KnobType::UInt => {
+                [0u32, 1, 2, 3, 4, 8, 16, 50, 1000][rng.below(9) as usize].to_string()
+            }
             KnobType::Enum(words) => words[rng.below(words.len() as u64) as usize].to_string(),
         };
         out.push(format!("{}={v}", k.name));

@@ -13,12 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Shrink `input`, which fails `target` with `failure`, for at most `budget`; returns the
 /// smallest input that still fails with the same signature, and its failure.
-pub fn shrink(
-    target: &Target,
-    input: Input,
-    failure: String,
-    budget: Duration,
-) -> (Input, String) {
+pub fn shrink(target: &Target, input: Input, failure: String, budget: Duration) -> (Input, String) {
     let deadline = Instant::now() + budget;
     let sig = signature(&failure);
     let still_fails = |candidate: &Input| -> Option<String> {
@@ -175,8 +170,8 @@ fn apply(m: &mut Module, edit: Edit) -> bool {
                 return false;
             };
             let mut dests = Vec::new();
-            f.dfg.for_each_dest(t, |bc| dests.push(bc.clone()));
-            let Some(dest) = dests.get(k).cloned() else {
+            f.dfg.for_each_dest(t, |bc| dests.push(*bc));
+            let Some(dest) = dests.get(k).copied() else {
                 return false;
             };
             let args: Vec<_> = f.dfg.block_call_args(&dest).to_vec();

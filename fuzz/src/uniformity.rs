@@ -106,10 +106,7 @@ fn check(input: &Input) -> Result<Features, String> {
         CAP,
         &mut obs,
     ) {
-        Ok(()) => Ok(vec![format!(
-            "checked, branches {}",
-            obs.branches.min(3)
-        )]),
+        Ok(()) => Ok(vec![format!("checked, branches {}", obs.branches.min(3))]),
         Err(TraceError::Saturated { .. }) => Ok(vec!["skipped: trace saturated".into()]),
         Err(TraceError::Unsound(msg)) => Err(format!("uniformity unsound: {msg}")),
     }

@@ -143,13 +143,8 @@ pub fn mutate_module(m: &mut Module, rng: &mut SplitMix64) -> Option<String> {
             // An operand replaced by a value of any type.
             let w = values[rng.below(values.len() as u64) as usize];
             let mut first = true;
-            f.dfg.map_inst_values(inst, |v| {
-                if std::mem::take(&mut first) {
-                    w
-                } else {
-                    v
-                }
-            });
+            f.dfg
+                .map_inst_values(inst, |v| if std::mem::take(&mut first) { w } else { v });
             Some("operand retyped".into())
         }
         2 => {
