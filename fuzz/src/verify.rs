@@ -113,6 +113,9 @@ pub fn mutate_module(m: &mut Module, rng: &mut SplitMix64) -> Option<String> {
     }
     let inst = insts[rng.below(insts.len() as u64) as usize];
     let values = live_values(f);
+    if values.is_empty() {
+        return None;
+    }
     match rng.below(6) {
         0 => {
             // An operand replaced by a value of the same type defined anywhere.
@@ -127,7 +130,8 @@ pub fn mutate_module(m: &mut Module, rng: &mut SplitMix64) -> Option<String> {
                 .copied()
                 .filter(|&v| f.dfg.value_type(v) == ty)
                 .collect();
-            let w = same[rng.below(same.len() as u64) as usize];
+            // Empty when the operand is itself a value an earlier mutation detached.
+            let w = *same.get(rng.below(same.len() as u64) as usize)?;
             let mut j = 0;
             f.dfg.map_inst_values(inst, |v| {
                 j += 1;

@@ -61,42 +61,42 @@ fn replay(name: &str, generated: u64) {
 
 #[test]
 fn parse_gir() {
-    replay("parse_gir", 300);
+    replay("parse_gir", 1000);
 }
 
 #[test]
 fn parse_ll() {
-    replay("parse_ll", 300);
+    replay("parse_ll", 1000);
 }
 
 #[test]
 fn verify() {
-    replay("verify", 200);
+    replay("verify", 1000);
 }
 
 #[test]
 fn analyses() {
-    replay("analyses", 100);
+    replay("analyses", 400);
 }
 
 #[test]
 fn uniformity() {
-    replay("uniformity", 60);
+    replay("uniformity", 200);
 }
 
 #[test]
 fn pipeline() {
-    replay("pipeline", 60);
+    replay("pipeline", 200);
 }
 
 #[test]
 fn codegen() {
-    replay("codegen", 40);
+    replay("codegen", 150);
 }
 
 #[test]
 fn roundtrip_llvm() {
-    replay("roundtrip_llvm", 60);
+    replay("roundtrip_llvm", 200);
 }
 
 /// The campaign driver finds a planted failure, shrinks it and counts executions.
@@ -162,4 +162,35 @@ fn campaign_shrinks_a_planted_failure() {
         size(&small)
     );
     gyre_ir::verifier::verify_module(&small.kernel().module).expect("shrunk module verifies");
+}
+
+/// A kernel case survives its file format: module, contract, seed and choices.
+#[test]
+fn case_files_round_trip() {
+    for seed in 0..50u64 {
+        let t = target(["pipeline", "codegen", "verify"][seed as usize % 3]).expect("target");
+        let Input::Kernel(case) = (t.generate)(seed) else {
+            panic!("kernel target")
+        };
+        let text = case.to_text();
+        let back = gyre_fuzz::Case::from_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back.to_text(), text, "seed {seed}");
+        assert_eq!(back.contract, case.contract, "seed {seed}");
+        assert_eq!(back.meta, case.meta, "seed {seed}");
+    }
+}
+
+/// Failure kinds ignore numbers, so a shrunk input that fails at another value or offset
+/// still counts as the same failure.
+#[test]
+fn signatures_ignore_numbers() {
+    use gyre_fuzz::signature;
+    assert_eq!(
+        signature("behaviour differs after the pipeline: inputs 1: p0[12]: 0x01 before"),
+        signature("behaviour differs after the pipeline: inputs 0: p0[4]: 0x07 before")
+    );
+    assert_ne!(
+        signature("codegen failed: x"),
+        signature("ptx-sim differs from the interpreter: y")
+    );
 }
