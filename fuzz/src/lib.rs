@@ -130,21 +130,17 @@ pub fn run_check(target: &Target, input: &Input) -> Result<Features, String> {
 }
 
 /// The kind of a failure, to tell whether a shrunk input still fails the same way: the
-/// first line of the message up to its first `:` after 8 characters or 60 characters,
-/// without digits (value numbers, offsets and seeds change while shrinking).
+/// first three `: `-separated parts of the message's first line, each without quoted
+/// text, digits and hexadecimal numbers and cut to four words (value numbers, offsets
+/// and seeds change while shrinking; the parts after the first keep, say, "ptx-sim
+/// differs from the interpreter: buffer ..." apart from "...: interpreter: data race").
 pub fn signature(failure: &str) -> String {
     let line = failure.lines().next().unwrap_or("");
-    let mut end = line.len().min(60);
-    if let Some(p) = line.get(8..).and_then(|r| r.find(": ")) {
-        end = end.min(8 + p);
-    }
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    line[..end]
-        .chars()
-        .filter(|c| !c.is_ascii_digit())
-        .collect()
+    line.split(": ")
+        .take(3)
+        .map(error_class)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// A coarse class of an error message, as a feature: quoted parts and digits dropped,
@@ -153,7 +149,17 @@ pub fn signature(failure: &str) -> String {
 pub fn error_class(msg: &str) -> String {
     let mut out = String::new();
     let mut quote: Option<char> = None;
-    for c in msg.lines().next().unwrap_or("").chars() {
+    let line = msg.lines().next().unwrap_or("");
+    // Hexadecimal numbers (`0x1f`) go whole: their letters vary too.
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quote.is_none() && c == '0' && chars.peek() == Some(&'x') {
+            chars.next();
+            while chars.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
+                chars.next();
+            }
+            continue;
+        }
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => {}

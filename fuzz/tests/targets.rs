@@ -193,4 +193,13 @@ fn signatures_ignore_numbers() {
         signature("codegen failed: x"),
         signature("ptx-sim differs from the interpreter: y")
     );
+    // A shrinking step that turns a wrong value into a data race is another failure.
+    assert_eq!(
+        signature("ptx-sim differs from the interpreter: buffer p0, byte 20: interpreter 0x00, ptx-sim 0xff"),
+        signature("ptx-sim differs from the interpreter: buffer p0, byte 4: interpreter 0x7f, ptx-sim 0xc0")
+    );
+    assert_ne!(
+        signature("ptx-sim differs from the interpreter: buffer p0, byte 20: interpreter 0x00, ptx-sim 0xff"),
+        signature("ptx-sim differs from the interpreter: interpreter: cta (0,0,0) thread (1,0,0) in @kernel block2 at `store v143, v146`: data race")
+    );
 }
