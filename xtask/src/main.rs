@@ -29,6 +29,10 @@
 //!   PTX and `opt -O2 | llc -O2` PTX run on the GPU, compared with the interpreter and
 //!   timed (see `xtask::gpu_table`); `--write-doc` writes docs/gpu.md. Without a GPU
 //!   the GPU columns say "not yet measured".
+//! - `fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]`:
+//!   a fuzzing campaign on the stable toolchain (the `campaign` binary of the separate
+//!   `fuzz/` workspace, built with optimizations, debug assertions and overflow checks);
+//!   shrunk failures go to fuzz/regressions/<target>/ (see docs/fuzzing.md).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -51,9 +55,10 @@ fn main() -> ExitCode {
         Some("perf") => perf(&args[1..]),
         Some("downstream") => downstream(),
         Some("gpu-table") => gpu_table(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]|gpu-table [--write-doc]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]|gpu-table [--write-doc]|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
             );
             return ExitCode::from(2);
         }
@@ -363,4 +368,17 @@ fn gpu_table(args: &[String]) -> Result<(), String> {
         _ => return Err("usage: cargo xtask gpu-table [--write-doc]".into()),
     };
     xtask::gpu_table::run(&root(), write_doc)
+/// `cargo xtask fuzz ...`: build and run the fuzz crate's campaign driver (its own
+/// workspace, release profile with debug assertions and overflow checks), passing the
+/// arguments through.
+fn fuzz(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        return Err(
+            "usage: cargo xtask fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]"
+                .into(),
+        );
+    }
+    let mut cargo_args = vec!["run", "--release", "--quiet", "--bin", "campaign", "--"];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run(&root().join("fuzz"), "cargo", &cargo_args, &[])
 }
