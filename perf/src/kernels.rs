@@ -112,6 +112,8 @@ pub fn build(family: &str, n: usize) -> Result<Module, String> {
             let opts = GenOptions {
                 target_blocks: Some(n),
                 allow_calls: false,
+                // PTX emission rejects irreducible control flow.
+                allow_irreducible: false,
                 ..GenOptions::default()
             };
             let m = generate_kernel_module(&opts, &mut SplitMix64::new(0x5eed + n as u64)).0;

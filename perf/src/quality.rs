@@ -27,23 +27,33 @@ pub struct Figures {
 pub struct KernelQuality {
     /// The kernel's name (corpus file or example).
     pub kernel: String,
-    /// Gyre `-O`.
-    pub gyre: Figures,
-    /// `opt -O2` + `llc`.
-    pub llvm: Figures,
+    /// Gyre `-O` (None: Gyre did not compile it; `null` in the JSON).
+    pub gyre: Option<Figures>,
+    /// `opt -O2` + `llc` (None: LLVM did not).
+    pub llvm: Option<Figures>,
 }
 
-fn figures(v: &Value, what: &str) -> Result<Figures, String> {
+impl KernelQuality {
+    /// Both compilers' figures, when both compiled the kernel.
+    pub fn both(&self) -> Option<(&Figures, &Figures)> {
+        self.gyre.as_ref().zip(self.llvm.as_ref())
+    }
+}
+
+fn figures(v: &Value, what: &str) -> Result<Option<Figures>, String> {
+    if v.is_null() {
+        return Ok(None);
+    }
     let obj = v
         .as_object()
         .ok_or_else(|| format!("`{what}` is not an object"))?;
     let num = |k: &str| obj.get(k).and_then(Value::as_u64);
-    Ok(Figures {
+    Ok(Some(Figures {
         static_insts: num("static").ok_or_else(|| format!("`{what}.static` is missing"))?,
         dynamic: num("dynamic"),
         regs: num("regs"),
         spill_bytes: num("spill_bytes"),
-    })
+    }))
 }
 
 /// Parse the corpus harness's quality JSON.
@@ -95,11 +105,17 @@ fn opt_cell(v: Option<u64>) -> String {
 pub fn ratios(ks: &[KernelQuality]) -> (Vec<f64>, Vec<f64>) {
     let st = ks
         .iter()
-        .filter_map(|k| ratio(k.gyre.static_insts, k.llvm.static_insts))
+        .filter_map(|k| {
+            let (g, l) = k.both()?;
+            ratio(g.static_insts, l.static_insts)
+        })
         .collect();
     let dy = ks
         .iter()
-        .filter_map(|k| ratio(k.gyre.dynamic?, k.llvm.dynamic?))
+        .filter_map(|k| {
+            let (g, l) = k.both()?;
+            ratio(g.dynamic?, l.dynamic?)
+        })
         .collect();
     (st, dy)
 }
@@ -110,7 +126,8 @@ pub fn worse_dynamic(ks: &[KernelQuality]) -> Vec<(&str, u64, u64, f64)> {
     let mut v: Vec<_> = ks
         .iter()
         .filter_map(|k| {
-            let (g, l) = (k.gyre.dynamic?, k.llvm.dynamic?);
+            let (g, l) = k.both()?;
+            let (g, l) = (g.dynamic?, l.dynamic?);
             (g > l).then(|| (k.kernel.as_str(), g, l, g as f64 / l.max(1) as f64))
         })
         .collect();
@@ -126,23 +143,35 @@ pub fn render(ks: &[KernelQuality]) -> String {
     s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for k in ks {
         let r = |a: Option<f64>| a.map_or("-".into(), |r| format!("{r:.2}"));
+        let Some((g, l)) = k.both() else {
+            let fails = |f: &Option<Figures>| {
+                f.as_ref().map_or("does not compile".to_string(), |f| {
+                    f.static_insts.to_string()
+                })
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | - | - | - | - | - | - | - | - |",
+                k.kernel,
+                fails(&k.gyre),
+                fails(&k.llvm)
+            );
+            continue;
+        };
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             k.kernel,
-            k.gyre.static_insts,
-            k.llvm.static_insts,
-            r(ratio(k.gyre.static_insts, k.llvm.static_insts)),
-            opt_cell(k.gyre.dynamic),
-            opt_cell(k.llvm.dynamic),
-            r(k.gyre
-                .dynamic
-                .zip(k.llvm.dynamic)
-                .and_then(|(a, b)| ratio(a, b))),
-            opt_cell(k.gyre.regs),
-            opt_cell(k.llvm.regs),
-            opt_cell(k.gyre.spill_bytes),
-            opt_cell(k.llvm.spill_bytes),
+            g.static_insts,
+            l.static_insts,
+            r(ratio(g.static_insts, l.static_insts)),
+            opt_cell(g.dynamic),
+            opt_cell(l.dynamic),
+            r(g.dynamic.zip(l.dynamic).and_then(|(a, b)| ratio(a, b))),
+            opt_cell(g.regs),
+            opt_cell(l.regs),
+            opt_cell(g.spill_bytes),
+            opt_cell(l.spill_bytes),
         );
     }
     let (st, dy) = ratios(ks);
@@ -208,15 +237,18 @@ mod tests {
       {"kernel": "reduce.ll", "gyre": {"static": 30, "dynamic": null, "regs": 12, "spill_bytes": 0},
                               "llvm": {"static": 40, "dynamic": null, "regs": 10, "spill_bytes": 8}},
       {"kernel": "scan.ll",   "gyre": {"static": 50, "dynamic": 400, "regs": 16, "spill_bytes": 0},
-                              "llvm": {"static": 50, "dynamic": 500, "regs": 16, "spill_bytes": 0}}
+                              "llvm": {"static": 50, "dynamic": 500, "regs": 16, "spill_bytes": 0}},
+      {"kernel": "wmma.ll",   "gyre": null,
+                              "llvm": {"static": 111, "dynamic": null, "regs": 38, "spill_bytes": 0}}
     ]"#;
 
     #[test]
     fn parses_the_sample_and_renders_table_ratios_and_worse_list() {
         let ks = parse_quality_json(SAMPLE).expect("parses");
-        assert_eq!(ks.len(), 3);
-        assert_eq!(ks[1].gyre.dynamic, None);
-        assert_eq!(ks[1].llvm.spill_bytes, Some(8));
+        assert_eq!(ks.len(), 4);
+        assert_eq!(ks[1].gyre.as_ref().unwrap().dynamic, None);
+        assert_eq!(ks[1].llvm.as_ref().unwrap().spill_bytes, Some(8));
+        assert_eq!(ks[3].gyre, None);
         let (st, dy) = ratios(&ks);
         assert_eq!(st, [2.0, 0.75, 1.0]);
         assert_eq!(dy, [2.0, 0.8]);
@@ -239,6 +271,10 @@ mod tests {
         );
         assert!(md.contains("- `vecadd.ll`: 200 vs 100 (2.00x)"), "{md}");
         assert!(!md.contains("- `scan.ll`"), "{md}");
+        assert!(
+            md.contains("| wmma.ll | does not compile | 111 | - |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -73,7 +73,7 @@ fn ns_cell(v: Option<f64>) -> String {
 
 fn x_cell(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.1}x", a / b),
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => format!("{:.1}x", a / b),
         _ => "-".into(),
     }
 }
@@ -204,10 +204,14 @@ fn targets(r: &Report) -> Vec<Target> {
                     x_cell(Some(l), row.gyre_process.wall())
                 ),
             ),
+            // LLVM did not finish within the limit (or was skipped after a smaller size
+            // did not): the ratio is at least limit / Gyre.
             (Some(g), None) => (
-                Some(true),
+                Some(r.limit / g >= 100.0),
                 format!(
-                    "LLVM did not finish: opt {}, llc {} (Gyre {:.1} ms)",
+                    "> {:.0}x: LLVM did not finish within {:.0} s at this or a smaller size (opt {}, llc {}; Gyre {:.1} ms)",
+                    r.limit / g,
+                    r.limit,
                     row.opt.wall_cell(),
                     row.llc.wall_cell(),
                     g * 1e3
@@ -359,6 +363,8 @@ pub fn render(r: &Report) -> String {
                 let g = row.gyre_s(p).map(|x| ns_per_block(x, row.blocks));
                 let l = row.llvm_s(p).map(|x| ns_per_block(x, row.blocks));
                 let l_cell = match (&row.llvm_rows, l) {
+                    // Below `-time-passes`' 0.1 ms resolution.
+                    (_, Some(x)) if x == 0.0 => "< 0.1 ms".into(),
                     (_, Some(_)) => ns_cell(l),
                     (Outcome::Timeout(_), None) => "timeout".into(),
                     (Outcome::Crash(_), None) => "crash".into(),

@@ -209,6 +209,7 @@ fn local_quality(
         let opts = gyre_ir::generate::GenOptions {
             target_blocks: Some(30),
             allow_calls: false,
+            allow_irreducible: false,
             ..Default::default()
         };
         let (m, _) = gyre_ir::generate::generate_kernel_module(
@@ -278,8 +279,8 @@ fn local_quality(
             }
         };
         out.push(KernelQuality {
-            gyre: figs(&gptx, &gptx_path),
-            llvm: figs(&lptx_text, &lptx),
+            gyre: Some(figs(&gptx, &gptx_path)),
+            llvm: Some(figs(&lptx_text, &lptx)),
             kernel: name,
         });
     }
@@ -310,7 +311,7 @@ fn run() -> Result<(), String> {
         .copied()
         .filter(|f| a.families.is_empty() || a.families.iter().any(|g| g == f))
         .collect();
-    let limit = a.limit.unwrap_or(if a.quick { 10.0 } else { 120.0 });
+    let limit = a.limit.unwrap_or(if a.quick { 5.0 } else { 120.0 });
     let reps = a.reps.unwrap_or(if a.quick { 3 } else { 5 });
     let scratch = std::env::temp_dir().join(format!("gyre-perf-report-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
@@ -444,7 +445,11 @@ fn run() -> Result<(), String> {
     // Machine and versions.
     let cpu = read_field("/proc/cpuinfo", "model name").unwrap_or_else(|| "?".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let mem = read_field("/proc/meminfo", "MemTotal").unwrap_or_default();
+    let mem = read_field("/proc/meminfo", "MemTotal")
+        .and_then(|m| m.trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or("?".into(), |kb| {
+            format!("{:.1} GiB", kb / (1024.0 * 1024.0))
+        });
     let git = first_line(
         "git",
         &[
@@ -580,12 +585,14 @@ fn run() -> Result<(), String> {
     let mut bars_of = |ks: &[KernelQuality], name: &str, title: &str| {
         let bars: Vec<(String, f64)> = ks
             .iter()
-            .filter(|k| k.llvm.static_insts > 0)
-            .map(|k| {
-                (
-                    k.kernel.clone(),
-                    k.gyre.static_insts as f64 / k.llvm.static_insts as f64,
-                )
+            .filter_map(|k| {
+                let (g, l) = k.both()?;
+                (l.static_insts > 0).then(|| {
+                    (
+                        k.kernel.clone(),
+                        g.static_insts as f64 / l.static_insts as f64,
+                    )
+                })
             })
             .collect();
         if ratio_bars(&a.svg_dir.join(name), title, &bars).is_ok() {
@@ -606,9 +613,10 @@ fn run() -> Result<(), String> {
         let dy: Vec<(String, f64)> = ks
             .iter()
             .filter_map(|k| {
+                let (g, l) = k.both()?;
                 Some((
                     k.kernel.clone(),
-                    k.gyre.dynamic? as f64 / k.llvm.dynamic?.max(1) as f64,
+                    g.dynamic? as f64 / l.dynamic?.max(1) as f64,
                 ))
             })
             .collect();
