@@ -49,6 +49,8 @@ pub fn speed_plot(path: &Path, title: &str, series: &[Series]) -> Result<(), Str
         .configure_mesh()
         .x_desc("blocks")
         .y_desc("ns/block")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(err)?;
     for (i, s) in series.iter().enumerate() {
@@ -97,28 +99,32 @@ pub fn ratio_bars(path: &Path, title: &str, bars: &[(String, f64)]) -> Result<()
     let height = (60 + 18 * n).max(200) as u32;
     let root = SVGBackend::new(path, (900, height)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    // Room to the right of the longest bar for its label.
+    let max = max * 1.6;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(30)
-        .y_label_area_size(260)
+        .y_label_area_size(10)
         .build_cartesian_2d(0.0..max, 0.0..n as f64)
         .map_err(err)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .y_labels(n)
-        .y_label_formatter(&|y| {
-            let i = (*y - 0.5).round();
-            if i >= 0.0 && (i as usize) < labels.len() && (*y - 0.5 - i).abs() < 1e-6 {
-                labels[n - 1 - i as usize].clone()
-            } else {
-                String::new()
-            }
-        })
+        .disable_y_axis()
         .x_desc("Gyre / LLVM")
         .draw()
+        .map_err(err)?;
+    // Each bar's label (kernel and ratio) just right of it.
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, (name, r))| {
+            let y = (n - 1 - i) as f64;
+            Text::new(
+                format!("{name} {r:.2}"),
+                (*r + max * 0.01, y + 0.75),
+                ("sans-serif", 12),
+            )
+        }))
         .map_err(err)?;
     chart
         .draw_series(bars.iter().enumerate().map(|(i, (_, r))| {
@@ -169,6 +175,7 @@ mod tests {
         ratio_bars(&b, "static", &[("a".into(), 1.5), ("b".into(), 0.5)]).expect("plots");
         let text = std::fs::read_to_string(&b).unwrap();
         assert!(text.contains("<rect") && text.contains("Gyre / LLVM"));
+        assert!(text.contains("a 1.50") && text.contains("b 0.50"), "{text}");
         assert!(speed_plot(&dir.join("x.svg"), "none", &[]).is_err());
         assert!(ratio_bars(&dir.join("y.svg"), "none", &[]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
