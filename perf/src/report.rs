@@ -371,7 +371,7 @@ pub fn render(r: &Report) -> String {
                 let l = row.llvm_s(p).map(|x| ns_per_block(x, row.blocks));
                 let l_cell = match (&row.llvm_rows, l) {
                     // Below `-time-passes`' 0.1 ms resolution.
-                    (_, Some(x)) if x == 0.0 => "< 0.1 ms".into(),
+                    (_, Some(0.0)) => "< 0.1 ms".into(),
                     (_, Some(_)) => ns_cell(l),
                     (Outcome::Timeout(_), None) => "timeout".into(),
                     (Outcome::Crash(_), None) => "crash".into(),
