@@ -420,6 +420,8 @@ fn gpu_table(args: &[String]) -> Result<(), String> {
         _ => return Err("usage: cargo xtask gpu-table [--write-doc]".into()),
     };
     xtask::gpu_table::run(&root(), write_doc)
+}
+
 /// `cargo xtask fuzz ...`: build and run the fuzz crate's campaign driver (its own
 /// workspace, release profile with debug assertions and overflow checks), passing the
 /// arguments through.
