@@ -84,9 +84,11 @@
 
 mod emit;
 mod fmod;
+mod fold;
 mod nan;
 pub mod order;
 pub mod pcopy;
+mod space;
 pub mod uniform;
 
 use core::fmt;
