@@ -9,7 +9,7 @@
 use crate::fold::{address_folds, single_edge_aliases, Fold};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
-use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenOptions};
+use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
 use bitvec::vec::BitVec;
 use core::fmt::{self, Write};
 use cranelift_entity::{EntityRef, SecondaryMap};
@@ -253,6 +253,7 @@ fn func_header(f: &Function) -> String {
 pub(crate) fn emit_module(
     m: &Module,
     opts: &CodegenOptions,
+    flags: &CodegenFlags,
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     let mut helpers = Helpers::default();
@@ -283,8 +284,12 @@ pub(crate) fn emit_module(
             m,
             f,
             uni: BranchUniformity::new(&cache.uniformity),
-            canon: nan::observed_floats(f, cfg),
-            folds: address_folds(f),
+            canon: if flags.canonical_nans {
+                nan::observed_floats(f, cfg)
+            } else {
+                BitVec::repeat(false, f.dfg.num_values())
+            },
+            folds: address_folds(f, flags.fp_contract),
             alias: single_edge_aliases(f, cfg),
             spaces: infer_spaces(m, f),
             li,
@@ -1288,6 +1293,30 @@ impl FnEmitter<'_> {
     ) -> Result<(), CodegenError> {
         let is64 = self.ty(r) == Type::F64;
         let t = if is64 { "f64" } else { "f32" };
+        if op == Opcode::Fadd {
+            // A fused `fmul` operand (see `crate::fold`): one `fma.rn`.
+            let dfg = &self.f.dfg;
+            let fused = [(0, 1), (1, 0)]
+                .into_iter()
+                .find(|&(m, _)| self.folds[args[m]] == Fold::Fused);
+            if let Some((m, other)) = fused {
+                let ValueDef::Result(mi) = dfg.value_def(args[m]) else {
+                    unreachable!("only instruction results are fused")
+                };
+                let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
+                    unreachable!("Fold::Fused is an fmul")
+                };
+                let (x, y, c, d) = (
+                    self.v(margs[0]),
+                    self.v(margs[1]),
+                    self.v(args[other]),
+                    self.v(r),
+                );
+                ins!(self, "fma.rn.{t} {d}, {x}, {y}, {c}");
+                self.canonicalize(r);
+                return Ok(());
+            }
+        }
         let (a, b, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
         let name = match op {
             Opcode::Fadd => "add.rn",

@@ -8,6 +8,9 @@
 //!   not emitted: the `ptradd` is `mad.wide.s32 d, x, s, p` (`.u32` for `zext`), one
 //!   instruction instead of `cvt.s64.s32` + `mad.lo.s64`, keeping the index math 32-bit.
 //! - A constant used only as such folded indices is not emitted either.
+//! - Under `-C fp-contract=on` an `fmul` whose only use is an `fadd`, both `contract`
+//!   (under `fast`, any such pair), is not emitted: the `fadd` is `fma.rn` (llc's
+//!   contraction; one rounding instead of two, which `contract` allows).
 //!
 //! Skipping the defining instruction is sound because every register of this back end
 //! is written once per execution of its definition (block parameters on entry to their
@@ -15,9 +18,10 @@
 //! definition to the use redefines them without passing the folded definition again.
 //! O(instructions), one scan for use counts and one for decisions.
 
+use crate::FpContract;
 use cranelift_entity::SecondaryMap;
 use gyre_analysis::Cfg;
-use gyre_ir::{Block, Function, InstructionData, Opcode, Type, Value, ValueDef};
+use gyre_ir::{Block, Function, InstructionData, IntFlags, Opcode, Type, Value, ValueDef};
 
 /// How a value is emitted.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -29,6 +33,8 @@ pub(crate) enum Fold {
     Ext,
     /// Not at all: a constant used only as the index of folded `ptradd`s.
     Unused,
+    /// Not at all: an `fmul` the one `fadd` using it computes as `fma.rn`.
+    Fused,
     /// Not at all: an address `base + off` written into each access.
     Addr {
         /// The unfolded base pointer.
@@ -50,7 +56,7 @@ fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
 }
 
 /// Decide the folds of `f`.
-pub(crate) fn address_folds(f: &Function) -> SecondaryMap<Value, Fold> {
+pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<Value, Fold> {
     let dfg = &f.dfg;
     let mut folds: SecondaryMap<Value, Fold> = SecondaryMap::new();
     let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
@@ -73,8 +79,35 @@ pub(crate) fn address_folds(f: &Function) -> SecondaryMap<Value, Fold> {
         ValueDef::Result(i) => Some(dfg.inst(i)),
         _ => None,
     };
+    let may_fuse = |flags: IntFlags| match contract {
+        FpContract::Off => false,
+        FpContract::On => flags.contains(IntFlags::CONTRACT),
+        FpContract::Fast => true,
+    };
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
+            if let InstructionData::Binary {
+                opcode: Opcode::Fadd,
+                args,
+                flags,
+            } = *dfg.inst(inst)
+            {
+                if may_fuse(flags) && args[0] != args[1] {
+                    // At most one operand is fused; the emitter tries them in this order.
+                    let fusable = |v: Value| {
+                        uses[v] == 1
+                            && matches!(def(v), Some(&InstructionData::Binary {
+                                opcode: Opcode::Fmul,
+                                flags,
+                                ..
+                            }) if may_fuse(flags))
+                    };
+                    if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
+                        folds[m] = Fold::Fused;
+                    }
+                }
+                continue;
+            }
             let InstructionData::PtrAdd { args, scale } = *dfg.inst(inst) else {
                 continue;
             };

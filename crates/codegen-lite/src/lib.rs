@@ -215,6 +215,86 @@ pub struct CodegenOptions {
     pub sm: Sm,
 }
 
+/// When a multiply and an add become one `fma.rn` (llc's `-fp-contract`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum FpContract {
+    /// Never: every `fmul` and `fadd` is rounded on its own, exactly as the IR's
+    /// reference semantics (the interpreter) computes.
+    #[default]
+    Off,
+    /// Where the IR allows it: an `fmul` whose only use is an `fadd`, both with the
+    /// `contract` flag (imported from LLVM's `contract`/`fast`).
+    On,
+    /// Every `fmul` whose only use is an `fadd`, flags or not.
+    Fast,
+}
+
+impl FpContract {
+    /// The spellings, as `-C fp-contract=` takes them.
+    pub const WORDS: &'static [&'static str] = &["off", "on", "fast"];
+
+    /// The mode for `off`, `on` or `fast`.
+    pub fn from_name(s: &str) -> Option<FpContract> {
+        match s {
+            "off" => Some(FpContract::Off),
+            "on" => Some(FpContract::On),
+            "fast" => Some(FpContract::Fast),
+            _ => None,
+        }
+    }
+}
+
+/// Lowering choices that trade exactness against the IR's reference semantics for
+/// speed; the default keeps the IR's semantics bit for bit.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct CodegenFlags {
+    /// Multiply-add contraction (default [`FpContract::Off`]).
+    pub fp_contract: FpContract,
+    /// Canonicalize the NaNs whose bits may be observed (`setp.nan` + `selp`, see
+    /// docs/ptx.md); `false` leaves the hardware's NaN payloads, as llc does (default
+    /// `true`, what the IR says).
+    pub canonical_nans: bool,
+}
+
+impl Default for CodegenFlags {
+    fn default() -> Self {
+        CodegenFlags {
+            fp_contract: FpContract::Off,
+            canonical_nans: true,
+        }
+    }
+}
+
+impl CodegenFlags {
+    /// Apply one `-C` setting of the back end: `fp-contract=off|on|fast` or
+    /// `canonical-nans=true|false`. `Ok(false)` when `setting` is not a back-end
+    /// setting (a pass knob, for the caller to apply).
+    pub fn apply(&mut self, setting: &str) -> Result<bool, String> {
+        let Some((name, value)) = setting.split_once('=') else {
+            return Ok(false);
+        };
+        match name {
+            "fp-contract" => {
+                self.fp_contract = FpContract::from_name(value).ok_or_else(|| {
+                    format!(
+                        "fp-contract: '{value}' is not one of {}",
+                        FpContract::WORDS.join("|")
+                    )
+                })?;
+            }
+            "canonical-nans" => {
+                self.canonical_nans = match value {
+                    "true" | "1" | "on" => true,
+                    "false" | "0" | "off" => false,
+                    _ => return Err(format!("canonical-nans: '{value}' is not a bool")),
+                };
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// Why a module could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CodegenError {
@@ -302,9 +382,20 @@ pub fn compile_module_with(
     opts: &CodegenOptions,
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
+    compile_module_with_flags(module, opts, &CodegenFlags::default(), analyses)
+}
+
+/// [`compile_module_with`] with explicit [`CodegenFlags`] (fp contraction, NaN
+/// canonicalization).
+pub fn compile_module_with_flags(
+    module: &Module,
+    opts: &CodegenOptions,
+    flags: &CodegenFlags,
+    analyses: &mut ModuleAnalyses,
+) -> Result<String, CodegenError> {
     verify_module(module).map_err(CodegenError::Verify)?;
     check_static_shared(module)?;
-    emit::emit_module(module, opts, analyses)
+    emit::emit_module(module, opts, flags, analyses)
 }
 
 /// The most statically declared shared memory one kernel may reference, on every

@@ -34,7 +34,9 @@
 pub mod launches;
 pub mod report;
 
-use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
+use gyre_codegen_lite::{
+    compile_module_with_flags, mangle, CodegenFlags, CodegenOptions, FpContract, Sm,
+};
 use gyre_interp::{run_kernel, Arg, Config, ExecError, Launch, Memory};
 use gyre_ir::generate::SplitMix64;
 use gyre_ir::{AddrSpace, Module};
@@ -652,9 +654,17 @@ fn approx_opcodes(m: &Module) -> Vec<&'static str> {
     for f in m.functions.values() {
         for b in f.layout.blocks() {
             for i in f.layout.block_insts(b) {
-                let name = f.dfg.inst(i).opcode().name();
+                let data = f.dfg.inst(i);
+                let name = data.opcode().name();
                 if name.ends_with("_approx") && !out.contains(&name) {
                     out.push(name);
+                }
+                // `contract` multiply-adds may be fused (`-C fp-contract=on`): rounded
+                // once in PTX, twice in the interpreter.
+                if let gyre_ir::InstructionData::Binary { flags, .. } = data {
+                    if flags.contains(gyre_ir::IntFlags::CONTRACT) && !out.contains(&"contract") {
+                        out.push("contract");
+                    }
                 }
             }
         }
@@ -673,11 +683,22 @@ fn host_contents(host: &[HostGlobal], seed: u64) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Gyre's PTX for every target through ptxas; the sm_70 text for ptx-sim.
+/// Gyre's PTX for every target through ptxas (with `gyre compile`'s default
+/// `fp-contract=on`); the sm_70 text for ptx-sim.
 fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>) {
     let mut sm70 = None;
+    // What `gyre compile` does: contract where the IR allows it, as llc does.
+    let flags = CodegenFlags {
+        fp_contract: FpContract::On,
+        ..CodegenFlags::default()
+    };
     for sm in Sm::ALL {
-        let ptx = match compile_module(m, &CodegenOptions { sm }) {
+        let ptx = match compile_module_with_flags(
+            m,
+            &CodegenOptions { sm },
+            &flags,
+            &mut gyre_analysis::ModuleAnalyses::new(),
+        ) {
             Ok(p) => p,
             Err(e) => return (Outcome::Fail(format!("{}: {e}", sm.target())), None),
         };
@@ -1474,6 +1495,7 @@ fn sim_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gyre_codegen_lite::compile_module;
 
     #[test]
     fn static_instructions_count_only_instructions_of_bodies() {

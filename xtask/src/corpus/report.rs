@@ -182,7 +182,8 @@ fn totals(s: &Summary, out: &mut String) {
         out,
         "- Gyre's PTX vs the interpreter: bit for bit, except in the {} kernels with \
          hardware-approximate opcodes (`ex2_approx`, ...: the IR means the exact value \
-         rounded, PTX approximates it), where {} float words differ, scaled error at most \
+         rounded, PTX approximates it) or `contract` multiply-adds (fused into `fma` \
+         under `fp-contract=on`, rounded once), where {} float words differ, scaled error at most \
          {:.1e}. Gyre's PTX vs llc's PTX: {} float words differ, scaled error at most \
          {:.1e} (tolerance {TOLERANCE:e}), at most {} ulp.",
         s.approx_kernels,
@@ -264,11 +265,12 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          - **sim**: Gyre's sm_70 PTX and llc's PTX run in ptx-sim on the same inputs; \
          Gyre's buffers must match the interpreter's bit for bit (NaN payloads aside; \
          float buffers within the tolerance below when the kernel uses a \
-         hardware-approximate opcode) \
+         hardware-approximate opcode or has `contract` flags, which Gyre's PTX fuses \
+         into `fma` as `gyre compile` does) \
          and llc's exactly on integer buffers and, on buffers filled with floats, within \
-         `|a - b| <= {:e} * max(1, |a|, |b|)` (llc contracts `contract` multiply-adds \
-         into `fma`, Gyre does not; a fused result that cancels to near zero is many ulps \
-         off but close in absolute terms); a buffer's type is not known, so an integer \
+         `|a - b| <= {:e} * max(1, |a|, |b|)` (both contract `contract` multiply-adds \
+         into `fma`, not always the same pairs; a fused result that cancels to near zero \
+         is many ulps off but close in absolute terms); a buffer's type is not known, so an integer \
          result in a float-filled buffer gets the tolerance too. The `printf` output and \
          a failed `assert` of both PTX texts must be exactly the interpreter's. A run the \
          interpreter rejects is not compared.\n\n\
