@@ -633,6 +633,10 @@ impl FnEmitter<'_> {
         let params: Vec<Value> = self.f.dfg.block_params(entry).to_vec();
         let kernel = self.f.kind == FuncKind::Kernel;
         for (i, p) in params.into_iter().enumerate() {
+            if self.folds[p] == Fold::Unused {
+                // Nothing reads it (a kernel's `byval` copy included).
+                continue;
+            }
             let ty = self.ty(p);
             let d = self.v(p);
             if let (true, Some(b)) = (kernel, self.f.byval_param(i)) {
@@ -1220,6 +1224,24 @@ impl FnEmitter<'_> {
                 r
             }
         };
+        if op == Opcode::Iadd {
+            // A fused `imul` operand (see `crate::fold`): one `mad.lo`.
+            let fused = [(0, 1), (1, 0)]
+                .into_iter()
+                .find(|&(m, _)| self.folds[args[m]] == Fold::MulAdd);
+            if let Some((m, other)) = fused {
+                let dfg = &self.f.dfg;
+                let ValueDef::Result(mi) = dfg.value_def(args[m]) else {
+                    unreachable!("only instruction results are fused")
+                };
+                let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
+                    unreachable!("Fold::MulAdd is an imul")
+                };
+                let (x, y, c) = (self.v(margs[0]), self.v(margs[1]), self.v(args[other]));
+                ins!(self, "mad.lo.s{w} {d}, {x}, {y}, {c}");
+                return;
+            }
+        }
         match op {
             Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
                 let a = self.v(args[0]);

@@ -11,6 +11,8 @@
 //! - Under `-C fp-contract=on` an `fmul` whose only use is an `fadd`, both `contract`
 //!   (under `fast`, any such pair), is not emitted: the `fadd` is `fma.rn` (llc's
 //!   contraction; one rounding instead of two, which `contract` allows).
+//! - An `i32`/`i64` `imul` whose only use is an `iadd` is not emitted: the `iadd` is
+//!   `mad.lo.s32`/`.s64` (wrapping arithmetic, the same bits).
 //!
 //! Skipping the defining instruction is sound because every register of this back end
 //! is written once per execution of its definition (block parameters on entry to their
@@ -31,10 +33,13 @@ pub(crate) enum Fold {
     None,
     /// Not at all: a `sext`/`zext` of an `i32` the one `ptradd` using it widens itself.
     Ext,
-    /// Not at all: a constant used only as the index of folded `ptradd`s.
+    /// Not at all: a constant used only as the index of folded `ptradd`s, or a
+    /// function parameter nothing uses (not loaded from the parameter space).
     Unused,
     /// Not at all: an `fmul` the one `fadd` using it computes as `fma.rn`.
     Fused,
+    /// Not at all: an `i32`/`i64` `imul` the one `iadd` using it computes as `mad.lo`.
+    MulAdd,
     /// Not at all: an address `base + off` written into each access.
     Addr {
         /// The unfolded base pointer.
@@ -108,6 +113,31 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 }
                 continue;
             }
+            if let InstructionData::Binary {
+                opcode: Opcode::Iadd,
+                args,
+                ..
+            } = *dfg.inst(inst)
+            {
+                let ty = dfg.value_type(args[0]);
+                if matches!(ty, Type::I32 | Type::I64) && args[0] != args[1] {
+                    // At most one operand; the emitter tries them in this order.
+                    let fusable = |v: Value| {
+                        uses[v] == 1
+                            && matches!(
+                                def(v),
+                                Some(&InstructionData::Binary {
+                                    opcode: Opcode::Imul,
+                                    ..
+                                })
+                            )
+                    };
+                    if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
+                        folds[m] = Fold::MulAdd;
+                    }
+                }
+                continue;
+            }
             let InstructionData::PtrAdd { args, scale } = *dfg.inst(inst) else {
                 continue;
             };
@@ -142,6 +172,14 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 }
                 _ => {}
             }
+        }
+    }
+    for p in f
+        .entry_block()
+        .map_or(&[][..], |e| dfg.block_params(e))
+    {
+        if uses[*p] == 0 {
+            folds[*p] = Fold::Unused;
         }
     }
     folds
