@@ -174,10 +174,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
             }
         }
     }
-    for p in f
-        .entry_block()
-        .map_or(&[][..], |e| dfg.block_params(e))
-    {
+    for p in f.entry_block().map_or(&[][..], |e| dfg.block_params(e)) {
         if uses[*p] == 0 {
             folds[*p] = Fold::Unused;
         }
