@@ -272,14 +272,10 @@ pub(crate) fn emit_module(
                 what: c.to_string(),
             },
         })?;
+        // Irreducible cycles need nothing special: PTX branches anywhere, the block
+        // order places every reachable block once, parallel copies are per edge, and the
+        // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
-        if let Some(c) = li.irreducible_cycles().first() {
-            return Err(CodegenError::Irreducible {
-                func: f.name.clone(),
-                entries: c.entries.clone(),
-                blocks: c.blocks.clone(),
-            });
-        }
         let mut e = FnEmitter {
             m,
             f,

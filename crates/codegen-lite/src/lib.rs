@@ -1,6 +1,6 @@
 //! A direct lowering of Gyre IR modules to PTX text.
 //!
-//! [`compile_module`] verifies the module, rejects irreducible control flow, and emits
+//! [`compile_module`] verifies the module (any control flow, irreducible too) and emits
 //! one `.entry` per kernel and one `.func` per device function. Every SSA value gets its
 //! own PTX virtual register (ptxas does the real register allocation); block parameters
 //! become parallel copies on the incoming edges, sequentialized with a temporary for
@@ -300,8 +300,8 @@ impl CodegenFlags {
 pub enum CodegenError {
     /// The module does not pass the IR verifier.
     Verify(VerifierErrors),
-    /// A function has a cycle with several entries; PTX lowering needs reducible control
-    /// flow (run a transform that makes it reducible first).
+    /// A function has a cycle with several entries. No longer produced: irreducible
+    /// control flow compiles (kept so that callers matching on it still build).
     Irreducible {
         /// The function's name.
         func: String,
@@ -366,8 +366,8 @@ impl std::error::Error for CodegenError {}
 
 /// Lower a module to PTX text for `opts.sm`.
 ///
-/// The module must verify; a function with irreducible control flow is an error naming
-/// the blocks of the cycle. Never panics on bad input.
+/// The module must verify; any control flow compiles, irreducible cycles included.
+/// Never panics on bad input.
 pub fn compile_module(module: &Module, opts: &CodegenOptions) -> Result<String, CodegenError> {
     compile_module_with(module, opts, &mut ModuleAnalyses::new())
 }
