@@ -16,10 +16,11 @@
 //!   `--write-doc` writes docs/conformance.md (and docs/scev-conformance.md). Fails when
 //!   a target is missed. `--scev` runs only the scalar-evolution stage (backedge-taken
 //!   counts against LLVM's `print<scalar-evolution>` on both corpora).
-//! - `corpus [--write-doc] [--runs N] [FILE...]`: real CUDA kernels end to end (import,
-//!   verify, `-O` with verify-each, PTX through ptxas, interpreter before/after, llc and
-//!   ptx-sim; see `xtask::corpus`); `--write-doc` writes docs/corpus.md. Fails when a
-//!   target is missed.
+//! - `corpus [--write-doc] [--quality-json FILE] [--runs N] [FILE...]`: real CUDA
+//!   kernels end to end (import, verify, `-O` with verify-each, PTX through ptxas,
+//!   interpreter before/after, llc and ptx-sim; see `xtask::corpus`); `--write-doc`
+//!   writes docs/corpus.md, `--quality-json` the PTX-quality rows (Gyre vs LLVM) as
+//!   JSON. Fails when a target is missed.
 //! - `perf passes [args...]`: time Gyre's loop passes against LLVM 14's (`perf/`, the
 //!   `passes` binary);
 //! - `perf analyses [args...]`: time Gyre's CFG, dominator tree and loops against
@@ -61,7 +62,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [--quick] [args...]|perf analyses|passes [args...]|gpu-table [--write-doc]|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--quality-json FILE] [--runs N] [FILE...]|perf [--quick] [args...]|perf analyses|passes [args...]|gpu-table [--write-doc]|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
             );
             return ExitCode::from(2);
         }
@@ -367,12 +368,20 @@ fn scev_conformance(root: &std::path::Path, write_doc: bool) -> Result<(), Strin
 fn corpus(args: &[String]) -> Result<(), String> {
     use xtask::corpus::{self, report, Setup, Tools};
     let mut write_doc = false;
+    let mut quality_json = None;
     let mut runs = 3;
     let mut only = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--write-doc" => write_doc = true,
+            "--quality-json" => {
+                quality_json = Some(
+                    it.next()
+                        .ok_or("corpus: --quality-json needs a file name")?
+                        .clone(),
+                )
+            }
             "--runs" => {
                 runs = it
                     .next()
@@ -405,6 +414,11 @@ fn corpus(args: &[String]) -> Result<(), String> {
         std::fs::write(&path, report::document(&setup, &reports, &summary))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
+    }
+    if let Some(path) = quality_json {
+        std::fs::write(&path, report::quality_json(&reports))
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
+        println!("wrote {path}");
     }
     if summary.unmet.is_empty() {
         Ok(())

@@ -4,7 +4,7 @@ use crate::input;
 use crate::opt::{pipeline, run_passes, PassFlags, Phases};
 use crate::CliError;
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_codegen_lite::{compile_module_with, CodegenOptions, Sm};
+use gyre_codegen_lite::{compile_module_with_flags, CodegenFlags, CodegenOptions, FpContract, Sm};
 use gyre_ir::{FuncKind, Module, Opcode};
 use gyre_transforms::ModuleAnalyses;
 
@@ -82,9 +82,30 @@ pub fn divergent_barriers(module: &Module) -> Vec<(String, String, String)> {
     found
 }
 
+/// The back end's `-C` settings (`fp-contract`, `canonical-nans`, see
+/// [`CodegenFlags::apply`]) and the flags with the remaining (pass) knobs. `gyre
+/// compile` contracts where the IR allows it (`fp-contract=on`), as llc does by default.
+pub fn codegen_flags(flags: &PassFlags) -> Result<(CodegenFlags, PassFlags), CliError> {
+    let mut cg = CodegenFlags {
+        fp_contract: FpContract::On,
+        ..CodegenFlags::default()
+    };
+    let mut rest = flags.clone();
+    rest.knobs.clear();
+    for s in &flags.knobs {
+        match cg.apply(s) {
+            Ok(true) => {}
+            Ok(false) => rest.knobs.push(s.clone()),
+            Err(e) => return Err(CliError(format!("-C {s}: {e}"))),
+        }
+    }
+    Ok((cg, rest))
+}
+
 /// `gyre compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
-    let pipeline = pipeline(&args.flags)?;
+    let (cg, pass_flags) = codegen_flags(&args.flags)?;
+    let pipeline = pipeline(&pass_flags)?;
     let mut phases = Phases::default();
     let (name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
     phases.time("verify", || input::verify(&name, &module))?;
@@ -94,7 +115,7 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     let mut analyses = ModuleAnalyses::new();
     if let Some(p) = &pipeline {
         phases.time("passes", || {
-            run_passes(&args.flags, p, &mut module, &mut analyses)
+            run_passes(&pass_flags, p, &mut module, &mut analyses)
         })?;
     }
     let barriers = phases.time("divergent-barrier check", || divergent_barriers(&module));
@@ -112,7 +133,7 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     }
     let ptx = phases
         .time("emission", || {
-            compile_module_with(&module, &CodegenOptions { sm: args.sm }, &mut analyses)
+            compile_module_with_flags(&module, &CodegenOptions { sm: args.sm }, &cg, &mut analyses)
         })
         .map_err(|e| CliError(format!("{name}: error: {e}")))?;
     phases.time("write", || {

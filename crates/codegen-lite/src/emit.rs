@@ -6,15 +6,18 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
+use crate::fold::{address_folds, single_edge_aliases, Fold};
+use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
-use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenOptions};
+use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
 use bitvec::vec::BitVec;
 use core::fmt::{self, Write};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::{Analyses, Cfg, LoopInfo, ModuleAnalyses};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
-    IntCC, Linkage, MemOrder, MemScope, Module, Opcode, SpecialReg, Type, Value, VoteMode,
+    IntCC, Linkage, MemOrder, MemScope, Module, Opcode, SpecialReg, Type, Value, ValueDef,
+    VoteMode,
 };
 
 /// A PTX register class.
@@ -109,6 +112,24 @@ macro_rules! ins {
         let _ = write!($s.out, $($arg)*);
         $s.out.push_str(";\n");
     }};
+}
+
+/// A memory operand's contents: a register and a byte offset (`%rd3`, `%rd3+8`,
+/// `%rd3+-4`, PTX's `[reg+imm]` form as llc writes it).
+#[derive(Copy, Clone)]
+struct Addr {
+    reg: Reg,
+    off: i64,
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.off == 0 {
+            write!(f, "{}", self.reg)
+        } else {
+            write!(f, "{}+{}", self.reg, self.off)
+        }
+    }
 }
 
 /// All-ones mask of an integer type's width.
@@ -232,6 +253,7 @@ fn func_header(f: &Function) -> String {
 pub(crate) fn emit_module(
     m: &Module,
     opts: &CodegenOptions,
+    flags: &CodegenFlags,
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     let mut helpers = Helpers::default();
@@ -250,19 +272,24 @@ pub(crate) fn emit_module(
                 what: c.to_string(),
             },
         })?;
+        // Irreducible cycles need nothing special: PTX branches anywhere, the block
+        // order places every reachable block once, parallel copies are per edge, and the
+        // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
-        if let Some(c) = li.irreducible_cycles().first() {
-            return Err(CodegenError::Irreducible {
-                func: f.name.clone(),
-                entries: c.entries.clone(),
-                blocks: c.blocks.clone(),
-            });
-        }
         let mut e = FnEmitter {
             m,
             f,
             uni: BranchUniformity::new(&cache.uniformity),
-            canon: nan::observed_floats(f, cfg),
+            canon: if flags.canonical_nans {
+                nan::observed_floats(f, cfg)
+            } else {
+                BitVec::repeat(false, f.dfg.num_values())
+            },
+            folds: address_folds(f, flags.fp_contract),
+            alias: single_edge_aliases(f, cfg),
+            spaces: infer_spaces(m, f),
+            li,
+            escaping: BitVec::new(),
             regs: SecondaryMap::with_default(0),
             counts: [0; 5],
             out: String::new(),
@@ -369,6 +396,18 @@ struct FnEmitter<'a> {
     uni: BranchUniformity<'a>,
     /// Float values whose NaNs must be canonical (see [`nan`]).
     canon: BitVec,
+    /// Values folded into their uses (see [`crate::fold`]).
+    folds: SecondaryMap<Value, Fold>,
+    /// Block parameters that share their only argument's register.
+    alias: SecondaryMap<Value, Option<Value>>,
+    /// Generic pointers held as addresses of a specific space (see [`crate::space`]).
+    spaces: SecondaryMap<Value, Option<AddrSpace>>,
+    /// The function's loops.
+    li: &'a LoopInfo,
+    /// Per value: a loop header's parameter whose register is read outside the loop
+    /// (directly or through an alias), so its back-edge copies may not run on the exit
+    /// path (see [`FnEmitter::brif`]).
+    escaping: BitVec,
     /// Register number per value (0: none yet).
     regs: SecondaryMap<Value, u32>,
     /// Registers used per class.
@@ -416,7 +455,10 @@ impl FnEmitter<'_> {
     }
 
     /// The register of a value.
-    fn v(&mut self, v: Value) -> Reg {
+    fn v(&mut self, mut v: Value) -> Reg {
+        while let Some(a) = self.alias[v] {
+            v = a;
+        }
         let class = Class::of(self.ty(v));
         let n = match self.regs[v] {
             0 => {
@@ -428,6 +470,28 @@ impl FnEmitter<'_> {
             n => n,
         };
         Reg { class, n }
+    }
+
+    /// The memory operand of an access through `ptr`: its register, or the base and
+    /// offset of a folded `ptradd`.
+    fn addr(&mut self, ptr: Value) -> Addr {
+        match self.folds[ptr] {
+            Fold::Addr { base, off } => Addr {
+                reg: self.v(base),
+                off,
+            },
+            _ => Addr {
+                reg: self.v(ptr),
+                off: 0,
+            },
+        }
+    }
+
+    /// The space an access through `ptr` names: its type's, or the inferred one.
+    fn space(&self, ptr: Value) -> AddrSpace {
+        self.spaces[ptr]
+            .or(self.ty(ptr).addr_space())
+            .unwrap_or(AddrSpace::Generic)
     }
 
     /// A fresh temporary.
@@ -473,6 +537,7 @@ impl FnEmitter<'_> {
             });
         }
 
+        self.find_escaping(cfg);
         self.load_params(entry);
         let order = order::block_order(cfg, li);
         for (i, &b) in order.iter().enumerate() {
@@ -505,11 +570,69 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
+    /// Mark the loop-header parameters whose registers are read outside their loop.
+    fn find_escaping(&mut self, cfg: &Cfg) {
+        let f = self.f;
+        let dfg = &f.dfg;
+        let mut escaping: BitVec = BitVec::repeat(false, dfg.num_values());
+        for &b in cfg.rpo() {
+            for inst in f.layout.block_insts(b) {
+                dfg.for_each_inst_value(inst, |mut v| {
+                    while let Some(a) = self.alias[v] {
+                        v = a;
+                    }
+                    if let ValueDef::Param(h, _) = dfg.value_def(v) {
+                        if let Some(l) = self.li.innermost_loop(h) {
+                            if self.li.header(l) == h && !self.li.contains(l, b) {
+                                escaping.set(v.index(), true);
+                            }
+                        }
+                    }
+                });
+            }
+        }
+        self.escaping = escaping;
+    }
+
+    /// May the copies of an edge from `from` to `to` run before the branch that picks
+    /// between `to` and `other`, on `other`'s path too? Yes for a back edge to a loop
+    /// header whose parameters are never read outside the loop when `other` leaves the
+    /// loop (a parameter is redefined before any read once the loop is re-entered),
+    /// provided no copy overwrites the branch condition.
+    fn copies_may_precede(
+        &self,
+        from: Block,
+        to: Block,
+        other: Block,
+        copies: &[(Reg, Reg)],
+        cond: Reg,
+    ) -> bool {
+        let li = self.li;
+        let Some(l) = li.innermost_loop(to) else {
+            return false;
+        };
+        li.header(l) == to
+            && to != other
+            && li.contains(l, from)
+            && !li.contains(l, other)
+            && copies.iter().all(|&(d, _)| d != cond)
+            && self
+                .f
+                .dfg
+                .block_params(to)
+                .iter()
+                .all(|p| !self.escaping[p.index()])
+    }
+
     /// Load the parameters into the entry block's parameter registers.
     fn load_params(&mut self, entry: Block) {
         let params: Vec<Value> = self.f.dfg.block_params(entry).to_vec();
         let kernel = self.f.kind == FuncKind::Kernel;
         for (i, p) in params.into_iter().enumerate() {
+            if self.folds[p] == Fold::Unused {
+                // Nothing reads it (a kernel's `byval` copy included).
+                continue;
+            }
             let ty = self.ty(p);
             let d = self.v(p);
             if let (true, Some(b)) = (kernel, self.f.byval_param(i)) {
@@ -557,6 +680,12 @@ impl FnEmitter<'_> {
                         ins!(self, "setp.ne.b32 {d}, {t}, 0");
                     }
                     Type::Ptr(AddrSpace::Global) => {
+                        let t = self.tmp(Class::B64);
+                        ins!(self, "ld.param.u64 {t}, [$$param{i}]");
+                        ins!(self, "cvta.to.global.u64 {d}, {t}");
+                    }
+                    // A generic pointer whose web was inferred global (`crate::space`).
+                    Type::Ptr(AddrSpace::Generic) if self.spaces[p].is_some() => {
                         let t = self.tmp(Class::B64);
                         ins!(self, "ld.param.u64 {t}, [$$param{i}]");
                         ins!(self, "cvta.to.global.u64 {d}, {t}");
@@ -643,6 +772,10 @@ impl FnEmitter<'_> {
         let dfg = &f.dfg;
         let data = dfg.inst(inst);
         let result = dfg.inst_result(inst);
+        if result.is_some_and(|r| self.folds[r] != Fold::None) {
+            // Emitted inside its uses (addresses, `mad.wide`).
+            return Ok(());
+        }
         match *data {
             InstructionData::IntConst { imm } => {
                 let r = result.expect("iconst has a result");
@@ -740,6 +873,18 @@ impl FnEmitter<'_> {
                 let r = result.expect("ptradd has a result");
                 let d = self.v(r);
                 let base = self.v(args[0]);
+                if self.folds[args[1]] == Fold::Ext {
+                    let ValueDef::Result(ext) = dfg.value_def(args[1]) else {
+                        unreachable!("only instruction results are folded")
+                    };
+                    let InstructionData::Unary { opcode, arg } = *dfg.inst(ext) else {
+                        unreachable!("Fold::Ext is a sext or zext")
+                    };
+                    let s = if opcode == Opcode::Sext { "s" } else { "u" };
+                    let i = self.v(arg);
+                    ins!(self, "mad.wide.{s}32 {d}, {i}, {scale}, {base}");
+                    return Ok(());
+                }
                 match self.ty(args[1]) {
                     Type::I64 => {
                         let i = self.v(args[1]);
@@ -764,8 +909,8 @@ impl FnEmitter<'_> {
             InstructionData::Load { ptr, flags } => {
                 let r = result.expect("load has a result");
                 let ty = self.ty(r);
-                let space = self.ty(ptr).addr_space().unwrap_or(AddrSpace::Generic);
-                let p = self.v(ptr);
+                let space = self.space(ptr);
+                let p = self.addr(ptr);
                 let vol = if flags.volatile && volatile_ok(space) {
                     ".volatile"
                 } else {
@@ -785,8 +930,8 @@ impl FnEmitter<'_> {
             }
             InstructionData::Store { args, flags } => {
                 let ty = self.ty(args[0]);
-                let space = self.ty(args[1]).addr_space().unwrap_or(AddrSpace::Generic);
-                let p = self.v(args[1]);
+                let space = self.space(args[1]);
+                let p = self.addr(args[1]);
                 let vol = if flags.volatile && volatile_ok(space) {
                     ".volatile"
                 } else {
@@ -810,7 +955,7 @@ impl FnEmitter<'_> {
                 let r = result.expect("atomics have a result");
                 let sem = self.atom_sem(order, scope);
                 let ty = self.ty(r);
-                let space = self.ty(args[0]).addr_space().unwrap_or(AddrSpace::Generic);
+                let space = self.space(args[0]);
                 let w = if ty.bits() == 64 { "64" } else { "32" };
                 let o = match (op, ty.is_float()) {
                     (AtomicOp::Add, true) => format!("add.f{w}"),
@@ -829,19 +974,24 @@ impl FnEmitter<'_> {
                 if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
-                let (p, v, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
+                let (p, v, d) = (self.addr(args[0]), self.v(args[1]), self.v(r));
                 ins!(self, "atom{sem}{}.{o} {d}, [{p}], {v}", space_qual(space));
             }
             InstructionData::AtomicCas { args, order, scope } => {
                 let r = result.expect("atomics have a result");
                 let sem = self.atom_sem(order, scope);
                 let ty = self.ty(r);
-                let space = self.ty(args[0]).addr_space().unwrap_or(AddrSpace::Generic);
+                let space = self.space(args[0]);
                 if !matches!(ty, Type::I32 | Type::I64) {
                     return Err(self.err(inst, format!("atomic_cas on {ty}")));
                 }
                 let w = ty.bits();
-                let (p, e, n, d) = (self.v(args[0]), self.v(args[1]), self.v(args[2]), self.v(r));
+                let (p, e, n, d) = (
+                    self.addr(args[0]),
+                    self.v(args[1]),
+                    self.v(args[2]),
+                    self.v(r),
+                );
                 ins!(
                     self,
                     "atom{sem}{}.cas.b{w} {d}, [{p}], {e}, {n}",
@@ -855,7 +1005,9 @@ impl FnEmitter<'_> {
                 let gspace = g.space;
                 let d = self.v(r);
                 match self.ty(r).addr_space() {
-                    Some(AddrSpace::Generic) if gspace != AddrSpace::Generic => {
+                    Some(AddrSpace::Generic)
+                        if gspace != AddrSpace::Generic && self.spaces[r].is_none() =>
+                    {
                         let t = self.tmp(Class::B64);
                         ins!(self, "mov.u64 {t}, {name}");
                         ins!(self, "cvta.{}.u64 {d}, {t}", space_name(gspace));
@@ -1068,6 +1220,24 @@ impl FnEmitter<'_> {
                 r
             }
         };
+        if op == Opcode::Iadd {
+            // A fused `imul` operand (see `crate::fold`): one `mad.lo`.
+            let fused = [(0, 1), (1, 0)]
+                .into_iter()
+                .find(|&(m, _)| self.folds[args[m]] == Fold::MulAdd);
+            if let Some((m, other)) = fused {
+                let dfg = &self.f.dfg;
+                let ValueDef::Result(mi) = dfg.value_def(args[m]) else {
+                    unreachable!("only instruction results are fused")
+                };
+                let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
+                    unreachable!("Fold::MulAdd is an imul")
+                };
+                let (x, y, c) = (self.v(margs[0]), self.v(margs[1]), self.v(args[other]));
+                ins!(self, "mad.lo.s{w} {d}, {x}, {y}, {c}");
+                return;
+            }
+        }
         match op {
             Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
                 let a = self.v(args[0]);
@@ -1141,6 +1311,30 @@ impl FnEmitter<'_> {
     ) -> Result<(), CodegenError> {
         let is64 = self.ty(r) == Type::F64;
         let t = if is64 { "f64" } else { "f32" };
+        if op == Opcode::Fadd {
+            // A fused `fmul` operand (see `crate::fold`): one `fma.rn`.
+            let dfg = &self.f.dfg;
+            let fused = [(0, 1), (1, 0)]
+                .into_iter()
+                .find(|&(m, _)| self.folds[args[m]] == Fold::Fused);
+            if let Some((m, other)) = fused {
+                let ValueDef::Result(mi) = dfg.value_def(args[m]) else {
+                    unreachable!("only instruction results are fused")
+                };
+                let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
+                    unreachable!("Fold::Fused is an fmul")
+                };
+                let (x, y, c, d) = (
+                    self.v(margs[0]),
+                    self.v(margs[1]),
+                    self.v(args[other]),
+                    self.v(r),
+                );
+                ins!(self, "fma.rn.{t} {d}, {x}, {y}, {c}");
+                self.canonicalize(r);
+                return Ok(());
+            }
+        }
         let (a, b, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
         let name = match op {
             Opcode::Fadd => "add.rn",
@@ -1391,6 +1585,16 @@ impl FnEmitter<'_> {
                 match (fs, ts) {
                     (AddrSpace::Generic, AddrSpace::Generic) => ins!(self, "mov.b64 {d}, {a}"),
                     (AddrSpace::Generic, s) => ins!(self, "cvta.to.{}.u64 {d}, {a}", space_name(s)),
+                    // The result's web holds `s`-space addresses (see `crate::space`).
+                    (_, AddrSpace::Generic)
+                        if self
+                            .f
+                            .dfg
+                            .inst_result(inst)
+                            .is_some_and(|r| self.spaces[r].is_some()) =>
+                    {
+                        ins!(self, "mov.b64 {d}, {a}")
+                    }
                     (s, AddrSpace::Generic) => ins!(self, "cvta.{}.u64 {d}, {a}", space_name(s)),
                     _ => return Err(self.err(inst, "addrspace_cast between two specific spaces")),
                 }
@@ -1504,7 +1708,25 @@ impl FnEmitter<'_> {
             }
             return;
         }
-        if ct.is_empty() {
+        let from = self.f.layout.inst_block(inst);
+        let early = |s: &Self, to: Block, other: Block, copies: &[(Reg, Reg)]| {
+            from.is_some_and(|b| s.copies_may_precede(b, to, other, copies, c))
+        };
+        if ct.is_empty() && early(self, eb, tb, &ce) {
+            // The back edge's copies first, then one branch (a loop latch as llc
+            // writes it: `@!p bra header`, falling through to the exit).
+            self.copies(&ce);
+            ins!(self, "@!{c} {bra} {}", label(eb));
+            if next != Some(tb) {
+                ins!(self, "bra.uni {}", label(tb));
+            }
+        } else if ce.is_empty() && early(self, tb, eb, &ct) {
+            self.copies(&ct);
+            ins!(self, "@{c} {bra} {}", label(tb));
+            if next != Some(eb) {
+                ins!(self, "bra.uni {}", label(eb));
+            }
+        } else if ct.is_empty() {
             ins!(self, "@{c} {bra} {}", label(tb));
             self.copies(&ce);
             if next != Some(eb) {

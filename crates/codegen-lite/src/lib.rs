@@ -1,6 +1,6 @@
 //! A direct lowering of Gyre IR modules to PTX text.
 //!
-//! [`compile_module`] verifies the module, rejects irreducible control flow, and emits
+//! [`compile_module`] verifies the module (any control flow, irreducible too) and emits
 //! one `.entry` per kernel and one `.func` per device function. Every SSA value gets its
 //! own PTX virtual register (ptxas does the real register allocation); block parameters
 //! become parallel copies on the incoming edges, sequentialized with a temporary for
@@ -84,9 +84,11 @@
 
 mod emit;
 mod fmod;
+mod fold;
 mod nan;
 pub mod order;
 pub mod pcopy;
+mod space;
 pub mod uniform;
 
 use core::fmt;
@@ -213,13 +215,93 @@ pub struct CodegenOptions {
     pub sm: Sm,
 }
 
+/// When a multiply and an add become one `fma.rn` (llc's `-fp-contract`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum FpContract {
+    /// Never: every `fmul` and `fadd` is rounded on its own, exactly as the IR's
+    /// reference semantics (the interpreter) computes.
+    #[default]
+    Off,
+    /// Where the IR allows it: an `fmul` whose only use is an `fadd`, both with the
+    /// `contract` flag (imported from LLVM's `contract`/`fast`).
+    On,
+    /// Every `fmul` whose only use is an `fadd`, flags or not.
+    Fast,
+}
+
+impl FpContract {
+    /// The spellings, as `-C fp-contract=` takes them.
+    pub const WORDS: &'static [&'static str] = &["off", "on", "fast"];
+
+    /// The mode for `off`, `on` or `fast`.
+    pub fn from_name(s: &str) -> Option<FpContract> {
+        match s {
+            "off" => Some(FpContract::Off),
+            "on" => Some(FpContract::On),
+            "fast" => Some(FpContract::Fast),
+            _ => None,
+        }
+    }
+}
+
+/// Lowering choices that trade exactness against the IR's reference semantics for
+/// speed; the default keeps the IR's semantics bit for bit.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct CodegenFlags {
+    /// Multiply-add contraction (default [`FpContract::Off`]).
+    pub fp_contract: FpContract,
+    /// Canonicalize the NaNs whose bits may be observed (`setp.nan` + `selp`, see
+    /// docs/ptx.md); `false` leaves the hardware's NaN payloads, as llc does (default
+    /// `true`, what the IR says).
+    pub canonical_nans: bool,
+}
+
+impl Default for CodegenFlags {
+    fn default() -> Self {
+        CodegenFlags {
+            fp_contract: FpContract::Off,
+            canonical_nans: true,
+        }
+    }
+}
+
+impl CodegenFlags {
+    /// Apply one `-C` setting of the back end: `fp-contract=off|on|fast` or
+    /// `canonical-nans=true|false`. `Ok(false)` when `setting` is not a back-end
+    /// setting (a pass knob, for the caller to apply).
+    pub fn apply(&mut self, setting: &str) -> Result<bool, String> {
+        let Some((name, value)) = setting.split_once('=') else {
+            return Ok(false);
+        };
+        match name {
+            "fp-contract" => {
+                self.fp_contract = FpContract::from_name(value).ok_or_else(|| {
+                    format!(
+                        "fp-contract: '{value}' is not one of {}",
+                        FpContract::WORDS.join("|")
+                    )
+                })?;
+            }
+            "canonical-nans" => {
+                self.canonical_nans = match value {
+                    "true" | "1" | "on" => true,
+                    "false" | "0" | "off" => false,
+                    _ => return Err(format!("canonical-nans: '{value}' is not a bool")),
+                };
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// Why a module could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CodegenError {
     /// The module does not pass the IR verifier.
     Verify(VerifierErrors),
-    /// A function has a cycle with several entries; PTX lowering needs reducible control
-    /// flow (run a transform that makes it reducible first).
+    /// A function has a cycle with several entries. No longer produced: irreducible
+    /// control flow compiles (kept so that callers matching on it still build).
     Irreducible {
         /// The function's name.
         func: String,
@@ -284,8 +366,8 @@ impl std::error::Error for CodegenError {}
 
 /// Lower a module to PTX text for `opts.sm`.
 ///
-/// The module must verify; a function with irreducible control flow is an error naming
-/// the blocks of the cycle. Never panics on bad input.
+/// The module must verify; any control flow compiles, irreducible cycles included.
+/// Never panics on bad input.
 pub fn compile_module(module: &Module, opts: &CodegenOptions) -> Result<String, CodegenError> {
     compile_module_with(module, opts, &mut ModuleAnalyses::new())
 }
@@ -300,9 +382,20 @@ pub fn compile_module_with(
     opts: &CodegenOptions,
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
+    compile_module_with_flags(module, opts, &CodegenFlags::default(), analyses)
+}
+
+/// [`compile_module_with`] with explicit [`CodegenFlags`] (fp contraction, NaN
+/// canonicalization).
+pub fn compile_module_with_flags(
+    module: &Module,
+    opts: &CodegenOptions,
+    flags: &CodegenFlags,
+    analyses: &mut ModuleAnalyses,
+) -> Result<String, CodegenError> {
     verify_module(module).map_err(CodegenError::Verify)?;
     check_static_shared(module)?;
-    emit::emit_module(module, opts, analyses)
+    emit::emit_module(module, opts, flags, analyses)
 }
 
 /// The most statically declared shared memory one kernel may reference, on every

@@ -123,6 +123,8 @@ pub struct TestFile {
     pub runs: Vec<Located>,
     /// `; target: sm_XX` (compile).
     pub target: Option<Located>,
+    /// `; codegen: fp-contract=on canonical-nans=false` (compile): back-end settings.
+    pub codegen: Option<Located>,
     /// `; source: PATH`: the module is that file (from the workspace root), not this one.
     pub source: Option<Located>,
     /// `; precise-output`: the whole output must equal the output section.
@@ -149,6 +151,7 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
         unverified: false,
         runs: Vec::new(),
         target: None,
+        codegen: None,
         source: None,
         precise: false,
         directives: Vec::new(),
@@ -273,6 +276,10 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
             "target" => {
                 t.target = Some(located);
                 applies.push(("target", line, &[TestKind::Compile]));
+            }
+            "codegen" => {
+                t.codegen = Some(located);
+                applies.push(("codegen", line, &[TestKind::Compile]));
             }
             "source" => t.source = Some(located),
             _ => match DirectiveKind::from_keyword(key) {

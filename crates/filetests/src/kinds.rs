@@ -4,7 +4,7 @@
 use crate::file::{FileError, TestFile, TestKind};
 use crate::{Outcome, Runner};
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_codegen_lite::{compile_module, CodegenOptions, Sm};
+use gyre_codegen_lite::{compile_module_with_flags, CodegenFlags, CodegenOptions, Sm};
 use gyre_interp::{assert_same_behaviour, run_kernel, Arg, Inputs, Launch, Memory};
 use gyre_ir::verifier::verify_function;
 use gyre_ir::{write_module, Module};
@@ -107,8 +107,28 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                 }
                 None => (Sm::Sm80, 1),
             };
-            p.text = compile_module(module, &CodegenOptions { sm })
-                .map_err(|e| FileError::at(line, format!("codegen failed: {e}")))?;
+            let mut flags = CodegenFlags::default();
+            if let Some(c) = &t.codegen {
+                for setting in c.value.split_whitespace() {
+                    match flags.apply(setting) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            return Err(FileError::at(
+                                c.line,
+                                format!("unknown codegen setting '{setting}'"),
+                            ))
+                        }
+                        Err(e) => return Err(FileError::at(c.line, e)),
+                    }
+                }
+            }
+            p.text = compile_module_with_flags(
+                module,
+                &CodegenOptions { sm },
+                &flags,
+                &mut gyre_analysis::ModuleAnalyses::new(),
+            )
+            .map_err(|e| FileError::at(line, format!("codegen failed: {e}")))?;
             p.sm = Some(sm);
         }
         TestKind::Import => p.text = print_module(module),

@@ -407,9 +407,10 @@ impl Opcode {
         }
     }
 
-    /// Which integer flags (`nsw`, `nuw`, `exact`) this opcode accepts.
+    /// Which flags (`nsw`, `nuw`, `exact`, `contract`) this opcode accepts.
     pub fn allowed_flags(self) -> IntFlags {
         match self {
+            Opcode::Fadd | Opcode::Fsub | Opcode::Fmul => IntFlags::CONTRACT,
             Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
                 IntFlags::NSW.union(IntFlags::NUW)
             }
@@ -430,7 +431,9 @@ impl fmt::Display for Opcode {
     }
 }
 
-/// Poison-generating flags of integer arithmetic, as in LLVM.
+/// Flags of binary arithmetic, as in LLVM: the poison-generating flags of integer
+/// arithmetic, and `contract` on `fadd`/`fsub`/`fmul` (LLVM's fast-math flag of that
+/// name: the result may be computed as part of a fused multiply-add, rounded once).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct IntFlags(u8);
 
@@ -443,6 +446,10 @@ impl IntFlags {
     pub const NUW: IntFlags = IntFlags(2);
     /// Exact: a non-zero remainder (or shifted-out one bits) is poison.
     pub const EXACT: IntFlags = IntFlags(4);
+    /// Contract (floats): an `fmul` and the `fadd` using it, both `contract`, may be
+    /// computed as one `fma` (a single rounding). The interpreter rounds each step, which
+    /// is always one of the allowed results.
+    pub const CONTRACT: IntFlags = IntFlags(8);
 
     /// Both sets of flags.
     pub const fn union(self, o: IntFlags) -> IntFlags {
@@ -462,6 +469,7 @@ impl IntFlags {
             (Self::NSW, "nsw"),
             (Self::NUW, "nuw"),
             (Self::EXACT, "exact"),
+            (Self::CONTRACT, "contract"),
         ]
         .into_iter()
         .filter(move |(f, _)| self.contains(*f))
@@ -473,6 +481,7 @@ impl IntFlags {
             "nsw" => Self::NSW,
             "nuw" => Self::NUW,
             "exact" => Self::EXACT,
+            "contract" => Self::CONTRACT,
             _ => return None,
         })
     }

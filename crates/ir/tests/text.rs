@@ -971,7 +971,12 @@ fn random_module(seed: u64) -> Module {
                 o if o.is_int_binary() || o.is_float_binary() => {
                     let allowed = o.allowed_flags();
                     let mut flags = IntFlags::NONE;
-                    for fl in [IntFlags::NSW, IntFlags::NUW, IntFlags::EXACT] {
+                    for fl in [
+                        IntFlags::NSW,
+                        IntFlags::NUW,
+                        IntFlags::EXACT,
+                        IntFlags::CONTRACT,
+                    ] {
                         if allowed.contains(fl) && rng.below(2) == 0 {
                             flags = flags.union(fl);
                         }

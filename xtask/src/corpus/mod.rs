@@ -10,8 +10,9 @@
 //! 4. runs the input and the optimized module in the interpreter on the same launch and
 //!    random inputs ([`launches`]) and compares every buffer bit for bit (**interp**);
 //!    a run where the input itself fails is "not comparable" with the error;
-//! 5. compiles the input `.ll` with LLVM 14 `llc -mcpu=sm_70` (libdevice linked first
-//!    when the kernel calls `__nv_*` functions) (**llc**), then runs llc's PTX and Gyre's
+//! 5. compiles the input `.ll` with LLVM 14 `opt -O2 | llc -O2 -mcpu=sm_70` (libdevice
+//!    linked first when the kernel calls `__nv_*` functions) (**llc**), then runs llc's
+//!    PTX and Gyre's
 //!    sm_70 PTX in ptx-sim on the same inputs: Gyre's buffers must equal the
 //!    interpreter's bit for bit, and llc's exactly on integer buffers and within
 //!    [`TOLERANCE`] on float buffers (**sim**).
@@ -23,12 +24,19 @@
 //! [`interp_reads_host_constants`]). Every global-space global is compared after the
 //! run like a buffer.
 //!
-//! [`report`] turns the results into totals, target checks and docs/corpus.md.
+//! Along the way it measures the quality of both PTX texts ([`Quality`]): static
+//! instructions, `ptxas -v` registers and spills, and the instructions ptx-sim executes
+//! on the first compared launch.
+//!
+//! [`report`] turns the results into totals, target checks, the quality table,
+//! docs/corpus.md and the `--quality-json` rows.
 
 pub mod launches;
 pub mod report;
 
-use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
+use gyre_codegen_lite::{
+    compile_module_with_flags, mangle, CodegenFlags, CodegenOptions, FpContract, Sm,
+};
 use gyre_interp::{run_kernel, Arg, Config, ExecError, Launch, Memory};
 use gyre_ir::generate::SplitMix64;
 use gyre_ir::{AddrSpace, Module};
@@ -92,6 +100,8 @@ pub struct Tools {
     pub ptxas: Option<PathBuf>,
     /// LLVM 14 `llc`.
     pub llc: Option<PathBuf>,
+    /// LLVM 14 `opt` (the `-O2` run before llc; without it llc reads the input as is).
+    pub opt: Option<PathBuf>,
     /// LLVM 14 `llvm-link` (only for kernels that call libdevice).
     pub llvm_link: Option<PathBuf>,
     /// `libdevice.10.bc`.
@@ -106,6 +116,7 @@ impl Tools {
         use gyre_test_tools::{find, Tool};
         let ptxas = find(Tool::Ptxas);
         let llc = find(Tool::Llc);
+        let opt = find(Tool::Opt);
         let llvm_link = llc.as_ref().and_then(|llc| {
             let sibling = llc.with_file_name(
                 llc.file_name()
@@ -126,6 +137,7 @@ impl Tools {
         Tools {
             ptxas,
             llc,
+            opt,
             llvm_link,
             libdevice,
         }
@@ -205,6 +217,155 @@ pub struct Report {
     pub seconds: f64,
     /// The kernel uses `extern __shared__` arrays (dynamic shared memory).
     pub dynamic_shared: bool,
+    /// Quality of Gyre's sm_70 PTX (absent when there is none).
+    pub gyre_quality: Option<Quality>,
+    /// Quality of LLVM's (`opt -O2 | llc -O2 -mcpu=sm_70`) PTX.
+    pub llvm_quality: Option<Quality>,
+}
+
+/// Code-quality figures of one PTX text of a kernel, all for sm_70.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quality {
+    /// Instructions in the kernel's `.entry` body and the bodies of the `.func`s the
+    /// text defines (device functions, helpers): not directives, labels or braces
+    /// ([`static_instructions`]).
+    pub static_insts: u64,
+    /// Instructions ptx-sim executed (all threads, guarded-off ones included) on the
+    /// first launch the sim stage compared; `None` when there was none.
+    pub dynamic: Option<u64>,
+    /// `ptxas -v -arch=sm_70`: registers of the kernel (0 without ptxas).
+    pub regs: u32,
+    /// `ptxas -v -arch=sm_70`: bytes of spill stores plus spill loads of the kernel.
+    pub spill_bytes: u64,
+}
+
+/// Static PTX instructions of `ptx` for [`Quality::static_insts`]: statements (split at
+/// `;`, comments dropped) inside function bodies (`.entry` of `kernel` and every
+/// `.func` with a body) that are neither directives (`.reg`, `.param`, `.pragma`, ...)
+/// nor empty once labels and scope braces are stripped.
+pub fn static_instructions(ptx: &str, kernel: &str) -> u64 {
+    let mut count = 0;
+    // Brace depth; a body is counted while inside a counted function's braces.
+    let mut depth = 0u32;
+    let mut counted = false;
+    // Whether the function header being read (`.entry`/`.func` up to its `{`) counts.
+    let mut header: Option<bool> = None;
+    for line in ptx.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        if depth == 0 {
+            let t = line.trim_start();
+            if let Some(rest) = t
+                .strip_prefix(".visible .entry ")
+                .or_else(|| t.strip_prefix(".entry "))
+            {
+                let name = rest.split(['(', ' ']).next().unwrap_or("");
+                header = Some(name == kernel);
+            } else if t.starts_with(".func ") || t.starts_with(".visible .func ") {
+                header = Some(true);
+            } else if t.starts_with(".extern ") {
+                header = None;
+            }
+        }
+        for stmt in line.split_inclusive([';', '{', '}']) {
+            let mut body = stmt.trim();
+            if body.ends_with('{') {
+                if depth == 0 {
+                    counted = header.take().unwrap_or(false);
+                }
+                depth += 1;
+                body = body[..body.len() - 1].trim();
+            } else if body.ends_with('}') {
+                depth = depth.saturating_sub(1);
+                body = body[..body.len() - 1].trim();
+            }
+            if depth == 0 {
+                // A prototype or declaration ends its header without a body.
+                if body.ends_with(';') {
+                    header = None;
+                }
+                continue;
+            }
+            if !counted || !body.ends_with(';') {
+                continue;
+            }
+            // A leading label (`$L__BB3:`, `LBB0_1:`) belongs to the next instruction.
+            let mut b = body;
+            while let Some((l, r)) = b.split_once(':') {
+                if l.trim().contains(char::is_whitespace) || l.contains('[') {
+                    break;
+                }
+                b = r;
+            }
+            let b = b.trim();
+            if b.len() > 1 && !b.starts_with('.') {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// `ptxas -v -arch=sm_70` on `ptx`: the registers and spill bytes (stores plus loads)
+/// of entry `kernel`, or why not.
+pub fn ptxas_usage(ptxas: &Path, ptx: &str, kernel: &str) -> Result<(u32, u64), String> {
+    let dir = std::env::temp_dir().join("gyre-corpus");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join(format!("{}.{kernel}.quality.ptx", std::process::id()));
+    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
+    let out = Command::new(ptxas)
+        .args(["-v", "-arch=sm_70", "-o", "/dev/null"])
+        .arg(&file)
+        .output();
+    let _ = std::fs::remove_file(&file);
+    let out = out.map_err(|e| format!("cannot run ptxas: {e}"))?;
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    parse_ptxas_usage(&text, kernel)
+        .ok_or_else(|| format!("no ptxas -v figures for {kernel}: {}", text.trim()))
+}
+
+/// The registers and spill bytes of entry `kernel` in `ptxas -v` output.
+pub fn parse_ptxas_usage(text: &str, kernel: &str) -> Option<(u32, u64)> {
+    let start = format!("Compiling entry function '{kernel}'");
+    let mut lines = text.lines().skip_while(|l| !l.contains(&start)).skip(1);
+    let mut spill = None;
+    for l in lines.by_ref() {
+        if l.contains("Compiling entry function") {
+            break;
+        }
+        if l.contains("spill stores") {
+            // "0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads"
+            let mut n = 0u64;
+            for part in l.split(',') {
+                if part.contains("spill") {
+                    n += part.split_whitespace().next()?.parse::<u64>().ok()?;
+                }
+            }
+            spill = Some(n);
+        }
+        if let Some(rest) = l.split("Used ").nth(1) {
+            let regs = rest.split_whitespace().next()?.parse().ok()?;
+            return Some((regs, spill.unwrap_or(0)));
+        }
+    }
+    None
+}
+
+/// The static and `ptxas -v` figures of one PTX text (dynamic ones come from the sim
+/// stage).
+fn quality(setup: &Setup, ptx: &str, kernel: &str) -> Quality {
+    let (regs, spill_bytes) = setup
+        .tools
+        .ptxas
+        .as_ref()
+        .and_then(|p| ptxas_usage(p, ptx, kernel).ok())
+        .unwrap_or((0, 0));
+    Quality {
+        static_insts: static_instructions(ptx, kernel),
+        dynamic: None,
+        regs,
+        spill_bytes,
+    }
 }
 
 impl Report {
@@ -319,6 +480,8 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         interp_closeness: Closeness::default(),
         seconds: 0.0,
         dynamic_shared: uses_dynamic_shared(&src),
+        gyre_quality: None,
+        llvm_quality: None,
     };
     // LLVM's side does not depend on Gyre's import.
     let llc_ptx = llc_compile(setup, &e.file, &path, &src);
@@ -331,6 +494,9 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         }),
         Err(o) => o.clone(),
     };
+    if let Ok(ptx) = &llc_ptx {
+        r.llvm_quality = Some(quality(setup, ptx, &Producer::Llc.kernel_name(&e.symbol)));
+    }
     let input = match gyre_llvm::import_module(&src) {
         Ok(m) => m,
         Err(errs) => {
@@ -371,6 +537,9 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
     let (ptx_outcome, gyre_ptx) = gyre_ptx(setup, &optimized);
     r.ptx = ptx_outcome;
     let kernel = e.symbol.as_str();
+    if let Some(ptx) = &gyre_ptx {
+        r.gyre_quality = Some(quality(setup, ptx, &Producer::Gyre.kernel_name(kernel)));
+    }
     let host = host_globals(&src, &input);
     let Some(fid) = input.func_by_name(kernel) else {
         r.interp = Outcome::Fail(format!("no kernel @{kernel} in the imported module"));
@@ -393,7 +562,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         (None, _) => skipped("no Gyre PTX"),
         (Some(g), llc) => {
             r.approx = approx_opcodes(&optimized);
-            let (o, vs_llc, vs_interp) = sim_stage(
+            let (o, vs_llc, vs_interp, steps) = sim_stage(
                 g,
                 llc.as_ref().ok().map(String::as_str),
                 kernel,
@@ -405,6 +574,12 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             );
             r.closeness = vs_llc;
             r.interp_closeness = vs_interp;
+            if let (Some(q), Some((g, l))) = (&mut r.gyre_quality, steps) {
+                q.dynamic = Some(g);
+                if let (Some(lq), Some(l)) = (&mut r.llvm_quality, l) {
+                    lq.dynamic = Some(l);
+                }
+            }
             o
         }
     };
@@ -479,9 +654,17 @@ fn approx_opcodes(m: &Module) -> Vec<&'static str> {
     for f in m.functions.values() {
         for b in f.layout.blocks() {
             for i in f.layout.block_insts(b) {
-                let name = f.dfg.inst(i).opcode().name();
+                let data = f.dfg.inst(i);
+                let name = data.opcode().name();
                 if name.ends_with("_approx") && !out.contains(&name) {
                     out.push(name);
+                }
+                // `contract` multiply-adds may be fused (`-C fp-contract=on`): rounded
+                // once in PTX, twice in the interpreter.
+                if let gyre_ir::InstructionData::Binary { flags, .. } = data {
+                    if flags.contains(gyre_ir::IntFlags::CONTRACT) && !out.contains(&"contract") {
+                        out.push("contract");
+                    }
                 }
             }
         }
@@ -500,11 +683,22 @@ fn host_contents(host: &[HostGlobal], seed: u64) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Gyre's PTX for every target through ptxas; the sm_70 text for ptx-sim.
+/// Gyre's PTX for every target through ptxas (with `gyre compile`'s default
+/// `fp-contract=on`); the sm_70 text for ptx-sim.
 fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>) {
     let mut sm70 = None;
+    // What `gyre compile` does: contract where the IR allows it, as llc does.
+    let flags = CodegenFlags {
+        fp_contract: FpContract::On,
+        ..CodegenFlags::default()
+    };
     for sm in Sm::ALL {
-        let ptx = match compile_module(m, &CodegenOptions { sm }) {
+        let ptx = match compile_module_with_flags(
+            m,
+            &CodegenOptions { sm },
+            &flags,
+            &mut gyre_analysis::ModuleAnalyses::new(),
+        ) {
             Ok(p) => p,
             Err(e) => return (Outcome::Fail(format!("{}: {e}", sm.target())), None),
         };
@@ -561,15 +755,40 @@ fn llc_compile(setup: &Setup, file: &str, path: &Path, src: &str) -> Result<Stri
         }
         input = linked;
     }
-    // llc runs NVVMReflect itself (NVPTX's IR passes), so libdevice's __nvvm_reflect
-    // calls fold without a separate opt step.
+    // LLVM's side is `opt -O2 | llc -O2`, the pipeline clang runs, so the quality
+    // figures compare Gyre with LLVM's whole optimizer. llc runs NVVMReflect itself
+    // (NVPTX's IR passes) for libdevice's __nvvm_reflect calls either way.
+    let optimized = dir.join(format!("{}.{file}.opt.bc", std::process::id()));
+    let mut llc_input = input.clone();
+    if let Some(opt) = &setup.tools.opt {
+        let out = Command::new(opt)
+            .args(["-O2", "-mcpu=sm_70", "-o"])
+            .arg(&optimized)
+            .arg(&input)
+            .output()
+            .map_err(|e| Outcome::Fail(format!("cannot run opt: {e}")))?;
+        if !out.status.success() {
+            if uses_libdevice {
+                let _ = std::fs::remove_file(&input);
+            }
+            return Err(Outcome::Fail(format!(
+                "opt -O2: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )));
+        }
+        llc_input = optimized.clone();
+    }
     let out = Command::new(llc)
         .args(["-march=nvptx64", "-mcpu=sm_70", "-O2", "-o", "-"])
-        .arg(&input)
+        .arg(&llc_input)
         .output();
     if uses_libdevice {
         let _ = std::fs::remove_file(&input);
     }
+    let _ = std::fs::remove_file(&optimized);
     let out = out.map_err(|e| Outcome::Fail(format!("cannot run llc: {e}")))?;
     if !out.status.success() {
         return Err(Outcome::Fail(format!(
@@ -849,6 +1068,8 @@ struct SimOut {
     printed: String,
     /// The failed device assertion that ended the run, if one did.
     assert: Option<String>,
+    /// Instructions executed (ptx-sim's count; 0 when an assertion ended the run).
+    steps: u64,
 }
 
 /// Run one PTX text in ptx-sim on a case: what it did, or the error (a failed
@@ -922,8 +1143,12 @@ fn sim_run(
         dynamic_shared_bytes: DYNAMIC_SHARED,
         ..sim::RunOptions::default()
     };
+    let mut steps = 0;
     let assert = match sim::run_kernel_with_options(&m, &kname, &launch, &params, &mut mem, &opts) {
-        Ok(_) => None,
+        Ok(stats) => {
+            steps = stats.instructions;
+            None
+        }
         Err(e) => match (&e.kind, &e.location) {
             (sim::SimErrorKind::AssertFailed(a), Some(at)) => Some(assertion(
                 &a.file,
@@ -957,6 +1182,7 @@ fn sim_run(
         bufs: out,
         printed,
         assert,
+        steps,
     })
 }
 
@@ -1103,6 +1329,11 @@ fn same_events(
     None
 }
 
+/// What [`sim_stage`] found: the outcome, the closeness to llc's PTX and to the
+/// interpreter, and the instructions executed on the first compared case by Gyre's PTX
+/// and (when run) llc's.
+type SimStage = (Outcome, Closeness, Closeness, Option<(u64, Option<u64>)>);
+
 /// ptx-sim stage: Gyre's PTX against llc's PTX and against the interpreter's output.
 #[allow(clippy::too_many_arguments)]
 fn sim_stage(
@@ -1114,8 +1345,9 @@ fn sim_stage(
     host: &[HostGlobal],
     interp: &[Option<InterpRun>],
     approx: bool,
-) -> (Outcome, Closeness, Closeness) {
+) -> SimStage {
     let mut worst = Closeness::default();
+    let mut steps = None;
     let mut vs_interp = Closeness::default();
     let mut compared = 0;
     let mut not_comparable = None;
@@ -1141,7 +1373,14 @@ fn sim_stage(
         let m = &run.mem;
         let gout = match sim_run(gyre, Producer::Gyre, kernel, plan, case, host, &contents) {
             Ok(g) => g,
-            Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
+            Err(e) => {
+                return (
+                    Outcome::Fail(format!("seed {seed}: {e}")),
+                    worst,
+                    vs_interp,
+                    None,
+                )
+            }
         };
         // printf output and a failed assertion: exactly the interpreter's.
         let ip = printed(m);
@@ -1150,7 +1389,12 @@ fn sim_stage(
             (&gout.printed, &gout.assert),
             "interpreter vs Gyre's PTX in ptx-sim",
         ) {
-            return (Outcome::Fail(format!("seed {seed}: {d}")), worst, vs_interp);
+            return (
+                Outcome::Fail(format!("seed {seed}: {d}")),
+                worst,
+                vs_interp,
+                None,
+            );
         }
         let g = &gout.bufs;
         let names = names(case);
@@ -1179,22 +1423,37 @@ fn sim_stage(
                         )),
                         worst,
                         vs_interp,
+                        None,
                     )
                 }
             }
         }
+        let mut llc_steps = None;
         if let Some(t) = llc {
             let lout = match sim_run(t, Producer::Llc, kernel, plan, case, host, &contents) {
                 Ok(l) => l,
-                Err(e) => return (Outcome::Fail(format!("seed {seed}: {e}")), worst, vs_interp),
+                Err(e) => {
+                    return (
+                        Outcome::Fail(format!("seed {seed}: {e}")),
+                        worst,
+                        vs_interp,
+                        None,
+                    )
+                }
             };
             if let Some(d) = same_events(
                 (&gout.printed, &gout.assert),
                 (&lout.printed, &lout.assert),
                 "Gyre's PTX vs llc's PTX in ptx-sim",
             ) {
-                return (Outcome::Fail(format!("seed {seed}: {d}")), worst, vs_interp);
+                return (
+                    Outcome::Fail(format!("seed {seed}: {d}")),
+                    worst,
+                    vs_interp,
+                    None,
+                );
             }
+            llc_steps = Some(lout.steps);
             let l = lout.bufs;
             for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
                 if absent(k, gb) || absent(k, lb) {
@@ -1211,10 +1470,14 @@ fn sim_stage(
                             )),
                             worst,
                             vs_interp,
+                            None,
                         )
                     }
                 }
             }
+        }
+        if compared == 0 {
+            steps = Some((gout.steps, llc_steps));
         }
         compared += 1;
     }
@@ -1226,12 +1489,70 @@ fn sim_stage(
             None => format!("{n} runs, without llc"),
         }),
     };
-    (o, worst, vs_interp)
+    (o, worst, vs_interp, steps)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gyre_codegen_lite::compile_module;
+
+    #[test]
+    fn static_instructions_count_only_instructions_of_bodies() {
+        let ptx = "\
+.version 6.0
+.target sm_70
+.address_size 64
+.func (.param .b32 r) f(.param .b32 a);
+.global .align 4 .b8 g[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+.visible .entry k(
+\t.param .u64 p
+)
+{
+\t.reg .b32 %r<3>; // a comment; with a semicolon
+\tld.param.u64 %rd1, [p];
+$L__BB1:
+\t@%p1 bra $L__BB1;
+\t{ .param .b32 a0;
+\tst.param.b32 [a0], %r1;
+\tcall (r0), f, (a0);
+\t}
+LBB0_1: add.s32 %r1, %r1, 1;
+\t.pragma \"nounroll\";
+\tret;
+}
+.visible .entry other()
+{
+\tret;
+\tret;
+}
+.func (.param .b32 r) f(.param .b32 a)
+{
+\tret;
+}
+";
+        // k: ld.param, bra, st.param, call, add, ret; f: ret; not `other`.
+        assert_eq!(static_instructions(ptx, "k"), 7);
+        assert_eq!(static_instructions(ptx, "other"), 3);
+    }
+
+    #[test]
+    fn ptxas_usage_is_read_for_the_kernel() {
+        let text = "\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'a' for 'sm_70'
+ptxas info    : Function properties for a
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 9 registers, used 0 barriers, 360 bytes cmem[0]
+ptxas info    : Compiling entry function 'k' for 'sm_70'
+ptxas info    : Function properties for k
+    8 bytes stack frame, 12 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 400 bytes cmem[0]
+";
+        assert_eq!(parse_ptxas_usage(text, "a"), Some((9, 0)));
+        assert_eq!(parse_ptxas_usage(text, "k"), Some((255, 16)));
+        assert_eq!(parse_ptxas_usage(text, "z"), None);
+    }
 
     #[test]
     fn ulp_distance() {
@@ -1358,11 +1679,11 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         // other format differs.
         let opts = CodegenOptions { sm: Sm::Sm70 };
         let ptx = compile_module(&m, &opts).expect("compiles");
-        let (o, _, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
+        let (o, _, _, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
         assert!(o.passed(), "{o:?}");
         let other = gyre_llvm::import_module(&PRINTS.replace("t=%d", "u=%d")).expect("imports");
         let wrong = compile_module(&other, &opts).expect("compiles");
-        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
+        let (o, _, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
         assert!(
             o.failure().is_some_and(|r| r.contains("printf output")),
             "{o:?}"
@@ -1423,14 +1744,19 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         let (_, mems) = interp_stage(&m, &m, "k", &plan, &cases, &[]);
         let opts = CodegenOptions { sm: Sm::Sm70 };
         let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
-        let (o, _, _) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
+        let (o, _, _, steps) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
         assert!(o.passed(), "{o:?}");
+        // The same text on both sides executes the same number of instructions.
+        assert!(
+            matches!(steps, Some((g, Some(l))) if g > 0 && g == l),
+            "{steps:?}"
+        );
         let changed =
             gyre_llvm::import_module(&KERNEL.replace("fadd float %v, 1.0", "fadd float %v, 2.0"))
                 .expect("the changed kernel imports");
         let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
         // Wrong against the interpreter...
-        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
+        let (o, _, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &[], &mems, false);
         assert!(
             o.failure()
                 .is_some_and(|r| r.contains("interpreter vs Gyre's PTX")),
@@ -1438,12 +1764,12 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         );
         // ...and against another compiler's PTX, when the interpreter could not run.
         let none = vec![None; cases.len()];
-        let (o, _, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &cases, &[], &none, false);
+        let (o, _, _, _) = sim_stage(&ptx, Some(&wrong), "k", &plan, &cases, &[], &none, false);
         assert!(
             matches!(&o, Outcome::NotComparable(_)),
             "without interpreter runs nothing is compared: {o:?}"
         );
-        let (o, _, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
+        let (o, _, _, _) = sim_stage(&wrong, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
         assert!(o.failure().is_some(), "{o:?}");
     }
 
@@ -1484,13 +1810,13 @@ entry:
         );
         let opts = CodegenOptions { sm: Sm::Sm70 };
         let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
-        let (o, _, _) = sim_stage(&ptx, None, "k", &plan, &cases, &host, &mems, false);
+        let (o, _, _, _) = sim_stage(&ptx, None, "k", &plan, &cases, &host, &mems, false);
         assert!(o.passed(), "{o:?}");
         // A wrong value left in @cnt is found.
         let changed = gyre_llvm::import_module(&GLOBALS.replace("add i32 %v, 1", "add i32 %v, 2"))
             .expect("the changed kernel imports");
         let wrong = compile_module(&changed, &opts).expect("the changed kernel compiles");
-        let (o, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &host, &mems, false);
+        let (o, _, _, _) = sim_stage(&wrong, None, "k", &plan, &cases, &host, &mems, false);
         assert!(o.failure().is_some_and(|r| r.contains("cnt")), "{o:?}");
     }
 

@@ -6,7 +6,7 @@
 //! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
 //! unless [`KNOWN`] explains it.
 
-use super::{launches, Closeness, Outcome, Report, Setup, TOLERANCE};
+use super::{launches, Closeness, Outcome, Quality, Report, Setup, TOLERANCE};
 use std::fmt::Write as _;
 
 /// Behaviour-comparison failures (the interp stage: the input against `-O`; the sim stage:
@@ -182,7 +182,8 @@ fn totals(s: &Summary, out: &mut String) {
         out,
         "- Gyre's PTX vs the interpreter: bit for bit, except in the {} kernels with \
          hardware-approximate opcodes (`ex2_approx`, ...: the IR means the exact value \
-         rounded, PTX approximates it), where {} float words differ, scaled error at most \
+         rounded, PTX approximates it) or `contract` multiply-adds (fused into `fma` \
+         under `fp-contract=on`, rounded once), where {} float words differ, scaled error at most \
          {:.1e}. Gyre's PTX vs llc's PTX: {} float words differ, scaled error at most \
          {:.1e} (tolerance {TOLERANCE:e}), at most {} ulp.",
         s.approx_kernels,
@@ -228,6 +229,7 @@ pub fn console(setup: &Setup, reports: &[Report], s: &Summary) -> String {
         );
     }
     totals(s, &mut out);
+    let _ = writeln!(out, "{}", quality_line(&quality_means(reports)));
     for u in &s.unmet {
         let _ = writeln!(out, "missed: {u}");
     }
@@ -257,17 +259,18 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          device `printf` output and fail the same device `assert` (same message, thread \
          and line) if the input fails one (a run where the input itself faults otherwise \
          is *not comparable*, n/c);\n\
-         - **llc**: LLVM 14 `llc -march=nvptx64 -mcpu=sm_70` compiles the input (libdevice \
-         linked first with `llvm-link --only-needed` when the kernel calls `__nv_*`), and \
-         ptxas accepts llc's PTX;\n\
+         - **llc**: LLVM 14 `opt -O2 | llc -O2 -march=nvptx64 -mcpu=sm_70` compiles the \
+         input (libdevice linked first with `llvm-link --only-needed` when the kernel \
+         calls `__nv_*`), and ptxas accepts llc's PTX;\n\
          - **sim**: Gyre's sm_70 PTX and llc's PTX run in ptx-sim on the same inputs; \
          Gyre's buffers must match the interpreter's bit for bit (NaN payloads aside; \
          float buffers within the tolerance below when the kernel uses a \
-         hardware-approximate opcode) \
+         hardware-approximate opcode or has `contract` flags, which Gyre's PTX fuses \
+         into `fma` as `gyre compile` does) \
          and llc's exactly on integer buffers and, on buffers filled with floats, within \
-         `|a - b| <= {:e} * max(1, |a|, |b|)` (llc contracts `contract` multiply-adds \
-         into `fma`, Gyre does not; a fused result that cancels to near zero is many ulps \
-         off but close in absolute terms); a buffer's type is not known, so an integer \
+         `|a - b| <= {:e} * max(1, |a|, |b|)` (both contract `contract` multiply-adds \
+         into `fma`, not always the same pairs; a fused result that cancels to near zero \
+         is many ulps off but close in absolute terms); a buffer's type is not known, so an integer \
          result in a float-filled buffer gets the tolerance too. The `printf` output and \
          a failed `assert` of both PTX texts must be exactly the interpreter's. A run the \
          interpreter rejects is not compared.\n\n\
@@ -351,6 +354,7 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
         }
         out.push('\n');
     }
+    quality_section(reports, &mut out);
     out.push_str("## Kernels\n\n");
     out.push_str(
         "Launch is grid x block; `*` marks a launch from the table in \
@@ -421,6 +425,149 @@ fn import_failures(reports: &[Report], out: &mut String) {
             md(&msg),
             files.len(),
             files.join(", ")
+        );
+    }
+    out.push('\n');
+}
+
+/// Geometric means of Gyre/LLVM over the kernels where both PTX texts have the figure.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QualityMeans {
+    /// Static instructions: (geomean of Gyre/LLVM, kernels).
+    pub static_insts: (f64, usize),
+    /// Dynamic instructions under ptx-sim: (geomean, kernels).
+    pub dynamic: (f64, usize),
+    /// ptxas registers: (geomean, kernels).
+    pub regs: (f64, usize),
+    /// Spill bytes over all measured kernels: (Gyre, LLVM).
+    pub spill_bytes: (u64, u64),
+}
+
+/// Kernels with both qualities measured, with their ratios Gyre/LLVM (static, dynamic,
+/// registers; `None` where a figure is missing or 0).
+fn quality_rows(
+    reports: &[Report],
+) -> impl Iterator<Item = (&Report, Quality, Quality, [Option<f64>; 3])> {
+    reports.iter().filter_map(|r| {
+        let (g, l) = (r.gyre_quality?, r.llvm_quality?);
+        let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if a > 0 && b > 0 => Some(a as f64 / b as f64),
+            _ => None,
+        };
+        let ratios = [
+            ratio(Some(g.static_insts), Some(l.static_insts)),
+            ratio(g.dynamic, l.dynamic),
+            ratio(Some(u64::from(g.regs)), Some(u64::from(l.regs))),
+        ];
+        Some((r, g, l, ratios))
+    })
+}
+
+/// The geometric means of [`quality_rows`].
+pub fn quality_means(reports: &[Report]) -> QualityMeans {
+    let mut logs = [(0.0f64, 0usize); 3];
+    let mut spills = (0, 0);
+    for (_, g, l, ratios) in quality_rows(reports) {
+        for (acc, r) in logs.iter_mut().zip(ratios) {
+            if let Some(r) = r {
+                acc.0 += r.ln();
+                acc.1 += 1;
+            }
+        }
+        spills.0 += g.spill_bytes;
+        spills.1 += l.spill_bytes;
+    }
+    let mean = |(sum, n): (f64, usize)| (if n == 0 { 1.0 } else { (sum / n as f64).exp() }, n);
+    QualityMeans {
+        static_insts: mean(logs[0]),
+        dynamic: mean(logs[1]),
+        regs: mean(logs[2]),
+        spill_bytes: spills,
+    }
+}
+
+/// One line with the geometric means.
+pub fn quality_line(m: &QualityMeans) -> String {
+    format!(
+        "Gyre/LLVM geometric means: static instructions {:.3} ({} kernels), dynamic \
+         instructions {:.3} ({}), registers {:.3} ({}); spill bytes {} (Gyre) vs {} (LLVM)",
+        m.static_insts.0,
+        m.static_insts.1,
+        m.dynamic.0,
+        m.dynamic.1,
+        m.regs.0,
+        m.regs.1,
+        m.spill_bytes.0,
+        m.spill_bytes.1
+    )
+}
+
+/// The quality rows as JSON for `cargo xtask corpus --quality-json FILE` (read by the
+/// perf report): an array of `{"kernel", "gyre": {"static", "dynamic", "regs",
+/// "spill_bytes"}, "llvm": {...}}`, `dynamic` `null` when not measured; a kernel with
+/// only one side measured has `null` for the other.
+pub fn quality_json(reports: &[Report]) -> String {
+    let side = |q: Option<Quality>| match q {
+        None => "null".to_string(),
+        Some(q) => format!(
+            "{{\"static\": {}, \"dynamic\": {}, \"regs\": {}, \"spill_bytes\": {}}}",
+            q.static_insts,
+            q.dynamic.map_or("null".to_string(), |d| d.to_string()),
+            q.regs,
+            q.spill_bytes
+        ),
+    };
+    let rows: Vec<String> = reports
+        .iter()
+        .filter(|r| r.gyre_quality.is_some() || r.llvm_quality.is_some())
+        .map(|r| {
+            format!(
+                "  {{\"kernel\": \"{}\", \"gyre\": {}, \"llvm\": {}}}",
+                r.entry
+                    .file
+                    .trim_end_matches(".ll")
+                    .replace(['"', '\\'], "_"),
+                side(r.gyre_quality),
+                side(r.llvm_quality)
+            )
+        })
+        .collect();
+    format!("[\n{}\n]\n", rows.join(",\n"))
+}
+
+/// The docs/corpus.md section with the quality table.
+fn quality_section(reports: &[Report], out: &mut String) {
+    let m = quality_means(reports);
+    out.push_str("## PTX quality: Gyre vs LLVM\n\n");
+    out.push_str(
+        "Gyre's sm_70 PTX (`-O`) against LLVM's (`opt -O2 | llc -O2 -mcpu=sm_70`) on every \
+         kernel both compile. *static*: instructions in the kernel's body and the \
+         `.func` bodies of the text (no directives or labels); *dynamic*: instructions \
+         ptx-sim executes over the whole launch of the first compared run (guarded-off \
+         ones too); *regs*/*spill*: `ptxas -v -arch=sm_70` registers and spill bytes \
+         (stores plus loads). Ratios are Gyre/LLVM; `cargo xtask corpus --quality-json \
+         FILE` writes the same rows as JSON.\n\n",
+    );
+    let _ = writeln!(out, "- {}.\n", quality_line(&m));
+    out.push_str("| kernel | static Gyre | static LLVM | ratio | dynamic Gyre | dynamic LLVM | ratio | regs Gyre | regs LLVM | spill Gyre | spill LLVM |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let r2 = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.2}"));
+    let d = |d: Option<u64>| d.map_or("-".to_string(), |d| d.to_string());
+    for (r, g, l, ratios) in quality_rows(reports) {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.entry.file.trim_end_matches(".ll"),
+            g.static_insts,
+            l.static_insts,
+            r2(ratios[0]),
+            d(g.dynamic),
+            d(l.dynamic),
+            r2(ratios[1]),
+            g.regs,
+            l.regs,
+            g.spill_bytes,
+            l.spill_bytes
         );
     }
     out.push('\n');

@@ -1127,6 +1127,17 @@ fn disallowed_flags() {
         },
         Some(Type::I32),
     );
+    // `contract` is for float arithmetic only.
+    one_inst_error(
+        &[Type::I32],
+        K::DisallowedFlags,
+        |_, vs| InstructionData::Binary {
+            opcode: Opcode::Iadd,
+            args: [vs[0], vs[0]],
+            flags: IntFlags::CONTRACT,
+        },
+        Some(Type::I32),
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1355,7 +1355,9 @@ impl<'a> Lower<'a> {
                 }
             }
             "fadd" | "fsub" | "fmul" | "fdiv" | "frem" => {
-                self.skip_fmf();
+                // `contract` (or `fast`, which includes it) is kept: it licenses fusing
+                // into `fma` in the back end; the other fast-math flags are dropped.
+                let contract = self.fmf_contract();
                 let (ty, a) = self.typed_value()?;
                 self.c.expect_punct(b',')?;
                 let bv = self.value_of(ty)?;
@@ -1369,7 +1371,12 @@ impl<'a> Lower<'a> {
                     "fdiv" => Opcode::Fdiv,
                     _ => Opcode::Frem,
                 };
-                Some(self.binary(Some(b), opcode, a, bv, IntFlags::NONE))
+                let flags = if contract && opcode.allowed_flags().contains(IntFlags::CONTRACT) {
+                    IntFlags::CONTRACT
+                } else {
+                    IntFlags::NONE
+                };
+                Some(self.binary(Some(b), opcode, a, bv, flags))
             }
             "fneg" => {
                 self.skip_fmf();
@@ -1878,6 +1885,20 @@ impl<'a> Lower<'a> {
             ));
         }
         Ok((is_term, is_phi))
+    }
+
+    /// Skip fast-math flags; were `contract` or `fast` among them?
+    fn fmf_contract(&mut self) -> bool {
+        let mut contract = false;
+        while let Tok::Word(w) = self.c.peek() {
+            match w {
+                "fast" | "contract" => contract = true,
+                "nnan" | "ninf" | "nsz" | "arcp" | "afn" | "reassoc" => {}
+                _ => break,
+            }
+            self.c.bump();
+        }
+        contract
     }
 
     fn skip_fmf(&mut self) {

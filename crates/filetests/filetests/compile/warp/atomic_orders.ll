@@ -3,7 +3,8 @@
 ;; Orders and scopes become .sem/.scope qualifiers; a seq_cst RMW is preceded by
 ;; fence.sc (the PTX Atomics ABI mapping). No syncscope is LLVM's system scope.
 ;; membar.gl is fence.sc.gpu; LLVM fences keep their scope; NVVM's system-scope and
-;; inc/dec intrinsics keep theirs; clock reads stay.
+;; inc/dec intrinsics keep theirs; clock reads stay. Their generic pointer is a cast of
+;; a global one, so address-space inference makes them `.global` again.
 ; check: fence.sc.sys;
 ; nextln: atom.acq_rel.sys.global.add.u32
 ; check: atom.acquire.cta.global.or.b32
@@ -15,11 +16,11 @@
 ; check: fence.sc.cta;
 ; check: fence.acq_rel.sys;
 ; check: fence.sc.cta;
-; check: atom.inc.u32
-; check: atom.dec.u32
-; check: atom.relaxed.sys.add.u32
-; check: atom.relaxed.sys.max.s32
-; check: atom.relaxed.sys.cas.b32
+; check: atom.global.inc.u32
+; check: atom.global.dec.u32
+; check: atom.relaxed.sys.global.add.u32
+; check: atom.relaxed.sys.global.max.s32
+; check: atom.relaxed.sys.global.cas.b32
 ; check: %clock;
 ; check: %clock64;
 ; check: ret;
