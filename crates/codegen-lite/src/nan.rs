@@ -5,8 +5,8 @@
 //! The difference is only visible where a float's *bits* escape: a `bitcast` to an
 //! integer, a store, an atomic, a call argument or a return value. This backward
 //! analysis marks the float values whose bits may reach such a point — through `fneg`,
-//! `fabs`, `freeze`, `select` arms, float-to-float `bitcast` and block parameters, which
-//! keep payloads — and the emitter canonicalizes exactly the marked results of
+//! `fabs`, `freeze`, `select` arms, `shfl` values, float-to-float `bitcast` and block
+//! parameters, which keep payloads — and the emitter canonicalizes exactly the marked results of
 //! NaN-producing operations (`setp.nan` + `selp`, two instructions). Comparisons,
 //! conversions to integers and further arithmetic never see the difference, so the
 //! common case costs nothing. O(values + uses), worklist-driven.
@@ -80,6 +80,9 @@ pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
                     mark(args[1], &mut marked, &mut work);
                     mark(args[2], &mut marked, &mut work);
                 }
+                // A shuffle moves another lane's bits unchanged: its value operand's
+                // NaNs are observed wherever the result's are.
+                InstructionData::Shfl { args, .. } => mark(args[0], &mut marked, &mut work),
                 _ => {}
             },
             ValueDef::Param(..) => {
