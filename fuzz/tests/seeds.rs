@@ -6,7 +6,7 @@ use std::path::Path;
 /// so the round-trip half of the oracle is exercised.
 #[test]
 fn parse_seeds() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/parse");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/parse_gir");
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("directory entry").path())

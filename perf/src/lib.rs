@@ -7,9 +7,26 @@
 //! - [`set`] gives a family's functions at one size (several distinct ones for
 //!   `random-reducible`), builds them for Gyre and Cranelift, checks and times them;
 //! - [`measure`] holds the timing helper and the result rows.
+//!
+//! The report (`report` binary, `cargo xtask perf`):
+//!
+//! - [`kernels`] builds the compile-speed kernels (`nest`, `deep`, `random`,
+//!   `exit-ladder`);
+//! - [`speed`] times Gyre in-process and as a process, and LLVM 14 per pass and as
+//!   processes;
+//! - [`process`] runs a process under `/usr/bin/time`, a time limit and a memory limit;
+//! - [`quality`] reads the corpus quality JSON and counts PTX instructions;
+//! - [`plot`] draws the SVGs; [`report`] renders docs/perf.md.
 #![warn(missing_docs)]
 
 pub mod clif;
 pub mod llvm;
 pub mod measure;
 pub mod set;
+
+pub mod kernels;
+pub mod plot;
+pub mod process;
+pub mod quality;
+pub mod report;
+pub mod speed;

@@ -226,6 +226,26 @@ pub fn loop_headers(
     Ok(loops)
 }
 
+/// The wall seconds of pass `row` (a `-time-passes` row name, e.g. `LoopRotatePass`) when
+/// `opt -disable-output -passes=<pipeline> -time-passes` runs on `file`; `None` if it was
+/// killed after `limit`.
+pub fn time_pass(
+    opt: &Path,
+    file: &Path,
+    pipeline: &str,
+    row: &str,
+    limit: Duration,
+) -> Result<Option<f64>, String> {
+    let passes = format!("-passes={pipeline}");
+    let args = ["-disable-output", passes.as_str(), "-time-passes"];
+    match run_opt(opt, &args, file, limit)? {
+        None => Ok(None),
+        Some(report) => wall_time(&report, row)
+            .map(Some)
+            .ok_or_else(|| format!("no `{row}` row in the -time-passes report:\n{report}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,25 +353,5 @@ mod tests {
         assert_ne!(one(&a), one(&b));
         assert!(!text.contains("@f3"));
         assert_eq!(module_blocks(&shapes, 3), 3 + 2 + 3);
-    }
-}
-
-/// The wall seconds of pass `row` (a `-time-passes` row name, e.g. `LoopRotatePass`) when
-/// `opt -disable-output -passes=<pipeline> -time-passes` runs on `file`; `None` if it was
-/// killed after `limit`.
-pub fn time_pass(
-    opt: &Path,
-    file: &Path,
-    pipeline: &str,
-    row: &str,
-    limit: Duration,
-) -> Result<Option<f64>, String> {
-    let passes = format!("-passes={pipeline}");
-    let args = ["-disable-output", passes.as_str(), "-time-passes"];
-    match run_opt(opt, &args, file, limit)? {
-        None => Ok(None),
-        Some(report) => wall_time(&report, row)
-            .map(Some)
-            .ok_or_else(|| format!("no `{row}` row in the -time-passes report:\n{report}")),
     }
 }

@@ -22,13 +22,20 @@
 //!   target is missed.
 //! - `perf passes [args...]`: time Gyre's loop passes against LLVM 14's (`perf/`, the
 //!   `passes` binary);
-//! - `perf [args...]`: time Gyre's CFG, dominator tree and loops against Cranelift's and
-//!   LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf -- --help` for the
-//!   arguments, which are passed through).
+//! - `perf analyses [args...]`: time Gyre's CFG, dominator tree and loops against
+//!   Cranelift's and LLVM 14's on the same CFGs (the separate `perf/` workspace; `perf
+//!   analyses --help` for the arguments, which are passed through);
+//! - `perf [--quick] [args...]`: the whole report (the `report` binary): builds `gyre`,
+//!   takes the corpus quality JSON (`cargo xtask corpus --quality-json`, not with
+//!   `--quick`), runs every measurement and rewrites docs/perf.md and docs/perf/*.svg.
 //! - `gpu-table [--write-doc]`: every example and corpus kernel Gyre compiles, Gyre's
 //!   PTX and `opt -O2 | llc -O2` PTX run on the GPU, compared with the interpreter and
 //!   timed (see `xtask::gpu_table`); `--write-doc` writes docs/gpu.md. Without a GPU
 //!   the GPU columns say "not yet measured".
+//! - `fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]`:
+//!   a fuzzing campaign on the stable toolchain (the `campaign` binary of the separate
+//!   `fuzz/` workspace, built with optimizations, debug assertions and overflow checks);
+//!   shrunk failures go to fuzz/regressions/<target>/ (see docs/fuzzing.md).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -51,9 +58,10 @@ fn main() -> ExitCode {
         Some("perf") => perf(&args[1..]),
         Some("downstream") => downstream(),
         Some("gpu-table") => gpu_table(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [passes] [args...]|gpu-table [--write-doc]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--runs N] [FILE...]|perf [--quick] [args...]|perf analyses|passes [args...]|gpu-table [--write-doc]|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
             );
             return ExitCode::from(2);
         }
@@ -195,23 +203,72 @@ fn bless() -> Result<(), String> {
 }
 
 /// `cargo run --release` of a binary of the `perf/` workspace with `args`: `analyses`
-/// (the CFG, dominator tree and loops against Cranelift and LLVM 14), or `passes` when the
-/// first argument is `passes` (the loop passes against LLVM 14's). It is a workspace of its
-/// own so that the root workspace's builds and tests never compile Cranelift. Unless
+/// (the CFG, dominator tree and loops against Cranelift and LLVM 14) or `passes` (the
+/// loop passes against LLVM 14's) when the first argument names it, else `report` (the
+/// whole report, docs/perf.md). It is a workspace of its own so that the root workspace's
+/// builds and tests never compile Cranelift or the plotting crates. Unless
 /// `CARGO_TARGET_DIR` says otherwise it builds into `target/perf` (ignored by git) rather
 /// than `perf/target`.
 fn perf(args: &[String]) -> Result<(), String> {
-    let mut cmd_args = vec!["run", "--release", "--manifest-path", "perf/Cargo.toml"];
+    let root = root();
+    let mut cmd_args: Vec<String> = ["run", "--release", "--manifest-path", "perf/Cargo.toml"]
+        .map(String::from)
+        .to_vec();
     if std::env::var_os("CARGO_TARGET_DIR").is_none() {
-        cmd_args.extend(["--target-dir", "target/perf"]);
+        cmd_args.extend(["--target-dir".into(), "target/perf".into()]);
     }
-    let (bin, args) = match args.first().map(String::as_str) {
+    let (bin, rest) = match args.first().map(String::as_str) {
         Some("passes") => ("passes", &args[1..]),
-        _ => ("analyses", args),
+        Some("analyses") => ("analyses", &args[1..]),
+        _ => ("report", args),
     };
-    cmd_args.extend(["--bin", bin, "--"]);
-    cmd_args.extend(args.iter().map(String::as_str));
-    run(&root(), "cargo", &cmd_args, &[])
+    cmd_args.extend(["--bin".into(), bin.into(), "--".into()]);
+    if bin == "report" {
+        // The whole-process rows time the real `gyre compile -O`.
+        run(
+            &root,
+            "cargo",
+            &["build", "--release", "--bin", "gyre"],
+            &[],
+        )?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let target = if target.is_absolute() {
+            target
+        } else {
+            root.join(target)
+        };
+        cmd_args.extend([
+            "--gyre".into(),
+            target.join("release/gyre").to_string_lossy().into_owned(),
+        ]);
+        let quick = rest.iter().any(|a| a == "--quick");
+        let given = rest.iter().any(|a| a == "--quality-json");
+        if !quick && !given {
+            // The corpus harness writes per-kernel quality figures when it has the
+            // option; without it the report says so and goes on.
+            let json = target.join("perf-quality.json");
+            let _ = std::fs::remove_file(&json);
+            let me = std::env::current_exe().map_err(|e| e.to_string())?;
+            let json_s = json.to_string_lossy().into_owned();
+            match run(
+                &root,
+                &me.to_string_lossy(),
+                &["corpus", "--quality-json", &json_s],
+                &[],
+            ) {
+                Ok(()) => {}
+                Err(e) => eprintln!("xtask: no corpus quality figures: {e}"),
+            }
+            if json.is_file() {
+                cmd_args.extend(["--quality-json".into(), json_s]);
+            }
+        }
+    }
+    cmd_args.extend(rest.iter().cloned());
+    let refs: Vec<&str> = cmd_args.iter().map(String::as_str).collect();
+    run(&root, "cargo", &refs, &[])
 }
 
 fn conformance(args: &[String]) -> Result<(), String> {
@@ -363,4 +420,19 @@ fn gpu_table(args: &[String]) -> Result<(), String> {
         _ => return Err("usage: cargo xtask gpu-table [--write-doc]".into()),
     };
     xtask::gpu_table::run(&root(), write_doc)
+}
+
+/// `cargo xtask fuzz ...`: build and run the fuzz crate's campaign driver (its own
+/// workspace, release profile with debug assertions and overflow checks), passing the
+/// arguments through.
+fn fuzz(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        return Err(
+            "usage: cargo xtask fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]"
+                .into(),
+        );
+    }
+    let mut cargo_args = vec!["run", "--release", "--quiet", "--bin", "campaign", "--"];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run(&root().join("fuzz"), "cargo", &cargo_args, &[])
 }

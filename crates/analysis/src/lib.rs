@@ -35,7 +35,7 @@
 //! | exit-ladder (one shared exit) | 12 / 8 / 0 / 15 | 13 / 8 / 0 / 15 | 13 / 8 / 0 / 15 | 18 / 9 / 0 / 16 |
 //! | exit-ladder-backwards (semi-NCA fallback) | 12 / 22 / 0 / 13 | 13 / 24 / 0 / 13 | 14 / 24 / 0 / 14 | 18 / 27 / 0 / 15 |
 //!
-//! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf` (the
+//! Side by side with Cranelift and LLVM 14 on the same CFGs: `cargo xtask perf analyses` (the
 //! separate `perf/` workspace; docs/analyses.md has the table).
 //! Graphs with code-like locality stay flat up to 1M blocks. `random-reducible` is timed
 //! over [`cfggen::distinct_functions`] distinct functions at 1k and 10k blocks (one small

@@ -91,6 +91,8 @@ struct LoopData {
     irreducible: bool,
     /// Exactly one back edge (one CFG edge, not one latch block) enters the header.
     one_back_edge: bool,
+    /// Removed by [`LoopInfo::remove_loop`]: no blocks, children or latches any more.
+    removed: bool,
 }
 
 /// A strongly connected region with several entries (so no header dominates it).
@@ -139,6 +141,10 @@ pub struct LoopInfo {
     /// Scratch of [`LoopInfo::replace_nest`], kept so that a call allocates nothing once
     /// the buffers have grown.
     nest: NestScratch,
+    /// Per position of `blocks`: where the range of a removed loop all of whose blocks
+    /// were removed, starting there, ends (0: none), so that iterating a loop around it
+    /// jumps over it instead of walking its dead blocks (empty until a loop is removed).
+    skip: Vec<u32>,
     valid: bool,
 }
 
@@ -204,6 +210,7 @@ impl LoopInfo {
         self.irreducible.clear();
         self.in_irreducible.clear();
         self.added.clear();
+        self.skip.clear();
         self.valid = false;
     }
 
@@ -347,6 +354,7 @@ impl LoopInfo {
                 latches: [latch_start as u32, latches.len() as u32],
                 irreducible: false,
                 one_back_edge,
+                removed: false,
             });
         }
         self.num_children = num_children;
@@ -493,14 +501,23 @@ impl LoopInfo {
 
     // ---- Queries -----------------------------------------------------------------------
 
-    /// Number of loops.
+    /// Number of loop ids: the loops of the last computation, those removed since by
+    /// [`LoopInfo::remove_loop`] included (ids stay stable, so arrays indexed by loop id
+    /// are sized by this).
     pub fn num_loops(&self) -> usize {
         self.loops.len()
     }
 
-    /// All loops, inner loops before the loops containing them.
-    pub fn loops(&self) -> impl DoubleEndedIterator<Item = Loop> + ExactSizeIterator + '_ {
-        (0..self.loops.len()).map(Loop::new)
+    /// All loops, inner loops before the loops containing them (removed loops skipped).
+    pub fn loops(&self) -> impl DoubleEndedIterator<Item = Loop> + '_ {
+        (0..self.loops.len())
+            .filter(|&i| !self.loops[i].removed)
+            .map(Loop::new)
+    }
+
+    /// Has `l` been removed by [`LoopInfo::remove_loop`] since the computation?
+    pub fn is_removed(&self, l: Loop) -> bool {
+        self.data(l).removed
     }
 
     /// Outermost loops in program order (RPO of headers).
@@ -535,15 +552,57 @@ impl LoopInfo {
     pub fn blocks(&self, l: Loop) -> LoopBlocks<'_> {
         let [a, b] = self.data(l).blocks;
         LoopBlocks {
-            computed: self.blocks[a as usize..b as usize].iter(),
+            blocks: &self.blocks,
+            pos: a as usize,
+            end: b as usize,
+            skip: &self.skip,
             added: self.added.range(a..b),
             current: [].iter(),
+            innermost: &self.innermost,
         }
     }
 
-    /// Number of blocks of `l` (subloops included).
+    /// Append the blocks of `l` that are in no subloop (its own blocks, header first) to
+    /// `out`. O(own blocks + subloops): each subloop's range is jumped over, not walked
+    /// (unlike filtering [`LoopInfo::blocks`], which walks the whole nest).
+    pub fn own_blocks(&self, l: Loop, out: &mut Vec<Block>) {
+        let [a, b] = self.data(l).blocks;
+        let me = l.as_u32();
+        let mut k = a as usize;
+        while k < b as usize {
+            if let Some(&to) = self.skip.get(k).filter(|&&to| to != 0) {
+                k = to as usize;
+                continue;
+            }
+            let blk = self.blocks[k];
+            let m = self.innermost.get(blk.index()).copied().unwrap_or(DEAD);
+            if m == me {
+                out.push(blk);
+                k += 1;
+            } else if m >= DEAD {
+                k += 1;
+            } else {
+                // A block of a subloop: jump past the child of `l` containing it.
+                let mut c = Loop::from_u32(m);
+                while let Some(p) = self.parent(c).filter(|&p| p != l) {
+                    c = p;
+                }
+                let end = self.data(c).blocks[1] as usize;
+                k = if end > k { end } else { k + 1 };
+            }
+        }
+        if let Some(list) = self.added.get(&a) {
+            out.extend(
+                list.iter()
+                    .copied()
+                    .filter(|blk| self.innermost[blk.index()] == me),
+            );
+        }
+    }
+
+    /// Number of blocks of `l` (subloops included). O(blocks of `l`).
     pub fn num_blocks(&self, l: Loop) -> usize {
-        self.blocks(l).len()
+        self.blocks(l).count()
     }
 
     // ---- Incremental updates ------------------------------------------------------------
@@ -812,6 +871,7 @@ impl LoopInfo {
                 latches: [0, 0],
                 irreducible: false,
                 one_back_edge: false,
+                removed: false,
             });
         }
         // The blocks listed by the old nest's additions are in the region now.
@@ -873,6 +933,7 @@ impl LoopInfo {
                 latches: [la, la + (fb - fa)],
                 irreducible: false,
                 one_back_edge: f.one_back_edge,
+                removed: false,
             };
             child_at[i] = child_off;
             child_off += f.kids;
@@ -905,6 +966,150 @@ impl LoopInfo {
             self.top_level.extend_from_slice(new_top);
         }
         true
+    }
+
+    /// `block` was taken out of the function: it is in no loop any more, and
+    /// [`LoopInfo::blocks`] no longer lists it. O(1). A header or latch of a loop that
+    /// stays must not be removed this way (the loop would be left without one); remove
+    /// the loop too ([`LoopInfo::remove_loop`]).
+    pub fn remove_block(&mut self, block: Block) {
+        if let Some(m) = self.innermost.get_mut(block.index()) {
+            *m = DEAD;
+        }
+    }
+
+    /// `from`, a block of a loop whose only predecessor was `into` (in the same innermost
+    /// loop), was merged into `into` and taken out of the function: `from` is removed as
+    /// by [`LoopInfo::remove_block`], and if it was a latch of its innermost loop, `into`
+    /// is that latch now. O(latches of that loop). A block is a latch of its innermost
+    /// loop only, in loop-simplify form (an edge to an outer header would be an exit of
+    /// the inner loop that is not dedicated).
+    pub fn merge_block(&mut self, into: Block, from: Block) {
+        if let Some(l) = self.innermost_loop(from) {
+            let [a, b] = self.data(l).latches;
+            for k in a as usize..b as usize {
+                if self.latches[k] == from {
+                    self.latches[k] = into;
+                }
+            }
+        }
+        self.remove_block(from);
+    }
+
+    /// The latches of `l` are now `latches`, a subset of the old ones (branches to the
+    /// header were folded away, or latches removed), in the same order; `one_back_edge`
+    /// says whether exactly one edge enters the header from them. O(latches of `l`).
+    /// Returns `false` (and changes nothing) if `latches` is longer than the old list or
+    /// empty (then the loop is gone: [`LoopInfo::remove_loop`]).
+    pub fn set_latches(&mut self, l: Loop, latches: &[Block], one_back_edge: bool) -> bool {
+        let [a, b] = self.data(l).latches;
+        if latches.is_empty() || latches.len() > (b - a) as usize {
+            return false;
+        }
+        let a = a as usize;
+        self.latches[a..a + latches.len()].copy_from_slice(latches);
+        let d = &mut self.loops[l.index()];
+        d.latches = [a as u32, (a + latches.len()) as u32];
+        d.one_back_edge = one_back_edge;
+        true
+    }
+
+    /// `l` is no longer a loop (deleted, or its back edges are gone): its own blocks (not
+    /// in a subloop, and not removed with [`LoopInfo::remove_block`]) now belong to its
+    /// parent (or to no loop), and its children become children of its parent, in its
+    /// place in the parent's child list (or [`LoopInfo::top_level`]), one level shallower.
+    /// The id stays allocated and marked ([`LoopInfo::is_removed`]); [`LoopInfo::loops`]
+    /// skips it. Cost: the blocks of `l` (its range is scanned once), the loops of its
+    /// subtree (depths) and the children of its parent (the list is rewritten in place,
+    /// or once at the end of the shared array when `l` had several children). Does
+    /// nothing to a removed loop.
+    pub fn remove_loop(&mut self, l: Loop) {
+        if self.data(l).removed {
+            return;
+        }
+        let parent = self.data(l).parent;
+        let own = parent.expand().map_or(NO_LOOP, |p| p.as_u32());
+        let [a, b] = self.data(l).blocks;
+        let mut live = 0usize;
+        let mut k = a as usize;
+        while k < b as usize {
+            if let Some(&to) = self.skip.get(k).filter(|&&to| to != 0) {
+                k = to as usize;
+                continue;
+            }
+            let i = self.blocks[k].index();
+            k += 1;
+            if self.innermost[i] == l.as_u32() {
+                self.innermost[i] = own;
+            }
+            live += usize::from(self.innermost[i] != DEAD);
+        }
+        if let Some(list) = self.added.get(&a) {
+            for &blk in list {
+                if self.innermost[blk.index()] == l.as_u32() {
+                    self.innermost[blk.index()] = own;
+                }
+            }
+        }
+        // Every block of the range removed (a deleted nest): loops around it jump over it
+        // from now on, so that deleting a deep nest level by level stays linear.
+        let added_live = self.added.range(a..b).any(|(_, v)| {
+            v.iter()
+                .any(|blk| self.innermost.get(blk.index()) != Some(&DEAD))
+        });
+        if live == 0 && !added_live && b > a {
+            if self.skip.len() < self.blocks.len() {
+                self.skip.resize(self.blocks.len(), 0);
+            }
+            self.skip[a as usize] = b;
+        }
+        // Added blocks listed under `l`'s range start stay listed by the parent, whose
+        // range contains it; `l`'s own range becomes empty.
+        let kids: Vec<Loop> = self.children(l).to_vec();
+        // The subtree moves up one level.
+        let mut stack = kids.clone();
+        while let Some(x) = stack.pop() {
+            self.loops[x.index()].depth -= 1;
+            stack.extend_from_slice(self.children(x));
+        }
+        for &k in &kids {
+            self.loops[k.index()].parent = parent;
+        }
+        match parent.expand() {
+            None => {
+                if let Some(pos) = self.top_level.iter().position(|&x| x == l) {
+                    self.top_level.splice(pos..=pos, kids.iter().copied());
+                }
+            }
+            Some(p) => {
+                let [c0, c1] = self.data(p).children;
+                let (c0, c1) = (c0 as usize, c1 as usize);
+                if let Some(pos) = self.children[c0..c1].iter().position(|&x| x == l) {
+                    let pos = c0 + pos;
+                    match kids.len() {
+                        0 => {
+                            self.children.copy_within(pos + 1..c1, pos);
+                            self.loops[p.index()].children[1] -= 1;
+                        }
+                        1 => self.children[pos] = kids[0],
+                        _ => {
+                            let start = self.children.len();
+                            self.children.extend_from_within(c0..pos);
+                            self.children.extend_from_slice(&kids);
+                            self.children.extend_from_within(pos + 1..c1);
+                            let end = self.children.len();
+                            self.loops[p.index()].children = [start as u32, end as u32];
+                        }
+                    }
+                }
+            }
+        }
+        let d = &mut self.loops[l.index()];
+        d.blocks = [a, a];
+        d.children = [0, 0];
+        d.latches = [0, 0];
+        d.parent = None.into();
+        d.removed = true;
     }
 
     /// The innermost loop containing `block`.
@@ -1162,9 +1367,14 @@ fn dedup_keep_first(v: &mut Vec<Block>) {
 /// then those added since.
 #[derive(Clone)]
 pub struct LoopBlocks<'a> {
-    computed: std::slice::Iter<'a, Block>,
+    blocks: &'a [Block],
+    pos: usize,
+    end: usize,
+    skip: &'a [u32],
     added: std::collections::btree_map::Range<'a, u32, Vec<Block>>,
     current: std::slice::Iter<'a, Block>,
+    /// To skip the blocks removed by [`LoopInfo::remove_block`] (marked `DEAD`).
+    innermost: &'a [u32],
 }
 
 impl Iterator for LoopBlocks<'_> {
@@ -1172,27 +1382,33 @@ impl Iterator for LoopBlocks<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Block> {
-        if let Some(&b) = self.computed.next() {
-            return Some(b);
+        let live = |b: Block, innermost: &[u32]| innermost.get(b.index()) != Some(&DEAD);
+        while self.pos < self.end {
+            match self.skip.get(self.pos) {
+                Some(&to) if to != 0 => self.pos = (to as usize).min(self.end),
+                _ => {
+                    let b = self.blocks[self.pos];
+                    self.pos += 1;
+                    if live(b, self.innermost) {
+                        return Some(b);
+                    }
+                }
+            }
         }
         loop {
-            if let Some(&b) = self.current.next() {
-                return Some(b);
+            for &b in self.current.by_ref() {
+                if live(b, self.innermost) {
+                    return Some(b);
+                }
             }
             self.current = self.added.next()?.1.iter();
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.len();
-        (n, Some(n))
-    }
-}
-
-impl ExactSizeIterator for LoopBlocks<'_> {
-    fn len(&self) -> usize {
-        self.computed.len()
+        let n = (self.end - self.pos)
             + self.current.len()
-            + self.added.clone().map(|(_, v)| v.len()).sum::<usize>()
+            + self.added.clone().map(|(_, v)| v.len()).sum::<usize>();
+        (0, Some(n))
     }
 }

@@ -1560,7 +1560,10 @@ impl ScalarEvolution {
             }
             return none;
         }
-        let c = self.affine_exit_count(func, l, x, tin);
+        let c = match exit_compare(func, x) {
+            Some((cond, args)) => self.affine_exit_count(func, l, cond, args, tin),
+            None => self.logical_exit_count(func, l, arg, tin),
+        };
         if c.exact.is_some() {
             return c;
         }
@@ -1576,12 +1579,76 @@ impl ScalarEvolution {
         }
     }
 
-    /// The exit count of an `icmp` of an affine recurrence against an invariant.
-    fn affine_exit_count(&mut self, func: &Function, l: Loop, x: Block, tin: bool) -> ExitCount {
+    /// The exit count of a branch on `and`/`or` of two `icmp`s that leaves as soon as
+    /// either leaves (an `and` the loop stays on while true, an `or` it stays on while
+    /// false): the smaller of the two counts (LLVM's `computeExitCountFromICmp` for a
+    /// logical and/or, its "either may exit" case), as a bound only (see below). The other
+    /// case (leaving only when both leave) has no count here.
+    fn logical_exit_count(
+        &mut self,
+        func: &Function,
+        l: Loop,
+        cond: Value,
+        tin: bool,
+    ) -> ExitCount {
         let none = ExitCount::default();
-        let Some((cond, args)) = exit_compare(func, x) else {
+        let ValueDef::Result(i) = func.dfg.value_def(cond) else {
             return none;
         };
+        let InstructionData::Binary { opcode, args, .. } = *func.dfg.inst(i) else {
+            return none;
+        };
+        let either = matches!((opcode, tin), (Opcode::And, true) | (Opcode::Or, false));
+        if !either {
+            return none;
+        }
+        let mut counts = [none, none];
+        for (k, &a) in args.iter().enumerate() {
+            let ValueDef::Result(c) = func.dfg.value_def(a) else {
+                return none;
+            };
+            let InstructionData::IntCompare { cond, args } = *func.dfg.inst(c) else {
+                return none;
+            };
+            counts[k] = self.affine_exit_count(func, l, cond, args, tin);
+        }
+        let [c0, c1] = counts;
+        // A bound: a constant count, a known bound, or for a symbolic count the largest
+        // value of its width (the count is known to exist, so the loop terminates).
+        let bound = |c: &ExitCount, se: &Self| {
+            c.exact
+                .and_then(|s| se.as_const(s))
+                .or(c.max)
+                .or(c.exact.map(|s| {
+                    let b = se.bits(s);
+                    if b >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << b) - 1
+                    }
+                }))
+        };
+        let max = match (bound(&c0, self), bound(&c1, self)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // No exact count (LLVM's would be the unsigned minimum of the two): indvars would
+        // then rewrite the compound exit test, which its LFTR is not made for.
+        let exact = None;
+        ExitCount { exact, max }
+    }
+
+    /// The exit count of `icmp cond args` (which the loop stays on while it is `tin`) of
+    /// an affine recurrence against an invariant.
+    fn affine_exit_count(
+        &mut self,
+        func: &Function,
+        l: Loop,
+        cond: IntCC,
+        args: [Value; 2],
+        tin: bool,
+    ) -> ExitCount {
+        let none = ExitCount::default();
         if !func.dfg.value_type(args[0]).is_int() {
             return none;
         }

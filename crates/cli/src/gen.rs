@@ -16,9 +16,9 @@ pub struct GenArgs {
     /// blocks (default: small kernels of up to 40 blocks).
     #[arg(long, value_name = "K")]
     pub blocks: Option<usize>,
-    /// Comma-separated features to generate (default: all but warp-ops): loops,
+    /// Comma-separated features to generate (default: all but warp-ops and iv-branches): loops,
     /// nested-loops, multi-latch, multi-exit, switch, memory, barriers, warp-ops,
-    /// irreducible, calls; `all` for every one, `none` for straight-line code and
+    /// irreducible, calls, iv-branches; `all` for every one, `none` for straight-line code and
     /// if/else only.
     #[arg(long, value_delimiter = ',', value_name = "FEATURE,...")]
     pub features: Option<Vec<String>>,
@@ -49,6 +49,7 @@ const FEATURES: &[(&str, Enable)] = &[
     ("warp-ops", |o| o.allow_warp_ops = true),
     ("irreducible", |o| o.allow_irreducible = true),
     ("calls", |o| o.allow_calls = true),
+    ("iv-branches", |o| o.allow_iv_branches = true),
 ];
 
 /// The generator options the arguments ask for.

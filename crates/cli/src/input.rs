@@ -57,6 +57,9 @@ pub struct Input {
     pub src: String,
     /// Source positions of the parsed module (`.gir` only).
     pub positions: Option<SourceMap>,
+    /// The module was verified while it was loaded (the `.ll` importer verifies what it
+    /// builds), so [`verify`] need not run the verifier again.
+    pub verified: bool,
 }
 
 impl std::fmt::Display for Input {
@@ -78,23 +81,24 @@ impl Input {
 pub fn load_module(path: &str) -> Result<(Input, Module), CliError> {
     let (name, src) = read_source(path)?;
     let toy_ext = format!(".{}", gyre_toyc::EXTENSION);
-    let (module, positions) = if path.ends_with(&toy_ext) {
+    let (module, positions, verified) = if path.ends_with(&toy_ext) {
         let m = gyre_toyc::compile(&name, &src).map_err(|d| CliError(d.render(&name, &src)))?;
-        (m, None)
+        (m, None, false)
     } else if path.ends_with(".ll") {
         let m =
             gyre_llvm::import_module(&src).map_err(|e| CliError(e.render_source(&name, &src)))?;
-        (m, None)
+        (m, None, true)
     } else {
         let (m, p) = gyre_ir::parser::parse_module_with_positions(&src)
             .map_err(|e| CliError(e.render(&name, &src)))?;
-        (m, Some(p))
+        (m, Some(p), false)
     };
     Ok((
         Input {
             name,
             src,
             positions,
+            verified,
         },
         module,
     ))
@@ -102,6 +106,9 @@ pub fn load_module(path: &str) -> Result<(Input, Module), CliError> {
 
 /// Run the verifier on a module, rendering every error at its place in the input.
 pub fn verify(input: &Input, module: &Module) -> Result<(), CliError> {
+    if input.verified {
+        return Ok(());
+    }
     gyre_ir::verifier::verify_module(module)
         .map_err(|errs| CliError(errs.render(&input.name, input.source())))
 }

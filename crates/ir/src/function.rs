@@ -60,6 +60,10 @@ pub struct Function {
     /// A convergent function may not be made control-dependent on more conditions
     /// (LLVM's `convergent` attribute); every kernel with a barrier is one in effect.
     pub convergent: bool,
+    /// Every loop of the function without an effect terminates (LLVM's `mustprogress`
+    /// attribute, C++'s forward-progress rule): one that would not is undefined
+    /// behaviour, so such a loop may be deleted without a proof that it ends.
+    pub must_progress: bool,
     /// Instructions and values.
     pub dfg: DataFlowGraph,
     /// Program order.
@@ -86,6 +90,7 @@ impl Function {
             kind,
             sig,
             convergent: false,
+            must_progress: false,
             dfg: DataFlowGraph::new(),
             layout: Layout::new(),
             slots: PrimaryMap::new(),

@@ -186,6 +186,9 @@ pub struct GenOptions {
     pub max_cta_threads: u32,
     /// Maximum number of device functions per module.
     pub max_device_funcs: usize,
+    /// Inside loops, sometimes branch on the innermost loop's counter (IV-dependent
+    /// branches). Off by default, so that the modules of existing seeds stay the same.
+    pub allow_iv_branches: bool,
 }
 
 impl Default for GenOptions {
@@ -213,6 +216,7 @@ impl Default for GenOptions {
             max_trip_count: 4,
             max_cta_threads: 256,
             max_device_funcs: 2,
+            allow_iv_branches: false,
         }
     }
 }
@@ -232,6 +236,66 @@ impl GenOptions {
             allow_calls: false,
             ..GenOptions::default()
         }
+    }
+
+    /// Options drawn from `rng`: every feature on or off, sizes from tiny to the largest
+    /// the property tests use, UB-free. The one options struct thus serves seeds
+    /// ([`SplitMix64`]), `quickcheck` and `arbitrary` ([`ArbOptions`]) alike.
+    pub fn random(rng: &mut (impl RandomSource + ?Sized)) -> Self {
+        let mut flag = |num: u64| rng.below(4) < num;
+        let allow_loops = flag(3);
+        let allow_nested_loops = flag(3);
+        let allow_multi_latch = flag(3);
+        let allow_multi_exit = flag(3);
+        let allow_switch = flag(3);
+        let allow_memory = flag(3);
+        let allow_barriers = flag(3);
+        let allow_warp_ops = flag(2);
+        let allow_irreducible = flag(2);
+        let allow_calls = flag(2);
+        let allow_iv_branches = flag(3);
+        GenOptions {
+            max_blocks: 1 + rng.below(100) as usize,
+            target_blocks: None,
+            max_nesting: 1 + rng.below(5) as usize,
+            max_stmts: 1 + rng.below(6) as usize,
+            num_vars: 4 + rng.below(6) as usize,
+            allow_loops,
+            allow_nested_loops,
+            allow_multi_latch,
+            allow_multi_exit,
+            allow_switch,
+            allow_memory,
+            allow_barriers,
+            allow_warp_ops,
+            allow_irreducible,
+            allow_calls,
+            ub_free: true,
+            buffer_len: 1 + rng.below(128) as u32,
+            out_per_thread: 1 + rng.below(6) as u32,
+            max_trip_count: rng.below(9) as u32,
+            max_cta_threads: [32, 64, 128, 256][rng.below(4) as usize],
+            max_device_funcs: 1 + rng.below(3) as usize,
+            allow_iv_branches,
+        }
+    }
+}
+
+/// Generator options for `quickcheck` and `arbitrary`, drawn by [`GenOptions::random`].
+#[derive(Clone, Debug)]
+pub struct ArbOptions(pub GenOptions);
+
+#[cfg(any(test, feature = "quickcheck"))]
+impl quickcheck::Arbitrary for ArbOptions {
+    fn arbitrary(g: &mut quickcheck::Gen) -> Self {
+        ArbOptions(GenOptions::random(g))
+    }
+}
+
+#[cfg(any(test, feature = "arbitrary"))]
+impl<'a> arbitrary::Arbitrary<'a> for ArbOptions {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(ArbOptions(GenOptions::random(u)))
     }
 }
 
@@ -936,6 +1000,18 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
 
     /// A branch condition and whether it is the same for every thread of a CTA.
     fn branch_cond(&mut self) -> (Value, bool) {
+        if self.o.allow_iv_branches && !self.loops.is_empty() && self.r.chance(1, 4) {
+            // IV-dependent: the innermost counter against a constant. Not claimed uniform
+            // (the loop itself may be divergent), which is always safe.
+            let ctx = *self.loops.last().expect("inside a loop");
+            let i = self.b.use_var(ctx.counter);
+            let k = self.b.iconst(
+                Type::I32,
+                self.r.range(0, u64::from(self.o.max_trip_count.max(1))) as i64,
+            );
+            let cc = self.r.pick(IntCC::ALL);
+            return (self.b.icmp(cc, i, k), false);
+        }
         if self.r.chance(2, 5) {
             (self.uniform_cond(), true)
         } else {
@@ -1618,6 +1694,60 @@ mod tests {
                 check_module(&m);
             }
         }
+    }
+
+    /// Options drawn at random (as `cargo xtask fuzz` draws them) give well-formed
+    /// modules, and the draws cover both values of every feature flag.
+    #[test]
+    fn random_options_give_valid_modules() {
+        let mut seen_iv = [false; 2];
+        let mut iv_branch = false;
+        for seed in 0..300u64 {
+            let mut rng = SplitMix64::new(seed);
+            let opts = GenOptions::random(&mut rng);
+            seen_iv[usize::from(opts.allow_iv_branches)] = true;
+            let (m, c) = generate_kernel_module(&opts, &mut rng);
+            assert_eq!(m.functions[c.kernel].kind, FuncKind::Kernel);
+            check_module(&m);
+            iv_branch |= opts.allow_iv_branches && iv_compares(&m.functions[c.kernel]);
+        }
+        assert_eq!(seen_iv, [true, true]);
+        assert!(iv_branch, "allow_iv_branches never compared a loop counter");
+    }
+
+    /// Does some `icmp` other than `ult` compare a loop counter (an `i32` block
+    /// parameter `p` with an `iadd p, 1` somewhere: expressions never read counters)
+    /// against a constant? The generator's own loop tests use only `ult`.
+    fn iv_compares(f: &Function) -> bool {
+        let konst = |v: Value| match f.dfg.value_def(v) {
+            ValueDef::Result(d) => match f.dfg.inst(d) {
+                InstructionData::IntConst { imm } => Some(*imm),
+                _ => None,
+            },
+            _ => None,
+        };
+        let insts: Vec<Inst> = f
+            .layout
+            .blocks()
+            .flat_map(|b| f.layout.block_insts(b))
+            .collect();
+        let incremented = |p: Value| {
+            insts.iter().any(|&i| {
+                f.dfg.inst(i).opcode() == Opcode::Iadd
+                    && f.dfg.inst_args(i)[0] == p
+                    && konst(f.dfg.inst_args(i)[1]) == Some(1)
+            })
+        };
+        insts.iter().any(|&i| match f.dfg.inst(i) {
+            InstructionData::IntCompare { cond, args } => {
+                *cond != IntCC::Ult
+                    && matches!(f.dfg.value_def(args[0]), ValueDef::Param(..))
+                    && f.dfg.value_type(args[0]) == Type::I32
+                    && konst(args[1]).is_some()
+                    && incremented(args[0])
+            }
+            _ => false,
+        })
     }
 
     #[test]

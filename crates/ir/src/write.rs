@@ -54,6 +54,9 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
     if func.convergent {
         w.write_str(" convergent")?;
     }
+    if func.must_progress {
+        w.write_str(" mustprogress")?;
+    }
     w.write_str(" {\n")?;
     for (slot, d) in func.slots.iter() {
         writeln!(w, "    {slot} = local {} align {}", d.size, d.align)?;

@@ -455,7 +455,12 @@ impl Exporter<'_> {
                 }
             })
             .collect();
-        let conv = if f.convergent { " convergent" } else { "" };
+        let conv = match (f.convergent, f.must_progress) {
+            (true, true) => " convergent mustprogress",
+            (true, false) => " convergent",
+            (false, true) => " mustprogress",
+            (false, false) => "",
+        };
         let _ = writeln!(
             self.out,
             "define {} {}({}){conv} {{",

@@ -1,26 +1,32 @@
 //! Tokens of LLVM IR text.
 //!
 //! The lexer is a single forward scan over the bytes (linear time, no backtracking past
-//! one token) producing a vector of tokens with their 1-based line and column. It knows
+//! one token) producing [`Tokens`]: one compact 12-byte record per token. It knows
 //! nothing about the grammar: keywords, types and attribute names are all [`Tok::Word`].
+//!
+//! Names, words, numbers and strings are not copied: a record holds the byte range of
+//! its text in the input, and [`Tokens::tok`] hands out a [`Tok`] borrowing from it.
+//! Only a quoted string with `\XX` escapes is decoded into a side table, so lexing
+//! allocates nothing per token. Lines and columns are not stored either: a table of
+//! line starts turns a token's byte offset into both when an error needs them.
 
 use crate::{ErrorKind, ImportError};
 
-/// One token.
-#[derive(Clone, PartialEq, Debug)]
-pub(crate) enum Tok {
+/// One token, borrowing its text from the input (or from the decoded-string table).
+#[derive(Copy, Clone, PartialEq, Debug)]
+pub(crate) enum Tok<'a> {
     /// `%name`, `%"quoted"`, `%12`.
-    Local(String),
+    Local(&'a str),
     /// `@name`, `@"quoted"`, `@12`.
-    Global(String),
+    Global(&'a str),
     /// `name:`, `"quoted":`, `12:` (a block label).
-    Label(String),
+    Label(&'a str),
     /// `!name`, `!12`, or a bare `!` (as in `!{` and `!"..."`): the part after `!`.
-    Meta(String),
+    Meta(&'a str),
     /// `#12`: an attribute-group reference.
     AttrRef(u32),
-    /// A bare word: keyword, type name, attribute, `$comdat`.
-    Word(String),
+    /// A bare word: keyword, type name, attribute, `$comdat`, `#dbg_value`.
+    Word(&'a str),
     /// A decimal integer literal.
     Int(i128),
     /// A decimal floating-point literal, as written.
@@ -29,9 +35,9 @@ pub(crate) enum Tok {
     /// double form, else `K`, `L`, `M`, `H`, `R`) and the low 64 bits of the digits.
     HexFloat(char, u64),
     /// `"..."` with escapes decoded.
-    Str(Vec<u8>),
+    Str(&'a [u8]),
     /// `c"..."`: a byte-string constant.
-    CStr(Vec<u8>),
+    CStr(&'a [u8]),
     /// Punctuation: `= , ( ) [ ] { } < > * |`.
     Punct(u8),
     /// `...`.
@@ -40,12 +46,221 @@ pub(crate) enum Tok {
     Eof,
 }
 
-/// A token with its position.
-#[derive(Clone, Debug)]
-pub(crate) struct Token {
-    pub tok: Tok,
-    pub line: u32,
-    pub col: u32,
+/// A token with its byte offset in the input (see [`Tokens::line_col`]).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
+    pub pos: u32,
+}
+
+/// What a [`Raw`] record is; its payload is described per kind.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum Kind {
+    Local,
+    Global,
+    Label,
+    Meta,
+    Word,
+    Str,
+    CStr,
+    /// `len` is the value (`0..=u32::MAX`).
+    SmallInt,
+    /// Any other integer: `len` bytes of text at `start`, parsed when read.
+    Int,
+    /// `len` bytes of text at `start`, parsed when read.
+    Float,
+    /// `len` bytes of text at `start`; `aux` is the kind letter (0 for plain).
+    HexFloat,
+    /// `len` is the group number.
+    AttrRef,
+    /// `aux` is the character.
+    Punct,
+    Ellipsis,
+    Eof,
+}
+
+/// `aux` bit of a text token whose text is `decoded[len]` instead of input bytes.
+const DECODED: u8 = 0x80;
+
+/// One token as stored: 12 bytes. For text kinds (names, words, strings) the text is
+/// `len` bytes at `start + (aux & 3)` (the sigil and quote skipped), or, with the
+/// [`DECODED`] bit, the decoded string `len`.
+#[derive(Copy, Clone, Debug)]
+struct Raw {
+    kind: Kind,
+    aux: u8,
+    start: u32,
+    len: u32,
+}
+
+/// The tokens of one input; the last one is [`Tok::Eof`].
+#[derive(Debug)]
+pub(crate) struct Tokens<'a> {
+    src: &'a str,
+    raw: Vec<Raw>,
+    /// Quoted strings with escapes, decoded (names as valid UTF-8).
+    decoded: Vec<Box<[u8]>>,
+    /// Byte offset of the start of every line (line 1 starts at 0).
+    line_starts: Vec<u32>,
+}
+
+impl<'a> Tokens<'a> {
+    /// Number of tokens, `Eof` included.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Byte offset of token `i`.
+    #[cfg(test)]
+    pub fn pos(&self, i: usize) -> u32 {
+        self.raw[i].start
+    }
+
+    /// Token `i` with its position.
+    #[inline]
+    pub fn get(&self, i: usize) -> Token<'_> {
+        Token {
+            tok: self.tok(i),
+            pos: self.raw[i].start,
+        }
+    }
+
+    #[inline]
+    fn text(&self, r: &Raw) -> &[u8] {
+        if r.aux & DECODED != 0 {
+            &self.decoded[r.len as usize]
+        } else {
+            let s = r.start as usize + (r.aux & 3) as usize;
+            &self.src.as_bytes()[s..s + r.len as usize]
+        }
+    }
+
+    #[inline]
+    fn text_str(&self, r: &Raw) -> &str {
+        if r.aux & DECODED != 0 {
+            // Decoded names were made valid UTF-8 by the lexer.
+            std::str::from_utf8(&self.decoded[r.len as usize]).unwrap_or("")
+        } else {
+            let s = r.start as usize + (r.aux & 3) as usize;
+            self.src.get(s..s + r.len as usize).unwrap_or("")
+        }
+    }
+
+    /// The text of a number token (`aux` is not an offset there).
+    fn number_text(&self, r: &Raw) -> &str {
+        let s = r.start as usize;
+        self.src.get(s..s + r.len as usize).unwrap_or("")
+    }
+
+    /// The punctuation character of token `i`, if it is one (without decoding it).
+    #[inline]
+    pub fn punct(&self, i: usize) -> Option<u8> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Punct).then_some(r.aux)
+    }
+
+    /// The text of token `i` if it is a [`Tok::Word`] (without decoding anything else).
+    #[inline]
+    pub fn word(&self, i: usize) -> Option<&str> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Word).then(|| self.text_str(r))
+    }
+
+    /// Is token `i` the end of input?
+    #[inline]
+    pub fn is_eof(&self, i: usize) -> bool {
+        self.raw[i].kind == Kind::Eof
+    }
+
+    /// The index just past the `}` matching the `{` at `i`, or `None` if the input
+    /// ends first. Looks at the records only: bodies are skipped without decoding.
+    pub fn skip_braces(&self, i: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (j, r) in self.raw.iter().enumerate().skip(i) {
+            match r.kind {
+                Kind::Punct if r.aux == b'{' => depth += 1,
+                Kind::Punct if r.aux == b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                Kind::Eof => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// In the body whose `{` is token `open`: the number of `%name =` definitions and
+    /// of labels, to size the name tables once instead of growing them.
+    pub fn count_defs(&self, open: usize) -> (usize, usize) {
+        let end = self.skip_braces(open).unwrap_or(self.raw.len());
+        let body = &self.raw[open.min(end)..end];
+        let mut defs = 0;
+        let mut labels = 0;
+        for (k, r) in body.iter().enumerate() {
+            match r.kind {
+                Kind::Local => {
+                    defs += usize::from(matches!(
+                        body.get(k + 1),
+                        Some(n) if n.kind == Kind::Punct && n.aux == b'='
+                    ))
+                }
+                Kind::Label => labels += 1,
+                _ => {}
+            }
+        }
+        (defs, labels)
+    }
+
+    /// Token `i`.
+    #[inline]
+    pub fn tok(&self, i: usize) -> Tok<'_> {
+        let r = &self.raw[i];
+        match r.kind {
+            Kind::Local => Tok::Local(self.text_str(r)),
+            Kind::Global => Tok::Global(self.text_str(r)),
+            Kind::Label => Tok::Label(self.text_str(r)),
+            Kind::Meta => Tok::Meta(self.text_str(r)),
+            Kind::Word => Tok::Word(self.text_str(r)),
+            Kind::Str => Tok::Str(self.text(r)),
+            Kind::CStr => Tok::CStr(self.text(r)),
+            Kind::SmallInt => Tok::Int(i128::from(r.len)),
+            // The lexer checked that these parse.
+            Kind::Int => Tok::Int(self.number_text(r).parse().unwrap_or(0)),
+            Kind::Float => Tok::Float(self.number_text(r).parse().unwrap_or(0.0)),
+            Kind::HexFloat => {
+                let t = self.number_text(r).as_bytes();
+                let digits = &t[2 + usize::from(r.aux != 0)..];
+                Tok::HexFloat(char::from(r.aux), hex_low64(digits))
+            }
+            Kind::AttrRef => Tok::AttrRef(r.len),
+            Kind::Punct => Tok::Punct(r.aux),
+            Kind::Ellipsis => Tok::Ellipsis,
+            Kind::Eof => Tok::Eof,
+        }
+    }
+
+    /// The 1-based line and byte column of the byte offset `pos`.
+    pub fn line_col(&self, pos: u32) -> (u32, u32) {
+        let line = self.line_starts.partition_point(|&s| s <= pos).max(1);
+        (line as u32, pos - self.line_starts[line - 1] + 1)
+    }
+
+    /// Do tokens `a <= b` start on the same line? (Linear in the bytes between them.)
+    pub fn same_line(&self, a: usize, b: usize) -> bool {
+        let (pa, pb) = (self.raw[a].start as usize, self.raw[b].start as usize);
+        pa >= pb || !self.src.as_bytes()[pa..pb].contains(&b'\n')
+    }
+}
+
+/// The low 64 bits of hexadecimal digits.
+fn hex_low64(digits: &[u8]) -> u64 {
+    digits.iter().fold(0u64, |v, &c| {
+        (v << 4) | (c as char).to_digit(16).unwrap_or(0) as u64
+    })
 }
 
 fn is_ident_byte(c: u8) -> bool {
@@ -57,6 +272,16 @@ struct Lexer<'a> {
     pos: usize,
     line: u32,
     line_start: usize,
+    line_starts: Vec<u32>,
+    decoded: Vec<Box<[u8]>>,
+}
+
+/// A quoted string: where its text is (`aux`, `len` of a [`Raw`]).
+struct Quoted {
+    aux: u8,
+    len: u32,
+    /// The decoded bytes, for a string with escapes (not yet in the table).
+    bytes: Option<Vec<u8>>,
 }
 
 impl<'a> Lexer<'a> {
@@ -73,26 +298,61 @@ impl<'a> Lexer<'a> {
         self.src.get(self.pos + off).copied().unwrap_or(0)
     }
 
-    fn ident_run(&mut self) -> &'a [u8] {
+    fn newline(&mut self, after: usize) {
+        self.line += 1;
+        self.line_start = after;
+        self.line_starts.push(after as u32);
+    }
+
+    fn ident_run(&mut self) -> usize {
         let start = self.pos;
         while self.pos < self.src.len() && is_ident_byte(self.src[self.pos]) {
             self.pos += 1;
         }
-        &self.src[start..self.pos]
+        self.pos - start
     }
 
-    /// A quoted string starting at the opening quote; escapes are `\\` and `\XX`.
-    fn string(&mut self) -> Result<Vec<u8>, ImportError> {
+    /// A quoted string at `self.pos` (the opening quote), `off` bytes after the token
+    /// start; escapes are `\\` and `\XX`. Without escapes (the usual case) it stays in
+    /// the input.
+    fn string(&mut self, off: u8) -> Result<Quoted, ImportError> {
         let start = self.pos;
         self.pos += 1;
-        let mut out = Vec::new();
+        let body = self.pos;
+        let mut i = body;
+        while let Some(&c) = self.src.get(i) {
+            match c {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Ok(Quoted {
+                        aux: off + 1,
+                        len: (i - body) as u32,
+                        bytes: None,
+                    });
+                }
+                b'\\' => break,
+                // Strings may span lines; keep positions right.
+                b'\n' => self.newline(i + 1),
+                _ => {}
+            }
+            i += 1;
+        }
+        // Decode the rest; the newlines before `i` are counted already.
+        let mut out = self.src[body..i].to_vec();
+        self.pos = i;
         loop {
             let Some(&c) = self.src.get(self.pos) else {
                 return Err(self.err(start, "unterminated string"));
             };
             self.pos += 1;
             match c {
-                b'"' => return Ok(out),
+                b'"' => {
+                    return Ok(Quoted {
+                        aux: DECODED,
+                        len: 0,
+                        bytes: Some(out),
+                    })
+                }
                 b'\\' => {
                     if self.peek(0) == b'\\' {
                         out.push(b'\\');
@@ -109,49 +369,73 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 b'\n' => {
-                    // Strings may span lines; keep positions right.
                     out.push(c);
-                    self.line += 1;
-                    self.line_start = self.pos;
+                    self.newline(self.pos);
                 }
                 _ => out.push(c),
             }
         }
     }
 
-    /// The name after a `%`, `@` or `!` sigil.
-    fn sigil_name(&mut self, start: usize) -> Result<String, ImportError> {
-        if self.peek(0) == b'"' {
-            let s = self.string()?;
-            return Ok(String::from_utf8_lossy(&s).into_owned());
+    /// Store a quoted string's text: `(aux, len)` of its record. A name (`utf8`) with
+    /// escapes is made valid UTF-8 as the text it names.
+    fn quoted(&mut self, q: Quoted, utf8: bool) -> (u8, u32) {
+        match q.bytes {
+            None => (q.aux, q.len),
+            Some(b) => {
+                let b = if utf8 {
+                    match String::from_utf8(b) {
+                        Ok(s) => s.into_bytes(),
+                        Err(e) => String::from_utf8_lossy(e.as_bytes())
+                            .into_owned()
+                            .into_bytes(),
+                    }
+                } else {
+                    b
+                };
+                self.decoded.push(b.into_boxed_slice());
+                (DECODED, (self.decoded.len() - 1) as u32)
+            }
         }
-        let run = self.ident_run();
-        if run.is_empty() {
-            return Err(self.err(start, "expected a name after sigil"));
-        }
-        Ok(String::from_utf8_lossy(run).into_owned())
     }
 
-    fn number(&mut self, start: usize) -> Result<Tok, ImportError> {
+    /// The name after a `%`, `@` or `!` sigil at `start`: `(aux, len)`.
+    fn sigil_name(&mut self, start: usize) -> Result<(u8, u32), ImportError> {
+        if self.peek(0) == b'"' {
+            let q = self.string(1)?;
+            return Ok(self.quoted(q, true));
+        }
+        let n = self.ident_run();
+        if n == 0 {
+            return Err(self.err(start, "expected a name after sigil"));
+        }
+        Ok((1, n as u32))
+    }
+
+    fn number(&mut self, start: usize) -> Result<Raw, ImportError> {
+        let raw = |kind, aux, len| Raw {
+            kind,
+            aux,
+            start: start as u32,
+            len,
+        };
         if self.peek(0) == b'0' && self.peek(1) == b'x' {
             self.pos += 2;
             let kind = match self.peek(0) {
                 k @ (b'K' | b'L' | b'M' | b'H' | b'R') => {
                     self.pos += 1;
-                    k as char
+                    k
                 }
-                _ => '\0',
+                _ => 0,
             };
             let digits_start = self.pos;
-            let mut v: u64 = 0;
             while self.peek(0).is_ascii_hexdigit() {
-                v = (v << 4) | (self.peek(0) as char).to_digit(16).unwrap_or(0) as u64;
                 self.pos += 1;
             }
             if self.pos == digits_start {
                 return Err(self.err(start, "malformed hexadecimal constant"));
             }
-            return Ok(Tok::HexFloat(kind, v));
+            return Ok(raw(Kind::HexFloat, kind, (self.pos - start) as u32));
         }
         if self.peek(0) == b'-' || self.peek(0) == b'+' {
             self.pos += 1;
@@ -182,25 +466,33 @@ impl<'a> Lexer<'a> {
             }
         }
         let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
+        let len = (self.pos - start) as u32;
         if is_float {
             text.parse::<f64>()
-                .map(Tok::Float)
+                .map(|_| raw(Kind::Float, 0, len))
                 .map_err(|_| self.err(start, format!("malformed number `{text}`")))
         } else {
+            // Most integers are small and non-negative: keep the value, not the text.
+            let digits = text.as_bytes();
+            if !digits.is_empty() && digits.len() <= 9 && digits.iter().all(u8::is_ascii_digit) {
+                let v = digits
+                    .iter()
+                    .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+                return Ok(raw(Kind::SmallInt, 0, v));
+            }
             text.parse::<i128>()
-                .map(Tok::Int)
+                .map(|_| raw(Kind::Int, 0, len))
                 .map_err(|_| self.err(start, format!("integer literal `{text}` too large")))
         }
     }
 
-    fn next(&mut self) -> Result<Token, ImportError> {
+    fn next(&mut self) -> Result<Raw, ImportError> {
         // Skip whitespace and comments.
         loop {
             match self.peek(0) {
                 b'\n' => {
                     self.pos += 1;
-                    self.line += 1;
-                    self.line_start = self.pos;
+                    self.newline(self.pos);
                 }
                 b' ' | b'\t' | b'\r' | 0x0c => self.pos += 1,
                 b';' => {
@@ -212,86 +504,92 @@ impl<'a> Lexer<'a> {
             }
         }
         let start = self.pos;
-        let line = self.line;
-        let col = (start - self.line_start) as u32 + 1;
-        let mk = |tok| Token { tok, line, col };
+        let mk = |kind, aux, len| Raw {
+            kind,
+            aux,
+            start: start as u32,
+            len,
+        };
         if self.pos >= self.src.len() {
-            return Ok(mk(Tok::Eof));
+            return Ok(mk(Kind::Eof, 0, 0));
         }
         let c = self.src[self.pos];
-        let tok = match c {
+        let raw = match c {
             b'%' | b'@' | b'!' => {
                 self.pos += 1;
+                let kind = match c {
+                    b'%' => Kind::Local,
+                    b'@' => Kind::Global,
+                    _ => Kind::Meta,
+                };
                 if c == b'!' && !(is_ident_byte(self.peek(0)) || self.peek(0) == b'\\') {
-                    Tok::Meta(String::new())
+                    mk(Kind::Meta, 1, 0)
                 } else {
-                    let name = self.sigil_name(start)?;
-                    match c {
-                        b'%' => Tok::Local(name),
-                        b'@' => Tok::Global(name),
-                        _ => Tok::Meta(name),
-                    }
+                    let (aux, len) = self.sigil_name(start)?;
+                    mk(kind, aux, len)
                 }
             }
             b'#' if self.peek(1).is_ascii_alphabetic() => {
-                // `#dbg_value(...)` debug records.
+                // `#dbg_value(...)` debug records: the word includes the `#`.
                 self.pos += 1;
-                let run = self.ident_run();
-                Tok::Word(format!("#{}", String::from_utf8_lossy(run)))
+                self.ident_run();
+                mk(Kind::Word, 0, (self.pos - start) as u32)
             }
             b'#' => {
                 self.pos += 1;
-                let run = self.ident_run();
-                let n = std::str::from_utf8(run)
+                let n = self.ident_run();
+                let n = std::str::from_utf8(&self.src[self.pos - n..self.pos])
                     .ok()
                     .and_then(|s| s.parse::<u32>().ok())
                     .ok_or_else(|| self.err(start, "malformed attribute group reference"))?;
-                Tok::AttrRef(n)
+                mk(Kind::AttrRef, 0, n)
             }
             b'"' => {
-                let s = self.string()?;
+                let q = self.string(0)?;
                 if self.peek(0) == b':' {
                     self.pos += 1;
-                    Tok::Label(String::from_utf8_lossy(&s).into_owned())
+                    let (aux, len) = self.quoted(q, true);
+                    mk(Kind::Label, aux, len)
                 } else {
-                    Tok::Str(s)
+                    let (aux, len) = self.quoted(q, false);
+                    mk(Kind::Str, aux, len)
                 }
             }
             b'.' if self.peek(1) == b'.' && self.peek(2) == b'.' => {
                 self.pos += 3;
-                Tok::Ellipsis
+                mk(Kind::Ellipsis, 0, 0)
             }
             b'=' | b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b'*' | b'|' => {
                 self.pos += 1;
-                Tok::Punct(c)
+                mk(Kind::Punct, c, 0)
             }
             b'c' if self.peek(1) == b'"' => {
                 self.pos += 1;
-                Tok::CStr(self.string()?)
+                let q = self.string(1)?;
+                let (aux, len) = self.quoted(q, false);
+                mk(Kind::CStr, aux, len)
             }
             _ if c.is_ascii_digit()
                 || ((c == b'-' || c == b'+') && self.peek(1).is_ascii_digit()) =>
             {
                 // A numbered label (`12:`) or a number.
-                let save = self.pos;
-                let run = self.ident_run();
-                if !run.is_empty() && self.peek(0) == b':' && run.iter().all(|b| b.is_ascii_digit())
-                {
+                let n = self.ident_run();
+                let run = &self.src[start..start + n];
+                if n != 0 && self.peek(0) == b':' && run.iter().all(|b| b.is_ascii_digit()) {
                     self.pos += 1;
-                    Tok::Label(String::from_utf8_lossy(run).into_owned())
+                    mk(Kind::Label, 0, n as u32)
                 } else {
-                    self.pos = save;
+                    self.pos = start;
                     self.number(start)?
                 }
             }
             _ if is_ident_byte(c) => {
-                let run = self.ident_run();
-                let s = String::from_utf8_lossy(run).into_owned();
+                let n = self.ident_run() as u32;
                 if self.peek(0) == b':' {
                     self.pos += 1;
-                    Tok::Label(s)
+                    mk(Kind::Label, 0, n)
                 } else {
-                    Tok::Word(s)
+                    mk(Kind::Word, 0, n)
                 }
             }
             _ => {
@@ -304,26 +602,44 @@ impl<'a> Lexer<'a> {
                 ))
             }
         };
-        Ok(mk(tok))
+        Ok(raw)
     }
 }
 
-/// Split `src` into tokens; the last one is [`Tok::Eof`].
-pub(crate) fn lex(src: &str) -> Result<Vec<Token>, ImportError> {
+/// Split `src` into tokens; the last one is [`Tok::Eof`]. `src` is at most 4 GiB (the
+/// records hold 32-bit offsets); a longer input is an error.
+pub(crate) fn lex(src: &str) -> Result<Tokens<'_>, ImportError> {
+    if u32::try_from(src.len()).is_err() {
+        return Err(ImportError {
+            line: 1,
+            col: 1,
+            kind: ErrorKind::Parse,
+            message: "input larger than 4 GiB".into(),
+        });
+    }
     let mut lx = Lexer {
         src: src.as_bytes(),
         // A byte-order mark is not part of the text.
         pos: if src.starts_with('\u{feff}') { 3 } else { 0 },
         line: 1,
         line_start: 0,
+        line_starts: vec![0],
+        decoded: Vec::new(),
     };
-    let mut out = Vec::with_capacity(src.len() / 4);
+    // About one token per 5 bytes of clang's and the generators' output.
+    let mut raw = Vec::with_capacity(src.len() / 5 + 16);
     loop {
         let t = lx.next()?;
-        let eof = t.tok == Tok::Eof;
-        out.push(t);
+        let eof = t.kind == Kind::Eof;
+        raw.push(t);
         if eof {
-            return Ok(out);
+            raw.shrink_to_fit();
+            return Ok(Tokens {
+                src,
+                raw,
+                decoded: lx.decoded,
+                line_starts: lx.line_starts,
+            });
         }
     }
 }
@@ -332,8 +648,11 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>, ImportError> {
 mod tests {
     use super::*;
 
-    fn toks(s: &str) -> Vec<Tok> {
-        lex(s).unwrap().into_iter().map(|t| t.tok).collect()
+    fn toks(s: &str) -> Vec<Tok<'_>> {
+        let t = lex(s).unwrap();
+        // The tokens borrow from `t`; leaked so they can be returned.
+        let t: &Tokens<'_> = Box::leak(Box::new(t));
+        (0..t.len()).map(|i| t.tok(i)).collect()
     }
 
     #[test]
@@ -341,29 +660,29 @@ mod tests {
         assert_eq!(
             toks("%x = add nsw i32 %0, -5 ; c\nbb.1:"),
             vec![
-                Tok::Local("x".into()),
+                Tok::Local("x"),
                 Tok::Punct(b'='),
-                Tok::Word("add".into()),
-                Tok::Word("nsw".into()),
-                Tok::Word("i32".into()),
-                Tok::Local("0".into()),
+                Tok::Word("add"),
+                Tok::Word("nsw"),
+                Tok::Word("i32"),
+                Tok::Local("0"),
                 Tok::Punct(b','),
                 Tok::Int(-5),
-                Tok::Label("bb.1".into()),
+                Tok::Label("bb.1"),
                 Tok::Eof
             ]
         );
         assert_eq!(
             toks("12: 1.5e+3 0x3FF0000000000000 !dbg !{ #3 c\"a\\00\" ..."),
             vec![
-                Tok::Label("12".into()),
+                Tok::Label("12"),
                 Tok::Float(1500.0),
                 Tok::HexFloat('\0', 0x3FF0000000000000),
-                Tok::Meta("dbg".into()),
-                Tok::Meta(String::new()),
+                Tok::Meta("dbg"),
+                Tok::Meta(""),
                 Tok::Punct(b'{'),
                 Tok::AttrRef(3),
-                Tok::CStr(vec![b'a', 0]),
+                Tok::CStr(&[b'a', 0]),
                 Tok::Ellipsis,
                 Tok::Eof
             ]
@@ -371,10 +690,57 @@ mod tests {
     }
 
     #[test]
+    fn literals_and_quoted_names() {
+        assert_eq!(
+            toks("4294967295 4294967296 -0 0xK4000 @\"a\\22b\" %\"q r\" \"s\\\\t\": c\"\""),
+            vec![
+                Tok::Int(4294967295),
+                Tok::Int(4294967296),
+                Tok::Int(0),
+                Tok::HexFloat('K', 0x4000),
+                Tok::Global("a\"b"),
+                Tok::Local("q r"),
+                Tok::Label("s\\t"),
+                Tok::CStr(&[]),
+                Tok::Eof
+            ]
+        );
+        assert_eq!(
+            toks("170141183460469231731687303715884105727"),
+            vec![Tok::Int(i128::MAX), Tok::Eof]
+        );
+        assert_eq!(
+            toks("#dbg_value("),
+            vec![Tok::Word("#dbg_value"), Tok::Punct(b'('), Tok::Eof]
+        );
+    }
+
+    #[test]
+    fn body_scans() {
+        let t = lex("define void @f() {\nentry:\n  %a = add i32 1, 2\n  br label %x\nx:\n  \"q\":\n  %b = call i32 @g(i32 %a) [ \"b\"(i32 0) ]\n  ret void\n}\n@z = global i32 0").unwrap();
+        let open = (0..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
+        assert_eq!(t.count_defs(open), (2, 3));
+        let end = t.skip_braces(open).unwrap();
+        assert_eq!(t.tok(end), Tok::Global("z"));
+        assert_eq!(t.word(open - 4), Some("void"));
+        assert_eq!(lex("{ { }").unwrap().skip_braces(0), None);
+    }
+
+    #[test]
     fn positions_and_errors() {
         let t = lex("a\n  %\"q r\"").unwrap();
-        assert_eq!((t[1].line, t[1].col), (2, 3));
-        assert_eq!(t[1].tok, Tok::Local("q r".into()));
+        assert_eq!(t.line_col(t.pos(1)), (2, 3));
+        assert_eq!(t.tok(1), Tok::Local("q r"));
+        // A string spanning lines moves the next token's line.
+        let t = lex("\"x\ny\" %a\n%b").unwrap();
+        assert_eq!(t.line_col(t.pos(1)), (2, 4));
+        assert!(!t.same_line(0, 1));
+        assert!(!t.same_line(1, 2));
+        assert!(lex("%a = %b").unwrap().same_line(0, 2));
+        assert_eq!(t.line_col(t.pos(2)), (3, 1));
+        // A byte-order mark counts in the first line's columns, as before.
+        let t = lex("\u{feff}%x").unwrap();
+        assert_eq!(t.line_col(t.pos(0)), (1, 4));
         let e = lex("\n  ~").unwrap_err();
         assert_eq!((e.line, e.col), (2, 3));
         assert!(lex("\"abc").is_err());

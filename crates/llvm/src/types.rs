@@ -61,6 +61,9 @@ pub(crate) const MAX_LEAVES: u64 = 1024;
 pub(crate) struct Types {
     list: Vec<LType>,
     intern: FxHashMap<LType, TyId>,
+    /// The ids of `void`, `float`, `double`, `i1`..`i64` and `ptr addrspace(0..8)`,
+    /// once interned (see [`Types::intern`]).
+    simple: [Option<TyId>; 16],
     /// Named struct bodies by index (`None` while only referenced or `opaque`).
     pub named: Vec<(String, Option<TyId>)>,
     named_index: FxHashMap<String, u32>,
@@ -69,12 +72,31 @@ pub(crate) struct Types {
 
 impl Types {
     pub fn intern(&mut self, t: LType) -> TyId {
+        // The common scalar types skip hashing: most types parsed are one of them.
+        let slot = match &t {
+            LType::Void => Some(0),
+            LType::Float => Some(1),
+            LType::Double => Some(2),
+            LType::Int(1) => Some(3),
+            LType::Int(8) => Some(4),
+            LType::Int(16) => Some(5),
+            LType::Int(32) => Some(6),
+            LType::Int(64) => Some(7),
+            LType::Ptr(n) if *n < 8 => Some(8 + *n as usize),
+            _ => None,
+        };
+        if let Some(id) = slot.and_then(|k| self.simple[k]) {
+            return id;
+        }
         if let Some(&id) = self.intern.get(&t) {
             return id;
         }
         let id = TyId(self.list.len() as u32);
         self.list.push(t.clone());
         self.intern.insert(t, id);
+        if let Some(k) = slot {
+            self.simple[k] = Some(id);
+        }
         id
     }
 

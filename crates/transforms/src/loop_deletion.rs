@@ -21,18 +21,24 @@
 //!    (for a loop that exits at its header, the entry values).
 //!
 //! In every case the loop is gone: it is reported with
-//! [`LoopUpdater::mark_loop_deleted`], and no analysis is kept (deletions are rare; the
-//! next user recomputes the forest once).
+//! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its nest: scalar
+//! evolution is computed for the nest only ([`ScalarEvolution::compute_nest`]), dominance
+//! inside the loop is a walk of the loop, and after cases 2 and 3 the CFG's edges and the
+//! loop forest are updated in place ([`LoopInfo::remove_loop`],
+//! [`gyre_analysis::Cfg::update_block`]); the dominator tree is dropped (no loop pass of
+//! `-O` needs it, and the incremental updater recomputed it whole on removed regions).
+//! Case 1, and a case 3 whose dead blocks reach past the loop, fall back to a sweep of the
+//! function and re-forming the loops.
 
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
-    branch_condition, const_int, decided_target, eval_int, fold_to_jump, remove_blocks,
-    remove_unreachable_blocks, restore_forms,
+    branch_condition, commit_local_fold, const_int, decided_target, eval_int, fold_to_jump,
+    local_fold_outcome, remove_blocks, remove_unreachable_blocks, restore_forms,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
-use gyre_analysis::{Loop, LoopInfo};
-use gyre_ir::ValueDef;
+use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution};
 use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value};
+use gyre_ir::{EntityRef, ValueDef};
 use rustc_hash::FxHashMap;
 
 const NAME: &str = "loop-deletion";
@@ -46,13 +52,15 @@ const NAME: &str = "loop-deletion";
 ///
 /// **Establishes**: loop-simplify and LCSSA form of every loop, as it found them: a dead
 /// loop's surroundings keep their forms (the preheader now jumps to the exit, which stays
-/// dedicated to the loops around); after a folded branch (cases 1 and 3) a block of an
-/// outer loop may have left it, so both forms are re-established on the function (the
+/// dedicated to the loops around); after case 3 what is left of the loop joins its parent
+/// in place when that keeps the parent's blocks, latches and exits
+/// (`loop_cleanup::local_fold_outcome`); otherwise, and after case 1, a block of an outer
+/// loop may have left it, so both forms are re-established on the function (the
 /// `loop-simplify` and `lcssa` passes, which change nothing where they hold).
 ///
-/// **Preserves**: after a dead loop's deletion, no analysis (the loop forest loses a
-/// loop); after a folded branch, what re-establishing the forms computed afresh (the CFG,
-/// the dominator tree and the loop forest); every analysis when it changed nothing.
+/// **Preserves**: after case 2 and an in-place case 3, the CFG's edges and the loop forest,
+/// updated in place (the CFG's order goes stale), and `nonlocal-uses` (kept sound); after a function-wide fold, what
+/// re-establishing the forms computed afresh; every analysis when it changed nothing.
 ///
 /// **Gives up** (a remark and a counter each): a loop in or around an irreducible cycle
 /// (`Irreducible`); no preheader (`NotLoopSimplifyForm`); a loop with an operation that has
@@ -62,8 +70,10 @@ const NAME: &str = "loop-deletion";
 /// never runs); no exit at all, or exits to more than one block (`NoSingleExit`); an exit
 /// receiving a value computed in the loop, or different values from different exiting
 /// edges (`ValueUsedOutside`); a loop of the nest with no computable bound on its trip
-/// count (`MayNotTerminate`: Gyre has no must-progress rule, so an unbounded loop may be
-/// an intended infinite loop).
+/// count (`MayNotTerminate`: an unbounded loop may be an intended infinite loop), unless
+/// the function is `mustprogress` (LLVM's rule: a loop without effects that never ends is
+/// undefined behaviour there, so it is deleted without a proof, and one with no exit at
+/// all leaves `unreachable` in its preheader).
 ///
 /// **Knobs**: `disable-LoopDeletionPass` (default false, cicc's) turns the pass off;
 /// `loop-deletion-enable-symbolic-execution` (default true, LLVM's) enables the
@@ -80,6 +90,10 @@ const NAME: &str = "loop-deletion";
 #[derive(Default)]
 pub struct LoopDeletion {
     s: Scratch,
+    /// Scalar evolution of the visited loop's nest (computed only when a count is needed).
+    se: ScalarEvolution,
+    /// Is `se` computed for the loop being visited?
+    se_ready: bool,
 }
 
 #[derive(Default)]
@@ -95,6 +109,31 @@ struct Scratch {
     folds: Vec<(Inst, BlockCall)>,
     /// Reachability buffer.
     reached: Vec<bool>,
+    /// Loop-local marks (live blocks, DFS visits), by block index.
+    mark: Vec<u32>,
+    /// The generation of `mark`'s current use.
+    gen: u32,
+    /// DFS stack.
+    stack: Vec<(Block, usize)>,
+    /// Blocks of the loop, gathered.
+    list: Vec<Block>,
+    /// Liveness marks of [`local_fold_outcome`].
+    live: Vec<u8>,
+}
+
+impl Scratch {
+    /// A fresh generation of `mark`, sized for `n` blocks.
+    fn next_gen(&mut self, n: usize) -> u32 {
+        if self.mark.len() < n {
+            self.mark.resize(n, 0);
+        }
+        if self.gen == u32::MAX {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.gen = 0;
+        }
+        self.gen += 1;
+        self.gen
+    }
 }
 
 /// Why a loop is kept: the remark kind, and its counter.
@@ -157,16 +196,19 @@ impl LoopPass for LoopDeletion {
         if disabled {
             return Ok(PassResult::UNCHANGED);
         }
+        self.se_ready = false;
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
+        // The loop forest and the CFG's edges are all this needs (the adaptor keeps
+        // both); scalar evolution is computed for the loop's nest only, when a count is
+        // asked for, and dominance inside the loop is decided by a walk of the loop.
         cx.analyses
-            .ensure(
-                func,
-                Analyses::CFG
-                    .union(Analyses::DOMTREE)
-                    .union(Analyses::LOOPS)
-                    .union(Analyses::SCEV),
-            )
+            .ensure(func, Analyses::LOOPS)
             .map_err(|e| err(func, e.to_string()))?;
+        if !cx.analyses.cfg_edges_valid() {
+            cx.analyses
+                .ensure(func, Analyses::CFG)
+                .map_err(|e| err(func, e.to_string()))?;
+        }
         let keep = |cx: &mut PassContext<'_>, func: &Function, k: Keep, msg: String| {
             cx.stats.add(NAME, k.counter(), 1);
             cx.remark(NAME, func, Some(header), k.kind(), msg);
@@ -201,7 +243,9 @@ impl LoopPass for LoopDeletion {
                 "the loop has no preheader (run loop-simplify first)".into(),
             );
         };
-        // 1. Never entered.
+        // 1. Never entered. What the folded guard leaves unreachable may reach far past
+        // the loop (its exits lose every predecessor), so this rare case removes
+        // unreachable blocks and re-forms loops on the whole function.
         if let Some((term, dest)) = never_entered(func, cfg, preheader) {
             fold_to_jump(func, term, dest);
             let removed = remove_unreachable_blocks(func, &mut self.s.reached);
@@ -214,30 +258,29 @@ impl LoopPass for LoopDeletion {
         // 2. Dead.
         let why_kept = match self.check_dead(func, l, cx) {
             Ok((exit, args)) => {
-                let blocks: Vec<Block> = cx.analyses.loops.blocks(l).collect();
-                let pre_term = func
-                    .terminator(preheader)
-                    .expect("a CFG block has a terminator");
-                let dest = BlockCall::new(exit, &args, &mut func.dfg.value_lists);
-                fold_to_jump(func, pre_term, dest);
-                remove_blocks(func, &blocks);
+                let preserved = self
+                    .delete_dead(func, cx, l, preheader, exit, &args)
+                    .map_err(|m| err(func, m))?;
                 cx.stats.add(NAME, "NumDeleted", 1);
                 updater.mark_loop_deleted();
-                return Ok(PassResult::changed(Analyses::NONE));
+                return Ok(PassResult::changed(preserved));
             }
             Err(why) => why,
         };
         // 3. Backedge never taken.
         if self.backedge_never_taken(func, l, preheader, symbolic, cx) {
             let folds = core::mem::take(&mut self.s.folds);
-            for (term, dest) in &folds {
-                fold_to_jump(func, *term, *dest);
-            }
+            let local = self
+                .break_backedge(func, cx, l, &folds)
+                .map_err(|m| err(func, m))?;
             self.s.folds = folds;
-            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
-            count_outside(cx, l, preheader, &removed.blocks);
             cx.stats.add(NAME, "NumBackedgesBroken", 1);
             updater.mark_loop_deleted();
+            if let Some(preserved) = local {
+                return Ok(PassResult::changed(preserved));
+            }
+            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
+            count_outside(cx, l, preheader, &removed.blocks);
             restore_forms(func, cx)?;
             return Ok(PassResult::changed(cx.analyses.valid()));
         }
@@ -285,14 +328,169 @@ fn defined_in(func: &Function, li: &LoopInfo, l: Loop, v: Value) -> bool {
     b.is_some_and(|b| li.contains(l, b))
 }
 
+/// Does `e`, a block of `l`, dominate every latch of `l`? No latch is reachable from the
+/// header by a path inside `l` that avoids `e` (a path from the header leaving the loop
+/// comes back through the header, so paths inside the loop are all there is). O(loop).
+fn dominates_latches(s: &mut Scratch, func: &Function, li: &LoopInfo, l: Loop, e: Block) -> bool {
+    let header = li.header(l);
+    if e == header {
+        return true;
+    }
+    let g = s.next_gen(func.dfg.num_blocks());
+    s.list.clear();
+    s.list.push(header);
+    s.mark[header.index()] = g;
+    while let Some(b) = s.list.pop() {
+        let (mark, list) = (&mut s.mark, &mut s.list);
+        func.for_each_successor(b, |t| {
+            if t != e && mark[t.index()] != g && li.contains(l, t) {
+                mark[t.index()] = g;
+                list.push(t);
+            }
+        });
+    }
+    li.latches(l).iter().all(|&lt| s.mark[lt.index()] != g)
+}
+
 impl LoopDeletion {
+    /// Compute the scalar evolution of `l`'s nest, once per visit.
+    fn nest_scev(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+        if !self.se_ready {
+            self.se.compute_nest(func, cfg, li, l);
+            self.se_ready = true;
+        }
+    }
+
+    /// The blocks of `l` in reverse post-order of a walk from its header that stays in
+    /// `l` and does not follow edges back to the header, into `self.s.blocks`. O(loop).
+    fn local_rpo(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+        let _ = func;
+        let header = li.header(l);
+        let s = &mut self.s;
+        let g = s.next_gen(cfg.num_block_slots().max(func.dfg.num_blocks()));
+        s.blocks.clear();
+        s.stack.clear();
+        s.stack.push((header, 0));
+        s.mark[header.index()] = g;
+        while let Some(&mut (b, ref mut next)) = s.stack.last_mut() {
+            let succs = cfg.succs(b);
+            if let Some(&t) = succs.get(*next) {
+                *next += 1;
+                if t != header && s.mark[t.index()] != g && li.contains(l, t) {
+                    s.mark[t.index()] = g;
+                    s.stack.push((t, 0));
+                }
+            } else {
+                s.stack.pop();
+                s.blocks.push(b);
+            }
+        }
+        s.blocks.reverse();
+    }
+
+    /// Delete the dead loop `l`: the preheader jumps to `exit` with `args` (or, for a loop
+    /// with no exit in a `mustprogress` function, ends in `unreachable`), the loop's
+    /// blocks go, and the CFG's edges and the loop forest are updated in place, in time
+    /// proportional to the loop. The forms
+    /// hold as before: the exit, dedicated to `l`, now has the preheader, in `l`'s parent,
+    /// as its only predecessor, and the values it receives were defined outside `l`.
+    /// Returns the analyses kept.
+    fn delete_dead(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        preheader: Block,
+        exit: Option<Block>,
+        args: &[Value],
+    ) -> Result<Analyses, String> {
+        let a = &mut *cx.analyses;
+        self.s.list.clear();
+        self.s.list.extend(a.loops.blocks(l));
+        let blocks = &self.s.list;
+        let pre_term = func
+            .terminator(preheader)
+            .expect("a CFG block has a terminator");
+        match exit {
+            Some(exit) => {
+                let dest = BlockCall::new(exit, args, &mut func.dfg.value_lists);
+                fold_to_jump(func, pre_term, dest);
+            }
+            None => func.dfg.replace_inst(
+                pre_term,
+                InstructionData::Nullary {
+                    opcode: Opcode::Unreachable,
+                },
+            ),
+        }
+        remove_blocks(func, blocks);
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        a.cfg.update_block(func, preheader).map_err(cfg_err)?;
+        for &b in blocks {
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
+            a.loops.remove_block(b);
+        }
+        // The nest's loops, innermost first (each has no child left when removed).
+        let mut nest = vec![l];
+        let mut k = 0;
+        while k < nest.len() {
+            nest.extend_from_slice(a.loops.children(nest[k]));
+            k += 1;
+        }
+        for &x in nest.iter().rev() {
+            a.loops.remove_loop(x);
+        }
+        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        // The exit's arguments are now used in the preheader: mark them (the analysis is
+        // an over-approximation, and the removed uses may stay marked).
+        if a.nonlocal.is_valid() {
+            for &v in args {
+                a.nonlocal.set(v, true);
+            }
+            kept = kept.union(Analyses::NONLOCAL_USES);
+        }
+        Ok(kept)
+    }
+
+    /// After the branches `folds` of case 3 were decided, fold them and try to keep the
+    /// analyses current in time proportional to the loop
+    /// ([`local_fold_outcome`]: what died is inside `l`, and what is left of `l` joins
+    /// its parent cleanly). Returns the analyses kept, or `None` with the folds applied
+    /// and nothing else changed: the caller then removes unreachable blocks and re-forms
+    /// loops on the whole function.
+    fn break_backedge(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        folds: &[(Inst, BlockCall)],
+    ) -> Result<Option<Analyses>, String> {
+        let a = &mut *cx.analyses;
+        let mut folded: Vec<Block> = Vec::with_capacity(folds.len());
+        for &(term, dest) in folds {
+            folded.push(
+                func.layout
+                    .inst_block(term)
+                    .expect("a folded terminator is placed"),
+            );
+            fold_to_jump(func, term, dest);
+        }
+        let Some(out) = local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.s.live) else {
+            return Ok(None);
+        };
+        if !out.latches.is_empty() {
+            return Ok(None); // not expected: the folds leave no live backedge
+        }
+        commit_local_fold(func, a, l, &folded, &out).map(Some)
+    }
+
     /// Can the loop be deleted as dead? Its exit block and the values to pass it.
     fn check_dead(
         &mut self,
         func: &Function,
         l: Loop,
         cx: &PassContext<'_>,
-    ) -> Result<(Block, Vec<Value>), (Keep, String)> {
+    ) -> Result<(Option<Block>, Vec<Value>), (Keep, String)> {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
         // Effects first: a loop with one is kept whatever else holds.
@@ -317,6 +515,12 @@ impl LoopDeletion {
         }
         let exits = li.exit_edges(l, cfg);
         let Some(&(_, exit)) = exits.first() else {
+            // With no exit, the loop never ends: undefined behaviour in a `mustprogress`
+            // function (as it has no effect), so it is never entered there (LLVM's
+            // `deleteDeadLoop` puts `unreachable` in the preheader).
+            if func.must_progress {
+                return Ok((None, Vec::new()));
+            }
             return Err((
                 Keep::NoSingleExit,
                 "the loop has no exit: it never terminates".into(),
@@ -363,8 +567,13 @@ impl LoopDeletion {
                 return Err((Keep::ValueUsedOutside, m));
             }
         }
-        // Termination of every loop of the nest, with an explicit stack.
-        let se = &cx.analyses.scev;
+        // Termination of every loop of the nest, with an explicit stack; in a
+        // `mustprogress` function a loop without effects terminates by definition.
+        if func.must_progress {
+            return Ok((Some(exit), args.unwrap_or_default()));
+        }
+        self.nest_scev(func, cfg, li, l);
+        let se = &self.se;
         let mut stack = vec![l];
         while let Some(x) = stack.pop() {
             let c = se.loop_counts(x);
@@ -384,7 +593,7 @@ impl LoopDeletion {
             }
             stack.extend_from_slice(li.children(x));
         }
-        Ok((exit, args.unwrap_or_default()))
+        Ok((Some(exit), args.unwrap_or_default()))
     }
 
     /// Is the backedge of `l` never taken? If so, `self.s.folds` holds the branches to
@@ -399,23 +608,24 @@ impl LoopDeletion {
     ) -> bool {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        let dt = &cx.analyses.domtree;
-        let se = &cx.analyses.scev;
+        self.nest_scev(func, cfg, li, l);
         self.s.folds.clear();
         // Scalar evolution: an exiting block that dominates every latch and exits on its
         // first visit.
-        for (e, count) in &se.loop_counts(l).exits {
-            let zero = count.exact.is_some_and(|s| se.as_const(s) == Some(0));
+        for k in 0..self.se.loop_counts(l).exits.len() {
+            let (e, count) = &self.se.loop_counts(l).exits[k];
+            let e = *e;
+            let zero = count.exact.is_some_and(|s| self.se.as_const(s) == Some(0));
             // An exiting block of a subloop may exit after some of the subloop's
             // iterations, still on the first iteration of `l`: only `l`'s own blocks are
             // known to exit on their first visit.
             if !zero
-                || li.innermost_loop(*e) != Some(l)
-                || !li.latches(l).iter().all(|&lt| dt.dominates(*e, lt))
+                || li.innermost_loop(e) != Some(l)
+                || !dominates_latches(&mut self.s, func, li, l, e)
             {
                 continue;
             }
-            let Some(term) = func.terminator(*e) else {
+            let Some(term) = func.terminator(e) else {
                 continue;
             };
             let mut out: Option<BlockCall> = None;
@@ -449,11 +659,8 @@ impl LoopDeletion {
         preheader: Block,
     ) -> bool {
         let header = li.header(l);
+        self.local_rpo(func, cfg, li, l);
         let s = &mut self.s;
-        s.blocks.clear();
-        s.blocks.extend(li.blocks(l));
-        s.blocks
-            .sort_unstable_by_key(|&b| cfg.rpo_number(b).unwrap_or(u32::MAX));
         s.konst.clear();
         s.incoming.clear();
         s.folds.clear();

@@ -507,6 +507,7 @@ impl PassManager {
             let old = &module.functions[id];
             let mut placeholder = Function::new(old.name.clone(), old.kind, old.sig.clone());
             placeholder.convergent = old.convergent;
+            placeholder.must_progress = old.must_progress;
             let mut func = std::mem::replace(&mut module.functions[id], placeholder);
             let mut run = Run {
                 knobs: &self.knobs,

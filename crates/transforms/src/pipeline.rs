@@ -14,12 +14,11 @@
 use core::fmt;
 
 /// Gyre's default GPU loop pipeline (`-O`, `-O1`..`-O3`, `default<O2>`), in the order cicc
-/// runs its loop passes, then the e-graph simplifier. Non-trivial unswitching is on, of
-/// warp-uniform conditions only (`unswitch-uniform-only`). loop-deletion and
-/// loop-simplifycfg exist but are not in it yet: each recomputes function-wide analyses
-/// per change, which would make `-O` quadratic in the number of loops (docs/passes.md).
-pub const DEFAULT_PIPELINE: &str =
-    "loop-simplify,lcssa,loop(loop-rotate,indvars,simple-loop-unswitch<nontrivial>),simplify";
+/// runs its loop passes (loop-simplifycfg first, non-trivial unswitching after indvars,
+/// loop-deletion last), then the e-graph simplifier. Non-trivial unswitching is on, of
+/// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md.
+pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,indvars,\
+     simple-loop-unswitch<nontrivial>,loop-deletion),simplify";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]

@@ -66,7 +66,12 @@ const UNSWITCH: Timed = Timed {
     pass: "simple-loop-unswitch",
     llvm: "loop(simple-loop-unswitch<nontrivial>)",
     llvm_row: "SimpleLoopUnswitchPass",
-    counters: &["NumTrivial", "NumSwitchesTrivial", "NumBranches", "NumSwitches"],
+    counters: &[
+        "NumTrivial",
+        "NumSwitchesTrivial",
+        "NumBranches",
+        "NumSwitches",
+    ],
     default_families: &["unswitch-nest", "random"],
 };
 
@@ -242,8 +247,9 @@ fn build(family: &str, n: usize) -> Module {
             generate_kernel_module(&opts, &mut SplitMix64::new(0x5eed + n as u64)).0
         }
     };
-    let mut pm = PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), Options::default())
-        .expect("pipeline");
+    let mut pm =
+        PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), Options::default())
+            .expect("pipeline");
     pm.run_module(&mut m).expect("canonicalization runs");
     m
 }

@@ -988,10 +988,16 @@ impl<'a> Parser<'a> {
             self.advance();
             convergent = true;
         }
+        let mut must_progress = false;
+        if self.tok.kind == Tok::Ident && self.tok.text == "mustprogress" {
+            self.advance();
+            must_progress = true;
+        }
         self.expect(Tok::LBrace, "`{`")?;
         self.expect_eol()?;
         let mut f = Function::new(name.into_owned(), kind, sig);
         f.convergent = convergent;
+        f.must_progress = must_progress;
         f.byval = byval;
         Ok((f, pos))
     }

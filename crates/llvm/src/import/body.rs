@@ -15,7 +15,7 @@ use super::parse::{
     Operand, PResult,
 };
 use super::{float_bits, trunc_bits, Callee, ModState, PendingBody};
-use crate::lexer::{Tok, Token};
+use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId};
 use cranelift_entity::packed_option::PackedOption;
 use gyre_ir::{
@@ -24,6 +24,7 @@ use gyre_ir::{
     SlotData, SpecialReg, Type, Value, ValueDef, ValueList, VoteMode,
 };
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 #[path = "body_math.rs"]
 mod math;
@@ -91,12 +92,12 @@ struct BlockRef {
     tok: usize,
 }
 
-struct PhiRec {
+struct PhiRec<'a> {
     ty: TyId,
     /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
     leaf: Option<usize>,
     tok: usize,
-    incoming: Vec<(Block, Operand, usize)>,
+    incoming: Vec<(Block, Operand<'a>, usize)>,
 }
 
 struct Edge {
@@ -118,15 +119,16 @@ struct Lower<'a> {
     st: &'a mut ModState,
     c: Cur<'a>,
     f: Function,
-    names: FxHashMap<String, NameState>,
-    blocks: FxHashMap<String, BlockRef>,
+    /// Value names: borrowed from the input, owned only for implicit numbers.
+    names: FxHashMap<Cow<'a, str>, NameState>,
+    blocks: FxHashMap<Cow<'a, str>, BlockRef>,
     next_num: u64,
     entry: Block,
     consts: FxHashMap<(Type, u64), Value>,
     gaddrs: FxHashMap<(GlobalId, Type), Value>,
     const_insts: Vec<Inst>,
-    forward: Vec<(Value, String, usize)>,
-    phis: FxHashMap<Block, Vec<PhiRec>>,
+    forward: Vec<(Value, &'a str, usize)>,
+    phis: FxHashMap<Block, Vec<PhiRec<'a>>>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -147,24 +149,27 @@ struct Lower<'a> {
 }
 
 /// Lower the body of `pb`.
-pub(crate) fn lower_body(
+pub(crate) fn lower_body<'t>(
     st: &mut ModState,
-    toks: &[Token],
+    toks: &'t Tokens<'t>,
     pb: &PendingBody,
 ) -> Result<Function, Vec<crate::ImportError>> {
     let header = &st.module.functions[pb.id];
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
+    f.must_progress = header.must_progress;
     f.byval = header.byval.clone();
     let entry = f.append_new_block();
     let mut c = Cur::new(toks);
     c.i = pb.open;
+    // Sized once: growing tables of millions of names was a tenth of the import.
+    let (defs, labels) = toks.count_defs(pb.open);
     let mut l = Lower {
         st,
         c,
         f,
-        names: FxHashMap::default(),
-        blocks: FxHashMap::default(),
+        names: FxHashMap::with_capacity_and_hasher(defs + pb.params.len() + 1, Default::default()),
+        blocks: FxHashMap::with_capacity_and_hasher(labels + 1, Default::default()),
         next_num: 0,
         entry,
         consts: FxHashMap::default(),
@@ -192,7 +197,7 @@ pub(crate) fn lower_body(
 }
 
 impl<'a> Lower<'a> {
-    fn tok_at(&self, i: usize) -> &'a Token {
+    fn tok_at(&self, i: usize) -> Token<'a> {
         self.c.at(i)
     }
     fn perr(&self, i: usize, msg: impl Into<String>) -> crate::ImportError {
@@ -253,7 +258,7 @@ impl<'a> Lower<'a> {
         let mut next = sig_params.iter();
         for (name, ty) in &pb.params {
             let name = match name {
-                Some(n) => n.clone(),
+                Some(n) => Cow::Owned(n.clone()),
                 None => self.fresh_number(),
             };
             let n = match self.st.types.leaves(*ty) {
@@ -318,6 +323,7 @@ impl<'a> Lower<'a> {
                     }
                     self.c.bump();
                     self.note_number(name);
+                    let name = Cow::Borrowed(name);
                     let b = if !started {
                         started = true;
                         self.blocks.insert(
@@ -392,49 +398,47 @@ impl<'a> Lower<'a> {
     fn recover(&mut self, start: usize) -> bool {
         let toks = self.c.toks;
         let mut i = start;
-        if let (Some(Tok::Local(n)), Some(Tok::Punct(b'='))) =
-            (toks.get(i).map(|t| &t.tok), toks.get(i + 1).map(|t| &t.tok))
-        {
+        if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.at(i).tok, self.c.at(i + 1).tok) {
             self.note_number(n);
             if !matches!(
                 self.names.get(n),
                 Some(NameState::Def(_) | NameState::Agg(_))
             ) {
-                self.names.insert(n.clone(), NameState::Failed);
+                self.names.insert(Cow::Borrowed(n), NameState::Failed);
             }
             i += 2;
         }
         let is_term = matches!(
-            toks.get(i).map(|t| &t.tok),
-            Some(Tok::Word(w)) if matches!(
-                w.as_str(),
+            self.c.at(i).tok,
+            Tok::Word(w) if matches!(
+                w,
                 "br" | "switch" | "ret" | "unreachable" | "indirectbr" | "invoke" | "resume"
                     | "callbr" | "catchswitch" | "catchret" | "cleanupret"
             )
         );
         let mut depth = 0usize;
-        let mut prev_line = toks.get(i).map_or(0, |t| t.line);
-        while let Some(t) = toks.get(i) {
-            match t.tok {
+        let first = i;
+        while i < toks.len() {
+            match toks.tok(i) {
                 Tok::Eof => break,
                 Tok::Punct(b'}') if depth == 0 => break,
                 Tok::Label(_) if depth == 0 => break,
-                _ if depth == 0 && t.line > prev_line && i > start => break,
+                // A new line outside brackets starts the next statement.
+                _ if depth == 0 && i > first && !toks.same_line(i - 1, i) => break,
                 Tok::Punct(b'(' | b'[' | b'{' | b'<') => depth += 1,
                 Tok::Punct(b')' | b']' | b'}' | b'>') => depth = depth.saturating_sub(1),
                 _ => {}
             }
-            prev_line = t.line;
             i += 1;
         }
         self.c.i = i;
         is_term
     }
 
-    fn fresh_number(&mut self) -> String {
+    fn fresh_number(&mut self) -> Cow<'a, str> {
         let n = self.next_num;
         self.next_num += 1;
-        n.to_string()
+        Cow::Owned(n.to_string())
     }
 
     /// A numbered definition `%N` or label `N:` moves the implicit counter past `N`.
@@ -446,13 +450,13 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn block_ref(&mut self, name: &str, tok: usize) -> Block {
+    fn block_ref(&mut self, name: &'a str, tok: usize) -> Block {
         if let Some(r) = self.blocks.get(name) {
             return r.block;
         }
         let b = self.f.dfg.make_block();
         self.blocks.insert(
-            name.to_string(),
+            Cow::Borrowed(name),
             BlockRef {
                 block: b,
                 defined: false,
@@ -462,18 +466,33 @@ impl<'a> Lower<'a> {
         b
     }
 
-    fn define_block(&mut self, name: String, tok: usize) -> PResult<Block> {
-        let b = self.block_ref(&name, tok);
-        let r = self.blocks.get_mut(&name).expect("just referenced");
-        if r.defined {
-            return Err(self.perr(tok, format!("label %{name} redefined")));
-        }
-        r.defined = true;
+    fn define_block(&mut self, name: Cow<'a, str>, tok: usize) -> PResult<Block> {
+        let b = match self.blocks.get_mut(&*name) {
+            Some(r) if r.defined => {
+                return Err(self.perr(tok, format!("label %{name} redefined")));
+            }
+            Some(r) => {
+                r.defined = true;
+                r.block
+            }
+            None => {
+                let b = self.f.dfg.make_block();
+                self.blocks.insert(
+                    name,
+                    BlockRef {
+                        block: b,
+                        defined: true,
+                        tok,
+                    },
+                );
+                b
+            }
+        };
         self.f.layout.append_block(b);
         Ok(b)
     }
 
-    fn bind(&mut self, name: Option<String>, v: Value, tok: usize) -> PResult<()> {
+    fn bind(&mut self, name: Option<Cow<'a, str>>, v: Value, tok: usize) -> PResult<()> {
         let name = match name {
             Some(n) => n,
             None => self.fresh_number(),
@@ -488,7 +507,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn bind_agg(&mut self, name: Option<String>, vs: Vec<Value>, tok: usize) -> PResult<()> {
+    fn bind_agg(&mut self, name: Option<Cow<'a, str>>, vs: Vec<Value>, tok: usize) -> PResult<()> {
         let name = match name {
             Some(n) => n,
             None => self.fresh_number(),
@@ -521,13 +540,13 @@ impl<'a> Lower<'a> {
     }
 
     /// The leaf values of an aggregate operand of type `ty`.
-    fn agg_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Vec<Value>> {
+    fn agg_operand(&mut self, op: &Operand<'a>, ty: TyId, at: usize) -> PResult<Vec<Value>> {
         let leaves = self
             .agg_leaves(ty, at)?
             .ok_or_else(|| self.perr(at, "not an aggregate type"))?;
         match op {
             Operand::Local(name) => {
-                let vs = match self.names.get(name) {
+                let vs = match self.names.get(*name) {
                     Some(NameState::Agg(vs)) => vs.clone(),
                     Some(NameState::Failed) => {
                         return Ok(leaves
@@ -860,10 +879,10 @@ impl<'a> Lower<'a> {
         self.use_operand(&op, ty, at)
     }
 
-    fn use_operand(&mut self, op: &Operand, ty: TyId, at: usize) -> PResult<Value> {
+    fn use_operand(&mut self, op: &Operand<'a>, ty: TyId, at: usize) -> PResult<Value> {
         let st = self.scalar_emul(ty, at)?;
         match op {
-            Operand::Local(name) => {
+            &Operand::Local(name) => {
                 let v = match self.names.get(name) {
                     Some(NameState::Def(v)) | Some(NameState::Fwd(v)) => *v,
                     Some(NameState::CasPair(..)) => {
@@ -881,8 +900,8 @@ impl<'a> Lower<'a> {
                     Some(NameState::Failed) => return Ok(self.f.dfg.make_detached_value(st)),
                     None => {
                         let ph = self.f.dfg.make_detached_value(st);
-                        self.names.insert(name.clone(), NameState::Fwd(ph));
-                        self.forward.push((ph, name.clone(), at));
+                        self.names.insert(Cow::Borrowed(name), NameState::Fwd(ph));
+                        self.forward.push((ph, name, at));
                         ph
                     }
                 };
@@ -1288,7 +1307,7 @@ impl<'a> Lower<'a> {
         let start = self.c.i;
         let mut name = if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.peek(), self.c.peek_at(1))
         {
-            let n = n.clone();
+            let n = Cow::Borrowed(n);
             self.c.bump();
             self.c.bump();
             Some(n)
@@ -1296,8 +1315,8 @@ impl<'a> Lower<'a> {
             None
         };
         let op_i = self.c.i;
-        let op = match self.c.peek() {
-            Tok::Word(w) => w.clone(),
+        let op: &'a str = match self.c.peek() {
+            Tok::Word(w) => w,
             _ => return Err(self.c.expected("an instruction")),
         };
         self.c.bump();
@@ -1305,13 +1324,13 @@ impl<'a> Lower<'a> {
         let mut is_phi = false;
         // The leaves of an aggregate result.
         let mut agg: Option<Vec<Value>> = None;
-        let result: Option<Value> = match op.as_str() {
+        let result: Option<Value> = match op {
             "add" | "sub" | "mul" | "sdiv" | "udiv" | "srem" | "urem" | "shl" | "lshr" | "ashr"
             | "and" | "or" | "xor" => {
-                let opcode = int_binop(&op).expect("listed above");
+                let opcode = int_binop(op).expect("listed above");
                 let mut flags = IntFlags::NONE;
                 while let Tok::Word(w) = self.c.peek() {
-                    match w.as_str() {
+                    match w {
                         "nsw" => flags = flags.union(IntFlags::NSW),
                         "nuw" => flags = flags.union(IntFlags::NUW),
                         "exact" => flags = flags.union(IntFlags::EXACT),
@@ -1343,7 +1362,7 @@ impl<'a> Lower<'a> {
                 if !self.scalar(ty, op_i)?.is_float() {
                     return Err(self.perr(op_i, format!("`{op}` needs float operands")));
                 }
-                let opcode = match op.as_str() {
+                let opcode = match op {
                     "fadd" => Opcode::Fadd,
                     "fsub" => Opcode::Fsub,
                     "fmul" => Opcode::Fmul,
@@ -1461,21 +1480,20 @@ impl<'a> Lower<'a> {
             }
             "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "fptoui" | "fptosi" | "uitofp"
             | "sitofp" | "bitcast" | "ptrtoint" | "inttoptr" | "addrspacecast" => {
-                while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "nuw" | "nsw" | "nneg"))
-                {
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(w, "nuw" | "nsw" | "nneg")) {
                     self.c.bump();
                 }
                 let (ft, v) = self.typed_value_odd()?;
                 self.c.expect_word("to")?;
                 let tt = parse_type(&mut self.c, &mut self.st.types)?;
                 if self.odd_width(ft).is_some() || self.odd_width(tt).is_some() {
-                    Some(self.odd_cast(b, &op, v, ft, tt, op_i)?)
+                    Some(self.odd_cast(b, op, v, ft, tt, op_i)?)
                 } else {
-                    Some(self.cast(Some(b), &op, v, ft, tt, op_i)?)
+                    Some(self.cast(Some(b), op, v, ft, tt, op_i)?)
                 }
             }
             "getelementptr" => {
-                while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
+                while matches!(self.c.peek(), Tok::Word(w) if matches!(w, "inbounds" | "nuw" | "nusw"))
                 {
                     self.c.bump();
                 }
@@ -1602,10 +1620,10 @@ impl<'a> Lower<'a> {
                     self.c.expect_punct(b',')?;
                     let li = self.c.i;
                     let l = self.c.expect_local()?;
-                    let pb = self.block_ref(&l, li);
+                    let pb = self.block_ref(l, li);
                     self.c.expect_punct(b']')?;
                     incoming.push((pb, v, vi));
-                    if !(self.c.is_punct(b',') && self.c.peek_at(1) == &Tok::Punct(b'[')) {
+                    if !(self.c.is_punct(b',') && self.c.peek_at(1) == Tok::Punct(b'[')) {
                         break;
                     }
                     self.c.bump();
@@ -1838,7 +1856,7 @@ impl<'a> Lower<'a> {
         }
         match (result, name) {
             (Some(v), name) => self.bind(name, v, start)?,
-            (None, Some(n)) if !matches!(op.as_str(), "call" | "tail" | "musttail" | "notail") => {
+            (None, Some(n)) if !matches!(op, "call" | "tail" | "musttail" | "notail") => {
                 return Err(self.perr(
                     start,
                     format!("instruction `{op}` has no result to name %{n}"),
@@ -1849,21 +1867,21 @@ impl<'a> Lower<'a> {
         }
         self.c.skip_attachments()?;
         // Whatever follows must start a new statement on a new line.
-        let prev = self.c.at(self.c.i.saturating_sub(1));
+        let prev = self.c.i.saturating_sub(1);
         let next = self.c.tok();
         if !matches!(next.tok, Tok::Label(_) | Tok::Punct(b'}') | Tok::Eof)
-            && next.line == prev.line
+            && self.c.toks.same_line(prev, self.c.i)
         {
             return Err(self.c.err_at(
                 next,
-                format!("unexpected {} after instruction", describe(&next.tok)),
+                format!("unexpected {} after instruction", describe(next.tok)),
             ));
         }
         Ok((is_term, is_phi))
     }
 
     fn skip_fmf(&mut self) {
-        while matches!(self.c.peek(), Tok::Word(w) if matches!(w.as_str(), "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
+        while matches!(self.c.peek(), Tok::Word(w) if matches!(w, "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc"))
         {
             self.c.bump();
         }
@@ -1883,7 +1901,7 @@ impl<'a> Lower<'a> {
     fn label(&mut self) -> PResult<(Block, usize)> {
         let li = self.c.i;
         let l = self.c.expect_local()?;
-        Ok((self.block_ref(&l, li), li))
+        Ok((self.block_ref(l, li), li))
     }
 
     fn terminator(&mut self, b: Block, data: InstructionData, targets: &[(Block, usize)]) {
@@ -1918,13 +1936,13 @@ impl<'a> Lower<'a> {
         let mut space = 0u32;
         while self.c.is_punct(b',') {
             match self.c.peek_at(1) {
-                Tok::Word(w) if w == "align" => {
+                Tok::Word("align") => {
                     self.c.bump();
                     self.c.bump();
                     let a = self.c.expect_int()?;
                     align = u64::try_from(a).unwrap_or(1).max(1);
                 }
-                Tok::Word(w) if w == "addrspace" => {
+                Tok::Word("addrspace") => {
                     self.c.bump();
                     space = super::parse::parse_opt_addrspace(&mut self.c)?.unwrap_or(0);
                 }
@@ -1976,12 +1994,12 @@ impl<'a> Lower<'a> {
             self.c.expect_punct(b'(')?;
             let si = self.c.i;
             let name = match self.c.peek() {
-                Tok::Str(b) => String::from_utf8_lossy(b).into_owned(),
+                Tok::Str(b) => String::from_utf8_lossy(b),
                 _ => return Err(self.c.expected("a sync scope name")),
             };
             self.c.bump();
             self.c.expect_punct(b')')?;
-            scope = match name.as_str() {
+            scope = match &*name {
                 "singlethread" | "block" | "cta" => MemScope::Cta,
                 "device" | "gpu" => MemScope::Gpu,
                 "" | "system" => MemScope::Sys,
@@ -1990,7 +2008,7 @@ impl<'a> Lower<'a> {
         }
         let oi = self.c.i;
         let order = match self.c.peek() {
-            Tok::Word(w) => match w.as_str() {
+            Tok::Word(w) => match w {
                 "monotonic" => MemOrder::Relaxed,
                 "acquire" => MemOrder::Acquire,
                 "release" => MemOrder::Release,
@@ -2022,7 +2040,7 @@ impl<'a> Lower<'a> {
         }
         let oi = self.c.i;
         let opname = match self.c.peek() {
-            Tok::Word(w) => w.clone(),
+            Tok::Word(w) => w,
             _ => return Err(self.c.expected("an atomicrmw operation")),
         };
         self.c.bump();
@@ -2030,7 +2048,7 @@ impl<'a> Lower<'a> {
         self.c.expect_punct(b',')?;
         let (_, v) = self.typed_value()?;
         let t = self.f.dfg.value_type(v);
-        let op = match (opname.as_str(), t) {
+        let op = match (opname, t) {
             ("xchg", Type::I32 | Type::I64) => AtomicOp::Exch,
             ("add", Type::I32 | Type::I64) | ("fadd", Type::F32 | Type::F64) => AtomicOp::Add,
             ("and", Type::I32 | Type::I64) => AtomicOp::And,
@@ -2158,15 +2176,12 @@ impl<'a> Lower<'a> {
     fn inline_asm(&mut self, b: Block, ret: TyId, ci: usize) -> PResult<Option<Value>> {
         self.c.bump();
         while let Tok::Word(w) = self.c.peek() {
-            if !matches!(
-                w.as_str(),
-                "sideeffect" | "alignstack" | "inteldialect" | "unwind"
-            ) {
+            if !matches!(w, "sideeffect" | "alignstack" | "inteldialect" | "unwind") {
                 break;
             }
             self.c.bump();
         }
-        let Tok::Str(text) = self.c.peek().clone() else {
+        let Tok::Str(text) = self.c.peek() else {
             return Err(self.c.expected("the inline asm text"));
         };
         self.c.bump();
@@ -2175,7 +2190,7 @@ impl<'a> Lower<'a> {
             return Err(self.c.expected("the inline asm constraints"));
         };
         self.c.bump();
-        let text = String::from_utf8_lossy(&text).into_owned();
+        let text = String::from_utf8_lossy(text);
         // `{ mov.u32 $0, %laneid; }` and `mov.u32 $0, %laneid;` are the same idiom.
         let norm: String = text
             .replace(['{', '}', '\n', '\t'], " ")
@@ -2250,13 +2265,13 @@ impl<'a> Lower<'a> {
     /// operand bundles are only allowed on hints (`hint`), since anywhere else they
     /// carry semantics. Metadata attachments are left to the caller.
     fn call_attrs(&mut self, hint: bool) -> PResult<()> {
-        let line = self.c.at(self.c.i - 1).line;
+        let anchor = self.c.i - 1;
         loop {
             let t = self.c.tok();
-            if t.line != line {
+            if !self.c.toks.same_line(anchor, self.c.i) {
                 return Ok(());
             }
-            match &t.tok {
+            match t.tok {
                 // Bundles on dropped hints (`llvm.assume(i1 true) ["align"(...)]`).
                 Tok::Punct(b'[') if hint => self.c.skip_balanced()?,
                 Tok::Punct(b'[') => return Err(self.unsup(self.c.i, "operand bundle")),
@@ -2280,7 +2295,7 @@ impl<'a> Lower<'a> {
         while !is_type_start(self.c.peek()) {
             match self.c.peek() {
                 Tok::Word(w) => {
-                    let takes = matches!(w.as_str(), "cc" | "align" | "dereferenceable");
+                    let takes = matches!(w, "cc" | "align" | "dereferenceable");
                     self.c.bump();
                     if self.c.is_punct(b'(') {
                         self.c.skip_balanced()?;
@@ -2299,9 +2314,9 @@ impl<'a> Lower<'a> {
         }
         let ci = self.c.i;
         let callee = match self.c.peek() {
-            Tok::Global(n) => n.clone(),
+            Tok::Global(n) => n,
             Tok::Local(_) => return Err(self.unsup(ci, "indirect call")),
-            Tok::Word(w) if w == "asm" => return self.inline_asm(b, ret, ci),
+            Tok::Word("asm") => return self.inline_asm(b, ret, ci),
             _ => return Err(self.unsup(ci, "call through a constant expression")),
         };
         self.c.bump();
@@ -2341,7 +2356,7 @@ impl<'a> Lower<'a> {
                             // 0: no `align` attribute.
                             self.call_aligns.push(attrs.align.unwrap_or(0));
                         }
-                        Err(_) if is_dropped_intrinsic(&callee) => {}
+                        Err(_) if is_dropped_intrinsic(callee) => {}
                         Err(m) => match self.agg_leaves(ty, ai) {
                             Ok(Some(ls)) => {
                                 any_agg = true;
@@ -2362,9 +2377,9 @@ impl<'a> Lower<'a> {
                 self.c.expect_punct(b',')?;
             }
         }
-        self.call_attrs(is_dropped_intrinsic(&callee))?;
+        self.call_attrs(is_dropped_intrinsic(callee))?;
         // Newer LLVM declares intrinsics implicitly.
-        let info = match self.st.funcs.get(&callee) {
+        let info = match self.st.funcs.get(callee) {
             Some(i) => i.callee.clone(),
             None if callee.starts_with("llvm.") => Callee::Declared,
             None => return Err(self.perr(ci, format!("call to undefined function @{callee}"))),
@@ -2379,7 +2394,7 @@ impl<'a> Lower<'a> {
                 let byval = self
                     .st
                     .funcs
-                    .get(&callee)
+                    .get(callee)
                     .map(|fi| fi.byval.clone())
                     .unwrap_or_default();
                 for (k, bt) in byval.iter().enumerate() {
@@ -2508,11 +2523,11 @@ impl<'a> Lower<'a> {
                     _ => self.st.types.scalar(ret).ok(),
                 };
                 if let Some(r) = callee.strip_prefix("llvm.") {
-                    self.intrinsic(b, r, &callee, rt, &arg_vals, ci)
+                    self.intrinsic(b, r, callee, rt, &arg_vals, ci)
                 } else if let Some(r) = callee.strip_prefix("__nv_") {
-                    self.libdevice(b, r, &callee, rt, &arg_vals, ci)
+                    self.libdevice(b, r, callee, rt, &arg_vals, ci)
                 } else if callee == "vprintf" || callee == "__assertfail" {
-                    self.syscall(b, &callee, rt, &arg_vals, ci)
+                    self.syscall(b, callee, rt, &arg_vals, ci)
                 } else {
                     Err(self.unsup(ci, format!("call to external function @{callee}")))
                 }
@@ -3322,7 +3337,7 @@ impl<'a> Lower<'a> {
 
     fn finish(&mut self) -> PResult<()> {
         // Every referenced label must be defined.
-        let mut undefined: Vec<(usize, &String)> = self
+        let mut undefined: Vec<(usize, &Cow<'a, str>)> = self
             .blocks
             .iter()
             .filter(|(_, r)| !r.defined)
@@ -3373,13 +3388,10 @@ impl<'a> Lower<'a> {
                     Some(a) => a.iter().position(Option::is_none).unwrap_or(0),
                     None => 0,
                 };
-                let et = self.tok_at(e.tok);
+                let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok).pos);
                 return Err(self.perr(
                     phis[missing].tok,
-                    format!(
-                        "phi has no value for the predecessor branching at {}:{}",
-                        et.line, et.col
-                    ),
+                    format!("phi has no value for the predecessor branching at {el}:{ec}"),
                 ));
             };
             let mut k = 0;
@@ -3393,7 +3405,7 @@ impl<'a> Lower<'a> {
         // Forward references: every placeholder must now name a definition.
         let mut map: SecondaryMap<Value, PackedOption<Value>> = SecondaryMap::new();
         for (ph, name, tok) in std::mem::take(&mut self.forward) {
-            match self.names.get(&name) {
+            match self.names.get(name) {
                 Some(NameState::Def(v)) => {
                     let (v, vt, pt) = (*v, self.f.dfg.value_type(*v), self.f.dfg.value_type(ph));
                     if vt != pt {

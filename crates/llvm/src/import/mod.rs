@@ -12,7 +12,7 @@
 mod body;
 mod parse;
 
-use crate::lexer::{lex, Tok};
+use crate::lexer::{lex, Tok, Tokens};
 use crate::types::{LType, TyId, Types};
 use crate::ImportErrors;
 use gyre_ir::{
@@ -90,6 +90,8 @@ pub fn import_module_with(src: &str, opts: &ImportOptions) -> Result<Module, Imp
             Err(e) => errors.extend(e),
         }
     }
+    // The tokens are done with: free them before the verifier builds its tables.
+    drop(toks);
     if errors.is_empty() {
         // A safety net: input that slips past the checks above must not become
         // invalid IR. Errors are placed at the function they are about.
@@ -184,6 +186,8 @@ pub(crate) struct ModState {
     pub funcs: FxHashMap<String, FuncInfo>,
     /// Attribute groups that contain `convergent`.
     convergent_groups: FxHashMap<u32, bool>,
+    /// Attribute groups that contain `mustprogress`.
+    mustprogress_groups: FxHashMap<u32, bool>,
     /// Metadata nodes: the global names, strings and integers each mentions.
     meta_nodes: FxHashMap<String, Vec<MetaItem>>,
     /// Node names listed by `!nvvm.annotations`.
@@ -211,6 +215,7 @@ impl ModState {
             globals: FxHashMap::default(),
             funcs: FxHashMap::default(),
             convergent_groups: FxHashMap::default(),
+            mustprogress_groups: FxHashMap::default(),
             meta_nodes: FxHashMap::default(),
             annotations: Vec::new(),
             stubs: Vec::new(),
@@ -219,14 +224,14 @@ impl ModState {
     }
 
     /// Pass 1: read what needs no other entity and note where the rest starts.
-    fn scan(&mut self, toks: &[crate::lexer::Token]) -> PResult<Vec<Item>> {
+    fn scan(&mut self, toks: &Tokens<'_>) -> PResult<Vec<Item>> {
         let mut c = Cur::new(toks);
         let mut items = Vec::new();
         loop {
             let start = c.i;
-            match c.peek().clone() {
+            match c.peek() {
                 Tok::Eof => return Ok(items),
-                Tok::Word(w) => match w.as_str() {
+                Tok::Word(w) => match w {
                     "source_filename" => {
                         c.bump();
                         c.expect_punct(b'=')?;
@@ -245,7 +250,7 @@ impl ModState {
                             Tok::Str(s) => {
                                 c.bump();
                                 if is_dl {
-                                    let s = String::from_utf8_lossy(s).into_owned();
+                                    let s = String::from_utf8_lossy(s);
                                     self.datalayout(&s).map_err(|m| c.unsup_at(t, m))?;
                                 }
                             }
@@ -265,7 +270,7 @@ impl ModState {
                     "attributes" => {
                         c.bump();
                         let n = match c.peek() {
-                            Tok::AttrRef(n) => *n,
+                            Tok::AttrRef(n) => n,
                             _ => return Err(c.expected("an attribute group `#N`")),
                         };
                         c.bump();
@@ -275,10 +280,11 @@ impl ModState {
                         }
                         let from = c.i;
                         c.skip_balanced()?;
-                        let conv = toks[from..c.i]
-                            .iter()
-                            .any(|t| matches!(&t.tok, Tok::Word(w) if w == "convergent"));
+                        let conv = (from..c.i).any(|j| toks.tok(j) == Tok::Word("convergent"));
                         self.convergent_groups.insert(n, conv);
+                        let progress =
+                            (from..c.i).any(|j| toks.tok(j) == Tok::Word("mustprogress"));
+                        self.mustprogress_groups.insert(n, progress);
                     }
                     "module" => return Err(c.unsup("module-level inline asm")),
                     "uselistorder" | "uselistorder_bb" => {
@@ -297,7 +303,7 @@ impl ModState {
                     c.bump();
                     c.expect_punct(b'=')?;
                     c.expect_word("type")?;
-                    let idx = self.types.named(&name);
+                    let idx = self.types.named(name);
                     if c.eat_word("opaque") {
                         continue;
                     }
@@ -315,7 +321,7 @@ impl ModState {
                 Tok::Meta(name) => {
                     c.bump();
                     c.expect_punct(b'=')?;
-                    self.metadata_def(&mut c, name)?;
+                    self.metadata_def(&mut c, name.to_string())?;
                 }
                 _ => {
                     return Err(c.err(format!(
@@ -341,28 +347,19 @@ impl ModState {
                 }
                 Tok::Punct(b'{') if define => {
                     // Body: find the matching `}`.
-                    let mut depth = 0usize;
-                    loop {
-                        match c.peek() {
-                            Tok::Punct(b'{') => depth += 1,
-                            Tok::Punct(b'}') => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    c.bump();
-                                    return Ok(());
-                                }
-                            }
-                            Tok::Eof => return Err(c.err_at(start, "unterminated function body")),
-                            _ => {}
+                    return match c.toks.skip_braces(c.i) {
+                        Some(end) => {
+                            c.i = end;
+                            Ok(())
                         }
-                        c.bump();
-                    }
+                        None => Err(c.err_at(start, "unterminated function body")),
+                    };
                 }
                 Tok::Punct(b'(' | b'[' | b'{') => c.skip_balanced()?,
                 Tok::Word(w)
                     if !define
                         && (matches!(
-                            w.as_str(),
+                            w,
                             "define"
                                 | "declare"
                                 | "attributes"
@@ -419,12 +416,12 @@ impl ModState {
         let from = c.i;
         c.skip_metadata_value()?;
         let mut items = Vec::new();
-        for t in &c.toks[from..c.i] {
-            match &t.tok {
-                Tok::Global(g) => items.push(MetaItem::Global(g.clone())),
-                Tok::Str(s) => items.push(MetaItem::Str(s.clone())),
-                Tok::Int(v) => items.push(MetaItem::Int(*v)),
-                Tok::Meta(m) if !m.is_empty() => items.push(MetaItem::Node(m.clone())),
+        for j in from..c.i {
+            match c.toks.tok(j) {
+                Tok::Global(g) => items.push(MetaItem::Global(g.to_string())),
+                Tok::Str(s) => items.push(MetaItem::Str(s.to_vec())),
+                Tok::Int(v) => items.push(MetaItem::Int(v)),
+                Tok::Meta(m) if !m.is_empty() => items.push(MetaItem::Node(m.to_string())),
                 _ => {}
             }
         }
@@ -454,11 +451,11 @@ impl ModState {
     }
 
     /// Pass 2: a global variable.
-    fn global(&mut self, toks: &[crate::lexer::Token], at: usize) -> PResult<()> {
+    fn global(&mut self, toks: &Tokens<'_>, at: usize) -> PResult<()> {
         let mut c = Cur::new(toks);
         c.i = at;
         let name_tok = c.bump();
-        let Tok::Global(name) = &name_tok.tok else {
+        let Tok::Global(name) = name_tok.tok else {
             return Err(c.err_at(name_tok, "expected a global name"));
         };
         c.expect_punct(b'=')?;
@@ -469,7 +466,7 @@ impl ModState {
         let is_const;
         loop {
             match c.peek() {
-                Tok::Word(w) => match w.as_str() {
+                Tok::Word(w) => match w {
                     "global" => {
                         is_const = false;
                         c.bump();
@@ -530,7 +527,7 @@ impl ModState {
         let mut align = None;
         while c.eat_punct(b',') {
             match c.peek() {
-                Tok::Word(w) if w == "align" => {
+                Tok::Word("align") => {
                     c.bump();
                     let t = c.tok();
                     let a = c.expect_int()?;
@@ -540,7 +537,7 @@ impl ModState {
                     c.bump();
                     c.bump();
                 }
-                Tok::Word(w) if w == "comdat" => {
+                Tok::Word("comdat") => {
                     c.bump();
                     if c.is_punct(b'(') {
                         c.skip_balanced()?;
@@ -610,7 +607,7 @@ impl ModState {
             (Linkage::Visible, externally_initialized || external)
         };
         let id = self.module.globals.push(GlobalData {
-            name: name.clone(),
+            name: name.to_string(),
             space: gspace,
             elem,
             count,
@@ -620,7 +617,7 @@ impl ModState {
             externally_initialized,
         });
         self.globals.insert(
-            name.clone(),
+            name.to_string(),
             GlobalInfo {
                 id,
                 llvm_space: space,
@@ -771,7 +768,7 @@ impl ModState {
     /// Pass 2: a `define` or `declare` header. Returns the body to lower for a definition.
     fn func_header(
         &mut self,
-        toks: &[crate::lexer::Token],
+        toks: &Tokens<'_>,
         at: usize,
         define: bool,
     ) -> PResult<Option<PendingBody>> {
@@ -785,7 +782,7 @@ impl ModState {
                     if w == "ptx_kernel" {
                         kernel_cc = true;
                     }
-                    let takes = matches!(w.as_str(), "cc" | "align" | "dereferenceable");
+                    let takes = matches!(w, "cc" | "align" | "dereferenceable");
                     c.bump();
                     if c.is_punct(b'(') {
                         c.skip_balanced()?;
@@ -803,7 +800,7 @@ impl ModState {
         let ret = parse_type(&mut c, &mut self.types)?;
         let name_i = c.i;
         let name = match c.peek() {
-            Tok::Global(n) => n.clone(),
+            Tok::Global(n) => n.to_string(),
             _ => return Err(c.expected("a function name")),
         };
         c.bump();
@@ -829,7 +826,7 @@ impl ModState {
                     byval.push(attrs.byval.map(|b| (b, pt, attrs.align.unwrap_or(1))));
                     let pname = match c.peek() {
                         Tok::Local(n) => {
-                            let n = n.clone();
+                            let n = n.to_string();
                             c.bump();
                             Some(n)
                         }
@@ -845,15 +842,21 @@ impl ModState {
         }
         // Function attributes, up to the body (or the end of a declaration).
         let mut convergent = false;
+        let mut must_progress = false;
         loop {
             match c.peek() {
                 Tok::Punct(b'{') if define => break,
-                Tok::Word(w) if w == "convergent" => {
+                Tok::Word("convergent") => {
                     convergent = true;
                     c.bump();
                 }
+                Tok::Word("mustprogress") => {
+                    must_progress = true;
+                    c.bump();
+                }
                 Tok::AttrRef(n) => {
-                    convergent |= self.convergent_groups.get(n).copied().unwrap_or(false);
+                    convergent |= self.convergent_groups.get(&n).copied().unwrap_or(false);
+                    must_progress |= self.mustprogress_groups.get(&n).copied().unwrap_or(false);
                     c.bump();
                 }
                 Tok::Word(w) if w == "prefix" || w == "prologue" => {
@@ -865,7 +868,7 @@ impl ModState {
                     match c.peek() {
                         Tok::Word(w)
                             if !matches!(
-                                w.as_str(),
+                                w,
                                 "define"
                                     | "declare"
                                     | "attributes"
@@ -968,10 +971,11 @@ impl ModState {
         };
         let mut f = Function::new(name.clone(), kind, sig);
         f.convergent = convergent;
+        f.must_progress = must_progress;
         f.byval = byval_params;
         let id = self.module.functions.push(f);
         self.fn_pos
-            .insert(name.clone(), (name_tok.line, name_tok.col));
+            .insert(name.clone(), c.toks.line_col(name_tok.pos));
         self.funcs.insert(
             name,
             FuncInfo {
@@ -1082,7 +1086,7 @@ impl ModState {
 }
 
 /// Can this token start a constant (so a global has an initializer)?
-fn starts_const(t: &Tok) -> bool {
+fn starts_const(t: Tok<'_>) -> bool {
     match t {
         Tok::Int(_) | Tok::Float(_) | Tok::HexFloat(..) | Tok::Global(_) | Tok::CStr(_) => true,
         Tok::Punct(b'[' | b'{' | b'<') => true,

@@ -4,7 +4,7 @@
 //! Types and constants nest; their parsers recurse with an explicit depth argument and
 //! stop with an error at [`MAX_NESTING`], so no input can exhaust the stack.
 
-use crate::lexer::{Tok, Token};
+use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId, Types};
 use crate::{ErrorKind, ImportError};
 
@@ -13,31 +13,32 @@ pub(crate) const MAX_NESTING: u32 = 48;
 
 pub(crate) type PResult<T> = Result<T, ImportError>;
 
-/// A cursor over the token vector; reading past the end keeps returning `Eof`.
+/// A cursor over the tokens; reading past the end keeps returning `Eof`.
 pub(crate) struct Cur<'t> {
-    pub toks: &'t [Token],
+    pub toks: &'t Tokens<'t>,
     pub i: usize,
 }
 
 impl<'t> Cur<'t> {
-    pub fn new(toks: &'t [Token]) -> Self {
-        debug_assert!(matches!(toks.last().map(|t| &t.tok), Some(Tok::Eof)));
+    pub fn new(toks: &'t Tokens<'t>) -> Self {
+        debug_assert!(matches!(toks.tok(toks.len() - 1), Tok::Eof));
         Cur { toks, i: 0 }
     }
 
-    pub fn at(&self, i: usize) -> &'t Token {
-        &self.toks[i.min(self.toks.len() - 1)]
+    pub fn at(&self, i: usize) -> Token<'t> {
+        self.toks.get(i.min(self.toks.len() - 1))
     }
-    pub fn tok(&self) -> &'t Token {
+    pub fn tok(&self) -> Token<'t> {
         self.at(self.i)
     }
-    pub fn peek(&self) -> &'t Tok {
-        &self.tok().tok
+    #[inline]
+    pub fn peek(&self) -> Tok<'t> {
+        self.toks.tok(self.i.min(self.toks.len() - 1))
     }
-    pub fn peek_at(&self, off: usize) -> &'t Tok {
-        &self.at(self.i + off).tok
+    pub fn peek_at(&self, off: usize) -> Tok<'t> {
+        self.toks.tok((self.i + off).min(self.toks.len() - 1))
     }
-    pub fn bump(&mut self) -> &'t Token {
+    pub fn bump(&mut self) -> Token<'t> {
         let t = self.tok();
         if self.i < self.toks.len() - 1 {
             self.i += 1;
@@ -45,11 +46,13 @@ impl<'t> Cur<'t> {
         t
     }
 
+    #[inline]
     pub fn is_punct(&self, c: u8) -> bool {
-        *self.peek() == Tok::Punct(c)
+        self.toks.punct(self.i.min(self.toks.len() - 1)) == Some(c)
     }
+    #[inline]
     pub fn is_word(&self, w: &str) -> bool {
-        matches!(self.peek(), Tok::Word(x) if x == w)
+        self.toks.word(self.i.min(self.toks.len() - 1)) == Some(w)
     }
     pub fn eat_punct(&mut self, c: u8) -> bool {
         let y = self.is_punct(c);
@@ -66,18 +69,20 @@ impl<'t> Cur<'t> {
         y
     }
 
-    pub fn err_at(&self, t: &Token, msg: impl Into<String>) -> ImportError {
+    pub fn err_at(&self, t: Token<'_>, msg: impl Into<String>) -> ImportError {
+        let (line, col) = self.toks.line_col(t.pos);
         ImportError {
-            line: t.line,
-            col: t.col,
+            line,
+            col,
             kind: ErrorKind::Parse,
             message: msg.into(),
         }
     }
-    pub fn unsup_at(&self, t: &Token, msg: impl Into<String>) -> ImportError {
+    pub fn unsup_at(&self, t: Token<'_>, msg: impl Into<String>) -> ImportError {
+        let (line, col) = self.toks.line_col(t.pos);
         ImportError {
-            line: t.line,
-            col: t.col,
+            line,
+            col,
             kind: ErrorKind::Unsupported,
             message: msg.into(),
         }
@@ -111,17 +116,15 @@ impl<'t> Cur<'t> {
     pub fn expect_int(&mut self) -> PResult<i128> {
         match self.peek() {
             Tok::Int(v) => {
-                let v = *v;
                 self.bump();
                 Ok(v)
             }
             _ => Err(self.expected("an integer")),
         }
     }
-    pub fn expect_local(&mut self) -> PResult<String> {
+    pub fn expect_local(&mut self) -> PResult<&'t str> {
         match self.peek() {
             Tok::Local(n) => {
-                let n = n.clone();
                 self.bump();
                 Ok(n)
             }
@@ -131,18 +134,22 @@ impl<'t> Cur<'t> {
 
     /// Skip one token, or a whole bracketed group if it opens one (iterative).
     pub fn skip_balanced(&mut self) -> PResult<()> {
-        let start = self.tok();
+        let start = self.i;
         let mut depth = 0usize;
         loop {
-            match self.peek() {
-                Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
-                Tok::Punct(b')' | b']' | b'}') => {
+            // Records only: the skipped tokens are never decoded.
+            let i = self.i.min(self.toks.len() - 1);
+            match self.toks.punct(i) {
+                Some(b'(' | b'[' | b'{') => depth += 1,
+                Some(b')' | b']' | b'}') => {
                     if depth == 0 {
                         return Err(self.err("unbalanced bracket"));
                     }
                     depth -= 1
                 }
-                Tok::Eof => return Err(self.err_at(start, "unterminated bracket")),
+                _ if self.toks.is_eof(i) => {
+                    return Err(self.err_at(self.at(start), "unterminated bracket"))
+                }
                 _ => {}
             }
             self.bump();
@@ -171,7 +178,7 @@ impl<'t> Cur<'t> {
                 }
                 Ok(())
             }
-            Tok::Word(w) if w == "distinct" => {
+            Tok::Word("distinct") => {
                 self.bump();
                 self.skip_metadata_value()
             }
@@ -191,7 +198,7 @@ impl<'t> Cur<'t> {
 }
 
 /// A short description of a token for error messages.
-pub(crate) fn describe(t: &Tok) -> String {
+pub(crate) fn describe(t: Tok<'_>) -> String {
     match t {
         Tok::Local(n) => format!("`%{n}`"),
         Tok::Global(n) => format!("`@{n}`"),
@@ -204,7 +211,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::HexFloat(..) => "a hexadecimal constant".into(),
         Tok::Str(_) => "a string".into(),
         Tok::CStr(_) => "a c-string".into(),
-        Tok::Punct(c) => format!("`{}`", *c as char),
+        Tok::Punct(c) => format!("`{}`", c as char),
         Tok::Ellipsis => "`...`".into(),
         Tok::Eof => "end of input".into(),
     }
@@ -240,7 +247,7 @@ fn int_width(w: &str) -> Option<u32> {
 }
 
 /// Can this token start a type?
-pub(crate) fn is_type_start(t: &Tok) -> bool {
+pub(crate) fn is_type_start(t: Tok<'_>) -> bool {
     match t {
         Tok::Word(w) => is_type_word(w),
         Tok::Local(_) => true,
@@ -283,7 +290,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
     let mut t = match c.peek() {
         Tok::Word(w) => {
             c.bump();
-            match w.as_str() {
+            match w {
                 "void" => ty.intern(LType::Void),
                 "float" => ty.intern(LType::Float),
                 "double" => ty.intern(LType::Double),
@@ -295,7 +302,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
                 "metadata" => ty.intern(LType::Metadata),
                 "token" => ty.intern(LType::Token),
                 "half" | "bfloat" | "fp128" | "x86_fp80" | "ppc_fp128" | "x86_mmx" | "x86_amx" => {
-                    ty.intern(LType::OtherFloat(w.clone()))
+                    ty.intern(LType::OtherFloat(w.to_string()))
                 }
                 _ => match int_width(w) {
                     Some(n) if (1..=(1 << 23)).contains(&n) => ty.intern(LType::Int(n)),
@@ -429,10 +436,9 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
     loop {
         match c.peek() {
             Tok::Word(w) if !is_type_word(w) && !is_value_word(w) => {
-                if matches!(w.as_str(), "inalloca" | "preallocated") {
-                    out.by_copy = Some(w.clone());
+                if matches!(w, "inalloca" | "preallocated") {
+                    out.by_copy = Some(w.to_string());
                 }
-                let w = w.clone();
                 c.bump();
                 if w == "byval" {
                     if c.eat_punct(b'(') {
@@ -440,16 +446,16 @@ pub(crate) fn skip_param_attrs(c: &mut Cur, types: &mut Types) -> PResult<ParamA
                         c.expect_punct(b')')?;
                     } else {
                         // Old syntax without the type: the size is unknown.
-                        out.by_copy = Some(w);
+                        out.by_copy = Some(w.to_string());
                     }
                 } else if w == "align" && matches!(c.peek(), Tok::Int(_)) {
                     if let Tok::Int(a) = c.peek() {
-                        out.align = u64::try_from(*a).ok();
+                        out.align = u64::try_from(a).ok();
                     }
                     c.bump();
                 } else if c.is_punct(b'(') {
                     c.skip_balanced()?;
-                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(&w) {
+                } else if matches!(c.peek(), Tok::Int(_)) && takes_int(w) {
                     c.bump();
                 }
             }
@@ -529,7 +535,7 @@ pub(crate) fn is_value_word(w: &str) -> bool {
 
 /// A parsed constant, before its type is applied.
 #[derive(Clone, PartialEq, Debug)]
-pub(crate) enum CVal {
+pub(crate) enum CVal<'t> {
     Int(i128),
     Bool(bool),
     Float(f64),
@@ -538,37 +544,36 @@ pub(crate) enum CVal {
     Undef,
     Poison,
     Zero,
-    Global(String),
+    Global(&'t str),
     /// `[T v, ...]` or `{T v, ...}` (also packed and vector literals).
-    Aggregate(Vec<(TyId, CVal)>),
-    CStr(Vec<u8>),
+    Aggregate(Vec<(TyId, CVal<'t>)>),
+    CStr(&'t [u8]),
     Gep {
         src: TyId,
-        base: Box<(TyId, CVal)>,
-        idx: Vec<(TyId, CVal)>,
+        base: Box<(TyId, CVal<'t>)>,
+        idx: Vec<(TyId, CVal<'t>)>,
     },
     Cast {
-        op: String,
-        val: Box<(TyId, CVal)>,
+        op: &'t str,
+        val: Box<(TyId, CVal<'t>)>,
         to: TyId,
     },
     Bin {
-        op: String,
-        args: Box<[(TyId, CVal); 2]>,
+        op: &'t str,
+        args: Box<[(TyId, CVal<'t>); 2]>,
     },
 }
 
 /// An instruction operand: a named local or a constant, with its token position.
 #[derive(Clone, Debug)]
-pub(crate) enum Operand {
-    Local(String),
-    Const(CVal),
+pub(crate) enum Operand<'t> {
+    Local(&'t str),
+    Const(CVal<'t>),
 }
 
 /// Parse a value (operand) of a known type. `depth` bounds constant-expression nesting.
-pub(crate) fn parse_value(c: &mut Cur, ty: &mut Types) -> PResult<Operand> {
+pub(crate) fn parse_value<'t>(c: &mut Cur<'t>, ty: &mut Types) -> PResult<Operand<'t>> {
     if let Tok::Local(n) = c.peek() {
-        let n = n.clone();
         c.bump();
         return Ok(Operand::Local(n));
     }
@@ -576,40 +581,34 @@ pub(crate) fn parse_value(c: &mut Cur, ty: &mut Types) -> PResult<Operand> {
 }
 
 /// Parse a constant.
-pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CVal> {
+pub(crate) fn parse_const<'t>(c: &mut Cur<'t>, ty: &mut Types, depth: u32) -> PResult<CVal<'t>> {
     if depth > MAX_NESTING {
         return Err(c.unsup("constant expression nesting too deep"));
     }
     let start = c.tok();
     let v = match c.peek() {
         Tok::Int(v) => {
-            let v = *v;
             c.bump();
             CVal::Int(v)
         }
         Tok::Float(f) => {
-            let f = *f;
             c.bump();
             CVal::Float(f)
         }
         Tok::HexFloat(k, b) => {
-            let (k, b) = (*k, *b);
             c.bump();
             CVal::HexFloat(k, b)
         }
         Tok::Global(n) => {
-            let n = n.clone();
             c.bump();
             CVal::Global(n)
         }
         Tok::CStr(s) => {
-            let s = s.clone();
             c.bump();
             CVal::CStr(s)
         }
         Tok::Local(_) => return Err(c.err("a local value cannot appear in a constant")),
         Tok::Punct(open @ (b'[' | b'{' | b'<')) => {
-            let open = *open;
             c.bump();
             let packed = open == b'<' && c.eat_punct(b'{');
             let close = match open {
@@ -639,9 +638,8 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
             CVal::Aggregate(elems)
         }
         Tok::Word(w) => {
-            let w = w.clone();
             c.bump();
-            match w.as_str() {
+            match w {
                 "true" => CVal::Bool(true),
                 "false" => CVal::Bool(false),
                 "null" => CVal::Null,
@@ -649,7 +647,7 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
                 "poison" => CVal::Poison,
                 "zeroinitializer" => CVal::Zero,
                 "getelementptr" => {
-                    while matches!(c.peek(), Tok::Word(w) if matches!(w.as_str(), "inbounds" | "nuw" | "nusw"))
+                    while matches!(c.peek(), Tok::Word(w) if matches!(w, "inbounds" | "nuw" | "nusw"))
                     {
                         c.bump();
                     }
@@ -695,7 +693,7 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
                     }
                 }
                 "add" | "sub" | "mul" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor" => {
-                    while matches!(c.peek(), Tok::Word(f) if matches!(f.as_str(), "nsw" | "nuw" | "exact" | "disjoint"))
+                    while matches!(c.peek(), Tok::Word(f) if matches!(f, "nsw" | "nuw" | "exact" | "disjoint"))
                     {
                         c.bump();
                     }
@@ -714,7 +712,7 @@ pub(crate) fn parse_const(c: &mut Cur, ty: &mut Types, depth: u32) -> PResult<CV
                 "asm" => return Err(c.unsup_at(start, "inline asm")),
                 "blockaddress" => return Err(c.unsup_at(start, "blockaddress")),
                 "none" => return Err(c.unsup_at(start, "token constant `none`")),
-                _ if is_value_word(&w) => {
+                _ if is_value_word(w) => {
                     return Err(c.unsup_at(start, format!("constant expression `{w}`")))
                 }
                 _ => return Err(c.err_at(start, format!("expected a value, found `{w}`"))),
