@@ -138,11 +138,52 @@ pub struct LoopInfo {
     /// Per block: its index in the region of [`LoopInfo::replace_nest`] (scratch, reset
     /// after each call).
     region_ix: Vec<u32>,
+    /// Scratch of [`LoopInfo::replace_nest`], kept so that a call allocates nothing once
+    /// the buffers have grown.
+    nest: NestScratch,
     /// Per position of `blocks`: where the range of a removed loop all of whose blocks
     /// were removed, starting there, ends (0: none), so that iterating a loop around it
     /// jumps over it instead of walking its dead blocks (empty until a loop is removed).
     skip: Vec<u32>,
     valid: bool,
+}
+
+/// A loop found by [`LoopInfo::replace_nest`], before it gets its id.
+#[derive(Clone, Copy)]
+struct NewLoop {
+    header: Block,
+    /// Index in the found loops, or `u32::MAX`.
+    parent: u32,
+    own: u32,
+    size: u32,
+    kids: u32,
+    /// Its latches: a range of `NestScratch::latches`.
+    latches: [u32; 2],
+    one_back_edge: bool,
+}
+
+/// The buffers of [`LoopInfo::replace_nest`] (all cleared before use).
+#[derive(Clone, Default)]
+struct NestScratch {
+    ids: Vec<u32>,
+    work: Vec<Loop>,
+    /// Per region block: 0 new, 1 on the stack, 2 done.
+    state: Vec<u8>,
+    post: Vec<u32>,
+    back: Vec<(u32, Block)>,
+    stack: Vec<(u32, u32)>,
+    rpo_of: Vec<u32>,
+    found: Vec<NewLoop>,
+    latches: Vec<Block>,
+    loop_of: Vec<u32>,
+    uf: Vec<u32>,
+    walk: Vec<u32>,
+    todo: Vec<u32>,
+    keys: Vec<u32>,
+    next_own: Vec<u32>,
+    next_child: Vec<u32>,
+    child_at: Vec<u32>,
+    new_top: Vec<Loop>,
 }
 
 impl LoopInfo {
@@ -648,16 +689,32 @@ impl LoopInfo {
     /// `old` is not outermost, holds an irreducible cycle, or the region has fewer loops
     /// than the nest had (ids would be left over); the caller recomputes instead.
     pub fn replace_nest(&mut self, cfg: &Cfg, old: Loop, region: &[Block]) -> bool {
-        const NONE: u32 = u32::MAX;
         if self.data(old).parent.is_some() || self.data(old).irreducible {
             return false;
         }
+        let mut sc = core::mem::take(&mut self.nest);
+        let done = self.replace_nest_with(cfg, old, region, &mut sc);
+        self.nest = sc;
+        done
+    }
+
+    /// [`LoopInfo::replace_nest`] with its buffers.
+    fn replace_nest_with(
+        &mut self,
+        cfg: &Cfg,
+        old: Loop,
+        region: &[Block],
+        sc: &mut NestScratch,
+    ) -> bool {
+        const NONE: u32 = u32::MAX;
         // The ids of the old nest, ascending.
-        let mut ids: Vec<u32> = Vec::new();
-        let mut work = vec![old];
-        while let Some(l) = work.pop() {
+        let ids = &mut sc.ids;
+        ids.clear();
+        sc.work.clear();
+        sc.work.push(old);
+        while let Some(l) = sc.work.pop() {
             ids.push(l.as_u32());
-            work.extend_from_slice(self.children(l));
+            sc.work.extend_from_slice(self.children(l));
         }
         ids.sort_unstable();
         // Region index per block (a scratch array reset before returning).
@@ -673,12 +730,18 @@ impl LoopInfo {
         let n = region.len();
         // Depth-first search from the blocks entered from outside: post-order, and the
         // retreating (back) edges per target, counted per edge.
-        let mut state = vec![0u8; n]; // 0 new, 1 on the stack, 2 done
-        let mut post: Vec<u32> = Vec::with_capacity(n);
-        let mut back: Vec<(u32, Block)> = Vec::new();
-        let mut stack: Vec<(u32, u32)> = Vec::new();
+        let state = &mut sc.state;
+        state.clear();
+        state.resize(n, 0);
+        let post = &mut sc.post;
+        post.clear();
+        let back = &mut sc.back;
+        back.clear();
+        let stack = &mut sc.stack;
+        stack.clear();
         let entered = |s: &Self, k: usize| cfg.preds(region[k]).iter().any(|&p| ix(s, p) == NONE);
-        let roots: Vec<usize> = (0..n).filter(|&k| entered(self, k)).chain(0..n).collect();
+        // Roots: the blocks entered from outside first, then every block.
+        let roots = (0..n).filter(|&k| entered(self, k)).chain(0..n);
         for r in roots {
             if state[r] != 0 {
                 continue;
@@ -711,41 +774,45 @@ impl LoopInfo {
                 }
             }
         }
-        let mut rpo_of = vec![0u32; n];
+        let rpo_of = &mut sc.rpo_of;
+        rpo_of.clear();
+        rpo_of.resize(n, 0);
         for (i, &k) in post.iter().rev().enumerate() {
             rpo_of[k as usize] = i as u32;
         }
         back.sort_unstable_by_key(|&(h, p)| (h, rpo_of[ix(self, p) as usize]));
         // Discovery, headers in post-order (inner before outer), as in `discover`.
-        struct New {
-            header: Block,
-            parent: u32,
-            own: u32,
-            size: u32,
-            kids: u32,
-            latches: Vec<Block>,
-            one_back_edge: bool,
-        }
-        let mut found: Vec<New> = Vec::new();
-        let mut loop_of = vec![NONE; n];
-        let mut uf: Vec<u32> = Vec::new();
-        let mut walk: Vec<u32> = Vec::new();
-        for &hk in &post {
+        let found = &mut sc.found;
+        found.clear();
+        sc.latches.clear();
+        let loop_of = &mut sc.loop_of;
+        loop_of.clear();
+        loop_of.resize(n, NONE);
+        let uf = &mut sc.uf;
+        uf.clear();
+        let walk = &mut sc.walk;
+        let todo = &mut sc.todo;
+        for &hk in post.iter() {
             let lo = back.partition_point(|&(h, _)| h < hk);
             let hi = back.partition_point(|&(h, _)| h <= hk);
             if lo == hi {
                 continue;
             }
-            let mut latches: Vec<Block> = back[lo..hi].iter().map(|&(_, p)| p).collect();
-            latches.dedup();
+            let la = sc.latches.len();
+            for &(_, p) in &back[lo..hi] {
+                if sc.latches.len() == la || sc.latches.last() != Some(&p) {
+                    sc.latches.push(p);
+                }
+            }
             let me = found.len() as u32;
             uf.push(me);
             loop_of[hk as usize] = me;
             let (mut own, mut size, mut kids) = (1u32, 1u32, 0u32);
-            let mut todo: Vec<u32> = latches.iter().map(|&p| ix(self, p)).collect();
+            todo.clear();
+            todo.extend(sc.latches[la..].iter().map(|&p| ix(self, p)));
             walk.clear();
             loop {
-                for &k in &todo {
+                for &k in todo.iter() {
                     let m = loop_of[k as usize];
                     if m == NONE {
                         loop_of[k as usize] = me;
@@ -753,7 +820,7 @@ impl LoopInfo {
                         size += 1;
                         walk.push(k);
                     } else if m != me {
-                        let top = find(&mut uf, m);
+                        let top = find(uf, m);
                         if top != me {
                             uf[top as usize] = me;
                             let sub = &mut found[top as usize];
@@ -775,16 +842,17 @@ impl LoopInfo {
                         .filter(|&j| j != NONE),
                 );
             }
-            found.push(New {
+            found.push(NewLoop {
                 header: region[hk as usize],
                 parent: NONE,
                 own,
                 size,
                 kids,
                 one_back_edge: hi - lo == 1,
-                latches,
+                latches: [la as u32, sc.latches.len() as u32],
             });
         }
+        let ids = &mut sc.ids;
         if found.len() < ids.len() {
             for &b in region {
                 self.region_ix[b.index()] = NONE;
@@ -808,17 +876,25 @@ impl LoopInfo {
         }
         // The blocks listed by the old nest's additions are in the region now.
         let [oa, ob] = self.data(old).blocks;
-        let keys: Vec<u32> = self.added.range(oa..ob).map(|(&k, _)| k).collect();
-        for k in keys {
+        sc.keys.clear();
+        sc.keys.extend(self.added.range(oa..ob).map(|(&k, _)| k));
+        for &k in &sc.keys {
             self.added.remove(&k);
         }
         // Layout as in `build`: parents first (descending local ids are headers in RPO).
         let base = self.blocks.len() as u32;
         let mut pos = base;
-        let mut next_own = vec![0u32; found.len()];
-        let mut next_child = vec![0u32; found.len()];
-        let mut child_at = vec![0u32; found.len()];
-        let mut new_top: Vec<Loop> = Vec::new();
+        let next_own = &mut sc.next_own;
+        next_own.clear();
+        next_own.resize(found.len(), 0);
+        let next_child = &mut sc.next_child;
+        next_child.clear();
+        next_child.resize(found.len(), 0);
+        let child_at = &mut sc.child_at;
+        child_at.clear();
+        child_at.resize(found.len(), 0);
+        let new_top = &mut sc.new_top;
+        new_top.clear();
         let child_base = self.children.len() as u32;
         let mut child_off = child_base;
         self.children.resize(
@@ -841,7 +917,9 @@ impl LoopInfo {
                 (start, self.loops[ids[p] as usize].depth + 1)
             };
             let la = self.latches.len() as u32;
-            self.latches.extend_from_slice(&f.latches);
+            let [fa, fb] = f.latches;
+            self.latches
+                .extend_from_slice(&sc.latches[fa as usize..fb as usize]);
             self.loops[id as usize] = LoopData {
                 header: f.header,
                 parent: if f.parent == NONE {
@@ -852,7 +930,7 @@ impl LoopInfo {
                 depth,
                 blocks: [start, start + f.size],
                 children: [child_off, child_off + f.kids],
-                latches: [la, la + f.latches.len() as u32],
+                latches: [la, la + (fb - fa)],
                 irreducible: false,
                 one_back_edge: f.one_back_edge,
                 removed: false,
@@ -883,9 +961,9 @@ impl LoopInfo {
         }
         // The new outermost loops (in program order) take the old one's place.
         if let Some(at) = self.top_level.iter().position(|&t| t == old) {
-            self.top_level.splice(at..=at, new_top);
+            self.top_level.splice(at..=at, new_top.iter().copied());
         } else {
-            self.top_level.extend(new_top);
+            self.top_level.extend_from_slice(new_top);
         }
         true
     }

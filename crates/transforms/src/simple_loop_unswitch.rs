@@ -121,6 +121,24 @@ pub struct SimpleLoopUnswitch {
     /// Per value, what this function visit knows of its uniformity: 0 not known, 1
     /// uniform, 2 divergent (see [`SimpleLoopUnswitch::divergent`]).
     div: Vec<u8>,
+    /// Scratch: dominance in the loop being costed.
+    dom: LocalDom,
+    /// Scratch for a change: per block of the copies, its copy's number.
+    copy_of: BlockTags,
+    /// Scratch for a change: blocks reached (per copy, from its header).
+    reach: BlockTags,
+    /// Scratch for a change: blocks that reach their copy's header (the back edge).
+    back: BlockTags,
+    /// Scratch for a change: per block, the first of its predecessor edges in `rev`
+    /// (index + 1), then per exit its number.
+    head: BlockTags,
+    /// Scratch for a change: predecessor edges (the predecessor, the next edge's index
+    /// + 1 or 0), then (exit, copy, block) triples.
+    rev: Vec<(Block, u32)>,
+    /// Scratch for a change: edges into the exits (exit number, copy, predecessor).
+    into: Vec<(u32, u32, Block)>,
+    /// Scratch: a block worklist.
+    work: Vec<Block>,
 }
 
 impl SimpleLoopUnswitch {
@@ -690,7 +708,8 @@ impl SimpleLoopUnswitch {
         }
         let li = &cx.analyses.loops;
         // Dominance inside the loop (all it asks about), computed for the loop alone.
-        let dt = LocalDom::new(li, &cx.analyses.cfg, l);
+        self.dom.compute(li, &cx.analyses.cfg, l);
+        let dt = &self.dom;
         let gcfg = &cx.analyses.cfg;
         let blocks: Vec<Block> = li.blocks(l).collect();
         let cost_of = |b: Block| {
@@ -1220,57 +1239,85 @@ impl SimpleLoopUnswitch {
         while let Some(p) = li.parent(outer) {
             outer = p;
         }
-        // What each copy still reaches from its header (the only way into it).
-        let all: FxHashSet<Block> = copies.iter().flatten().copied().collect();
+        // Per block of the copies, its copy (dense scratch: no hashing per change).
+        self.copy_of.clear();
+        for (j, copy) in copies.iter().enumerate() {
+            for &b in copy {
+                self.copy_of.set(b, j as u32);
+            }
+        }
+        // What each copy still reaches from its header (the only way into it). The
+        // copies are disjoint, so one set of marks serves them all.
+        self.reach.clear();
         let mut live: Vec<Vec<Block>> = Vec::with_capacity(copies.len());
         let mut removed: Vec<Block> = Vec::new();
-        for copy in copies {
-            let set: FxHashSet<Block> = copy.iter().copied().collect();
-            let mut reached: FxHashSet<Block> = FxHashSet::default();
-            let mut stack = vec![copy[hk]];
-            reached.insert(copy[hk]);
-            while let Some(b) = stack.pop() {
+        for (j, copy) in copies.iter().enumerate() {
+            let j = j as u32;
+            self.work.clear();
+            self.work.push(copy[hk]);
+            self.reach.insert(copy[hk]);
+            while let Some(b) = self.work.pop() {
                 let Some(t) = func.terminator(b) else {
                     continue;
                 };
+                let (copy_of, reach, work) = (&self.copy_of, &mut self.reach, &mut self.work);
                 func.dfg.for_each_dest(t, |bc| {
-                    if set.contains(&bc.block) && reached.insert(bc.block) {
-                        stack.push(bc.block);
+                    if copy_of.get(bc.block) == Some(j) && reach.insert(bc.block) {
+                        work.push(bc.block);
                     }
                 });
             }
-            let (keep, gone): (Vec<Block>, Vec<Block>) =
-                copy.iter().partition(|b| reached.contains(b));
-            removed.extend(gone);
+            let mut keep = Vec::with_capacity(copy.len());
+            for &b in copy {
+                if self.reach.contains(b) {
+                    keep.push(b);
+                } else {
+                    removed.push(b);
+                }
+            }
             live.push(keep);
         }
         // A block of a copy that no longer reaches the copy's back edge (the folded branch
         // led it there) has left the loop: values of the loop it uses would need new
         // exit parameters (LCSSA), so the caller re-establishes the forms instead.
-        for (copy, keep) in copies.iter().zip(&live) {
-            let set: FxHashSet<Block> = keep.iter().copied().collect();
-            let mut rev: rustc_hash::FxHashMap<Block, Vec<Block>> = Default::default();
+        // Predecessor lists inside each live copy, as linked lists in `rev`.
+        self.head.clear();
+        self.rev.clear();
+        for (j, keep) in live.iter().enumerate() {
+            let j = j as u32;
             for &b in keep {
                 if let Some(t) = func.terminator(b) {
+                    let (copy_of, reach, head, rev) =
+                        (&self.copy_of, &self.reach, &mut self.head, &mut self.rev);
                     func.dfg.for_each_dest(t, |bc| {
-                        if set.contains(&bc.block) {
-                            rev.entry(bc.block).or_default().push(b);
+                        let s = bc.block;
+                        if copy_of.get(s) == Some(j) && reach.contains(s) {
+                            rev.push((b, head.get(s).unwrap_or(0)));
+                            head.set(s, rev.len() as u32);
                         }
                     });
                 }
             }
+        }
+        self.back.clear();
+        for (copy, keep) in copies.iter().zip(&live) {
             let h = copy[hk];
-            let mut inside: FxHashSet<Block> = FxHashSet::default();
-            inside.insert(h);
-            let mut stack: Vec<Block> = rev.get(&h).cloned().unwrap_or_default();
-            while let Some(b) = stack.pop() {
-                if inside.insert(b) {
-                    if let Some(ps) = rev.get(&b) {
-                        stack.extend(ps.iter().copied());
+            self.back.insert(h);
+            let mut inside = 1;
+            self.work.clear();
+            self.work.push(h);
+            while let Some(b) = self.work.pop() {
+                let mut e = self.head.get(b).unwrap_or(0);
+                while e != 0 {
+                    let (p, next) = self.rev[e as usize - 1];
+                    if self.back.insert(p) {
+                        inside += 1;
+                        self.work.push(p);
                     }
+                    e = next;
                 }
             }
-            if inside.len() < keep.len() {
+            if inside < keep.len() {
                 return Ok(None);
             }
         }
@@ -1278,13 +1325,14 @@ impl SimpleLoopUnswitch {
         // inside the loop around `l` (every exit of `l` is there): the nesting and LCSSA
         // change beyond the copies, and the caller re-establishes the forms instead.
         if li.parent(l).is_some() {
-            for (copy, keep) in copies.iter().zip(&live) {
-                let set: FxHashSet<Block> = copy.iter().copied().collect();
+            for (j, keep) in live.iter().enumerate() {
+                let j = j as u32;
+                let copy_of = &self.copy_of;
                 let exits_left = keep.iter().any(|&b| {
                     func.terminator(b).is_some_and(|t| {
                         let mut out = false;
                         func.dfg
-                            .for_each_dest(t, |bc| out |= !set.contains(&bc.block));
+                            .for_each_dest(t, |bc| out |= copy_of.get(bc.block) != Some(j));
                         out
                     })
                 });
@@ -1311,40 +1359,59 @@ impl SimpleLoopUnswitch {
                 |_, _| true,
             ));
         }
-        // Per exit and copy, the copy's blocks branching to it.
-        let exit_set: FxHashSet<Block> = exits.iter().copied().collect();
-        let mut into: rustc_hash::FxHashMap<Block, Vec<Vec<Block>>> = Default::default();
+        // Per exit and copy, the copy's blocks branching to it: (exit number, copy,
+        // block) in the order found, grouped by a stable sort.
+        self.head.clear();
+        for (k, &e) in exits.iter().enumerate() {
+            self.head.set(e, k as u32);
+        }
+        self.into.clear();
         for (j, keep) in live.iter().enumerate() {
+            let j = j as u32;
             for &b in keep {
                 let Some(t) = func.terminator(b) else {
                     continue;
                 };
+                let (head, into) = (&self.head, &mut self.into);
                 func.dfg.for_each_dest(t, |bc| {
-                    if exit_set.contains(&bc.block) {
-                        let per = into
-                            .entry(bc.block)
-                            .or_insert_with(|| vec![Vec::new(); copies.len()]);
-                        if per[j].last() != Some(&b) {
-                            per[j].push(b);
+                    if let Some(k) = head.get(bc.block) {
+                        if into.last() != Some(&(k, j, b)) {
+                            into.push((k, j, b));
                         }
                     }
                 });
             }
         }
-        for &e in exits {
-            let Some(per) = into.get(&e) else {
-                continue;
-            };
-            if per.iter().filter(|p| !p.is_empty()).count() < 2 {
+        self.into.sort_by_key(|&(k, j, _)| (k, j));
+        let mut at = 0;
+        let mut preds: Vec<Block> = Vec::new();
+        while at < self.into.len() {
+            let k = self.into[at].0;
+            let end = at + self.into[at..].partition_point(|&(k2, ..)| k2 == k);
+            let group = &self.into[at..end];
+            at = end;
+            // Several copies branch to this exit: one block per copy.
+            if group.first().map(|g| g.1) == group.last().map(|g| g.1) {
                 continue;
             }
-            for preds in per.iter().filter(|p| !p.is_empty()) {
+            let e = exits[k as usize];
+            let mut g = 0;
+            while g < group.len() {
+                let j = group[g].1;
+                preds.clear();
+                while g < group.len() && group[g].1 == j {
+                    if preds.last() != Some(&group[g].2) {
+                        preds.push(group[g].2);
+                    }
+                    g += 1;
+                }
+                let copy_of = &self.copy_of;
                 new_blocks.push(split_predecessors(
                     func,
                     e,
-                    preds,
+                    &preds,
                     Place::Before(e),
-                    |f, v| def_block(f, v).is_some_and(|d| !all.contains(&d)),
+                    |f, v| def_block(f, v).is_some_and(|d| !copy_of.contains(d)),
                 ));
             }
         }
@@ -1360,9 +1427,10 @@ impl SimpleLoopUnswitch {
         let mut region: Vec<Block> = Vec::new();
         if outer == l {
             // The copies' headers first: the search for back edges starts there.
-            let heads: FxHashSet<Block> = copies.iter().map(|c| c[hk]).collect();
             region.extend(copies.iter().map(|c| c[hk]));
-            region.extend(live.iter().flatten().filter(|b| !heads.contains(b)));
+            for (copy, keep) in copies.iter().zip(&live) {
+                region.extend(keep.iter().filter(|&&b| b != copy[hk]));
+            }
             for &b in &new_blocks {
                 li.add_block(b, None);
             }
@@ -1393,8 +1461,8 @@ impl SimpleLoopUnswitch {
         );
         let li = &cx.analyses.loops;
         let mut new_headers = Vec::new();
-        for copy in &live[1..] {
-            let set: FxHashSet<Block> = copy.iter().copied().collect();
+        for (j, copy) in live.iter().enumerate().skip(1) {
+            let j = j as u32;
             for &b in copy {
                 if !li.is_header(b) {
                     continue;
@@ -1402,7 +1470,9 @@ impl SimpleLoopUnswitch {
                 let Some(lb) = li.innermost_loop(b) else {
                     continue;
                 };
-                if li.parent(lb).is_none_or(|p| !set.contains(&li.header(p))) {
+                // Live blocks of copy `j`: tagged `j` and reached.
+                let in_copy = |h: Block| self.copy_of.get(h) == Some(j) && self.reach.contains(h);
+                if li.parent(lb).is_none_or(|p| !in_copy(li.header(p))) {
                     new_headers.push(b);
                 }
             }
@@ -1469,106 +1539,177 @@ fn loop_blocks_in_layout(func: &Function, li: &gyre_analysis::LoopInfo, l: Loop)
     out
 }
 
+/// Per-block scratch tags (a `u32` each), dense by block index and cleared in O(1) by a
+/// new generation: the pass keeps them between changes, so a change costs no hashing
+/// and no allocation once they have grown to the function's size.
+#[derive(Default)]
+struct BlockTags {
+    /// Per block index: the generation that last set it (stale: not set).
+    stamp: Vec<u32>,
+    /// Per block index: its tag, meaningful when `stamp` is current.
+    val: Vec<u32>,
+    /// The current generation; 0 before the first [`BlockTags::clear`].
+    generation: u32,
+}
+
+impl BlockTags {
+    /// Forget every tag.
+    fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Wrapped: old stamps could look current.
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    /// Tag `b` with `v`.
+    fn set(&mut self, b: Block, v: u32) {
+        debug_assert!(self.generation != 0, "cleared before use");
+        let i = b.index();
+        if self.stamp.len() <= i {
+            self.stamp.resize(i + 1, 0);
+            self.val.resize(i + 1, 0);
+        }
+        self.stamp[i] = self.generation;
+        self.val[i] = v;
+    }
+
+    /// Tag `b` (with 0) unless it is tagged; true if it was not.
+    fn insert(&mut self, b: Block) -> bool {
+        if self.get(b).is_some() {
+            return false;
+        }
+        self.set(b, 0);
+        true
+    }
+
+    /// The tag of `b`, if set since the last clear.
+    fn get(&self, b: Block) -> Option<u32> {
+        let i = b.index();
+        (self.generation != 0 && self.stamp.get(i) == Some(&self.generation)).then(|| self.val[i])
+    }
+
+    /// Is `b` tagged?
+    fn contains(&self, b: Block) -> bool {
+        self.get(b).is_some()
+    }
+}
+
 /// Dominance among the blocks of one loop, computed for the loop alone (the header
 /// dominates every block of the loop, so this is the function's dominance there):
 /// Cooper, Harvey and Kennedy's iteration over the loop's blocks in reverse post-order.
 /// O(loop size) per computation, where the function's tree would be recomputed per
-/// change.
+/// change. Kept in the pass and recomputed in place (its buffers are reused).
+#[derive(Default)]
 struct LocalDom {
-    /// Per block of the loop: its immediate dominator and depth (the header: itself, 0).
-    idom: rustc_hash::FxHashMap<Block, (Block, u32)>,
+    /// Per block of the loop reached from the header: its post-order number.
+    num: BlockTags,
+    /// The loop's blocks in post-order (the header last).
+    post: Vec<Block>,
+    /// Per post-order number: the immediate dominator's number (`NONE` while unknown).
+    idom: Vec<u32>,
+    /// Per post-order number: the depth in the dominator tree (the header: 0).
+    depth: Vec<u32>,
+    /// The depth-first search's stack: a block and its next successor.
+    stack: Vec<(Block, usize)>,
 }
 
 impl LocalDom {
-    fn new(li: &gyre_analysis::LoopInfo, cfg: &gyre_analysis::Cfg, l: Loop) -> LocalDom {
+    /// No immediate dominator known yet.
+    const NONE: u32 = u32::MAX;
+
+    /// Compute dominance in `l`.
+    fn compute(&mut self, li: &gyre_analysis::LoopInfo, cfg: &gyre_analysis::Cfg, l: Loop) {
         let header = li.header(l);
-        // Post-order of the loop's blocks from the header, along edges inside the loop.
-        let mut post: Vec<Block> = Vec::new();
-        let mut seen: FxHashSet<Block> = FxHashSet::default();
-        let mut stack: Vec<(Block, usize)> = vec![(header, 0)];
-        seen.insert(header);
-        while let Some((b, next)) = stack.last_mut() {
+        // Post-order of the loop's blocks from the header, along edges inside the loop
+        // (a block is tagged when first seen and numbered when finished).
+        self.num.clear();
+        self.post.clear();
+        self.stack.clear();
+        self.stack.push((header, 0));
+        self.num.set(header, Self::NONE);
+        while let Some((b, next)) = self.stack.last_mut() {
             let b = *b;
             match cfg.succs(b).get(*next) {
                 Some(&s) => {
                     *next += 1;
-                    if li.contains(l, s) && seen.insert(s) {
-                        stack.push((s, 0));
+                    if li.contains(l, s) && self.num.insert(s) {
+                        self.num.set(s, Self::NONE);
+                        self.stack.push((s, 0));
                     }
                 }
                 None => {
-                    post.push(b);
-                    stack.pop();
+                    self.num.set(b, self.post.len() as u32);
+                    self.post.push(b);
+                    self.stack.pop();
                 }
             }
         }
-        let mut num: rustc_hash::FxHashMap<Block, usize> = Default::default();
-        for (k, &b) in post.iter().enumerate() {
-            num.insert(b, k);
-        }
         // idom by post-order number; the header has the highest.
-        let mut idom: Vec<Option<usize>> = vec![None; post.len()];
-        let top = post.len() - 1;
-        idom[top] = Some(top);
+        let n = self.post.len();
+        self.idom.clear();
+        self.idom.resize(n, Self::NONE);
+        let top = n - 1;
+        self.idom[top] = top as u32;
+        let idom = &mut self.idom;
         let mut changed = true;
         while changed {
             changed = false;
             for k in (0..top).rev() {
-                let mut new: Option<usize> = None;
-                for p in cfg.preds(post[k]) {
-                    let Some(&pk) = num.get(p) else {
+                let mut new = Self::NONE;
+                for &p in cfg.preds(self.post[k]) {
+                    let Some(pk) = self.num.get(p) else {
                         continue;
                     };
-                    if idom[pk].is_none() {
+                    // Blocks outside the loop are not tagged; every tagged block is
+                    // numbered by now.
+                    if idom[pk as usize] == Self::NONE {
                         continue;
                     }
-                    new = Some(match new {
-                        None => pk,
-                        Some(mut a) => {
-                            let mut b = pk;
-                            while a != b {
-                                while a < b {
-                                    a = idom[a].expect("processed");
-                                }
-                                while b < a {
-                                    b = idom[b].expect("processed");
-                                }
+                    new = if new == Self::NONE {
+                        pk
+                    } else {
+                        let (mut a, mut b) = (new, pk);
+                        while a != b {
+                            while a < b {
+                                a = idom[a as usize];
                             }
-                            a
+                            while b < a {
+                                b = idom[b as usize];
+                            }
                         }
-                    });
+                        a
+                    };
                 }
-                if new.is_some() && idom[k] != new {
+                if new != Self::NONE && idom[k] != new {
                     idom[k] = new;
                     changed = true;
                 }
             }
         }
-        let mut out: rustc_hash::FxHashMap<Block, (Block, u32)> = Default::default();
-        out.insert(header, (header, 0));
+        self.depth.clear();
+        self.depth.resize(n, 0);
         for k in (0..top).rev() {
-            let d = idom[k].expect("reachable from the header");
-            let depth = out[&post[d]].1 + 1;
-            out.insert(post[k], (post[d], depth));
+            let d = self.idom[k];
+            debug_assert!(d != Self::NONE, "reachable from the header");
+            self.depth[k] = self.depth[d as usize] + 1;
         }
-        LocalDom { idom: out }
     }
 
     /// Does `a` dominate `b` (both blocks of the loop)?
     fn dominates(&self, a: Block, b: Block) -> bool {
-        let Some(&(_, da)) = self.idom.get(&a) else {
+        let Some(na) = self.num.get(a) else {
             return false;
         };
-        let mut b = b;
-        loop {
-            let Some(&(p, db)) = self.idom.get(&b) else {
-                return false;
-            };
-            if db <= da {
-                return a == b;
-            }
-            b = p;
+        let Some(mut nb) = self.num.get(b) else {
+            return false;
+        };
+        let da = self.depth[na as usize];
+        while self.depth[nb as usize] > da {
+            nb = self.idom[nb as usize];
         }
+        na == nb
     }
 }
 
