@@ -4,11 +4,12 @@
 //! so the verifier recomputes what it needs here (which also makes it an independent
 //! check of that analysis).
 //!
-//! Dominators use the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
-//! Dominance Algorithm", 2001) over reverse postorder: each pass is O(N + E) times the
-//! cost of `intersect`, and it converges in two or three passes on reducible CFGs (the
-//! worst case on contrived irreducible graphs is quadratic). The dominator tree is then
-//! numbered with pre/post DFS times so `dominates` is O(1). Every graph walk uses an
+//! Dominators use Semi-NCA (Georgiadis' semidominator algorithm with a nearest-common-
+//! ancestor pass, as LLVM's `SemiNCAInfo`) over a depth-first preorder: O((N + E) log N)
+//! at worst and near-linear in practice on every graph. (Cooper-Harvey-Kennedy's
+//! iteration, used before, walks the whole chain for each predecessor of a block that
+//! ends many paths, such as the exit of an exit ladder: quadratic.) The dominator tree is
+//! then numbered with pre/post DFS times so `dominates` is O(1). Every graph walk uses an
 //! explicit stack: a million-block chain must not overflow the thread stack.
 
 use crate::entities::Block;
@@ -48,6 +49,18 @@ pub(super) struct Dominance {
     state: Vec<u8>,
     /// Scratch: postorder.
     postorder: Vec<u32>,
+    /// Depth-first preorder (block indices) and each block's number in it (`NONE`:
+    /// unreachable).
+    dfs_order: Vec<u32>,
+    dfs_num: Vec<u32>,
+    /// Semi-NCA state by preorder number: the DFS parent (then the immediate dominator),
+    /// the semidominator, the path-compression ancestor and its best label.
+    dfs_dom: Vec<u32>,
+    semi: Vec<u32>,
+    ancestor: Vec<u32>,
+    label: Vec<u32>,
+    /// Scratch: the path compressed by one `eval`.
+    path: Vec<u32>,
 }
 
 /// Build a CSR adjacency (`start`, `list`) over `n` nodes from an edge list, keyed by
@@ -156,9 +169,16 @@ impl Dominance {
         self.state.clear();
         self.state.resize(n, 0);
         self.postorder.clear();
+        self.dfs_order.clear();
+        self.dfs_num.clear();
+        self.dfs_num.resize(n, NONE);
+        self.dfs_dom.clear();
         self.stack.clear();
         self.stack.push((entry, self.succ_start[entry as usize]));
         self.state[entry as usize] = 1;
+        self.dfs_num[entry as usize] = 0;
+        self.dfs_order.push(entry);
+        self.dfs_dom.push(0);
         while let Some(top) = self.stack.last_mut() {
             let (node, next) = *top;
             if next < self.succ_start[node as usize + 1] {
@@ -166,6 +186,9 @@ impl Dominance {
                 let s = self.succs[next as usize];
                 if self.state[s as usize] == 0 {
                     self.state[s as usize] = 1;
+                    self.dfs_num[s as usize] = self.dfs_order.len() as u32;
+                    self.dfs_order.push(s);
+                    self.dfs_dom.push(self.dfs_num[node as usize]);
                     self.stack.push((s, self.succ_start[s as usize]));
                 }
             } else {
@@ -180,7 +203,10 @@ impl Dominance {
         }
     }
 
-    /// Cooper–Harvey–Kennedy: iterate `idom(b) = ⋂ preds` in RPO until nothing changes.
+    /// Semi-NCA (LLVM's `SemiNCAInfo::runSemiNCA`): semidominators in reverse
+    /// preorder with path-compressed `eval`, then each immediate dominator is the nearest
+    /// ancestor of the DFS parent whose number is at most the semidominator. Fills `idom`
+    /// by RPO index.
     fn compute_idom(&mut self) {
         let n = self.rpo.len();
         self.idom.clear();
@@ -188,48 +214,70 @@ impl Dominance {
         if n == 0 {
             return;
         }
-        self.idom[0] = 0;
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for i in 1..n {
-                let b = self.rpo[i].index();
-                let mut new = NONE;
-                for k in self.pred_start[b]..self.pred_start[b + 1] {
-                    let p = self.rpo_num[self.preds[k as usize] as usize];
-                    // Skip unreachable predecessors and ones not processed yet.
-                    if p == NONE || self.idom[p as usize] == NONE {
-                        continue;
-                    }
-                    new = if new == NONE {
-                        p
-                    } else {
-                        self.intersect(p, new)
-                    };
+        let m = self.dfs_order.len();
+        self.semi.clear();
+        self.semi.extend(0..m as u32);
+        self.label.clear();
+        self.label.extend(0..m as u32);
+        self.ancestor.clear();
+        self.ancestor.extend_from_slice(&self.dfs_dom);
+        for w in (1..m).rev() {
+            let b = self.dfs_order[w] as usize;
+            let mut semi = self.dfs_dom[w];
+            for k in self.pred_start[b]..self.pred_start[b + 1] {
+                let p = self.dfs_num[self.preds[k as usize] as usize];
+                if p == NONE {
+                    continue;
                 }
-                // Every reachable non-entry block has its DFS parent, which comes
-                // earlier in RPO, among its predecessors, so `new` is set.
-                debug_assert_ne!(new, NONE, "reachable block without processed pred");
-                if self.idom[i] != new {
-                    self.idom[i] = new;
-                    changed = true;
-                }
+                let u = self.eval(p, w as u32 + 1);
+                semi = semi.min(self.semi[u as usize]);
             }
+            self.semi[w] = semi;
+        }
+        for w in 1..m {
+            let mut c = self.dfs_dom[w];
+            while c > self.semi[w] {
+                c = self.dfs_dom[c as usize];
+            }
+            self.dfs_dom[w] = c;
+        }
+        self.idom[0] = 0;
+        for w in 1..m {
+            let b = self.dfs_order[w] as usize;
+            let d = self.dfs_order[self.dfs_dom[w] as usize] as usize;
+            self.idom[self.rpo_num[b] as usize] = self.rpo_num[d];
         }
     }
 
-    /// The nearest common dominator of two RPO indices ("two-finger" walk up the tree:
-    /// a node's idom always has a smaller RPO index).
-    fn intersect(&self, mut a: u32, mut b: u32) -> u32 {
-        while a != b {
-            while a > b {
-                a = self.idom[a as usize];
-            }
-            while b > a {
-                b = self.idom[b as usize];
+    /// The label with the smallest semidominator on the path from `v` up to the root of
+    /// its virtual tree (the nodes numbered `last_linked` or more are linked), compressing
+    /// the path on the way (LLVM's `SemiNCAInfo::eval`, iterative).
+    fn eval(&mut self, v: u32, last_linked: u32) -> u32 {
+        if self.ancestor[v as usize] < last_linked {
+            return self.label[v as usize];
+        }
+        self.path.clear();
+        let mut x = v;
+        loop {
+            self.path.push(x);
+            x = self.ancestor[x as usize];
+            if self.ancestor[x as usize] < last_linked {
+                break;
             }
         }
-        a
+        let mut p = x;
+        let mut p_label = self.label[p as usize];
+        while let Some(y) = self.path.pop() {
+            self.ancestor[y as usize] = self.ancestor[p as usize];
+            let y_label = self.label[y as usize];
+            if self.semi[p_label as usize] < self.semi[y_label as usize] {
+                self.label[y as usize] = p_label;
+            } else {
+                p_label = y_label;
+            }
+            p = y;
+        }
+        self.label[v as usize]
     }
 
     /// Pre/post-order times of the dominator tree for O(1) ancestor queries.
