@@ -427,7 +427,12 @@ fn main() {
             Some(Ok(Some(s))) => (
                 format!("{:.2} ms", s * 1e3),
                 format!("{:.0}", ns(*s)),
-                format!("{:.0}x", s / r.pass_s),
+                // Two significant digits below 10x, so that a ratio under 1 (LLVM
+                // faster) does not print as `0x`.
+                match s / r.pass_s {
+                    x if x < 10.0 => format!("{x:.2}x"),
+                    x => format!("{x:.0}x"),
+                },
             ),
             Some(Ok(None)) => (format!("> {timeout} s (killed)"), "-".into(), "-".into()),
             Some(Err(e)) => (
