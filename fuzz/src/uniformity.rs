@@ -6,9 +6,8 @@
 use crate::uni_trace::{self, Claims, Observed, TraceError};
 use crate::{Case, Features, Input, InputKind, Target};
 use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_interp::{run_kernel, Arg, Launch, Memory};
-use gyre_ir::generate::{ParamContract, RandomSource, SplitMix64};
-use gyre_ir::Type;
+use gyre_interp::{random_inputs_for_shape, run_kernel, Inputs};
+use gyre_ir::generate::{RandomSource, SplitMix64};
 
 /// The target.
 pub const TARGET: Target = Target {
@@ -50,37 +49,11 @@ fn check(input: &Input) -> Result<Features, String> {
     };
     let nctaid = 1 + rng.below(2) as u32;
     let threads = u64::from(ntid * nctaid);
-    let mut mem = Memory::new();
-    let mut args = Vec::new();
-    for (i, p) in contract.params.iter().enumerate() {
-        let name = format!("p{i}");
-        let (elem, len) = match *p {
-            ParamContract::Output { elem, per_thread } => (elem, threads * u64::from(per_thread)),
-            ParamContract::Input { elem, len } => (elem, u64::from(len)),
-            ParamContract::Scalar { ty } => {
-                args.push(match ty {
-                    Type::F32 => Arg::F32((rng.below(2000) as f32 - 1000.0) / 16.0),
-                    Type::F64 => Arg::F64((rng.below(2000) as f64 - 1000.0) / 16.0),
-                    _ => Arg::Int(rng.below(40)),
-                });
-                continue;
-            }
-        };
-        // Small numbers mostly: loop bounds and indices stay interesting.
-        let bytes: Vec<u8> = (0..len * u64::from(elem.bytes()))
-            .map(|_| {
-                if rng.below(4) == 0 {
-                    rng.next_u64() as u8
-                } else {
-                    rng.below(8) as u8
-                }
-            })
-            .collect();
-        mem.alloc_buffer(&name, bytes);
-        args.push(Arg::Buffer(name, 0));
-    }
+    let Inputs {
+        mut launch,
+        memory: mut mem,
+    } = random_inputs_for_shape(contract, nctaid, ntid, &mut rng);
     let im = uni_trace::instrument(m, kid, threads, CAP);
-    let mut launch = Launch::linear(nctaid, ntid, args);
     launch.config.detect_races = false;
     if let Err(e) = run_kernel(&im, &f.name, &launch, &mut mem) {
         // The instrumented kernel runs what the original would: an error here is for the

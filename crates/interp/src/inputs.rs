@@ -22,6 +22,18 @@ pub fn random_inputs(contract: &KernelContract, seed: u64) -> Inputs {
     let mut rng = SplitMix64::new(seed);
     let ntid = 1 + rng.below(u64::from(contract.max_cta_threads.clamp(1, MAX_RANDOM_CTA))) as u32;
     let nctaid = 1 + rng.below(u64::from(MAX_RANDOM_GRID)) as u32;
+    random_inputs_for_shape(contract, nctaid, ntid, &mut rng)
+}
+
+/// Like [`random_inputs`], for a 1-D launch of `nctaid` CTAs of `ntid` threads chosen by
+/// the caller (for example whole warps, which a uniformity check needs); the buffers and
+/// scalars are drawn from `rng`.
+pub fn random_inputs_for_shape(
+    contract: &KernelContract,
+    nctaid: u32,
+    ntid: u32,
+    rng: &mut SplitMix64,
+) -> Inputs {
     let threads = u64::from(ntid) * u64::from(nctaid);
     let mut memory = Memory::new();
     let mut args = Vec::with_capacity(contract.params.len());
@@ -31,14 +43,14 @@ pub fn random_inputs(contract: &KernelContract, seed: u64) -> Inputs {
             ParamContract::Output { elem, per_thread } => (elem, threads * u64::from(per_thread)),
             ParamContract::Input { elem, len } => (elem, u64::from(len)),
             ParamContract::Scalar { ty } => {
-                args.push(scalar(ty, &mut rng));
+                args.push(scalar(ty, rng));
                 continue;
             }
         };
         let size = elem.bytes() as usize;
         let mut bytes = Vec::with_capacity(len as usize * size);
         for _ in 0..len {
-            let bits = match scalar(elem, &mut rng) {
+            let bits = match scalar(elem, rng) {
                 Arg::Int(x) => x,
                 Arg::F32(x) => u64::from(x.to_bits()),
                 Arg::F64(x) => x.to_bits(),

@@ -116,7 +116,7 @@ pub mod semantics;
 
 pub use compare::{assert_same_behaviour, Difference, Inputs};
 pub use error::{AssertFailure, BufferRef, ErrorKind, ExecError, Location, PoisonUse};
-pub use inputs::{random_inputs, MAX_RANDOM_CTA, MAX_RANDOM_GRID};
+pub use inputs::{random_inputs, random_inputs_for_shape, MAX_RANDOM_CTA, MAX_RANDOM_GRID};
 pub use memory::{
     split_generic, window_base, Element, Memory, PrintfLine, GLOBAL_START, GUARD, WINDOW,
 };
