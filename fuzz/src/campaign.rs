@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 pub struct Config {
     /// Wall-clock length.
     pub duration: Duration,
+    /// If set, stop once the campaign has used this many CPU seconds (workers and the
+    /// tools they wait for), whatever the wall clock says: on a shared machine a niced
+    /// campaign then still does a known amount of work.
+    pub cpu_budget: Option<f64>,
     /// Worker threads.
     pub jobs: usize,
     /// First seed (workers take the following ones in turn).
@@ -185,6 +189,11 @@ pub fn run(target: &'static Target, cfg: &Config) -> Summary {
                 .is_some_and(|m| shared.execs.load(Ordering::Relaxed) >= m)
             {
                 break;
+            }
+            if let (Some(budget), Some(c0), Some(c)) = (cfg.cpu_budget, cpu0, cpu_seconds()) {
+                if c - c0 >= budget {
+                    break;
+                }
             }
         }
         shared.stop.store(true, Ordering::Relaxed);

@@ -136,6 +136,7 @@ fn campaign_shrinks_a_planted_failure() {
     };
     let cfg = gyre_fuzz::campaign::Config {
         duration: std::time::Duration::from_secs(60),
+        cpu_budget: None,
         jobs: 1,
         seed: 7,
         shrink_budget: std::time::Duration::from_secs(20),

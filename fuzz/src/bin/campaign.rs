@@ -1,12 +1,14 @@
 //! The stable campaign driver behind `cargo xtask fuzz`:
-//! `campaign <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]`.
+//! `campaign <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S]
+//! [--shrink-seconds K]`. Each finished campaign is appended to `fuzz/campaigns.tsv`, the
+//! ledger of how much fuzzing each target has had.
 
 use gyre_fuzz::campaign::{self, Config};
 use std::time::Duration;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: campaign <target|all|list> [--minutes N] [--jobs J] [--seed S] [--shrink-seconds K]\ntargets: {}",
+        "usage: campaign <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S] [--shrink-seconds K]\ntargets: {}",
         gyre_fuzz::TARGETS
             .iter()
             .map(|t| t.name)
@@ -21,9 +23,11 @@ fn main() {
     let Some(which) = args.first().cloned() else {
         usage()
     };
-    let mut minutes = 1.0f64;
+    let mut minutes = None::<f64>;
+    let mut cpu_minutes = None::<f64>;
     let mut cfg = Config {
         duration: Duration::ZERO,
+        cpu_budget: None,
         jobs: 1,
         seed: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -37,7 +41,8 @@ fn main() {
     while i < args.len() {
         let val = args.get(i + 1).cloned().unwrap_or_else(|| usage());
         match args[i].as_str() {
-            "--minutes" => minutes = val.parse().unwrap_or_else(|_| usage()),
+            "--minutes" => minutes = Some(val.parse().unwrap_or_else(|_| usage())),
+            "--cpu-minutes" => cpu_minutes = Some(val.parse().unwrap_or_else(|_| usage())),
             "--jobs" => cfg.jobs = val.parse().unwrap_or_else(|_| usage()),
             "--seed" => cfg.seed = val.parse().unwrap_or_else(|_| usage()),
             "--shrink-seconds" => {
@@ -58,18 +63,31 @@ fn main() {
     } else {
         vec![gyre_fuzz::target(&which).unwrap_or_else(|| usage())]
     };
-    // `all` splits the time between the targets.
-    cfg.duration = Duration::from_secs_f64(minutes * 60.0 / targets.len() as f64);
+    // `--minutes` is the whole campaign's wall clock, split between the targets;
+    // `--cpu-minutes` is each target's CPU budget (with no wall-clock limit of its own).
+    cfg.cpu_budget = cpu_minutes.map(|c| c * 60.0);
+    let wall = match (minutes, cpu_minutes) {
+        (Some(m), _) => m,
+        (None, Some(_)) => 7.0 * 24.0 * 60.0 * targets.len() as f64,
+        (None, None) => 1.0,
+    };
+    cfg.duration = Duration::from_secs_f64(wall * 60.0 / targets.len() as f64);
     gyre_fuzz::quiet_panics();
     let mut failed = false;
     for t in targets {
-        eprintln!(
-            "{}: fuzzing for {:.1} min with {} job(s) from seed {}",
-            t.name,
-            cfg.duration.as_secs_f64() / 60.0,
-            cfg.jobs,
-            cfg.seed
-        );
+        match cpu_minutes {
+            Some(c) if minutes.is_none() => eprintln!(
+                "{}: fuzzing for {c:.1} CPU-minutes with {} job(s) from seed {}",
+                t.name, cfg.jobs, cfg.seed
+            ),
+            _ => eprintln!(
+                "{}: fuzzing for {:.1} min with {} job(s) from seed {}",
+                t.name,
+                cfg.duration.as_secs_f64() / 60.0,
+                cfg.jobs,
+                cfg.seed
+            ),
+        }
         let s = campaign::run(t, &cfg);
         let cpu = s
             .cpu_secs
@@ -85,6 +103,7 @@ fn main() {
             s.features,
             s.corpus_added
         );
+        record(t.name, &cfg, &s);
         for f in &s.found {
             failed = true;
             println!(
@@ -101,4 +120,48 @@ fn main() {
     if failed {
         std::process::exit(1);
     }
+}
+
+/// Append one line per finished campaign to `fuzz/campaigns.tsv` (checked in), so the
+/// CPU time each target has had adds up across sessions and machines.
+fn record(target: &str, cfg: &Config, s: &campaign::Summary) {
+    use std::io::Write;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns.tsv");
+    let new = !path.exists();
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    else {
+        return;
+    };
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    if new {
+        let _ = writeln!(
+            f,
+            "unix_time\tcommit\ttarget\tjobs\tfirst_seed\texecutions\twall_minutes\tcpu_minutes\tfailing_executions\tdistinct_failures"
+        );
+    }
+    let _ = writeln!(
+        f,
+        "{secs}\t{commit}\t{target}\t{}\t{}\t{}\t{:.2}\t{}\t{}\t{}",
+        cfg.jobs,
+        cfg.seed,
+        s.execs,
+        s.wall_secs / 60.0,
+        s.cpu_secs
+            .map_or("unknown".into(), |c| format!("{:.2}", c / 60.0)),
+        s.failing_execs,
+        s.found.len()
+    );
 }
