@@ -1044,11 +1044,33 @@ impl LoopInfo {
             }
             live += usize::from(self.innermost[i] != DEAD);
         }
-        if let Some(list) = self.added.get(&a) {
-            for &blk in list {
-                if self.innermost[blk.index()] == l.as_u32() {
-                    self.innermost[blk.index()] = own;
+        // Added blocks of `l` go to the parent and are listed under the parent's range
+        // start, where `own_blocks` and `set_header_and_latch` look for them. (They may be
+        // listed under a removed subloop's start too, so the whole range is searched.)
+        let mut moved: Vec<Block> = Vec::new();
+        let mut emptied: Vec<u32> = Vec::new();
+        let innermost = &mut self.innermost;
+        for (&key, list) in self.added.range_mut(a..b) {
+            list.retain(|&blk| {
+                if innermost[blk.index()] == l.as_u32() {
+                    innermost[blk.index()] = own;
+                    moved.push(blk);
+                    false
+                } else {
+                    true
                 }
+            });
+            if list.is_empty() {
+                emptied.push(key);
+            }
+        }
+        for key in emptied {
+            self.added.remove(&key);
+        }
+        if let Some(p) = parent.expand() {
+            if !moved.is_empty() {
+                let start = self.data(p).blocks[0];
+                self.added.entry(start).or_default().extend(moved);
             }
         }
         // Every block of the range removed (a deleted nest): loops around it jump over it

@@ -331,6 +331,28 @@ fn removing_a_loop_gives_its_blocks_and_children_to_its_parent() {
     assert_eq!(li.innermost_loop(b(1)), None);
 }
 
+/// Found by the `pipeline` fuzz target (fuzz/regressions/pipeline/): rotation added a
+/// preheader to a middle loop, loop-deletion broke the middle loop's backedge and then the
+/// outer one's; the added block stayed in the outer loop.
+#[test]
+fn an_added_block_follows_its_loops_removal_up_the_nest() {
+    let mut f = gyre_ir::parse_function(DEEP).expect("parses");
+    let mut li = forest(&f);
+    let b = Block::new;
+    let outer = li.innermost_loop(b(1)).expect("a loop");
+    let mid = li.innermost_loop(b(2)).expect("a loop");
+    let new = f.dfg.make_block();
+    li.add_block(new, Some(mid));
+    li.remove_loop(mid);
+    assert_eq!(li.innermost_loop(new), Some(outer));
+    let mut own = Vec::new();
+    li.own_blocks(outer, &mut own);
+    assert!(own.contains(&new), "{own:?}");
+    assert!(li.blocks(outer).any(|x| x == new));
+    li.remove_loop(outer);
+    assert_eq!(li.innermost_loop(new), None);
+}
+
 #[test]
 fn merged_latches_and_fewer_latches() {
     let f = gyre_ir::parse_function(NEST).expect("parses");

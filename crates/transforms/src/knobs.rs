@@ -281,7 +281,7 @@ knobs! {
     indvars_predicate_loops: bool = true, "indvars-predicate-loops", "indvars",
         "In loops without side effects and with every exit count known, test each exit against the loop's count (loop-invariant exits).";
     verify_indvars: bool = false, "verify-indvars", "indvars",
-        "After indvars changes a loop, recompute its scalar evolution and fail if its trip count changed.";
+        "After indvars changes a loop, recompute its scalar evolution and fail if its trip count grew (it may shrink: exit predication).";
     enable_simple_loop_unswitch: bool = true, "enable-simple-loop-unswitch", "simple-loop-unswitch",
         "Run simple-loop-unswitch at all; false leaves every loop alone.";
     enable_nontrivial_unswitch: bool = false, "enable-nontrivial-unswitch", "simple-loop-unswitch",

@@ -119,7 +119,9 @@ fn check_preserved(func: &Function, cache: &AnalysisCache, fresh: &Fresh) -> Res
             let f = fresh.loops.innermost_loop(b).map(|l| fresh.loops.header(l));
             if a != f {
                 return Err(format!(
-                    "claimed to preserve loops, but the loop of {b} changed"
+                    "claimed to preserve loops, but the loop of {b} changed (kept: {}, fresh: {})",
+                    a.map_or("none".to_string(), |h| format!("the loop headed by {h}")),
+                    f.map_or("none".to_string(), |h| format!("the loop headed by {h}"))
                 ));
             }
         }
