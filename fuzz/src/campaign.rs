@@ -29,6 +29,10 @@ pub struct Config {
     pub max_execs: Option<u64>,
     /// Write regression and corpus files (off in tests).
     pub write_files: bool,
+    /// If set, a check running longer than this many seconds is written as a `hang-`
+    /// regression and the process exits with status 3 (for a supervisor to restart it:
+    /// see [`crate::supervise`]).
+    pub hang_secs: Option<u64>,
 }
 
 /// One failure found.
@@ -147,6 +151,9 @@ pub fn run(target: &'static Target, cfg: &Config) -> Summary {
     // Known failures first: they are not news, and the corpus seeds the feature set.
     for what in ["regressions", "corpus"] {
         for path in stored_inputs(target, what) {
+            if is_fatal_regression(&path) {
+                continue; // it would abort or hang this campaign again
+            }
             let Ok(data) = std::fs::read(&path) else {
                 continue;
             };
@@ -166,8 +173,12 @@ pub fn run(target: &'static Target, cfg: &Config) -> Summary {
     }
     let deadline = start + cfg.duration;
     std::thread::scope(|s| {
-        for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| worker(target, cfg, &shared, deadline));
+        for slot in 0..cfg.jobs.max(1) {
+            let shared = &shared;
+            s.spawn(move || {
+                crate::supervise::set_slot(slot);
+                worker(target, cfg, shared, deadline)
+            });
         }
         // Progress every 30 seconds.
         let mut last = Instant::now();
@@ -189,6 +200,24 @@ pub fn run(target: &'static Target, cfg: &Config) -> Summary {
                 .is_some_and(|m| shared.execs.load(Ordering::Relaxed) >= m)
             {
                 break;
+            }
+            if let Some(seed) = cfg
+                .hang_secs
+                .and_then(|h| crate::supervise::overdue(h * 1000))
+            {
+                let input = (target.generate)(seed);
+                let msg = format!("hang: the check ran over {} s", cfg.hang_secs.unwrap_or(0));
+                let file = cfg
+                    .write_files
+                    .then(|| write_regression(target, &input, "hang", &msg))
+                    .flatten();
+                eprintln!(
+                    "{}: seed {seed}: {msg}; wrote {}; exiting for the supervisor",
+                    target.name,
+                    file.map_or("nothing".into(), |p| p.display().to_string())
+                );
+                crate::supervise::report_hang(seed);
+                std::process::exit(3);
             }
             if let (Some(budget), Some(c0), Some(c)) = (cfg.cpu_budget, cpu0, cpu_seconds()) {
                 if c - c0 >= budget {
@@ -221,6 +250,10 @@ fn worker(target: &'static Target, cfg: &Config, sh: &Shared, deadline: Instant)
             return;
         }
         let seed = sh.next_seed.fetch_add(1, Ordering::Relaxed);
+        // Published until the end of this iteration, shrinking included: an abort
+        // while shrinking is still this seed's.
+        let _busy = crate::supervise::Busy::new(seed);
+        crate::supervise::planted_fault(seed);
         let input = match protect(|| Ok((target.generate)(seed))) {
             Ok(i) => i,
             Err(e) => {
@@ -286,8 +319,16 @@ fn worker(target: &'static Target, cfg: &Config, sh: &Shared, deadline: Instant)
     }
 }
 
-/// Write a shrunk failure as `regressions/<target>/<slug>-<hash>.<ext>`.
-fn write_regression(target: &Target, input: &Input, sig: &str, msg: &str) -> Option<PathBuf> {
+/// A regression that kills the process (`crash-*`, `hang-*`): `cargo test` replays it,
+/// a campaign does not.
+pub fn is_fatal_regression(path: &std::path::Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("crash-") || n.starts_with("hang-"))
+}
+
+/// Write a (shrunk) failure as `regressions/<target>/<slug>-<hash>.<ext>`.
+pub fn write_regression(target: &Target, input: &Input, sig: &str, msg: &str) -> Option<PathBuf> {
     let mut input = input.clone();
     if let Input::Kernel(c) = &mut input {
         c.meta.retain(|(k, _)| k != "failure");

@@ -22,6 +22,7 @@ pub mod parse_ll;
 pub mod pipeline;
 pub mod roundtrip_llvm;
 pub mod shrink;
+pub mod supervise;
 pub mod uniformity;
 pub mod verify;
 
@@ -171,9 +172,15 @@ pub fn error_class(msg: &str) -> String {
     out.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
 }
 
+/// Where campaigns keep their files: this crate's directory, or `GYRE_FUZZ_ROOT` when set
+/// (the supervisor's tests write into a temporary directory).
+pub fn fuzz_root() -> std::path::PathBuf {
+    std::env::var_os("GYRE_FUZZ_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
 /// A directory of this crate (`seeds`, `regressions`, `corpus`) for `target`.
 pub fn target_dir(what: &str, target: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(what)
-        .join(target)
+    fuzz_root().join(what).join(target)
 }

@@ -142,6 +142,7 @@ fn campaign_shrinks_a_planted_failure() {
         shrink_budget: std::time::Duration::from_secs(20),
         max_execs: Some(3),
         write_files: false,
+        hang_secs: None,
     };
     let s = gyre_fuzz::campaign::run(&PLANTED, &cfg);
     assert!(s.execs >= 1);

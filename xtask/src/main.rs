@@ -33,7 +33,7 @@
 //!   PTX and `opt -O2 | llc -O2` PTX run on the GPU, compared with the interpreter and
 //!   timed (see `xtask::gpu_table`); `--write-doc` writes docs/gpu.md. Without a GPU
 //!   the GPU columns say "not yet measured".
-//! - `fuzz <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S] [--shrink-seconds K]`:
+//! - `fuzz <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S] [--shrink-seconds K] [--hang-seconds H] [--in-process]`:
 //!   a fuzzing campaign on the stable toolchain (the `campaign` binary of the separate
 //!   `fuzz/` workspace, built with optimizations, debug assertions and overflow checks);
 //!   shrunk failures go to fuzz/regressions/<target>/ (see docs/fuzzing.md).
@@ -442,7 +442,7 @@ fn gpu_table(args: &[String]) -> Result<(), String> {
 fn fuzz(args: &[String]) -> Result<(), String> {
     if args.is_empty() {
         return Err(
-            "usage: cargo xtask fuzz <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S] [--shrink-seconds K]"
+            "usage: cargo xtask fuzz <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S] [--shrink-seconds K] [--hang-seconds H] [--in-process]"
                 .into(),
         );
     }
