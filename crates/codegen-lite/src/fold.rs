@@ -1,5 +1,6 @@
 //! Address folding: the `ptradd`s and index extensions that need no PTX instruction of
-//! their own; and block parameters that need no copy ([`single_edge_aliases`]).
+//! their own; and block parameters that need no copy ([`single_edge_aliases`]), and
+//! narrow `zext`s that need no `mov` ([`add_zext_aliases`]).
 //!
 //! - `q = ptradd p, c, s` with a constant index `c`, whose every use is the address of a
 //!   load, store or atomic, is not emitted: those accesses address `[p+c*s]` (PTX's
@@ -13,6 +14,10 @@
 //!   contraction; one rounding instead of two, which `contract` allows).
 //! - An `i32`/`i64` `imul` whose only use is an `iadd` is not emitted: the `iadd` is
 //!   `mad.lo.s32`/`.s64` (wrapping arithmetic, the same bits).
+//! - An `i32`/`i64`/`f32`/`f64` constant whose every use is an operand PTX takes as an
+//!   immediate ([`imm_slots`], or a branch argument, which its edge's copy moves) is
+//!   not emitted: each use writes the immediate, as llc does (`add.s32 %r2, %r1, -1`),
+//!   instead of a `mov` into a register first.
 //!
 //! Skipping the defining instruction is sound because every register of this back end
 //! is written once per execution of its definition (block parameters on entry to their
@@ -23,7 +28,9 @@
 use crate::FpContract;
 use cranelift_entity::SecondaryMap;
 use gyre_analysis::Cfg;
-use gyre_ir::{Block, Function, InstructionData, IntFlags, Opcode, Type, Value, ValueDef};
+use gyre_ir::{
+    Block, DataFlowGraph, Function, InstructionData, IntFlags, Opcode, Type, Value, ValueDef,
+};
 
 /// How a value is emitted.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -40,6 +47,8 @@ pub(crate) enum Fold {
     Fused,
     /// Not at all: an `i32`/`i64` `imul` the one `iadd` using it computes as `mad.lo`.
     MulAdd,
+    /// Not at all: a constant each use writes as an immediate operand.
+    Imm,
     /// Not at all: an address `base + off` written into each access.
     Addr {
         /// The unfolded base pointer.
@@ -179,7 +188,125 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
             folds[*p] = Fold::Unused;
         }
     }
+    // Constants every use of which is an immediate slot (or a folded `ptradd` index).
+    let mut imm_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let data = dfg.inst(inst);
+            let args = dfg.inst_args(inst);
+            for &k in imm_slots(data, dfg) {
+                imm_uses[args[k]] += 1;
+            }
+            // Branch arguments: an edge's copy moves an immediate as well as a register.
+            dfg.for_each_dest(inst, |bc| {
+                for &a in dfg.block_call_args(bc) {
+                    imm_uses[a] += 1;
+                }
+            });
+        }
+    }
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let Some(r) = dfg.inst_result(inst) else {
+                continue;
+            };
+            let constant = match *dfg.inst(inst) {
+                InstructionData::IntConst { .. } => {
+                    matches!(dfg.value_type(r), Type::I32 | Type::I64)
+                }
+                InstructionData::FloatConst { .. } => true,
+                _ => false,
+            };
+            if constant
+                && folds[r] == Fold::None
+                && uses[r] > 0
+                && imm_uses[r] + consumed[r] == uses[r]
+            {
+                folds[r] = Fold::Imm;
+            }
+        }
+    }
     folds
+}
+
+/// The operands of `data` (indices into its value arguments) that the emitter writes
+/// with `FnEmitter::opnd`, so that a constant there may be an immediate: either operand
+/// of `i32`/`i64` arithmetic, shifts and comparisons and of `f32`/`f64` arithmetic and
+/// comparisons (the first only when the second is not a constant too: PTX wants a
+/// register somewhere), both values of a non-`i1` `select`, the addend and multiplier
+/// of `fma`, and the value of a store. The emitter must use `opnd` at each of these
+/// (and a constant folded to [`Fold::Imm`] is only used at these).
+pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static [usize] {
+    let ty = |v: Value| dfg.value_type(v);
+    let constant = |v: Value| match dfg.value_def(v) {
+        ValueDef::Result(i) => matches!(
+            dfg.inst(i),
+            InstructionData::IntConst { .. } | InstructionData::FloatConst { .. }
+        ),
+        _ => false,
+    };
+    let either = |b: Value| -> &'static [usize] {
+        if constant(b) {
+            &[1]
+        } else {
+            &[0, 1]
+        }
+    };
+    let wide = |t: Type| matches!(t, Type::I32 | Type::I64 | Type::F32 | Type::F64);
+    match *data {
+        InstructionData::Binary { opcode, args, .. } => {
+            let t = ty(args[0]);
+            let int = matches!(t, Type::I32 | Type::I64);
+            let float = matches!(t, Type::F32 | Type::F64);
+            let ok = match opcode {
+                Opcode::Iadd
+                | Opcode::Isub
+                | Opcode::Imul
+                | Opcode::And
+                | Opcode::Or
+                | Opcode::Xor
+                | Opcode::Udiv
+                | Opcode::Urem
+                | Opcode::Umin
+                | Opcode::Umax
+                | Opcode::Sdiv
+                | Opcode::Srem
+                | Opcode::Smin
+                | Opcode::Smax
+                | Opcode::Shl
+                | Opcode::Lshr
+                | Opcode::Ashr => int,
+                Opcode::Fadd
+                | Opcode::Fsub
+                | Opcode::Fmul
+                | Opcode::Fdiv
+                | Opcode::Fmin
+                | Opcode::Fmax => float,
+                _ => false,
+            };
+            if ok {
+                either(args[1])
+            } else {
+                &[]
+            }
+        }
+        InstructionData::IntCompare { args, .. }
+            if matches!(ty(args[0]), Type::I32 | Type::I64) =>
+        {
+            either(args[1])
+        }
+        InstructionData::FloatCompare { args, .. } => either(args[1]),
+        InstructionData::Ternary {
+            opcode: Opcode::Select,
+            args,
+        } if wide(ty(args[1])) => &[1, 2],
+        InstructionData::Ternary {
+            opcode: Opcode::Fma,
+            ..
+        } => &[1, 2],
+        InstructionData::Store { args, .. } if wide(ty(args[0])) => &[0],
+        _ => &[],
+    }
 }
 
 /// Block parameters that share their argument's register: every parameter of a
@@ -216,4 +343,30 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
         }
     }
     alias
+}
+
+/// Add to `alias` every `zext` of an `i8`/`i16` to `i16`/`i32`: a narrow integer is kept
+/// zero-extended in its 32-bit register, so the result is the operand's register as it
+/// is (no `mov`). Sound as the block-parameter aliases are: the operand's register is
+/// written once per execution of its definition, which dominates the `zext`.
+pub(crate) fn add_zext_aliases(f: &Function, alias: &mut SecondaryMap<Value, Option<Value>>) {
+    let dfg = &f.dfg;
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            if let InstructionData::Unary {
+                opcode: Opcode::Zext,
+                arg,
+            } = *dfg.inst(inst)
+            {
+                let Some(r) = dfg.inst_result(inst) else {
+                    continue;
+                };
+                if matches!(dfg.value_type(arg), Type::I8 | Type::I16)
+                    && matches!(dfg.value_type(r), Type::I16 | Type::I32)
+                {
+                    alias[r] = Some(arg);
+                }
+            }
+        }
+    }
 }
