@@ -406,13 +406,24 @@ fn corpus(args: &[String]) -> Result<(), String> {
         only: (!only.is_empty()).then_some(only),
         runs,
     };
+    let reasons_path = root.join("docs/quality-reasons.tsv");
+    let reasons = report::parse_reasons(
+        &std::fs::read_to_string(&reasons_path)
+            .map_err(|e| format!("cannot read {}: {e}", reasons_path.display()))?,
+    )?;
     let reports = corpus::run(&setup)?;
     let summary = report::summarize(&reports);
     print!("{}", report::console(&setup, &reports, &summary));
+    for w in report::reason_warnings(&reports, &reasons, setup.only.is_none()) {
+        eprintln!("warning: {w}");
+    }
     if write_doc {
         let path = root.join("docs/corpus.md");
-        std::fs::write(&path, report::document(&setup, &reports, &summary))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(
+            &path,
+            report::document(&setup, &reports, &summary, &reasons),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
     if let Some(path) = quality_json {
