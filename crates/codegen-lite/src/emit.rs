@@ -19,6 +19,7 @@ use gyre_ir::{
     IntCC, Linkage, MemOrder, MemScope, Module, Opcode, SpecialReg, Type, Value, ValueDef,
     VoteMode,
 };
+use rustc_hash::FxHashMap;
 
 /// A PTX register class.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -334,6 +335,7 @@ pub(crate) fn emit_module(
             slot_offsets: Vec::new(),
             byval_offsets: Vec::new(),
             helpers: &mut helpers,
+            widened: FxHashMap::default(),
         };
         e.emit_function(cfg, &cache.domtree, li, &mut bodies)?;
     }
@@ -458,6 +460,10 @@ struct FnEmitter<'a> {
     /// Byte offset of each `byval` parameter's copy in the local depot, by parameter.
     byval_offsets: Vec<(usize, u32)>,
     helpers: &'a mut Helpers,
+    /// The `mad.wide` `ptradd`s of the current block by (base, `i32` index, scale,
+    /// signed): a second one with the same key shares the first's register (llc's
+    /// CSE; `[reg+off]` accesses of `x-1`, `x`, `x+1` then need one `mad.wide`).
+    widened: FxHashMap<(Value, Value, u32, bool), Value>,
 }
 
 impl FnEmitter<'_> {
@@ -511,6 +517,32 @@ impl FnEmitter<'_> {
             n => n,
         };
         Reg { class, n }
+    }
+
+    /// The [`FnEmitter::widened`] key of `ptradd base, ext(x), scale` whose extension is
+    /// folded (`mad.wide` of `x`, seeing through a `Fold::IndexAdd`).
+    fn widened_key(&self, args: [Value; 2], scale: u32) -> Option<(Value, Value, u32, bool)> {
+        if self.folds[args[1]] != Fold::Ext {
+            return None;
+        }
+        let dfg = &self.f.dfg;
+        let ValueDef::Result(ext) = dfg.value_def(args[1]) else {
+            return None;
+        };
+        let InstructionData::Unary { opcode, arg } = *dfg.inst(ext) else {
+            return None;
+        };
+        let x = match self.folds[arg] {
+            Fold::IndexAdd { x } => x,
+            _ => arg,
+        };
+        let resolve = |mut v: Value| {
+            while let Some(a) = self.alias[v] {
+                v = a;
+            }
+            v
+        };
+        Some((resolve(args[0]), resolve(x), scale, opcode == Opcode::Sext))
     }
 
     /// A constant folded to [`Fold::Imm`] in a fresh register.
@@ -568,6 +600,10 @@ impl FnEmitter<'_> {
         match self.folds[ptr] {
             Fold::Addr { base, off } => Addr {
                 reg: self.v(base),
+                off,
+            },
+            Fold::Shifted { off } => Addr {
+                reg: self.v(ptr),
                 off,
             },
             _ => Addr {
@@ -639,6 +675,7 @@ impl FnEmitter<'_> {
             let next = order.get(i + 1).copied();
             if b != entry {
                 let _ = writeln!(self.out, "{}:", label(b));
+                self.widened.clear();
                 for &(_, k) in homes.iter().filter(|h| h.0 == b) {
                     self.load_param(k);
                 }
@@ -933,7 +970,9 @@ impl FnEmitter<'_> {
         let dfg = &f.dfg;
         let data = dfg.inst(inst);
         let result = dfg.inst_result(inst);
-        if result.is_some_and(|r| self.folds[r] != Fold::None || self.alias[r].is_some()) {
+        if result.is_some_and(|r| {
+            !matches!(self.folds[r], Fold::None | Fold::Shifted { .. }) || self.alias[r].is_some()
+        }) {
             // Emitted inside its uses (addresses, `mad.wide`), or its operand's register
             // is its own (a narrow `zext`).
             return Ok(());
@@ -1037,6 +1076,15 @@ impl FnEmitter<'_> {
             }
             InstructionData::PtrAdd { args, scale } => {
                 let r = result.expect("ptradd has a result");
+                let key = self.widened_key(args, scale);
+                if let Some(prev) = key.and_then(|k| self.widened.get(&k).copied()) {
+                    // The same register value, computed earlier in this block.
+                    self.alias[r] = Some(prev);
+                    return Ok(());
+                }
+                if let Some(k) = key {
+                    self.widened.insert(k, r);
+                }
                 let d = self.v(r);
                 let base = self.v(args[0]);
                 if self.folds[args[1]] == Fold::Ext {
@@ -1047,7 +1095,11 @@ impl FnEmitter<'_> {
                         unreachable!("Fold::Ext is a sext or zext")
                     };
                     let s = if opcode == Opcode::Sext { "s" } else { "u" };
-                    let i = self.v(arg);
+                    // The add of a `Fold::Shifted` index is left to the accesses.
+                    let i = match self.folds[arg] {
+                        Fold::IndexAdd { x } => self.v(x),
+                        _ => self.v(arg),
+                    };
                     ins!(self, "mad.wide.{s}32 {d}, {i}, {scale}, {base}");
                     return Ok(());
                 }

@@ -5,10 +5,14 @@
 //! - `q = ptradd p, c, s` with a constant index `c`, whose every use is the address of a
 //!   load, store or atomic, is not emitted: those accesses address `[p+c*s]` (PTX's
 //!   `[reg+imm]` form, a signed 32-bit offset), as llc's `[%rd17+-4]`.
-//! - `x64 = sext x` (or `zext`) of an `i32` whose only use is the index of a `ptradd` is
-//!   not emitted: the `ptradd` is `mad.wide.s32 d, x, s, p` (`.u32` for `zext`), one
-//!   instruction instead of `cvt.s64.s32` + `mad.lo.s64`, keeping the index math 32-bit.
+//! - `x64 = sext x` (or `zext`) of an `i32` whose every use is the index of a `ptradd` is
+//!   not emitted: each such `ptradd` is `mad.wide.s32 d, x, s, p` (`.u32` for `zext`),
+//!   instead of one `cvt.s64.s32` plus a `mad.lo.s64` each, keeping the index math
+//!   32-bit.
 //! - A constant used only as such folded indices is not emitted either.
+//! - `q = ptradd p, sext(x + c), s` with an `nsw` add (or `sub`) used only there, whose
+//!   every use is an access address, is `mad.wide.s32 q', x, s, p` and the accesses
+//!   address `[q'+c*s]` ([`Fold::Shifted`]): no add, no `cvt`, as llc's `[%rd8+4]`.
 //! - Under `-C fp-contract=on` an `fmul` whose only use is an `fadd`, both `contract`
 //!   (under `fast`, any such pair), is not emitted: the `fadd` is `fma.rn` (llc's
 //!   contraction; one rounding instead of two, which `contract` allows).
@@ -49,6 +53,19 @@ pub(crate) enum Fold {
     MulAdd,
     /// Not at all: a constant each use writes as an immediate operand.
     Imm,
+    /// Not at all: an `iadd nsw x, c` (or `isub nsw x, c`) whose only use is the `sext`
+    /// index of a [`Fold::Shifted`] `ptradd`, which widens `x` itself.
+    IndexAdd {
+        /// The non-constant operand.
+        x: Value,
+    },
+    /// Emitted, but as `p + sext(x) * s` for `ptradd p, sext(x + c), s`: every use is
+    /// an access address, written `[reg+off]` with `off = c * s` (an `nsw` add cannot
+    /// wrap, so `sext(x + c) = sext(x) + c`), as llc's `[%rd8+4]`.
+    Shifted {
+        /// The byte offset each access adds.
+        off: i64,
+    },
     /// Not at all: an address `base + off` written into each access.
     Addr {
         /// The unfolded base pointer.
@@ -75,10 +92,17 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
     let mut folds: SecondaryMap<Value, Fold> = SecondaryMap::new();
     let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
     let mut addr_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    // Uses as the index (not also the base) of a `ptradd` with a scale `mad.wide` takes.
+    let mut index_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             dfg.for_each_inst_value(inst, |v| uses[v] += 1);
             match *dfg.inst(inst) {
+                InstructionData::PtrAdd { args, scale }
+                    if args[0] != args[1] && scale <= i32::MAX as u32 =>
+                {
+                    index_uses[args[1]] += 1
+                }
                 InstructionData::Load { ptr, .. } => addr_uses[ptr] += 1,
                 InstructionData::Store { args, .. } => addr_uses[args[1]] += 1,
                 InstructionData::AtomicRmw { args, .. } => addr_uses[args[0]] += 1,
@@ -92,6 +116,48 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
     let def = |v: Value| match dfg.value_def(v) {
         ValueDef::Result(i) => Some(dfg.inst(i)),
         _ => None,
+    };
+    // `iadd nsw x, c` / `isub nsw x, c` (i32, `x` emitted as itself) as `(x, c * scale)`.
+    let index_add = |v: Value, scale: u32| -> Option<(Value, i64)> {
+        let Some(&InstructionData::Binary {
+            opcode: opcode @ (Opcode::Iadd | Opcode::Isub),
+            args,
+            flags,
+        }) = def(v)
+        else {
+            return None;
+        };
+        if !flags.contains(IntFlags::NSW) || args[0] == args[1] {
+            return None;
+        }
+        let konst = |a: Value| match def(a) {
+            Some(&InstructionData::IntConst { imm }) => Some(i64::from(imm as i32)),
+            _ => None,
+        };
+        let (x, c) = match (konst(args[0]), konst(args[1])) {
+            (None, Some(c)) => (args[0], c),
+            (Some(c), None) if opcode == Opcode::Iadd => (args[1], c),
+            _ => return None,
+        };
+        // `x` must have its own register: not an `imul` the add would fuse.
+        let fusable_mul = uses[x] == 1
+            && matches!(
+                def(x),
+                Some(&InstructionData::Binary {
+                    opcode: Opcode::Imul,
+                    ..
+                })
+            );
+        if fusable_mul {
+            return None;
+        }
+        let c = if opcode == Opcode::Isub {
+            c.checked_neg()?
+        } else {
+            c
+        };
+        let off = c.checked_mul(i64::from(scale))?;
+        i32::try_from(off).is_ok().then_some((x, off))
     };
     let may_fuse = |flags: IntFlags| match contract {
         FpContract::Off => false,
@@ -169,14 +235,37 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                     }
                 }
                 Some(&InstructionData::Unary {
-                    opcode: Opcode::Sext | Opcode::Zext,
+                    opcode: Opcode::Sext,
                     arg,
                 }) if uses[index] == 1
-                    && index != base
+                    && index_uses[index] == 1
+                    && uses[arg] == 1
+                    && uses[r] > 0
+                    && addr_uses[r] == uses[r]
                     && dfg.value_type(arg) == Type::I32
                     && dfg.value_type(index) == Type::I64
-                    && scale <= i32::MAX as u32 =>
+                    && index_add(arg, scale).is_some() =>
                 {
+                    let (x, off) = index_add(arg, scale).expect("checked");
+                    folds[index] = Fold::Ext;
+                    folds[arg] = Fold::IndexAdd { x };
+                    folds[r] = Fold::Shifted { off };
+                    // The constant operand is used by the add alone here, never emitted.
+                    if let Some(&InstructionData::Binary { args, .. }) = def(arg) {
+                        if let Some(c) = args.into_iter().find(|&v| v != x) {
+                            consumed[c] += 1;
+                        }
+                    }
+                }
+                Some(&InstructionData::Unary {
+                    opcode: Opcode::Sext | Opcode::Zext,
+                    arg,
+                }) if index_uses[index] == uses[index]
+                    && dfg.value_type(arg) == Type::I32
+                    && dfg.value_type(index) == Type::I64 =>
+                {
+                    // Every use is such an index (this one included): each `ptradd`
+                    // widens the `i32` itself.
                     folds[index] = Fold::Ext;
                 }
                 _ => {}
@@ -194,6 +283,13 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
         for inst in f.layout.block_insts(b) {
             let data = dfg.inst(inst);
             let args = dfg.inst_args(inst);
+            if dfg
+                .inst_result(inst)
+                .is_some_and(|r| matches!(folds[r], Fold::IndexAdd { .. }))
+            {
+                // Not emitted: its constant is counted as consumed.
+                continue;
+            }
             for &k in imm_slots(data, dfg) {
                 imm_uses[args[k]] += 1;
             }
