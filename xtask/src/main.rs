@@ -20,7 +20,8 @@
 //!   kernels end to end (import, verify, `-O` with verify-each, PTX through ptxas,
 //!   interpreter before/after, llc and ptx-sim; see `xtask::corpus`); `--write-doc`
 //!   writes docs/corpus.md, `--quality-json` the PTX-quality rows (Gyre vs LLVM) as
-//!   JSON. Fails when a target is missed.
+//!   JSON; docs/quality-reasons.tsv gives the reason column of the quality table, and a
+//!   kernel above 1.25 without a reason is a warning. Fails when a target is missed.
 //! - `perf passes [args...]`: time Gyre's loop passes against LLVM 14's (`perf/`, the
 //!   `passes` binary);
 //! - `perf analyses [args...]`: time Gyre's CFG, dominator tree and loops against
