@@ -657,7 +657,8 @@ pub fn quality_json(reports: &[Report]) -> String {
 fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
     let m = quality_means(reports);
     out.push_str("## PTX quality: Gyre vs LLVM\n\n");
-    out.push_str(
+    let _ = write!(
+        out,
         "Gyre's sm_70 PTX (`-O`) against LLVM's (`opt -O2 | llc -O2 -mcpu=sm_70`) on every \
          kernel both compile. *static*: instructions in the kernel's body and the \
          `.func` bodies of the text (no directives or labels); *dynamic*: instructions \
@@ -667,7 +668,7 @@ fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
          FILE` writes the same rows as JSON. *reason*: why Gyre is behind, from \
          docs/quality-reasons.tsv (checked in, each verified by reading both PTX texts; \
          the run warns about every kernel above {REASON_THRESHOLD} on static or dynamic \
-         instructions that has none).\n\n",
+         instructions that has none).\n\n"
     );
     let _ = writeln!(out, "- {}.\n", quality_line(&m));
     let warnings = reason_warnings(reports, reasons, true);
@@ -703,7 +704,9 @@ fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
             reasons
                 .iter()
                 .find(|x| x.kernel == r.entry.file.trim_end_matches(".ll"))
-                .map_or(String::new(), |x| md(&format!("{}: {}", x.category, x.why)))
+                // Whole (a reason is one line; `md` would cut it at 300 characters).
+                .map_or(String::new(), |x| format!("{}: {}", x.category, x.why)
+                    .replace('|', "\\|"))
         );
     }
     out.push('\n');
