@@ -20,7 +20,8 @@
 //!   kernels end to end (import, verify, `-O` with verify-each, PTX through ptxas,
 //!   interpreter before/after, llc and ptx-sim; see `xtask::corpus`); `--write-doc`
 //!   writes docs/corpus.md, `--quality-json` the PTX-quality rows (Gyre vs LLVM) as
-//!   JSON. Fails when a target is missed.
+//!   JSON; docs/quality-reasons.tsv gives the reason column of the quality table, and a
+//!   kernel above 1.25 without a reason is a warning. Fails when a target is missed.
 //! - `perf passes [args...]`: time Gyre's loop passes against LLVM 14's (`perf/`, the
 //!   `passes` binary);
 //! - `perf analyses [args...]`: time Gyre's CFG, dominator tree and loops against
@@ -406,13 +407,24 @@ fn corpus(args: &[String]) -> Result<(), String> {
         only: (!only.is_empty()).then_some(only),
         runs,
     };
+    let reasons_path = root.join("docs/quality-reasons.tsv");
+    let reasons = report::parse_reasons(
+        &std::fs::read_to_string(&reasons_path)
+            .map_err(|e| format!("cannot read {}: {e}", reasons_path.display()))?,
+    )?;
     let reports = corpus::run(&setup)?;
     let summary = report::summarize(&reports);
     print!("{}", report::console(&setup, &reports, &summary));
+    for w in report::reason_warnings(&reports, &reasons, setup.only.is_none()) {
+        eprintln!("warning: {w}");
+    }
     if write_doc {
         let path = root.join("docs/corpus.md");
-        std::fs::write(&path, report::document(&setup, &reports, &summary))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(
+            &path,
+            report::document(&setup, &reports, &summary, &reasons),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
     if let Some(path) = quality_json {

@@ -6,19 +6,20 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
-use crate::fold::{address_folds, single_edge_aliases, Fold};
+use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
 use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
 use bitvec::vec::BitVec;
 use core::fmt::{self, Write};
 use cranelift_entity::{EntityRef, SecondaryMap};
-use gyre_analysis::{Analyses, Cfg, LoopInfo, ModuleAnalyses};
+use gyre_analysis::{Analyses, Cfg, DomTree, LoopInfo, ModuleAnalyses};
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, FuncKind, Function, Inst, InstructionData,
     IntCC, Linkage, MemOrder, MemScope, Module, Opcode, SpecialReg, Type, Value, ValueDef,
     VoteMode,
 };
+use rustc_hash::FxHashMap;
 
 /// A PTX register class.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -87,8 +88,33 @@ impl fmt::Display for Reg {
     }
 }
 
+/// An instruction operand: a register, or a constant folded into the instruction
+/// (`crate::fold::imm_slots`) written as PTX writes immediates.
+#[derive(Copy, Clone, Debug)]
+enum Opnd {
+    Reg(Reg),
+    /// An integer, in decimal (signed for `.s` instructions, unsigned otherwise).
+    Signed(i64),
+    Unsigned(u64),
+    /// A float's bits: `0fXXXXXXXX` or `0dXXXXXXXXXXXXXXXX`.
+    F32(u32),
+    F64(u64),
+}
+
+impl fmt::Display for Opnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Opnd::Reg(r) => r.fmt(f),
+            Opnd::Signed(x) => write!(f, "{x}"),
+            Opnd::Unsigned(x) => write!(f, "{x}"),
+            Opnd::F32(b) => write!(f, "0f{b:08X}"),
+            Opnd::F64(b) => write!(f, "0d{b:016X}"),
+        }
+    }
+}
+
 /// An edge stub of a `br_table`: its label, the edge's copies and the target.
-type Stub = (String, Vec<(Reg, Reg)>, Block);
+type Stub = (String, Vec<(Reg, Opnd)>, Block);
 
 /// Which runtime helpers the module needs.
 #[derive(Default)]
@@ -276,6 +302,18 @@ pub(crate) fn emit_module(
         // order places every reachable block once, parallel copies are per edge, and the
         // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
+        let mut folds = address_folds(f, flags.fp_contract);
+        let mut alias = single_edge_aliases(f, cfg);
+        add_zext_aliases(f, &mut alias);
+        for v in f.dfg.values() {
+            // A value standing for a constant (a single-edge block parameter) is read
+            // through `v`, so the constant keeps its register.
+            if let Some(a) = alias[v] {
+                if folds[a] == Fold::Imm {
+                    folds[a] = Fold::None;
+                }
+            }
+        }
         let mut e = FnEmitter {
             m,
             f,
@@ -285,8 +323,8 @@ pub(crate) fn emit_module(
             } else {
                 BitVec::repeat(false, f.dfg.num_values())
             },
-            folds: address_folds(f, flags.fp_contract),
-            alias: single_edge_aliases(f, cfg),
+            folds,
+            alias,
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
@@ -297,8 +335,9 @@ pub(crate) fn emit_module(
             slot_offsets: Vec::new(),
             byval_offsets: Vec::new(),
             helpers: &mut helpers,
+            widened: FxHashMap::default(),
         };
-        e.emit_function(cfg, li, &mut bodies)?;
+        e.emit_function(cfg, &cache.domtree, li, &mut bodies)?;
     }
 
     let mut out = String::with_capacity(bodies.len() + 1024);
@@ -421,6 +460,10 @@ struct FnEmitter<'a> {
     /// Byte offset of each `byval` parameter's copy in the local depot, by parameter.
     byval_offsets: Vec<(usize, u32)>,
     helpers: &'a mut Helpers,
+    /// The `mad.wide` `ptradd`s of the current block by (base, `i32` index, scale,
+    /// signed): a second one with the same key shares the first's register (llc's
+    /// CSE; `[reg+off]` accesses of `x-1`, `x`, `x+1` then need one `mad.wide`).
+    widened: FxHashMap<(Value, Value, u32, bool), Value>,
 }
 
 impl FnEmitter<'_> {
@@ -459,6 +502,10 @@ impl FnEmitter<'_> {
         while let Some(a) = self.alias[v] {
             v = a;
         }
+        if self.folds[v] == Fold::Imm {
+            // Only reached if a use outside `imm_slots` read it: still correct.
+            return self.materialize(v);
+        }
         let class = Class::of(self.ty(v));
         let n = match self.regs[v] {
             0 => {
@@ -472,12 +519,91 @@ impl FnEmitter<'_> {
         Reg { class, n }
     }
 
+    /// The [`FnEmitter::widened`] key of `ptradd base, ext(x), scale` whose extension is
+    /// folded (`mad.wide` of `x`, seeing through a `Fold::IndexAdd`).
+    fn widened_key(&self, args: [Value; 2], scale: u32) -> Option<(Value, Value, u32, bool)> {
+        if self.folds[args[1]] != Fold::Ext {
+            return None;
+        }
+        let dfg = &self.f.dfg;
+        let ValueDef::Result(ext) = dfg.value_def(args[1]) else {
+            return None;
+        };
+        let InstructionData::Unary { opcode, arg } = *dfg.inst(ext) else {
+            return None;
+        };
+        let x = match self.folds[arg] {
+            Fold::IndexAdd { x } => x,
+            _ => arg,
+        };
+        let resolve = |mut v: Value| {
+            while let Some(a) = self.alias[v] {
+                v = a;
+            }
+            v
+        };
+        Some((resolve(args[0]), resolve(x), scale, opcode == Opcode::Sext))
+    }
+
+    /// A constant folded to [`Fold::Imm`] in a fresh register.
+    fn materialize(&mut self, v: Value) -> Reg {
+        let class = Class::of(self.ty(v));
+        let t = self.tmp(class);
+        let o = self.imm(v, false);
+        ins!(
+            self,
+            "mov.{} {t}, {o}",
+            ["pred", "b32", "b64", "f32", "f64"][class.index()]
+        );
+        t
+    }
+
+    /// The immediate of a constant folded to [`Fold::Imm`]; integers signed or not.
+    fn imm(&self, v: Value, signed: bool) -> Opnd {
+        let dfg = &self.f.dfg;
+        let ValueDef::Result(i) = dfg.value_def(v) else {
+            unreachable!("only constants are immediates")
+        };
+        let ty = self.ty(v);
+        match (dfg.inst(i), ty) {
+            (&InstructionData::IntConst { imm }, Type::I32) if signed => {
+                Opnd::Signed(i64::from(imm as i32))
+            }
+            (&InstructionData::IntConst { imm }, Type::I32) => {
+                Opnd::Unsigned(u64::from(imm as u32))
+            }
+            (&InstructionData::IntConst { imm }, _) if signed => Opnd::Signed(imm),
+            (&InstructionData::IntConst { imm }, _) => Opnd::Unsigned(imm as u64),
+            (&InstructionData::FloatConst { bits }, Type::F64) => Opnd::F64(bits),
+            (&InstructionData::FloatConst { bits }, _) => Opnd::F32(bits as u32),
+            _ => unreachable!("only constants are immediates"),
+        }
+    }
+
+    /// An operand at one of `crate::fold::imm_slots`: the immediate of a folded
+    /// constant (integers `signed` or not, as the instruction's type says), else the
+    /// register.
+    fn opnd(&mut self, mut v: Value, signed: bool) -> Opnd {
+        while let Some(a) = self.alias[v] {
+            v = a;
+        }
+        if self.folds[v] == Fold::Imm {
+            self.imm(v, signed)
+        } else {
+            Opnd::Reg(self.v(v))
+        }
+    }
+
     /// The memory operand of an access through `ptr`: its register, or the base and
     /// offset of a folded `ptradd`.
     fn addr(&mut self, ptr: Value) -> Addr {
         match self.folds[ptr] {
             Fold::Addr { base, off } => Addr {
                 reg: self.v(base),
+                off,
+            },
+            Fold::Shifted { off } => Addr {
+                reg: self.v(ptr),
                 off,
             },
             _ => Addr {
@@ -504,6 +630,7 @@ impl FnEmitter<'_> {
     fn emit_function(
         &mut self,
         cfg: &Cfg,
+        dt: &DomTree,
         li: &LoopInfo,
         bodies: &mut String,
     ) -> Result<(), CodegenError> {
@@ -538,12 +665,20 @@ impl FnEmitter<'_> {
         }
 
         self.find_escaping(cfg);
-        self.load_params(entry);
+        let homes = self.param_homes(cfg, dt, li, entry);
+        for &(b, i) in homes.iter().filter(|h| h.0 == entry) {
+            debug_assert_eq!(b, entry);
+            self.load_param(i);
+        }
         let order = order::block_order(cfg, li);
         for (i, &b) in order.iter().enumerate() {
             let next = order.get(i + 1).copied();
             if b != entry {
                 let _ = writeln!(self.out, "{}:", label(b));
+                self.widened.clear();
+                for &(_, k) in homes.iter().filter(|h| h.0 == b) {
+                    self.load_param(k);
+                }
             }
             for inst in f.layout.block_insts(b) {
                 self.inst(inst, next)?;
@@ -604,7 +739,7 @@ impl FnEmitter<'_> {
         from: Block,
         to: Block,
         other: Block,
-        copies: &[(Reg, Reg)],
+        copies: &[(Reg, Opnd)],
         cond: Reg,
     ) -> bool {
         let li = self.li;
@@ -624,15 +759,78 @@ impl FnEmitter<'_> {
                 .all(|p| !self.escaping[p.index()])
     }
 
-    /// Load the parameters into the entry block's parameter registers.
-    fn load_params(&mut self, entry: Block) {
-        let params: Vec<Value> = self.f.dfg.block_params(entry).to_vec();
-        let kernel = self.f.kind == FuncKind::Kernel;
-        for (i, p) in params.into_iter().enumerate() {
-            if self.folds[p] == Fold::Unused {
+    /// Where each used parameter (by index) is loaded from the parameter space: the
+    /// nearest common dominator of its uses, or the nearest dominator of that outside
+    /// every loop, as llc sinks `ld.param` past an early-exit guard (threads that leave
+    /// early never load it). A kernel's `byval` parameters are copied in the entry.
+    /// Sorted by parameter index; a register of a parameter is then written on every
+    /// path to each use, once per execution.
+    fn param_homes(
+        &self,
+        cfg: &Cfg,
+        dt: &DomTree,
+        li: &LoopInfo,
+        entry: Block,
+    ) -> Vec<(Block, usize)> {
+        let f = self.f;
+        let dfg = &f.dfg;
+        let params = dfg.block_params(entry);
+        let mut home: Vec<Option<Block>> = vec![None; params.len()];
+        let ncd = |mut a: Block, mut b: Block| {
+            while a != b {
+                if dt.depth(a) >= dt.depth(b) {
+                    a = dt.idom(a).unwrap_or(entry);
+                } else {
+                    b = dt.idom(b).unwrap_or(entry);
+                }
+            }
+            a
+        };
+        for &b in cfg.rpo() {
+            for inst in f.layout.block_insts(b) {
+                dfg.for_each_inst_value(inst, |mut v| {
+                    while let Some(a) = self.alias[v] {
+                        v = a;
+                    }
+                    if let ValueDef::Param(pb, i) = dfg.value_def(v) {
+                        if pb == entry {
+                            let h = &mut home[i as usize];
+                            *h = Some(h.map_or(b, |h| ncd(h, b)));
+                        }
+                    }
+                });
+            }
+        }
+        let kernel = f.kind == FuncKind::Kernel;
+        let mut out = Vec::new();
+        for (i, h) in home.into_iter().enumerate() {
+            if self.folds[params[i]] == Fold::Unused {
                 // Nothing reads it (a kernel's `byval` copy included).
                 continue;
             }
+            let mut h = match h {
+                Some(h) if !(kernel && f.byval_param(i).is_some()) => h,
+                _ => entry,
+            };
+            // Out of loops and irreducible cycles, which would load it per iteration.
+            while h != entry && (li.loop_depth(h) > 0 || li.in_irreducible_cycle(h)) {
+                h = dt.idom(h).unwrap_or(entry);
+            }
+            out.push((h, i));
+        }
+        out
+    }
+
+    /// Load parameter `i` into its register (at the current position: see
+    /// [`FnEmitter::param_homes`]).
+    fn load_param(&mut self, i: usize) {
+        let entry = self
+            .f
+            .entry_block()
+            .expect("a verified function has an entry block");
+        let p = self.f.dfg.block_params(entry)[i];
+        let kernel = self.f.kind == FuncKind::Kernel;
+        {
             let ty = self.ty(p);
             let d = self.v(p);
             if let (true, Some(b)) = (kernel, self.f.byval_param(i)) {
@@ -668,7 +866,7 @@ impl FnEmitter<'_> {
                     ins!(self, "mov.u64 {t}, $$depot");
                     ins!(self, "add.s64 {d}, {t}, {off}");
                 }
-                continue;
+                return;
             }
             if kernel {
                 let pt = &kernel_param_type(ty)[1..];
@@ -772,8 +970,11 @@ impl FnEmitter<'_> {
         let dfg = &f.dfg;
         let data = dfg.inst(inst);
         let result = dfg.inst_result(inst);
-        if result.is_some_and(|r| self.folds[r] != Fold::None) {
-            // Emitted inside its uses (addresses, `mad.wide`).
+        if result.is_some_and(|r| {
+            !matches!(self.folds[r], Fold::None | Fold::Shifted { .. }) || self.alias[r].is_some()
+        }) {
+            // Emitted inside its uses (addresses, `mad.wide`), or its operand's register
+            // is its own (a narrow `zext`).
             return Ok(());
         }
         match *data {
@@ -810,7 +1011,11 @@ impl FnEmitter<'_> {
             InstructionData::Ternary { opcode, args } => {
                 let r = result.expect("ternary ops have a result");
                 let d = self.v(r);
-                let (a, b, c) = (self.v(args[0]), self.v(args[1]), self.v(args[2]));
+                let a = self.v(args[0]);
+                let (b, c) = match d.class {
+                    Class::Pred => (Opnd::Reg(self.v(args[1])), Opnd::Reg(self.v(args[2]))),
+                    _ => (self.opnd(args[1], false), self.opnd(args[2], false)),
+                };
                 match opcode {
                     Opcode::Fma => {
                         let t = if d.class == Class::F64 { "f64" } else { "f32" };
@@ -842,7 +1047,7 @@ impl FnEmitter<'_> {
                 } else {
                     "f32"
                 };
-                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let (a, b) = (self.opnd(args[0], false), self.opnd(args[1], false));
                 let op = match cond {
                     FloatCC::False => {
                         ins!(self, "mov.pred {d}, 0");
@@ -871,6 +1076,15 @@ impl FnEmitter<'_> {
             }
             InstructionData::PtrAdd { args, scale } => {
                 let r = result.expect("ptradd has a result");
+                let key = self.widened_key(args, scale);
+                if let Some(prev) = key.and_then(|k| self.widened.get(&k).copied()) {
+                    // The same register value, computed earlier in this block.
+                    self.alias[r] = Some(prev);
+                    return Ok(());
+                }
+                if let Some(k) = key {
+                    self.widened.insert(k, r);
+                }
                 let d = self.v(r);
                 let base = self.v(args[0]);
                 if self.folds[args[1]] == Fold::Ext {
@@ -881,7 +1095,11 @@ impl FnEmitter<'_> {
                         unreachable!("Fold::Ext is a sext or zext")
                     };
                     let s = if opcode == Opcode::Sext { "s" } else { "u" };
-                    let i = self.v(arg);
+                    // The add of a `Fold::Shifted` index is left to the accesses.
+                    let i = match self.folds[arg] {
+                        Fold::IndexAdd { x } => self.v(x),
+                        _ => self.v(arg),
+                    };
                     ins!(self, "mad.wide.{s}32 {d}, {i}, {scale}, {base}");
                     return Ok(());
                 }
@@ -940,9 +1158,9 @@ impl FnEmitter<'_> {
                 let sq = space_qual(space);
                 let mt = mem_type(ty);
                 let v = if ty == Type::I1 {
-                    self.int32(args[0], false)
+                    Opnd::Reg(self.int32(args[0], false))
                 } else {
-                    self.v(args[0])
+                    self.opnd(args[0], false)
                 };
                 ins!(self, "st{vol}{sq}.{mt} [{p}], {v}");
             }
@@ -1210,14 +1428,16 @@ impl FnEmitter<'_> {
             return;
         }
         let w = if ty.bits() == 64 { 64 } else { 32 };
-        let shift_amount = |s: &mut Self, v: Value| -> Reg {
-            let r = s.v(v);
-            if w == 64 {
-                let t = s.tmp(Class::B32);
-                ins!(s, "cvt.u32.u64 {t}, {r}");
-                t
-            } else {
-                r
+        let shift_amount = |s: &mut Self, v: Value| -> Opnd {
+            match s.opnd(v, false) {
+                // What `cvt.u32.u64` of the register would leave.
+                Opnd::Unsigned(x) => Opnd::Unsigned(x & 0xFFFF_FFFF),
+                Opnd::Reg(r) if w == 64 => {
+                    let t = s.tmp(Class::B32);
+                    ins!(s, "cvt.u32.u64 {t}, {r}");
+                    Opnd::Reg(t)
+                }
+                o => o,
             }
         };
         if op == Opcode::Iadd {
@@ -1233,26 +1453,35 @@ impl FnEmitter<'_> {
                 let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
                     unreachable!("Fold::MulAdd is an imul")
                 };
-                let (x, y, c) = (self.v(margs[0]), self.v(margs[1]), self.v(args[other]));
+                let x = self.v(margs[0]);
+                let (y, c) = (self.opnd(margs[1], true), self.opnd(args[other], true));
                 ins!(self, "mad.lo.s{w} {d}, {x}, {y}, {c}");
                 return;
             }
         }
         match op {
             Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
-                let a = self.v(args[0]);
+                let a = self.opnd(args[0], op != Opcode::Shl);
                 let (name, b) = match op {
-                    Opcode::Iadd => (format!("add.s{w}"), self.v(args[1])),
-                    Opcode::Isub => (format!("sub.s{w}"), self.v(args[1])),
-                    Opcode::Imul => (format!("mul.lo.s{w}"), self.v(args[1])),
+                    Opcode::Iadd => (format!("add.s{w}"), self.opnd(args[1], true)),
+                    Opcode::Isub => (format!("sub.s{w}"), self.opnd(args[1], true)),
+                    Opcode::Imul => (format!("mul.lo.s{w}"), self.opnd(args[1], true)),
                     _ => (format!("shl.b{w}"), shift_amount(self, args[1])),
                 };
                 ins!(self, "{name} {d}, {a}, {b}");
                 self.renarrow(d, ty);
             }
             Opcode::Sdiv | Opcode::Srem | Opcode::Smin | Opcode::Smax => {
-                let a = self.sext32(args[0]);
-                let b = self.sext32(args[1]);
+                let a = match self.folds[args[0]] {
+                    // i32/i64 only (`imm_slots`): no sign extension to do.
+                    Fold::Imm => self.opnd(args[0], true),
+                    _ => Opnd::Reg(self.sext32(args[0])),
+                };
+                let b = match self.folds[args[1]] {
+                    // i32/i64 only (`imm_slots`): no sign extension to do.
+                    Fold::Imm => self.opnd(args[1], true),
+                    _ => Opnd::Reg(self.sext32(args[1])),
+                };
                 let name = match op {
                     Opcode::Sdiv => "div",
                     Opcode::Srem => "rem",
@@ -1263,7 +1492,7 @@ impl FnEmitter<'_> {
                 self.renarrow(d, ty);
             }
             Opcode::Udiv | Opcode::Urem | Opcode::Umin | Opcode::Umax => {
-                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let (a, b) = (self.opnd(args[0], false), self.opnd(args[1], false));
                 let name = match op {
                     Opcode::Udiv => "div",
                     Opcode::Urem => "rem",
@@ -1273,7 +1502,7 @@ impl FnEmitter<'_> {
                 ins!(self, "{name}.u{w} {d}, {a}, {b}");
             }
             Opcode::And | Opcode::Or | Opcode::Xor => {
-                let (a, b) = (self.v(args[0]), self.v(args[1]));
+                let (a, b) = (self.opnd(args[0], false), self.opnd(args[1], false));
                 let name = match op {
                     Opcode::And => "and",
                     Opcode::Or => "or",
@@ -1288,12 +1517,15 @@ impl FnEmitter<'_> {
                 ins!(self, "mul24.lo.{s}32 {d}, {a}, {b}");
             }
             Opcode::Lshr => {
-                let a = self.v(args[0]);
+                let a = self.opnd(args[0], false);
                 let b = shift_amount(self, args[1]);
                 ins!(self, "shr.u{w} {d}, {a}, {b}");
             }
             Opcode::Ashr => {
-                let a = self.sext32(args[0]);
+                let a = match self.folds[args[0]] {
+                    Fold::Imm => self.opnd(args[0], true),
+                    _ => Opnd::Reg(self.sext32(args[0])),
+                };
                 let b = shift_amount(self, args[1]);
                 ins!(self, "shr.s{w} {d}, {a}, {b}");
                 self.renarrow(d, ty);
@@ -1326,8 +1558,8 @@ impl FnEmitter<'_> {
                 };
                 let (x, y, c, d) = (
                     self.v(margs[0]),
-                    self.v(margs[1]),
-                    self.v(args[other]),
+                    self.opnd(margs[1], false),
+                    self.opnd(args[other], false),
                     self.v(r),
                 );
                 ins!(self, "fma.rn.{t} {d}, {x}, {y}, {c}");
@@ -1335,7 +1567,11 @@ impl FnEmitter<'_> {
                 return Ok(());
             }
         }
-        let (a, b, d) = (self.v(args[0]), self.v(args[1]), self.v(r));
+        let (a, b, d) = (
+            self.opnd(args[0], false),
+            self.opnd(args[1], false),
+            self.v(r),
+        );
         let name = match op {
             Opcode::Fadd => "add.rn",
             Opcode::Fsub => "sub.rn",
@@ -1628,17 +1864,25 @@ impl FnEmitter<'_> {
         };
         let s = if signed { "s" } else { "u" };
         if ty.bits() == 64 {
-            let (a, b) = (self.v(args[0]), self.v(args[1]));
+            let (a, b) = (self.opnd(args[0], signed), self.opnd(args[1], signed));
             ins!(self, "setp.{op}.{s}64 {d}, {a}, {b}");
         } else {
-            let a = self.int32(args[0], signed);
-            let b = self.int32(args[1], signed);
+            let a = match self.folds[args[0]] {
+                // i32 only (`imm_slots`).
+                Fold::Imm => self.opnd(args[0], signed),
+                _ => Opnd::Reg(self.int32(args[0], signed)),
+            };
+            let b = match self.folds[args[1]] {
+                // i32 only (`imm_slots`).
+                Fold::Imm => self.opnd(args[1], signed),
+                _ => Opnd::Reg(self.int32(args[1], signed)),
+            };
             ins!(self, "setp.{op}.{s}32 {d}, {a}, {b}");
         }
     }
 
     /// The register copies of one edge, `(parameter, argument)`, trivial ones dropped.
-    fn edge_copies(&mut self, bc: &BlockCall) -> Vec<(Reg, Reg)> {
+    fn edge_copies(&mut self, bc: &BlockCall) -> Vec<(Reg, Opnd)> {
         let f = self.f;
         let dfg = &f.dfg;
         let pairs: Vec<(Value, Value)> = dfg
@@ -1649,20 +1893,29 @@ impl FnEmitter<'_> {
             .collect();
         pairs
             .into_iter()
-            .map(|(p, a)| (self.v(p), self.v(a)))
-            .filter(|(p, a)| p != a)
+            .map(|(p, a)| (self.v(p), self.opnd(a, false)))
+            .filter(|(p, a)| !matches!(a, Opnd::Reg(r) if r == p))
             .collect()
     }
 
-    /// Emit a parallel copy as a sequence of moves.
-    fn copies(&mut self, copies: &[(Reg, Reg)]) {
+    /// Emit a parallel copy as a sequence of moves: the register copies sequentialized,
+    /// then the immediates (no copy reads a destination after that, and the
+    /// destinations are distinct).
+    fn copies(&mut self, copies: &[(Reg, Opnd)]) {
         if copies.is_empty() {
             return;
         }
-        let mut moves = Vec::with_capacity(copies.len() + 1);
+        let regs: Vec<(Reg, Reg)> = copies
+            .iter()
+            .filter_map(|&(d, s)| match s {
+                Opnd::Reg(s) => Some((d, s)),
+                _ => None,
+            })
+            .collect();
+        let mut moves = Vec::with_capacity(regs.len() + 1);
         let counts = &mut self.counts;
         pcopy::sequentialize(
-            copies,
+            &regs,
             |r| {
                 let c = &mut counts[r.class.index()];
                 *c += 1;
@@ -1675,6 +1928,11 @@ impl FnEmitter<'_> {
         );
         for (d, s) in moves {
             ins!(self, "{} {d}, {s}", d.class.mov());
+        }
+        for &(d, s) in copies {
+            if !matches!(s, Opnd::Reg(_)) {
+                ins!(self, "{} {d}, {s}", d.class.mov());
+            }
         }
     }
 
@@ -1709,7 +1967,7 @@ impl FnEmitter<'_> {
             return;
         }
         let from = self.f.layout.inst_block(inst);
-        let early = |s: &Self, to: Block, other: Block, copies: &[(Reg, Reg)]| {
+        let early = |s: &Self, to: Block, other: Block, copies: &[(Reg, Opnd)]| {
             from.is_some_and(|b| s.copies_may_precede(b, to, other, copies, c))
         };
         if ct.is_empty() && early(self, eb, tb, &ce) {

@@ -1,18 +1,27 @@
 //! Address folding: the `ptradd`s and index extensions that need no PTX instruction of
-//! their own; and block parameters that need no copy ([`single_edge_aliases`]).
+//! their own; and block parameters that need no copy ([`single_edge_aliases`]), and
+//! narrow `zext`s that need no `mov` ([`add_zext_aliases`]).
 //!
 //! - `q = ptradd p, c, s` with a constant index `c`, whose every use is the address of a
 //!   load, store or atomic, is not emitted: those accesses address `[p+c*s]` (PTX's
 //!   `[reg+imm]` form, a signed 32-bit offset), as llc's `[%rd17+-4]`.
-//! - `x64 = sext x` (or `zext`) of an `i32` whose only use is the index of a `ptradd` is
-//!   not emitted: the `ptradd` is `mad.wide.s32 d, x, s, p` (`.u32` for `zext`), one
-//!   instruction instead of `cvt.s64.s32` + `mad.lo.s64`, keeping the index math 32-bit.
+//! - `x64 = sext x` (or `zext`) of an `i32` whose every use is the index of a `ptradd` is
+//!   not emitted: each such `ptradd` is `mad.wide.s32 d, x, s, p` (`.u32` for `zext`),
+//!   instead of one `cvt.s64.s32` plus a `mad.lo.s64` each, keeping the index math
+//!   32-bit.
 //! - A constant used only as such folded indices is not emitted either.
+//! - `q = ptradd p, sext(x + c), s` with an `nsw` add (or `sub`) used only there, whose
+//!   every use is an access address, is `mad.wide.s32 q', x, s, p` and the accesses
+//!   address `[q'+c*s]` ([`Fold::Shifted`]): no add, no `cvt`, as llc's `[%rd8+4]`.
 //! - Under `-C fp-contract=on` an `fmul` whose only use is an `fadd`, both `contract`
 //!   (under `fast`, any such pair), is not emitted: the `fadd` is `fma.rn` (llc's
 //!   contraction; one rounding instead of two, which `contract` allows).
 //! - An `i32`/`i64` `imul` whose only use is an `iadd` is not emitted: the `iadd` is
 //!   `mad.lo.s32`/`.s64` (wrapping arithmetic, the same bits).
+//! - An `i32`/`i64`/`f32`/`f64` constant whose every use is an operand PTX takes as an
+//!   immediate ([`imm_slots`], or a branch argument, which its edge's copy moves) is
+//!   not emitted: each use writes the immediate, as llc does (`add.s32 %r2, %r1, -1`),
+//!   instead of a `mov` into a register first.
 //!
 //! Skipping the defining instruction is sound because every register of this back end
 //! is written once per execution of its definition (block parameters on entry to their
@@ -23,7 +32,9 @@
 use crate::FpContract;
 use cranelift_entity::SecondaryMap;
 use gyre_analysis::Cfg;
-use gyre_ir::{Block, Function, InstructionData, IntFlags, Opcode, Type, Value, ValueDef};
+use gyre_ir::{
+    Block, DataFlowGraph, Function, InstructionData, IntFlags, Opcode, Type, Value, ValueDef,
+};
 
 /// How a value is emitted.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -40,6 +51,21 @@ pub(crate) enum Fold {
     Fused,
     /// Not at all: an `i32`/`i64` `imul` the one `iadd` using it computes as `mad.lo`.
     MulAdd,
+    /// Not at all: a constant each use writes as an immediate operand.
+    Imm,
+    /// Not at all: an `iadd nsw x, c` (or `isub nsw x, c`) whose only use is the `sext`
+    /// index of a [`Fold::Shifted`] `ptradd`, which widens `x` itself.
+    IndexAdd {
+        /// The non-constant operand.
+        x: Value,
+    },
+    /// Emitted, but as `p + sext(x) * s` for `ptradd p, sext(x + c), s`: every use is
+    /// an access address, written `[reg+off]` with `off = c * s` (an `nsw` add cannot
+    /// wrap, so `sext(x + c) = sext(x) + c`), as llc's `[%rd8+4]`.
+    Shifted {
+        /// The byte offset each access adds.
+        off: i64,
+    },
     /// Not at all: an address `base + off` written into each access.
     Addr {
         /// The unfolded base pointer.
@@ -66,10 +92,17 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
     let mut folds: SecondaryMap<Value, Fold> = SecondaryMap::new();
     let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
     let mut addr_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    // Uses as the index (not also the base) of a `ptradd` with a scale `mad.wide` takes.
+    let mut index_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             dfg.for_each_inst_value(inst, |v| uses[v] += 1);
             match *dfg.inst(inst) {
+                InstructionData::PtrAdd { args, scale }
+                    if args[0] != args[1] && scale <= i32::MAX as u32 =>
+                {
+                    index_uses[args[1]] += 1
+                }
                 InstructionData::Load { ptr, .. } => addr_uses[ptr] += 1,
                 InstructionData::Store { args, .. } => addr_uses[args[1]] += 1,
                 InstructionData::AtomicRmw { args, .. } => addr_uses[args[0]] += 1,
@@ -83,6 +116,48 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
     let def = |v: Value| match dfg.value_def(v) {
         ValueDef::Result(i) => Some(dfg.inst(i)),
         _ => None,
+    };
+    // `iadd nsw x, c` / `isub nsw x, c` (i32, `x` emitted as itself) as `(x, c * scale)`.
+    let index_add = |v: Value, scale: u32| -> Option<(Value, i64)> {
+        let Some(&InstructionData::Binary {
+            opcode: opcode @ (Opcode::Iadd | Opcode::Isub),
+            args,
+            flags,
+        }) = def(v)
+        else {
+            return None;
+        };
+        if !flags.contains(IntFlags::NSW) || args[0] == args[1] {
+            return None;
+        }
+        let konst = |a: Value| match def(a) {
+            Some(&InstructionData::IntConst { imm }) => Some(i64::from(imm as i32)),
+            _ => None,
+        };
+        let (x, c) = match (konst(args[0]), konst(args[1])) {
+            (None, Some(c)) => (args[0], c),
+            (Some(c), None) if opcode == Opcode::Iadd => (args[1], c),
+            _ => return None,
+        };
+        // `x` must have its own register: not an `imul` the add would fuse.
+        let fusable_mul = uses[x] == 1
+            && matches!(
+                def(x),
+                Some(&InstructionData::Binary {
+                    opcode: Opcode::Imul,
+                    ..
+                })
+            );
+        if fusable_mul {
+            return None;
+        }
+        let c = if opcode == Opcode::Isub {
+            c.checked_neg()?
+        } else {
+            c
+        };
+        let off = c.checked_mul(i64::from(scale))?;
+        i32::try_from(off).is_ok().then_some((x, off))
     };
     let may_fuse = |flags: IntFlags| match contract {
         FpContract::Off => false,
@@ -160,14 +235,37 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                     }
                 }
                 Some(&InstructionData::Unary {
-                    opcode: Opcode::Sext | Opcode::Zext,
+                    opcode: Opcode::Sext,
                     arg,
                 }) if uses[index] == 1
-                    && index != base
+                    && index_uses[index] == 1
+                    && uses[arg] == 1
+                    && uses[r] > 0
+                    && addr_uses[r] == uses[r]
                     && dfg.value_type(arg) == Type::I32
                     && dfg.value_type(index) == Type::I64
-                    && scale <= i32::MAX as u32 =>
+                    && index_add(arg, scale).is_some() =>
                 {
+                    let (x, off) = index_add(arg, scale).expect("checked");
+                    folds[index] = Fold::Ext;
+                    folds[arg] = Fold::IndexAdd { x };
+                    folds[r] = Fold::Shifted { off };
+                    // The constant operand is used by the add alone here, never emitted.
+                    if let Some(&InstructionData::Binary { args, .. }) = def(arg) {
+                        if let Some(c) = args.into_iter().find(|&v| v != x) {
+                            consumed[c] += 1;
+                        }
+                    }
+                }
+                Some(&InstructionData::Unary {
+                    opcode: Opcode::Sext | Opcode::Zext,
+                    arg,
+                }) if index_uses[index] == uses[index]
+                    && dfg.value_type(arg) == Type::I32
+                    && dfg.value_type(index) == Type::I64 =>
+                {
+                    // Every use is such an index (this one included): each `ptradd`
+                    // widens the `i32` itself.
                     folds[index] = Fold::Ext;
                 }
                 _ => {}
@@ -179,7 +277,132 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
             folds[*p] = Fold::Unused;
         }
     }
+    // Constants every use of which is an immediate slot (or a folded `ptradd` index).
+    let mut imm_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let data = dfg.inst(inst);
+            let args = dfg.inst_args(inst);
+            if dfg
+                .inst_result(inst)
+                .is_some_and(|r| matches!(folds[r], Fold::IndexAdd { .. }))
+            {
+                // Not emitted: its constant is counted as consumed.
+                continue;
+            }
+            for &k in imm_slots(data, dfg) {
+                imm_uses[args[k]] += 1;
+            }
+            // Branch arguments: an edge's copy moves an immediate as well as a register.
+            dfg.for_each_dest(inst, |bc| {
+                for &a in dfg.block_call_args(bc) {
+                    imm_uses[a] += 1;
+                }
+            });
+        }
+    }
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let Some(r) = dfg.inst_result(inst) else {
+                continue;
+            };
+            let constant = match *dfg.inst(inst) {
+                InstructionData::IntConst { .. } => {
+                    matches!(dfg.value_type(r), Type::I32 | Type::I64)
+                }
+                InstructionData::FloatConst { .. } => true,
+                _ => false,
+            };
+            if constant
+                && folds[r] == Fold::None
+                && uses[r] > 0
+                && imm_uses[r] + consumed[r] == uses[r]
+            {
+                folds[r] = Fold::Imm;
+            }
+        }
+    }
     folds
+}
+
+/// The operands of `data` (indices into its value arguments) that the emitter writes
+/// with `FnEmitter::opnd`, so that a constant there may be an immediate: either operand
+/// of `i32`/`i64` arithmetic, shifts and comparisons and of `f32`/`f64` arithmetic and
+/// comparisons (the first only when the second is not a constant too: PTX wants a
+/// register somewhere), both values of a non-`i1` `select`, the addend and multiplier
+/// of `fma`, and the value of a store. The emitter must use `opnd` at each of these
+/// (and a constant folded to [`Fold::Imm`] is only used at these).
+pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static [usize] {
+    let ty = |v: Value| dfg.value_type(v);
+    let constant = |v: Value| match dfg.value_def(v) {
+        ValueDef::Result(i) => matches!(
+            dfg.inst(i),
+            InstructionData::IntConst { .. } | InstructionData::FloatConst { .. }
+        ),
+        _ => false,
+    };
+    let either = |b: Value| -> &'static [usize] {
+        if constant(b) {
+            &[1]
+        } else {
+            &[0, 1]
+        }
+    };
+    let wide = |t: Type| matches!(t, Type::I32 | Type::I64 | Type::F32 | Type::F64);
+    match *data {
+        InstructionData::Binary { opcode, args, .. } => {
+            let t = ty(args[0]);
+            let int = matches!(t, Type::I32 | Type::I64);
+            let float = matches!(t, Type::F32 | Type::F64);
+            let ok = match opcode {
+                Opcode::Iadd
+                | Opcode::Isub
+                | Opcode::Imul
+                | Opcode::And
+                | Opcode::Or
+                | Opcode::Xor
+                | Opcode::Udiv
+                | Opcode::Urem
+                | Opcode::Umin
+                | Opcode::Umax
+                | Opcode::Sdiv
+                | Opcode::Srem
+                | Opcode::Smin
+                | Opcode::Smax
+                | Opcode::Shl
+                | Opcode::Lshr
+                | Opcode::Ashr => int,
+                Opcode::Fadd
+                | Opcode::Fsub
+                | Opcode::Fmul
+                | Opcode::Fdiv
+                | Opcode::Fmin
+                | Opcode::Fmax => float,
+                _ => false,
+            };
+            if ok {
+                either(args[1])
+            } else {
+                &[]
+            }
+        }
+        InstructionData::IntCompare { args, .. }
+            if matches!(ty(args[0]), Type::I32 | Type::I64) =>
+        {
+            either(args[1])
+        }
+        InstructionData::FloatCompare { args, .. } => either(args[1]),
+        InstructionData::Ternary {
+            opcode: Opcode::Select,
+            args,
+        } if wide(ty(args[1])) => &[1, 2],
+        InstructionData::Ternary {
+            opcode: Opcode::Fma,
+            ..
+        } => &[1, 2],
+        InstructionData::Store { args, .. } if wide(ty(args[0])) => &[0],
+        _ => &[],
+    }
 }
 
 /// Block parameters that share their argument's register: every parameter of a
@@ -216,4 +439,30 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
         }
     }
     alias
+}
+
+/// Add to `alias` every `zext` of an `i8`/`i16` to `i16`/`i32`: a narrow integer is kept
+/// zero-extended in its 32-bit register, so the result is the operand's register as it
+/// is (no `mov`). Sound as the block-parameter aliases are: the operand's register is
+/// written once per execution of its definition, which dominates the `zext`.
+pub(crate) fn add_zext_aliases(f: &Function, alias: &mut SecondaryMap<Value, Option<Value>>) {
+    let dfg = &f.dfg;
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            if let InstructionData::Unary {
+                opcode: Opcode::Zext,
+                arg,
+            } = *dfg.inst(inst)
+            {
+                let Some(r) = dfg.inst_result(inst) else {
+                    continue;
+                };
+                if matches!(dfg.value_type(arg), Type::I8 | Type::I16)
+                    && matches!(dfg.value_type(r), Type::I16 | Type::I32)
+                {
+                    alias[r] = Some(arg);
+                }
+            }
+        }
+    }
 }

@@ -5,15 +5,17 @@
 //! 1. **import**s it with gyre-llvm (every import error is kept) and **verify**s it;
 //! 2. runs Gyre's `-O` pipeline (the one `gyre compile -O` runs) with `verify_each`
 //!    (**opt**);
-//! 3. lowers the optimized module to PTX for sm_70, sm_80 and sm_90 and assembles each
-//!    with ptxas (**ptx**);
+//! 3. lowers the optimized module to PTX for every target of [`Sm::ALL`] and assembles
+//!    each with ptxas (**ptx**);
 //! 4. runs the input and the optimized module in the interpreter on the same launch and
 //!    random inputs ([`launches`]) and compares every buffer bit for bit (**interp**);
 //!    a run where the input itself fails is "not comparable" with the error;
 //! 5. compiles the input `.ll` with LLVM 14 `opt -O2 | llc -O2 -mcpu=sm_70` (libdevice
 //!    linked first when the kernel calls `__nv_*` functions) (**llc**), then runs llc's
 //!    PTX and Gyre's
-//!    sm_70 PTX in ptx-sim on the same inputs: Gyre's buffers must equal the
+//!    sm_70 PTX in ptx-sim on the same inputs (and Gyre's PTX of any other target whose
+//!    text differs from sm_70's beyond `.version`/`.target`, without llc): Gyre's
+//!    buffers must equal the
 //!    interpreter's bit for bit, and llc's exactly on integer buffers and within
 //!    [`TOLERANCE`] on float buffers (**sim**).
 //!
@@ -196,7 +198,7 @@ pub struct Report {
     pub verify: Outcome,
     /// `-O` with verify-each.
     pub opt: Outcome,
-    /// PTX for the three targets through ptxas.
+    /// PTX for every target through ptxas.
     pub ptx: Outcome,
     /// Input vs optimized module in the interpreter.
     pub interp: Outcome,
@@ -221,6 +223,9 @@ pub struct Report {
     pub gyre_quality: Option<Quality>,
     /// Quality of LLVM's (`opt -O2 | llc -O2 -mcpu=sm_70`) PTX.
     pub llvm_quality: Option<Quality>,
+    /// Distinct bodies (beyond `.version`/`.target`) among Gyre's PTX texts for
+    /// [`Sm::ALL`]; 0 when there is no PTX for every target.
+    pub ptx_bodies: usize,
 }
 
 /// Code-quality figures of one PTX text of a kernel, all for sm_70.
@@ -482,6 +487,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         dynamic_shared: uses_dynamic_shared(&src),
         gyre_quality: None,
         llvm_quality: None,
+        ptx_bodies: 0,
     };
     // LLVM's side does not depend on Gyre's import.
     let llc_ptx = llc_compile(setup, &e.file, &path, &src);
@@ -534,7 +540,10 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         return Ok(r);
     }
     r.opt = Outcome::Pass(String::new());
-    let (ptx_outcome, gyre_ptx) = gyre_ptx(setup, &optimized);
+    let (ptx_outcome, gyre_ptx, other_ptx) = gyre_ptx(setup, &optimized);
+    if ptx_outcome.passed() {
+        r.ptx_bodies = 1 + other_ptx.len();
+    }
     r.ptx = ptx_outcome;
     let kernel = e.symbol.as_str();
     if let Some(ptx) = &gyre_ptx {
@@ -574,6 +583,28 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             );
             r.closeness = vs_llc;
             r.interp_closeness = vs_interp;
+            // Every other distinct body against the interpreter too (without llc: its
+            // figures are sm_70's); the first failure is the stage's.
+            let mut o = o;
+            for (sm, text) in &other_ptx {
+                if !o.passed() {
+                    break;
+                }
+                let (other, _, c, _) = sim_stage(
+                    text,
+                    None,
+                    kernel,
+                    &plan,
+                    &cases,
+                    &host,
+                    &interp_mem,
+                    !r.approx.is_empty(),
+                );
+                r.interp_closeness.merge(c);
+                if let Outcome::Fail(e) = other {
+                    o = Outcome::Fail(format!("{}: {e}", sm.target()));
+                }
+            }
             if let (Some(q), Some((g, l))) = (&mut r.gyre_quality, steps) {
                 q.dynamic = Some(g);
                 if let (Some(lq), Some(l)) = (&mut r.llvm_quality, l) {
@@ -683,10 +714,22 @@ fn host_contents(host: &[HostGlobal], seed: u64) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The body of a PTX text: every line but `.version` and `.target`, the only lines
+/// that may differ between two targets' texts of the same module.
+fn ptx_body(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.lines().filter(|l| {
+        let t = l.trim_start();
+        !t.starts_with(".version") && !t.starts_with(".target")
+    })
+}
+
 /// Gyre's PTX for every target through ptxas (with `gyre compile`'s default
-/// `fp-contract=on`); the sm_70 text for ptx-sim.
-fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>) {
-    let mut sm70 = None;
+/// `fp-contract=on`); the sm_70 text for ptx-sim and quality, then one text of each
+/// further distinct body (a target whose text differs from sm_70's in more than the
+/// `.version`/`.target` lines), each with its target, for ptx-sim too.
+fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>, Vec<(Sm, String)>) {
+    let mut sm70: Option<String> = None;
+    let mut distinct: Vec<(Sm, String)> = Vec::new();
     // What `gyre compile` does: contract where the IR allows it, as llc does.
     let flags = CodegenFlags {
         fp_contract: FpContract::On,
@@ -700,21 +743,45 @@ fn gyre_ptx(setup: &Setup, m: &Module) -> (Outcome, Option<String>) {
             &mut gyre_analysis::ModuleAnalyses::new(),
         ) {
             Ok(p) => p,
-            Err(e) => return (Outcome::Fail(format!("{}: {e}", sm.target())), None),
+            Err(e) => {
+                return (
+                    Outcome::Fail(format!("{}: {e}", sm.target())),
+                    None,
+                    distinct,
+                )
+            }
         };
         if let Some(ptxas) = &setup.tools.ptxas {
             if let Err(e) = gyre_test_tools::run_ptxas(ptxas, &ptx, sm.target()) {
                 let first = e.lines().nth(1).unwrap_or(&e).to_string();
-                return (Outcome::Fail(format!("{}: {first}", sm.target())), sm70);
+                return (
+                    Outcome::Fail(format!("{}: {first}", sm.target())),
+                    sm70,
+                    distinct,
+                );
             }
         }
-        if sm == Sm::Sm70 {
-            sm70 = Some(ptx);
+        match &sm70 {
+            None => sm70 = Some(ptx),
+            Some(first) => {
+                let same = |t: &str| ptx_body(t).eq(ptx_body(&ptx));
+                if !same(first) && !distinct.iter().any(|(_, t)| same(t)) {
+                    distinct.push((sm, ptx));
+                }
+            }
         }
     }
+    // Which texts ptx-sim runs: said in the stage's note, as the report shows it.
+    let note = match distinct.len() {
+        0 => format!(
+            "{} targets, one body (only .version/.target differ)",
+            Sm::ALL.len()
+        ),
+        n => format!("{} targets, {} distinct bodies", Sm::ALL.len(), n + 1),
+    };
     match setup.tools.ptxas {
-        Some(_) => (Outcome::Pass(String::new()), sm70),
-        None => (skipped("ptxas not found"), sm70),
+        Some(_) => (Outcome::Pass(note), sm70, distinct),
+        None => (skipped("ptxas not found"), sm70, distinct),
     }
 }
 
@@ -1552,6 +1619,24 @@ ptxas info    : Used 255 registers, used 1 barriers, 400 bytes cmem[0]
         assert_eq!(parse_ptxas_usage(text, "a"), Some((9, 0)));
         assert_eq!(parse_ptxas_usage(text, "k"), Some((255, 16)));
         assert_eq!(parse_ptxas_usage(text, "z"), None);
+    }
+
+    #[test]
+    fn target_texts_of_one_module_have_one_body() {
+        // Gyre's texts for every target differ only in `.version`/`.target`, so the
+        // harness simulates one; a text that differs in more is a body of its own.
+        let m = gyre_ir::parse_module(
+            "kernel @k(ptr.global) {\nblock0(v0: ptr.global):\n    v1 = iconst.i32 7\n    store v1, v0\n    return\n}\n",
+        )
+        .unwrap();
+        let texts: Vec<String> = Sm::ALL
+            .iter()
+            .map(|&sm| compile_module(&m, &CodegenOptions { sm }).unwrap())
+            .collect();
+        assert!(texts.iter().all(|t| ptx_body(t).eq(ptx_body(&texts[0]))));
+        assert_ne!(texts[0], texts[1]);
+        let other = texts[0].replace("st.global.u32", "st.global.b32");
+        assert!(!ptx_body(&other).eq(ptx_body(&texts[0])));
     }
 
     #[test]

@@ -47,6 +47,11 @@ pub struct Summary {
     pub interp_closeness: Closeness,
     /// Seconds over all kernels.
     pub seconds: f64,
+    /// Kernels with PTX for every target: those whose texts differ only in
+    /// `.version`/`.target`, and those with more than one distinct body.
+    pub ptx_one_body: usize,
+    /// See [`Summary::ptx_one_body`].
+    pub ptx_many_bodies: usize,
 }
 
 /// Count and check the targets.
@@ -75,6 +80,11 @@ pub fn summarize(reports: &[Report]) -> Summary {
             s.approx_kernels += 1;
         }
         s.seconds += r.seconds;
+        match r.ptx_bodies {
+            0 => {}
+            1 => s.ptx_one_body += 1,
+            _ => s.ptx_many_bodies += 1,
+        }
         if r.stages().iter().all(|(_, o)| o.passed()) {
             s.all_pass += 1;
         }
@@ -193,6 +203,16 @@ fn totals(s: &Summary, out: &mut String) {
         s.closeness.max_err,
         s.closeness.max_ulp
     );
+    let _ = writeln!(
+        out,
+        "- PTX for all {} targets: {} kernels, of which {} have one body (the texts differ \
+         only in `.version`/`.target`: ptx-sim runs the sm_70 text) and {} several (each \
+         distinct body runs in ptx-sim).",
+        gyre_codegen_lite::Sm::ALL.len(),
+        s.ptx_one_body + s.ptx_many_bodies,
+        s.ptx_one_body,
+        s.ptx_many_bodies
+    );
     if s.unmet.is_empty() {
         let _ = writeln!(out, "- Targets: all met.");
     } else {
@@ -237,8 +257,102 @@ pub fn console(setup: &Setup, reports: &[Report], s: &Summary) -> String {
     out
 }
 
+/// A ratio above this (static or dynamic instructions, Gyre/LLVM) needs a reason in
+/// docs/quality-reasons.tsv (issue 23: "every kernel above 1.25 listed with its reason").
+pub const REASON_THRESHOLD: f64 = 1.25;
+
+/// One line of docs/quality-reasons.tsv: why Gyre's PTX of a kernel is behind llc's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    /// The kernel, as the quality table names it (the file name without `.ll`).
+    pub kernel: String,
+    /// The category: `unrolling`, `LICM`, `inlining`, `instcombine`, `codegen: ...`.
+    pub category: String,
+    /// What the two PTX texts show, in one line.
+    pub why: String,
+}
+
+/// Parse docs/quality-reasons.tsv: a header line, then `kernel<TAB>category<TAB>why`
+/// lines; `#` lines and blank lines are comments. A malformed or repeated line is an
+/// error naming it.
+pub fn parse_reasons(text: &str) -> Result<Vec<Reason>, String> {
+    let mut out: Vec<Reason> = Vec::new();
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    match lines.next() {
+        Some((_, h)) if h.split('\t').collect::<Vec<_>>() == ["kernel", "category", "reason"] => {}
+        _ => {
+            return Err(
+                "quality reasons: the first line must be kernel<TAB>category<TAB>reason".into(),
+            )
+        }
+    }
+    for (i, l) in lines {
+        let f: Vec<&str> = l.split('\t').collect();
+        let [kernel, category, why] = f[..] else {
+            return Err(format!(
+                "quality reasons, line {}: expected 3 tab-separated fields",
+                i + 1
+            ));
+        };
+        if kernel.is_empty() || category.is_empty() || why.is_empty() {
+            return Err(format!("quality reasons, line {}: an empty field", i + 1));
+        }
+        if out.iter().any(|r| r.kernel == kernel) {
+            return Err(format!(
+                "quality reasons, line {}: {kernel} listed twice",
+                i + 1
+            ));
+        }
+        out.push(Reason {
+            kernel: kernel.to_string(),
+            category: category.to_string(),
+            why: why.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Warnings about the reasons: every measured kernel above [`REASON_THRESHOLD`] (static
+/// or dynamic) without one, and on a `full` run (the whole corpus) every reason for a
+/// kernel that has no quality row (a misspelt or stale name).
+pub fn reason_warnings(reports: &[Report], reasons: &[Reason], full: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rows = Vec::new();
+    for (r, _, _, ratios) in quality_rows(reports) {
+        let name = r.entry.file.trim_end_matches(".ll");
+        rows.push(name);
+        let above: Vec<String> = [("static", ratios[0]), ("dynamic", ratios[1])]
+            .iter()
+            .filter_map(|&(what, x)| {
+                x.filter(|&x| x > REASON_THRESHOLD)
+                    .map(|x| format!("{what} {x:.2}"))
+            })
+            .collect();
+        if !above.is_empty() && !reasons.iter().any(|x| x.kernel == name) {
+            out.push(format!(
+                "{name}: {} above {REASON_THRESHOLD} without a reason in docs/quality-reasons.tsv",
+                above.join(", ")
+            ));
+        }
+    }
+    if full {
+        for x in reasons {
+            if !rows.contains(&x.kernel.as_str()) {
+                out.push(format!(
+                    "{}: a reason in docs/quality-reasons.tsv, but no quality row",
+                    x.kernel
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// docs/corpus.md.
-pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
+pub fn document(setup: &Setup, reports: &[Report], s: &Summary, reasons: &[Reason]) -> String {
     let mut out = String::new();
     out.push_str("# Corpus: real CUDA kernels end to end\n\n");
     out.push_str(
@@ -253,7 +367,10 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          - **import**: gyre-llvm reads the `.ll` (every import error is listed);\n\
          - **verify**: the imported module verifies;\n\
          - **opt**: Gyre's `-O` pipeline (`{}`) with `--verify-each` checks;\n\
-         - **ptx**: PTX for sm_70, sm_80 and sm_90, each accepted by ptxas;\n\
+         - **ptx**: PTX for every supported target ({}), each accepted by ptxas; \
+         a target's text that differs from sm_70's in more than its `.version` and \
+         `.target` lines is run in ptx-sim against the interpreter too (sim stage; the \
+         ptx stage's note says how many distinct bodies a kernel has);\n\
          - **interp**: the input and the `-O` output run in the interpreter on {} random \
          inputs and leave the same bytes in every buffer (bit for bit), print the same \
          device `printf` output and fail the same device `assert` (same message, thread \
@@ -285,6 +402,7 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
          reason. Targets: every kernel that imports must pass verify, opt, ptx and interp; \
          a sim failure must be explained in `report::KNOWN`.\n",
         super::DEFAULT_PIPELINE,
+        gyre_codegen_lite::Sm::ALL.map(|s| s.target()).join(", "),
         setup.runs,
         TOLERANCE
     );
@@ -354,7 +472,7 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary) -> String {
         }
         out.push('\n');
     }
-    quality_section(reports, &mut out);
+    quality_section(reports, reasons, &mut out);
     out.push_str("## Kernels\n\n");
     out.push_str(
         "Launch is grid x block; `*` marks a launch from the table in \
@@ -536,27 +654,42 @@ pub fn quality_json(reports: &[Report]) -> String {
 }
 
 /// The docs/corpus.md section with the quality table.
-fn quality_section(reports: &[Report], out: &mut String) {
+fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
     let m = quality_means(reports);
     out.push_str("## PTX quality: Gyre vs LLVM\n\n");
-    out.push_str(
+    let _ = write!(
+        out,
         "Gyre's sm_70 PTX (`-O`) against LLVM's (`opt -O2 | llc -O2 -mcpu=sm_70`) on every \
          kernel both compile. *static*: instructions in the kernel's body and the \
          `.func` bodies of the text (no directives or labels); *dynamic*: instructions \
          ptx-sim executes over the whole launch of the first compared run (guarded-off \
          ones too); *regs*/*spill*: `ptxas -v -arch=sm_70` registers and spill bytes \
          (stores plus loads). Ratios are Gyre/LLVM; `cargo xtask corpus --quality-json \
-         FILE` writes the same rows as JSON.\n\n",
+         FILE` writes the same rows as JSON. *reason*: why Gyre is behind, from \
+         docs/quality-reasons.tsv (checked in, each verified by reading both PTX texts; \
+         the run warns about every kernel above {REASON_THRESHOLD} on static or dynamic \
+         instructions that has none).\n\n"
     );
     let _ = writeln!(out, "- {}.\n", quality_line(&m));
-    out.push_str("| kernel | static Gyre | static LLVM | ratio | dynamic Gyre | dynamic LLVM | ratio | regs Gyre | regs LLVM | spill Gyre | spill LLVM |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let warnings = reason_warnings(reports, reasons, true);
+    if !warnings.is_empty() {
+        let _ = writeln!(
+            out,
+            "Kernels above {REASON_THRESHOLD} without a reason yet:\n"
+        );
+        for w in &warnings {
+            let _ = writeln!(out, "- {}", md(w));
+        }
+        out.push('\n');
+    }
+    out.push_str("| kernel | static Gyre | static LLVM | ratio | dynamic Gyre | dynamic LLVM | ratio | regs Gyre | regs LLVM | spill Gyre | spill LLVM | reason |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let r2 = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.2}"));
     let d = |d: Option<u64>| d.map_or("-".to_string(), |d| d.to_string());
     for (r, g, l, ratios) in quality_rows(reports) {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.entry.file.trim_end_matches(".ll"),
             g.static_insts,
             l.static_insts,
@@ -567,8 +700,46 @@ fn quality_section(reports: &[Report], out: &mut String) {
             g.regs,
             l.regs,
             g.spill_bytes,
-            l.spill_bytes
+            l.spill_bytes,
+            reasons
+                .iter()
+                .find(|x| x.kernel == r.entry.file.trim_end_matches(".ll"))
+                // Whole (a reason is one line; `md` would cut it at 300 characters).
+                .map_or(String::new(), |x| format!("{}: {}", x.category, x.why)
+                    .replace('|', "\\|"))
         );
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_parsed_and_bad_lines_rejected() {
+        let text = "# why Gyre is behind\nkernel\tcategory\treason\n\nk1\tunrolling\tllc unrolls the loop 4x\n";
+        let r = parse_reasons(text).unwrap();
+        assert_eq!(
+            r,
+            vec![Reason {
+                kernel: "k1".into(),
+                category: "unrolling".into(),
+                why: "llc unrolls the loop 4x".into(),
+            }]
+        );
+        assert!(parse_reasons("k1\tx\ty\n")
+            .unwrap_err()
+            .contains("first line"));
+        let head = "kernel\tcategory\treason\n";
+        assert!(parse_reasons(&format!("{head}k1\tx\n"))
+            .unwrap_err()
+            .contains("line 2"));
+        assert!(parse_reasons(&format!("{head}k1\t\ty\n"))
+            .unwrap_err()
+            .contains("empty"));
+        assert!(parse_reasons(&format!("{head}k1\tx\ty\nk1\tx\tz\n"))
+            .unwrap_err()
+            .contains("twice"));
+    }
 }

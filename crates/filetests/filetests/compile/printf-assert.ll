@@ -25,9 +25,9 @@
 ; nextln: st.param.b64 [$$arg1], %rd11;
 ; nextln: .param .b32 $$ret;
 ; nextln: call ($$ret), vprintf, ($$arg0, $$arg1);
-; nextln: ld.param.b32 %r4, [$$ret];
+; nextln: ld.param.b32 %r3, [$$ret];
 ; check: .param .b32 $$arg2;
-; nextln: st.param.b32 [$$arg2], %r3;
+; nextln: st.param.b32 [$$arg2], %r2;
 ; check: st.param.b64 [$$arg4], 1;
 ; nextln: call __assertfail, ($$arg0, $$arg1, $$arg2, $$arg3, $$arg4);
 ; source: crates/filetests/filetests/import/syscalls/printf-assert.ll
