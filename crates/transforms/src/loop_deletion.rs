@@ -183,6 +183,10 @@ impl LoopPass for LoopDeletion {
         }
     }
 
+    fn visits_irreducible_insides(&self) -> bool {
+        true
+    }
+
     fn run_on_loop(
         &mut self,
         func: &mut Function,
@@ -227,14 +231,17 @@ impl LoopPass for LoopDeletion {
                 "no loop here".to_string(),
             );
         };
-        if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
+        if li.in_irreducible_cycle(header) {
             return keep(
                 cx,
                 func,
                 Keep::Irreducible,
-                "the loop is in or around an irreducible cycle".into(),
+                "the loop is in an irreducible cycle".into(),
             );
         }
+        // A natural loop with an irreducible cycle inside: only the cases that fold
+        // constant branches (1 and 3) apply; no trip count proves that the cycle ends.
+        let irreducible_inside = li.contains_irreducible(l);
         let Some(preheader) = li.preheader(l, cfg) else {
             return keep(
                 cx,
@@ -256,7 +263,15 @@ impl LoopPass for LoopDeletion {
             return Ok(PassResult::changed(cx.analyses.valid()));
         }
         // 2. Dead.
-        let why_kept = match self.check_dead(func, l, cx) {
+        let dead = if irreducible_inside {
+            Err((
+                Keep::Irreducible,
+                "the loop contains an irreducible cycle, which may not terminate".into(),
+            ))
+        } else {
+            self.check_dead(func, l, cx)
+        };
+        let why_kept = match dead {
             Ok((exit, args)) => {
                 let preserved = self
                     .delete_dead(func, cx, l, preheader, exit, &args)
@@ -268,11 +283,19 @@ impl LoopPass for LoopDeletion {
             Err(why) => why,
         };
         // 3. Backedge never taken.
-        if self.backedge_never_taken(func, l, preheader, symbolic, cx) {
+        if self.backedge_never_taken(func, l, preheader, symbolic, irreducible_inside, cx) {
             let folds = core::mem::take(&mut self.s.folds);
-            let local = self
-                .break_backedge(func, cx, l, &folds)
-                .map_err(|m| err(func, m))?;
+            // The loop forest's record of an irreducible cycle inside `l` is not moved
+            // in place: such a (rare) loop takes the function-wide path.
+            let local = if irreducible_inside {
+                for &(term, dest) in &folds {
+                    fold_to_jump(func, term, dest);
+                }
+                None
+            } else {
+                self.break_backedge(func, cx, l, &folds)
+                    .map_err(|m| err(func, m))?
+            };
             self.s.folds = folds;
             cx.stats.add(NAME, "NumBackedgesBroken", 1);
             updater.mark_loop_deleted();
@@ -604,12 +627,17 @@ impl LoopDeletion {
         l: Loop,
         preheader: Block,
         symbolic: bool,
+        irreducible_inside: bool,
         cx: &PassContext<'_>,
     ) -> bool {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        self.nest_scev(func, cfg, li, l);
         self.s.folds.clear();
+        if irreducible_inside {
+            // Scalar evolution covers no loop with an irreducible cycle inside.
+            return symbolic && self.first_iteration_exits(func, l, li, cfg, preheader);
+        }
+        self.nest_scev(func, cfg, li, l);
         // Scalar evolution: an exiting block that dominates every latch and exits on its
         // first visit.
         for k in 0..self.se.loop_counts(l).exits.len() {
@@ -679,8 +707,11 @@ impl LoopDeletion {
             }
         });
         s.incoming.insert(header, entry);
+        // Blocks whose turn has come carry the mark `done`.
+        let done = s.next_gen(func.dfg.num_blocks());
         for k in 0..s.blocks.len() {
             let b = s.blocks[k];
+            s.mark[b.index()] = done;
             let Some(known) = s.incoming.get(&b) else {
                 continue; // not reached on the first iteration
             };
@@ -731,6 +762,19 @@ impl LoopDeletion {
                     return false;
                 }
                 if !li.contains(l, t) {
+                    continue;
+                }
+                if s.mark[t.index()] == done {
+                    // An edge back to a block already evaluated: only inside an
+                    // irreducible cycle (a natural loop's only retreating edges go to its
+                    // header). Sound only if the block was evaluated and the edge brings no
+                    // value it did not assume.
+                    let Some(prev) = s.incoming.get(&t) else {
+                        return false;
+                    };
+                    if prev.iter().zip(&vals).any(|(p, v)| p.is_some() && p != v) {
+                        return false;
+                    }
                     continue;
                 }
                 s.incoming
