@@ -27,13 +27,18 @@
 //! loop forest are updated in place ([`LoopInfo::remove_loop`],
 //! [`gyre_analysis::Cfg::update_block`]); the dominator tree is dropped (no loop pass of
 //! `-O` needs it, and the incremental updater recomputed it whole on removed regions).
-//! Case 1, and a case 3 whose dead blocks reach past the loop, fall back to a sweep of the
-//! function and re-forming the loops.
+//! What case 1 and case 3 leave unreachable past the loop is found by counting live
+//! incoming edges from the blocks that lost one (`loop_cleanup::dead_region`) and removed
+//! in place when it is whole outermost loops and blocks in no loop; otherwise (a loop
+//! nested in one that stays, a block of an irreducible cycle, a loop with an irreducible
+//! cycle inside) the pass falls back to a sweep of the function and re-forming the loops
+//! (`NumFunctionWideUpdates`).
 
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
-    branch_condition, commit_local_fold, const_int, decided_target, eval_int, fold_to_jump,
-    local_fold_outcome, remove_blocks, remove_unreachable_blocks, restore_forms,
+    branch_condition, commit_dead_region, commit_local_fold, const_int, dead_region,
+    decided_target, eval_int, fold_to_jump, local_fold_outcome, outside_dead, remove_blocks,
+    remove_unreachable_blocks, restore_forms, RegionScratch,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution};
@@ -81,7 +86,8 @@ const NAME: &str = "loop-deletion";
 ///
 /// **Stats**: `NumDeleted` (dead loops), `NumNeverEntered`, `NumBackedgesBroken`,
 /// `NumOutsideBlocksRemoved` (blocks outside the loop that only the folded branches
-/// reached, removed as unreachable), and one
+/// reached, removed as unreachable), `NumFunctionWideUpdates` (changes whose dead blocks
+/// were removed by a sweep of the function, the loops re-formed), and one
 /// counter per reason for keeping a loop (`NumIrreducible`, `NumNotLoopSimplifyForm`,
 /// `NumHasSideEffects`, `NumNoSingleExit`, `NumValueUsedOutside`, `NumMayNotTerminate`).
 ///
@@ -94,6 +100,8 @@ pub struct LoopDeletion {
     se: ScalarEvolution,
     /// Is `se` computed for the loop being visited?
     se_ready: bool,
+    /// Scratch of [`dead_region`].
+    region: RegionScratch,
 }
 
 #[derive(Default)]
@@ -250,15 +258,34 @@ impl LoopPass for LoopDeletion {
                 "the loop has no preheader (run loop-simplify first)".into(),
             );
         };
-        // 1. Never entered. What the folded guard leaves unreachable may reach far past
-        // the loop (its exits lose every predecessor), so this rare case removes
-        // unreachable blocks and re-forms loops on the whole function.
+        // 1. Never entered. What the folded guard leaves unreachable may reach past the
+        // loop (its exits lose every predecessor): found by counting live edges from the
+        // guard's old targets, and removed in place when it is whole outermost loops and
+        // blocks in no loop ([`dead_region`]); else unreachable blocks are removed and
+        // loops re-formed on the whole function.
         if let Some((term, dest)) = never_entered(func, cfg, preheader) {
+            let guard = func
+                .layout
+                .inst_block(term)
+                .expect("a terminator is placed");
+            self.s.list.clear();
+            self.s.list.extend_from_slice(cfg.succs(guard));
             fold_to_jump(func, term, dest);
-            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
-            count_outside(cx, l, preheader, &removed.blocks);
             cx.stats.add(NAME, "NumNeverEntered", 1);
             updater.mark_loop_deleted();
+            let a = &mut *cx.analyses;
+            a.cfg
+                .update_block(func, guard)
+                .map_err(|e| err(func, e.to_string()))?;
+            if let Some(dead) = dead_region(&a.cfg, &a.loops, &self.s.list, &[], &mut self.region) {
+                count_outside(cx, l, preheader, &dead);
+                let kept =
+                    commit_dead_region(func, cx.analyses, &dead).map_err(|m| err(func, m))?;
+                return Ok(PassResult::changed(kept));
+            }
+            cx.stats.add(NAME, "NumFunctionWideUpdates", 1);
+            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
+            count_outside(cx, l, preheader, &removed.blocks);
             restore_forms(func, cx)?;
             return Ok(PassResult::changed(cx.analyses.valid()));
         }
@@ -302,6 +329,7 @@ impl LoopPass for LoopDeletion {
             if let Some(preserved) = local {
                 return Ok(PassResult::changed(preserved));
             }
+            cx.stats.add(NAME, "NumFunctionWideUpdates", 1);
             let removed = remove_unreachable_blocks(func, &mut self.s.reached);
             count_outside(cx, l, preheader, &removed.blocks);
             restore_forms(func, cx)?;
@@ -504,7 +532,17 @@ impl LoopDeletion {
         if !out.latches.is_empty() {
             return Ok(None); // not expected: the folds leave no live backedge
         }
-        commit_local_fold(func, a, l, &folded, &out).map(Some)
+        let Some(outside) = outside_dead(func, a, &folded, &out, &mut self.region)? else {
+            return Ok(None);
+        };
+        let kept = commit_local_fold(func, a, l, &folded, &out)?;
+        if outside.is_empty() {
+            return Ok(Some(kept));
+        }
+        let k = commit_dead_region(func, a, &outside)?;
+        cx.stats
+            .add(NAME, "NumOutsideBlocksRemoved", outside.len() as u64);
+        Ok(Some(kept.minus(kept.minus(k))))
     }
 
     /// Can the loop be deleted as dead? Its exit block and the values to pass it.
