@@ -712,7 +712,7 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
             cell(&r.entry.file),
             match &r.alone {
                 Some(m) => cell(&format!(
-                    "{}` *alone* as `{}` (lacks {})",
+                    "{}` *alone* as `{}`, lacking `{}",
                     r.pipeline,
                     r.checked.as_ref().map_or("-", |c| c.gyre_pipeline.as_str()),
                     m.join(", ")
