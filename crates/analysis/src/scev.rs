@@ -1421,10 +1421,14 @@ impl ScalarEvolution {
         else {
             return None;
         };
+        // The increment may read a copy of `p`: a parameter of a block inside the loop
+        // that every edge fills with `p` (LLVM sees a single-entry phi as its value;
+        // LoopDeletion/simplify-then-delete.ll once the inner loop is gone).
+        let is_p = |a: Value| a == p || look_through_params(func, cfg, li, l, a) == p;
         let (step_v, negate) = match opcode {
-            Opcode::Iadd if args[0] == p => (args[1], false),
-            Opcode::Iadd if args[1] == p => (args[0], false),
-            Opcode::Isub if args[0] == p => (args[1], true),
+            Opcode::Iadd if is_p(args[0]) => (args[1], false),
+            Opcode::Iadd if is_p(args[1]) => (args[0], false),
+            Opcode::Isub if is_p(args[0]) => (args[1], true),
             _ => return None,
         };
         // The step must be classified already: a constant, or defined outside the loop.

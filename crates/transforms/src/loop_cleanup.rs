@@ -279,6 +279,9 @@ pub(crate) struct FoldOutcome {
     pub latches: Vec<Block>,
     /// Exactly one edge enters the header from `latches`.
     pub one_back_edge: bool,
+    /// Exit blocks no edge reaches any more (only for an outermost loop, whose exits are
+    /// in no loop): what dies past them is found by [`dead_region`] after the commit.
+    pub dead_exits: Vec<Block>,
 }
 
 /// After branches of `l`'s own blocks were folded (`cfg` and `li` still describe the
@@ -338,6 +341,7 @@ pub(crate) fn local_fold_outcome(
     // Back edges only come from latches of `l` (subloops' blocks branch to their own
     // headers), so `back_edges` counts edges from `latches`.
     let exits: Vec<(Block, Block)> = li.exit_edges(l, cfg);
+    let mut dead_exits: Vec<Block> = Vec::new();
     for &(_, x) in &exits {
         if latches.is_empty() && li.innermost_loop(x) != li.parent(l) {
             return None;
@@ -347,7 +351,17 @@ pub(crate) fn local_fold_outcome(
             .iter()
             .any(|&p| mark[p.index()] == LIVE && has_edge(p, x));
         if !reached {
-            return None;
+            // An exit of an outermost loop is in no loop: what dies past it changes no
+            // loop but the ones that die whole ([`dead_region`] checks). An exit in an
+            // outer loop could take that loop's latch with it.
+            if li.parent(l).is_some() {
+                return None;
+            }
+            // Exits are outside `l`: their mark is free to say "listed".
+            if mark[x.index()] == 0 {
+                mark[x.index()] = 4;
+                dead_exits.push(x);
+            }
         }
     }
     // Every live block reaches a target (a latch left, else an exit) by live edges:
@@ -394,6 +408,7 @@ pub(crate) fn local_fold_outcome(
         dead,
         latches,
         one_back_edge: back_edges == 1,
+        dead_exits,
     })
 }
 
@@ -442,6 +457,203 @@ pub(crate) fn commit_local_fold(
     }
     let mut kept = Analyses::CFG.union(Analyses::LOOPS);
     // Folding and removing blocks add no use (the analysis over-approximates).
+    if a.nonlocal.is_valid() {
+        kept = kept.union(Analyses::NONLOCAL_USES);
+    }
+    Ok(kept)
+}
+
+/// Scratch buffers of [`dead_region`], kept by a pass between visits.
+#[derive(Default)]
+pub(crate) struct RegionScratch {
+    /// Live incoming edges left, per block touched.
+    count: rustc_hash::FxHashMap<Block, u32>,
+    /// Dead blocks whose out-edges were counted off.
+    processed: rustc_hash::FxHashSet<Block>,
+    /// Dead blocks, found in this order.
+    dead: Vec<Block>,
+    /// Membership of `dead`.
+    is_dead: rustc_hash::FxHashSet<Block>,
+    /// Dead blocks not yet processed.
+    work: Vec<Block>,
+}
+
+/// After terminators were folded and the CFG's edges of the folded blocks updated
+/// (`cfg.update_block`): the blocks no longer reachable from the entry, found from
+/// `seeds` (the blocks that lost incoming edges, a superset is fine) by counting each
+/// touched block's live incoming edges and following the blocks whose count drops to
+/// zero. A loop header's edges from inside its loop are not counted: in a reducible CFG
+/// they come from blocks the header dominates, which die with it. This is the part of a
+/// function-wide reachability sweep that can change, in time proportional to the dead
+/// blocks, their out-edges and the in-edges of the blocks they reach.
+///
+/// `None` when the change is not local to whole loops: a touched block is in an
+/// irreducible cycle (the counting needs dominating headers), or a dead block belongs to
+/// a loop whose header lives (that loop may lose a latch, or blocks that reached its
+/// latch only through the dead ones). The caller then falls back to the function-wide
+/// sweep. Otherwise every dead block is in no loop or in a loop that dies whole, so the
+/// loop forest only loses those loops, and no surviving loop changes its blocks,
+/// preheader, latches or exits (an exit block that lost an edge keeps its loop as its
+/// only source of predecessors).
+///
+/// `known_dead` are blocks already found dead by the caller (a loop's own dead blocks,
+/// [`local_fold_outcome`]): their edges count as gone, and they are not returned.
+pub(crate) fn dead_region(
+    cfg: &Cfg,
+    li: &LoopInfo,
+    seeds: &[Block],
+    known_dead: &[Block],
+    s: &mut RegionScratch,
+) -> Option<Vec<Block>> {
+    s.count.clear();
+    s.processed.clear();
+    s.dead.clear();
+    s.is_dead.clear();
+    s.work.clear();
+    for &b in known_dead {
+        s.processed.insert(b);
+        s.is_dead.insert(b);
+    }
+    // Live incoming edges of `b` now: from blocks not yet counted off (a dead block's
+    // edges are subtracted when it is processed), and, into a header, from outside its
+    // loop.
+    let init = |b: Block, processed: &rustc_hash::FxHashSet<Block>| -> Option<u32> {
+        if li.in_irreducible_cycle(b) {
+            return None;
+        }
+        let own = li.innermost_loop(b).filter(|&l| li.header(l) == b);
+        let n = cfg
+            .preds(b)
+            .iter()
+            .filter(|&&p| !processed.contains(&p) && own.is_none_or(|l| !li.contains(l, p)))
+            .count();
+        Some(n as u32)
+    };
+    for &b in seeds {
+        if s.count.contains_key(&b) {
+            continue;
+        }
+        let n = init(b, &s.processed)?;
+        s.count.insert(b, n);
+        if n == 0 && s.is_dead.insert(b) {
+            s.dead.push(b);
+            s.work.push(b);
+        }
+    }
+    while let Some(d) = s.work.pop() {
+        s.processed.insert(d);
+        for &t in cfg.succs(d) {
+            if s.is_dead.contains(&t) {
+                continue;
+            }
+            let n = match s.count.get_mut(&t) {
+                Some(n) => {
+                    // `d`'s edge was counted when `t` was first touched, unless it runs
+                    // from inside `t`'s loop to its header.
+                    let from_inside = li
+                        .innermost_loop(t)
+                        .filter(|&l| li.header(l) == t)
+                        .is_some_and(|l| li.contains(l, d));
+                    if !from_inside {
+                        *n = n.saturating_sub(1);
+                    }
+                    *n
+                }
+                None => {
+                    let n = init(t, &s.processed)?;
+                    s.count.insert(t, n);
+                    n
+                }
+            };
+            if n == 0 && s.is_dead.insert(t) {
+                s.dead.push(t);
+                s.work.push(t);
+            }
+        }
+    }
+    // Whole loops only: each dead block's innermost loop dies (its header is dead), and
+    // so does the parent of each dead loop, unless it has none.
+    for &d in &s.dead {
+        let Some(l) = li.innermost_loop(d) else {
+            continue;
+        };
+        if !s.is_dead.contains(&li.header(l)) {
+            return None;
+        }
+        if li.header(l) == d
+            && li
+                .parent(l)
+                .is_some_and(|p| !s.is_dead.contains(&li.header(p)))
+        {
+            return None;
+        }
+    }
+    Some(s.dead.clone())
+}
+
+/// After the folds of `l`'s blocks `folded` gave `out` ([`local_fold_outcome`]): the
+/// blocks past `l`'s dead exits that die with them ([`dead_region`], empty when no exit
+/// died), or `None` when that is not local (the caller then falls back to the
+/// function-wide sweep, before committing anything). Brings the CFG's edges of the
+/// folded blocks up to date.
+pub(crate) fn outside_dead(
+    func: &Function,
+    a: &mut AnalysisCache,
+    folded: &[Block],
+    out: &FoldOutcome,
+    s: &mut RegionScratch,
+) -> Result<Option<Vec<Block>>, String> {
+    if out.dead_exits.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    for &b in folded {
+        if func.layout.is_block_inserted(b) {
+            a.cfg.update_block(func, b).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(dead_region(&a.cfg, &a.loops, &out.dead_exits, &out.dead, s))
+}
+
+/// Apply a [`dead_region`]: remove its blocks from the function and from the CFG's edges
+/// and the loop forest (the loops they formed go, innermost first). The folded blocks'
+/// edges are already updated. Returns the analyses kept: the CFG's edges (its order goes
+/// stale), the loop forest and the non-local uses (removing blocks adds no use); the
+/// dominator tree is dropped, as by [`commit_local_fold`].
+pub(crate) fn commit_dead_region(
+    func: &mut Function,
+    a: &mut AnalysisCache,
+    dead: &[Block],
+) -> Result<Analyses, String> {
+    // The dead loops, outermost first: `dead_region` checked that a dead loop's parent
+    // is dead too, so they are whole outermost nests.
+    let mut nest: Vec<Loop> = Vec::new();
+    for &d in dead {
+        if let Some(l) = a
+            .loops
+            .innermost_loop(d)
+            .filter(|&l| a.loops.header(l) == d)
+        {
+            if a.loops.parent(l).is_none() {
+                nest.push(l);
+            }
+        }
+    }
+    let mut k = 0;
+    while k < nest.len() {
+        let c = a.loops.children(nest[k]).to_vec();
+        nest.extend_from_slice(&c);
+        k += 1;
+    }
+    remove_blocks(func, dead);
+    let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+    for &b in dead {
+        a.cfg.update_block(func, b).map_err(cfg_err)?;
+        a.loops.remove_block(b);
+    }
+    for &x in nest.iter().rev() {
+        a.loops.remove_loop(x);
+    }
+    let mut kept = Analyses::CFG.union(Analyses::LOOPS);
     if a.nonlocal.is_valid() {
         kept = kept.union(Analyses::NONLOCAL_USES);
     }

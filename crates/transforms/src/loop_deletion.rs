@@ -27,13 +27,18 @@
 //! loop forest are updated in place ([`LoopInfo::remove_loop`],
 //! [`gyre_analysis::Cfg::update_block`]); the dominator tree is dropped (no loop pass of
 //! `-O` needs it, and the incremental updater recomputed it whole on removed regions).
-//! Case 1, and a case 3 whose dead blocks reach past the loop, fall back to a sweep of the
-//! function and re-forming the loops.
+//! What case 1 and case 3 leave unreachable past the loop is found by counting live
+//! incoming edges from the blocks that lost one (`loop_cleanup::dead_region`) and removed
+//! in place when it is whole outermost loops and blocks in no loop; otherwise (a loop
+//! nested in one that stays, a block of an irreducible cycle, a loop with an irreducible
+//! cycle inside) the pass falls back to a sweep of the function and re-forming the loops
+//! (`NumFunctionWideUpdates`).
 
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
-    branch_condition, commit_local_fold, const_int, decided_target, eval_int, fold_to_jump,
-    local_fold_outcome, remove_blocks, remove_unreachable_blocks, restore_forms,
+    branch_condition, commit_dead_region, commit_local_fold, const_int, dead_region,
+    decided_target, eval_int, fold_to_jump, local_fold_outcome, outside_dead, remove_blocks,
+    remove_unreachable_blocks, restore_forms, RegionScratch,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution};
@@ -81,7 +86,8 @@ const NAME: &str = "loop-deletion";
 ///
 /// **Stats**: `NumDeleted` (dead loops), `NumNeverEntered`, `NumBackedgesBroken`,
 /// `NumOutsideBlocksRemoved` (blocks outside the loop that only the folded branches
-/// reached, removed as unreachable), and one
+/// reached, removed as unreachable), `NumFunctionWideUpdates` (changes whose dead blocks
+/// were removed by a sweep of the function, the loops re-formed), and one
 /// counter per reason for keeping a loop (`NumIrreducible`, `NumNotLoopSimplifyForm`,
 /// `NumHasSideEffects`, `NumNoSingleExit`, `NumValueUsedOutside`, `NumMayNotTerminate`).
 ///
@@ -94,6 +100,8 @@ pub struct LoopDeletion {
     se: ScalarEvolution,
     /// Is `se` computed for the loop being visited?
     se_ready: bool,
+    /// Scratch of [`dead_region`].
+    region: RegionScratch,
 }
 
 #[derive(Default)]
@@ -183,6 +191,10 @@ impl LoopPass for LoopDeletion {
         }
     }
 
+    fn visits_irreducible_insides(&self) -> bool {
+        true
+    }
+
     fn run_on_loop(
         &mut self,
         func: &mut Function,
@@ -227,14 +239,17 @@ impl LoopPass for LoopDeletion {
                 "no loop here".to_string(),
             );
         };
-        if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
+        if li.in_irreducible_cycle(header) {
             return keep(
                 cx,
                 func,
                 Keep::Irreducible,
-                "the loop is in or around an irreducible cycle".into(),
+                "the loop is in an irreducible cycle".into(),
             );
         }
+        // A natural loop with an irreducible cycle inside: only the cases that fold
+        // constant branches (1 and 3) apply; no trip count proves that the cycle ends.
+        let irreducible_inside = li.contains_irreducible(l);
         let Some(preheader) = li.preheader(l, cfg) else {
             return keep(
                 cx,
@@ -243,20 +258,47 @@ impl LoopPass for LoopDeletion {
                 "the loop has no preheader (run loop-simplify first)".into(),
             );
         };
-        // 1. Never entered. What the folded guard leaves unreachable may reach far past
-        // the loop (its exits lose every predecessor), so this rare case removes
-        // unreachable blocks and re-forms loops on the whole function.
+        // 1. Never entered. What the folded guard leaves unreachable may reach past the
+        // loop (its exits lose every predecessor): found by counting live edges from the
+        // guard's old targets, and removed in place when it is whole outermost loops and
+        // blocks in no loop ([`dead_region`]); else unreachable blocks are removed and
+        // loops re-formed on the whole function.
         if let Some((term, dest)) = never_entered(func, cfg, preheader) {
+            let guard = func
+                .layout
+                .inst_block(term)
+                .expect("a terminator is placed");
+            self.s.list.clear();
+            self.s.list.extend_from_slice(cfg.succs(guard));
             fold_to_jump(func, term, dest);
-            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
-            count_outside(cx, l, preheader, &removed.blocks);
             cx.stats.add(NAME, "NumNeverEntered", 1);
             updater.mark_loop_deleted();
+            let a = &mut *cx.analyses;
+            a.cfg
+                .update_block(func, guard)
+                .map_err(|e| err(func, e.to_string()))?;
+            if let Some(dead) = dead_region(&a.cfg, &a.loops, &self.s.list, &[], &mut self.region) {
+                count_outside(cx, l, preheader, &dead);
+                let kept =
+                    commit_dead_region(func, cx.analyses, &dead).map_err(|m| err(func, m))?;
+                return Ok(PassResult::changed(kept));
+            }
+            cx.stats.add(NAME, "NumFunctionWideUpdates", 1);
+            let removed = remove_unreachable_blocks(func, &mut self.s.reached);
+            count_outside(cx, l, preheader, &removed.blocks);
             restore_forms(func, cx)?;
             return Ok(PassResult::changed(cx.analyses.valid()));
         }
         // 2. Dead.
-        let why_kept = match self.check_dead(func, l, cx) {
+        let dead = if irreducible_inside {
+            Err((
+                Keep::Irreducible,
+                "the loop contains an irreducible cycle, which may not terminate".into(),
+            ))
+        } else {
+            self.check_dead(func, l, cx)
+        };
+        let why_kept = match dead {
             Ok((exit, args)) => {
                 let preserved = self
                     .delete_dead(func, cx, l, preheader, exit, &args)
@@ -268,17 +310,26 @@ impl LoopPass for LoopDeletion {
             Err(why) => why,
         };
         // 3. Backedge never taken.
-        if self.backedge_never_taken(func, l, preheader, symbolic, cx) {
+        if self.backedge_never_taken(func, l, preheader, symbolic, irreducible_inside, cx) {
             let folds = core::mem::take(&mut self.s.folds);
-            let local = self
-                .break_backedge(func, cx, l, &folds)
-                .map_err(|m| err(func, m))?;
+            // The loop forest's record of an irreducible cycle inside `l` is not moved
+            // in place: such a (rare) loop takes the function-wide path.
+            let local = if irreducible_inside {
+                for &(term, dest) in &folds {
+                    fold_to_jump(func, term, dest);
+                }
+                None
+            } else {
+                self.break_backedge(func, cx, l, &folds)
+                    .map_err(|m| err(func, m))?
+            };
             self.s.folds = folds;
             cx.stats.add(NAME, "NumBackedgesBroken", 1);
             updater.mark_loop_deleted();
             if let Some(preserved) = local {
                 return Ok(PassResult::changed(preserved));
             }
+            cx.stats.add(NAME, "NumFunctionWideUpdates", 1);
             let removed = remove_unreachable_blocks(func, &mut self.s.reached);
             count_outside(cx, l, preheader, &removed.blocks);
             restore_forms(func, cx)?;
@@ -481,7 +532,17 @@ impl LoopDeletion {
         if !out.latches.is_empty() {
             return Ok(None); // not expected: the folds leave no live backedge
         }
-        commit_local_fold(func, a, l, &folded, &out).map(Some)
+        let Some(outside) = outside_dead(func, a, &folded, &out, &mut self.region)? else {
+            return Ok(None);
+        };
+        let kept = commit_local_fold(func, a, l, &folded, &out)?;
+        if outside.is_empty() {
+            return Ok(Some(kept));
+        }
+        let k = commit_dead_region(func, a, &outside)?;
+        cx.stats
+            .add(NAME, "NumOutsideBlocksRemoved", outside.len() as u64);
+        Ok(Some(kept.minus(kept.minus(k))))
     }
 
     /// Can the loop be deleted as dead? Its exit block and the values to pass it.
@@ -604,12 +665,17 @@ impl LoopDeletion {
         l: Loop,
         preheader: Block,
         symbolic: bool,
+        irreducible_inside: bool,
         cx: &PassContext<'_>,
     ) -> bool {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        self.nest_scev(func, cfg, li, l);
         self.s.folds.clear();
+        if irreducible_inside {
+            // Scalar evolution covers no loop with an irreducible cycle inside.
+            return symbolic && self.first_iteration_exits(func, l, li, cfg, preheader);
+        }
+        self.nest_scev(func, cfg, li, l);
         // Scalar evolution: an exiting block that dominates every latch and exits on its
         // first visit.
         for k in 0..self.se.loop_counts(l).exits.len() {
@@ -679,8 +745,11 @@ impl LoopDeletion {
             }
         });
         s.incoming.insert(header, entry);
+        // Blocks whose turn has come carry the mark `done`.
+        let done = s.next_gen(func.dfg.num_blocks());
         for k in 0..s.blocks.len() {
             let b = s.blocks[k];
+            s.mark[b.index()] = done;
             let Some(known) = s.incoming.get(&b) else {
                 continue; // not reached on the first iteration
             };
@@ -731,6 +800,19 @@ impl LoopDeletion {
                     return false;
                 }
                 if !li.contains(l, t) {
+                    continue;
+                }
+                if s.mark[t.index()] == done {
+                    // An edge back to a block already evaluated: only inside an
+                    // irreducible cycle (a natural loop's only retreating edges go to its
+                    // header). Sound only if the block was evaluated and the edge brings no
+                    // value it did not assume.
+                    let Some(prev) = s.incoming.get(&t) else {
+                        return false;
+                    };
+                    if prev.iter().zip(&vals).any(|(p, v)| p.is_some() && p != v) {
+                        return false;
+                    }
                     continue;
                 }
                 s.incoming

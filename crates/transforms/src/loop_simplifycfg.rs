@@ -18,14 +18,19 @@
 //!
 //! Cost: O(loop) per loop. The CFG's edges and the loop forest are updated in place (the
 //! dominator tree is dropped) after merges, and after folds whose effect stays inside the loop
-//! (`loop_cleanup::local_fold_outcome`); a fold that makes an exit block unreachable, or
-//! moves a block out of the loop, falls back to a reachability sweep of the function and
-//! re-forming the loops (O(function)).
+//! (`loop_cleanup::local_fold_outcome`), and, for an outermost loop, after folds that make
+//! exit blocks unreachable (what dies past them is found by counting live incoming edges,
+//! `loop_cleanup::dead_region`, and removed in place when it is whole outermost loops and
+//! blocks in no loop); a fold that makes an exit of a nested loop unreachable, or moves a
+//! block out of the loop, or whose dead region touches an irreducible cycle, falls back to
+//! a reachability sweep of the function and re-forming the loops (O(function),
+//! `NumFunctionWideUpdates`).
 
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
-    branch_condition, commit_local_fold, const_int, decided_target, fold_to_jump,
-    local_fold_outcome, remove_unreachable_blocks, restore_forms,
+    branch_condition, commit_dead_region, commit_local_fold, const_int, decided_target,
+    fold_to_jump, local_fold_outcome, outside_dead, remove_unreachable_blocks, restore_forms,
+    RegionScratch,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
@@ -62,7 +67,8 @@ const NAME: &str = "loop-simplifycfg";
 /// **Stats**: `NumTerminatorsFolded`, `NumLoopBlocksDeleted` (blocks of the loop removed as
 /// unreachable, inner loops' included), `NumBlocksRemoved` (all unreachable blocks
 /// removed), `NumBlocksMerged`, `NumLoopsDeleted` (the visited loop lost its backedge),
-/// `NumDeadBarriersRemoved`, `NumIrreducible`.
+/// `NumDeadBarriersRemoved`, `NumIrreducible`, `NumFunctionWideUpdates` (folds whose
+/// dead blocks were removed by a sweep of the function, the loops re-formed).
 ///
 /// Running it twice changes nothing the second time: no constant branch and no mergeable
 /// pair remain.
@@ -82,6 +88,8 @@ pub struct LoopSimplifyCfg {
     folded: Vec<Block>,
     /// Liveness marks of [`local_fold_outcome`].
     live: Vec<u8>,
+    /// Scratch of [`crate::loop_cleanup::dead_region`].
+    region: RegionScratch,
 }
 
 /// The barriers among the instructions of `blocks`.
@@ -169,26 +177,42 @@ impl LoopPass for LoopSimplifyCfg {
         if folded > 0 {
             cx.stats.add(NAME, "NumTerminatorsFolded", folded);
             let a = &mut *cx.analyses;
-            let (removed, in_loop, barriers) =
-                match local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.live) {
-                    Some(out) => {
-                        let barriers = count_barriers(func, &out.dead);
-                        let kept = commit_local_fold(func, a, l, &self.folded, &out)
-                            .map_err(|m| err(func, m))?;
-                        local = Some((kept, out.latches.is_empty()));
-                        (out.dead.len() as u64, out.dead.len() as u64, barriers)
+            let outcome = local_fold_outcome(func, &a.cfg, &a.loops, l, &mut self.live);
+            // Blocks past exits that died: in place when whole outermost loops and
+            // blocks in no loop die with them.
+            let outside = match &outcome {
+                Some(out) => outside_dead(func, a, &self.folded, out, &mut self.region)
+                    .map_err(|m| err(func, m))?,
+                None => None,
+            };
+            let (removed, in_loop, barriers) = match (outcome, outside) {
+                (Some(out), Some(outside)) => {
+                    let barriers = count_barriers(func, &out.dead) + count_barriers(func, &outside);
+                    let mut kept = commit_local_fold(func, a, l, &self.folded, &out)
+                        .map_err(|m| err(func, m))?;
+                    if !outside.is_empty() {
+                        let k = commit_dead_region(func, a, &outside).map_err(|m| err(func, m))?;
+                        kept = kept.minus(kept.minus(k));
                     }
-                    None => {
-                        let removed = remove_unreachable_blocks(func, &mut self.reached);
-                        let li = &a.loops;
-                        let in_loop = removed
-                            .blocks
-                            .iter()
-                            .filter(|&&b| li.contains(l, b))
-                            .count() as u64;
-                        (removed.blocks.len() as u64, in_loop, removed.barriers)
-                    }
-                };
+                    local = Some((kept, out.latches.is_empty()));
+                    (
+                        (out.dead.len() + outside.len()) as u64,
+                        out.dead.len() as u64,
+                        barriers,
+                    )
+                }
+                _ => {
+                    cx.stats.add(NAME, "NumFunctionWideUpdates", 1);
+                    let removed = remove_unreachable_blocks(func, &mut self.reached);
+                    let li = &a.loops;
+                    let in_loop = removed
+                        .blocks
+                        .iter()
+                        .filter(|&&b| li.contains(l, b))
+                        .count() as u64;
+                    (removed.blocks.len() as u64, in_loop, removed.barriers)
+                }
+            };
             if in_loop > 0 {
                 cx.stats.add(NAME, "NumLoopBlocksDeleted", in_loop);
             }

@@ -275,6 +275,13 @@ pub trait LoopPass {
     /// Called by the loop adaptor before it visits the loops of a function (once per
     /// function per adaptor run): a pass that keeps per-function state resets it here.
     fn begin_function(&mut self, _func: &Function) {}
+    /// Does the pass visit natural loops with an irreducible cycle inside? The adaptor
+    /// establishes no loop-simplify form on them (loop-simplify leaves them alone), so by
+    /// default it does not visit them; `loop-deletion` does (it only folds constant
+    /// branches there, as LLVM's LoopDeletion does on such loops).
+    fn visits_irreducible_insides(&self) -> bool {
+        false
+    }
     /// Run on the loop headed by `header`.
     fn run_on_loop(
         &mut self,
@@ -654,11 +661,9 @@ fn run_loop_pipeline(
                 }
                 None => {
                     stack.pop();
-                    // Loop passes need a natural loop all the way down; loop-simplify
-                    // remarks the ones with irreducible cycles inside.
-                    if !loops.contains_irreducible(l) {
-                        order.push(loops.header(l));
-                    }
+                    // Loops with irreducible cycles inside (which loop-simplify
+                    // remarks) are visited only by the passes that ask for them.
+                    order.push(loops.header(l));
                 }
             }
         }
@@ -689,6 +694,15 @@ fn run_loop_pipeline(
                 // Only a pass that did not report what it did gets here: `--verify-each`
                 // names it (below); without it, the loop is no longer there to visit.
                 break;
+            }
+            // Most loop passes need a natural loop all the way down.
+            if !pass.visits_irreducible_insides()
+                && cache
+                    .loops
+                    .innermost_loop(header)
+                    .is_some_and(|l| cache.loops.contains_irreducible(l))
+            {
+                continue;
             }
             let before = snapshot(run.options, func);
             let start = run.options.time_loop_passes.then(Instant::now);

@@ -230,8 +230,13 @@ pub struct FileReport {
     pub imported: Result<usize, String>,
     /// The pipeline mapped to Gyre (or why it could not be read).
     pub mapped: Result<Mapped, String>,
-    /// Present when the file imported and Gyre has every pass of its pipeline.
+    /// Present when the file imported and Gyre has every pass of its pipeline (or of
+    /// the part it is compared on, [`FileReport::alone`]).
     pub checked: Option<Box<Checked>>,
+    /// When the pipeline names passes Gyre lacks but also a pass of
+    /// [`pipeline::COMPARED_ALONE`]: the passes missing. `mapped` is then the pipeline of
+    /// those passes alone ([`pipeline::cleanup_part`]), which both Gyre and `opt` run.
+    pub alone: Option<Vec<String>>,
     /// LLVM 14 re-run on Gyre's `loop-simplify,lcssa` output ([`rerun`]), whatever the
     /// file's pipeline; present when the file imported and `opt` was found.
     pub rerun: Option<Result<rerun::Rerun, String>>,
@@ -365,13 +370,21 @@ fn opt_side(
 /// Check one file.
 pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> FileReport {
     let pipeline = pipeline::first_run(&e.run_passes).to_string();
-    let mapped = pipeline::map_pipeline(&pipeline);
+    let mut mapped = pipeline::map_pipeline(&pipeline);
+    let mut alone = None;
+    // A file of a pass Gyre has whose pipeline also needs passes Gyre lacks is compared
+    // on that pass alone, so every file of the pass counts.
+    if let (Ok(Mapped::Missing(m)), Some(part)) = (&mapped, pipeline::cleanup_part(&pipeline)) {
+        alone = Some(m.clone());
+        mapped = pipeline::map_pipeline(&part);
+    }
     let mut report = FileReport {
         entry: e.clone(),
         pipeline,
         imported: Err(String::new()),
         mapped,
         checked: None,
+        alone,
         rerun: None,
     };
     let path = corpus.join(&e.dir).join(&e.file);

@@ -141,6 +141,31 @@ pub fn map_pipeline(llvm: &str) -> Result<Mapped, String> {
     })
 }
 
+/// Loop passes whose files count even when the rest of their pipeline is missing in
+/// Gyre: the file is then compared on these passes alone ([`cleanup_part`]).
+pub const COMPARED_ALONE: &[&str] = &["loop-deletion", "loop-simplifycfg"];
+
+/// For a pipeline naming a pass Gyre lacks: its [`COMPARED_ALONE`] passes, in order,
+/// without repeats, as one `loop(...)` (e.g. `sccp,simplifycfg,indvars,loop-deletion,dce`
+/// gives `loop(loop-deletion)`), or `None` if it has none. Gyre's loop adaptor and
+/// LLVM's both put every loop in loop-simplify and LCSSA form first, so Gyre runs
+/// `loop-simplify,lcssa,loop(loop-deletion)` as `opt -passes=loop-deletion` does. The
+/// passes before them shape the input (LLVM's tests put them there), so the comparison
+/// says how the pass treats the file as written, not what the full pipeline gives.
+pub fn cleanup_part(llvm: &str) -> Option<String> {
+    let mut found: Vec<&str> = Vec::new();
+    // The names are whole elements of the pipeline: split at the separators.
+    for name in llvm.split(|c: char| ",()<>;".contains(c)) {
+        let name = name.trim();
+        if let Some(&p) = COMPARED_ALONE.iter().find(|&&p| p == name) {
+            if !found.contains(&p) {
+                found.push(p);
+            }
+        }
+    }
+    (!found.is_empty()).then(|| format!("loop({})", found.join(",")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +232,20 @@ mod tests {
     fn first_run_takes_the_first_run_line() {
         assert_eq!(first_run("lcssa ; debugify,lcssa"), "lcssa");
         assert_eq!(first_run("indvars"), "indvars");
+    }
+
+    #[test]
+    fn cleanup_part_keeps_the_deletion_and_simplifycfg_passes() {
+        assert_eq!(
+            cleanup_part("sccp,simplifycfg,indvars,loop-deletion,dce,simplifycfg").as_deref(),
+            Some("loop(loop-deletion)")
+        );
+        assert_eq!(
+            cleanup_part("sroa,loop(loop-simplifycfg),loop-mssa(licm),loop-deletion").as_deref(),
+            Some("loop(loop-simplifycfg,loop-deletion)")
+        );
+        assert_eq!(cleanup_part("licm,instcombine"), None);
+        // A missing pass inside the kept part is not the same name.
+        assert_eq!(cleanup_part("loop-deletion-x"), None);
     }
 }

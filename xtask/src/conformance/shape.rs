@@ -171,6 +171,22 @@ impl Shape {
         Ok(())
     }
 
+    /// Function by function, how many of `self`'s functions `opt`'s output has with the
+    /// same facts (loop counts, and the counts `forms` selects), and of how many.
+    pub fn count_same(&self, opt: &Shape, forms: Forms) -> (u32, u32) {
+        let same = self
+            .funcs
+            .iter()
+            .filter(|g| {
+                opt.funcs
+                    .iter()
+                    .find(|o| o.name == g.name)
+                    .is_some_and(|o| g.same(o, forms))
+            })
+            .count();
+        (same as u32, self.funcs.len() as u32)
+    }
+
     /// `Ok` if both modules have the same functions with the same facts (loop counts,
     /// and the counts `forms` selects), else the first difference. Stricter than
     /// [`Shape::compare_property`]: two outputs can both be in simplify form with a
@@ -278,6 +294,8 @@ exit:
             .expect_err("loop counts differ");
         assert!(err.starts_with("@f: Gyre 1 loops"), "{err}");
         assert!(a.compare(&a.clone(), Forms::default()).is_ok());
+        assert_eq!(a.count_same(&b, Forms::default()), (0, 1));
+        assert_eq!(a.count_same(&a.clone(), Forms::default()), (1, 1));
         // Both "hold" trivially for no forms, though the loops differ.
         assert!(a.compare_property(&b, Forms::default()).is_ok());
         let simplify = Forms {
