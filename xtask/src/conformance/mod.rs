@@ -24,6 +24,7 @@
 //! Disagreements with `opt` are expected to be rare and each needs a one-line reason in
 //! [`report::KNOWN`].
 
+pub mod alone;
 pub mod behaviour;
 pub mod pipeline;
 pub mod report;
@@ -235,6 +236,9 @@ pub struct FileReport {
     /// LLVM 14 re-run on Gyre's `loop-simplify,lcssa` output ([`rerun`]), whatever the
     /// file's pipeline; present when the file imported and `opt` was found.
     pub rerun: Option<Result<rerun::Rerun, String>>,
+    /// The pass of the file's directory run alone ([`alone`]), when the directory has
+    /// an [`alone::AloneSpec`] and the file imported.
+    pub alone: Option<Box<alone::Alone>>,
 }
 
 impl FileReport {
@@ -373,6 +377,7 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         mapped,
         checked: None,
         rerun: None,
+        alone: None,
     };
     let path = corpus.join(&e.dir).join(&e.file);
     let src = match std::fs::read_to_string(&path) {
@@ -396,6 +401,8 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         .filter(|f| f.layout.entry_block().is_some() && !stubs.contains(&f.name))
         .count());
     report.rerun = opt.map(|o| rerun::check(o, &input, &stubs, &e.key()));
+    report.alone = alone::spec_for(e)
+        .map(|spec| Box::new(alone::check(spec, e, &src, &input, &stubs, opt, runs(mode))));
     let Ok(Mapped::Gyre {
         text,
         passes,

@@ -121,6 +121,8 @@ pub struct Summary {
     pub rerun_changed: u32,
     /// Of those, functions with a reason in [`super::rerun::KNOWN`].
     pub rerun_explained: u32,
+    /// Per pass compared alone on its directory ([`super::alone`]).
+    pub alone: Vec<super::alone::AloneTotals>,
     /// Each missed target, as a sentence.
     pub unmet: Vec<String>,
 }
@@ -271,6 +273,7 @@ pub fn summarize(reports: &[FileReport]) -> Summary {
             t.external += c.behaviour.external;
         }
     }
+    s.alone = super::alone::summarize(reports, &mut s.unmet);
     if implemented > 0 && implemented_imported * 10 < implemented * 9 {
         s.unmet.push(format!(
             "only {implemented_imported} of {implemented} files with implemented passes imported (target 90%)"
@@ -352,6 +355,7 @@ pub fn console(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
             }
         }
     }
+    super::alone::console(&mut o, &s.alone);
     for r in reports {
         let key = r.entry.key();
         let why = explanation(&key).unwrap_or("UNEXPLAINED");
@@ -534,6 +538,7 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
     if !any {
         let _ = writeln!(w, "None.");
     }
+    super::alone::document(w, reports, &s.alone);
     rerun_section(w, reports, s);
     let _ = writeln!(w, "\n## Import failures\n");
     any = false;
@@ -737,6 +742,7 @@ mod tests {
             imported: Ok(2),
             mapped: Err("not looked at".into()),
             checked: None,
+            alone: None,
             rerun: Some(Ok(Rerun {
                 functions: 2,
                 changed: changed
