@@ -379,10 +379,97 @@ pub fn document(w: &mut String, reports: &[super::FileReport], totals: &[AloneTo
         }
         if let Err(e) = &a.gyre {
             any = true;
-            let _ = writeln!(w, "- `{key}` (`{}`): Gyre fails: {}", a.pipeline, e.replace('|', "\\|"));
+            let _ = writeln!(
+                w,
+                "- `{key}` (`{}`): Gyre fails: {}",
+                a.pipeline,
+                e.replace('|', "\\|")
+            );
         }
     }
     if !any {
         let _ = writeln!(w, "None.");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance::{Entry, FileReport};
+
+    fn report(file: &str, funcs: &[(&str, u32, Option<u32>)]) -> FileReport {
+        let shape = Shape::default();
+        FileReport {
+            entry: Entry {
+                dir: "SimpleLoopUnswitch".into(),
+                file: file.into(),
+                run_passes: "licm,simple-loop-unswitch".into(),
+                parses_with_llvm14: true,
+                notes: String::new(),
+            },
+            pipeline: "licm,simple-loop-unswitch".into(),
+            imported: Ok(funcs.len()),
+            mapped: Err("not looked at".into()),
+            checked: None,
+            rerun: None,
+            alone: Some(Box::new(Alone {
+                spec: 0,
+                pipeline: SPECS[0].pipeline.into(),
+                gyre: Ok(shape),
+                funcs: Ok(funcs
+                    .iter()
+                    .map(|&(n, g, o)| FuncLoops {
+                        name: n.into(),
+                        gyre: g,
+                        opt: o,
+                    })
+                    .collect()),
+                on_export: false,
+                behaviour: Behaviour::default(),
+            })),
+        }
+    }
+
+    #[test]
+    fn differences_need_a_reason_and_the_share_a_target() {
+        // Nine agreeing functions and one known difference: 90%, met.
+        let mut rs: Vec<FileReport> = (0..9)
+            .map(|i| report(&format!("f{i}.ll"), &[("f", 1, Some(1))]))
+            .collect();
+        rs.push(report("endless-unswitch.ll", &[("d", 4, Some(9))]));
+        let mut unmet = Vec::new();
+        let t = summarize(&rs, &mut unmet);
+        assert_eq!(
+            (t[0].files, t[0].functions, t[0].agree, t[0].explained),
+            (10, 10, 9, 1)
+        );
+        assert!(unmet.is_empty(), "{unmet:?}");
+        // An unknown difference is missed, and so is the share (9 of 11 < 90%).
+        rs.push(report("new.ll", &[("g", 1, None)]));
+        let mut unmet = Vec::new();
+        summarize(&rs, &mut unmet);
+        assert_eq!(unmet.len(), 2, "{unmet:?}");
+        assert!(
+            unmet[0].contains("new.ll@g") && unmet[0].contains("missing"),
+            "{unmet:?}"
+        );
+        assert!(unmet[1].contains("9 of 11"), "{unmet:?}");
+        // A reason for a function that agrees now is stale.
+        let mut unmet = Vec::new();
+        summarize(
+            &[report("endless-unswitch.ll", &[("d", 9, Some(9))])],
+            &mut unmet,
+        );
+        assert!(unmet[0].contains("drop it"), "{unmet:?}");
+        // A Gyre failure and a behaviour difference are missed targets.
+        let mut r = report("x.ll", &[]);
+        if let Some(a) = r.alone.as_mut() {
+            a.gyre = Err("verifier: boom".into());
+            a.behaviour.failures.push("@f: differs".into());
+        }
+        let mut unmet = Vec::new();
+        summarize(&[r], &mut unmet);
+        assert!(unmet.iter().any(|u| u.contains("boom")), "{unmet:?}");
+        assert!(unmet.iter().any(|u| u.contains("differs")), "{unmet:?}");
     }
 }
