@@ -371,10 +371,11 @@ fn is_const(func: &Function, v: Value) -> bool {
 fn candidates(func: &Function, cx: &PassContext<'_>, l: Loop) -> Vec<Candidate> {
     let li = &cx.analyses.loops;
     let mut out = Vec::new();
-    for b in li.blocks(l) {
-        if li.innermost_loop(b) != Some(l) {
-            continue;
-        }
+    // The loop's own blocks, its subloops' ranges jumped over: filtering every block of
+    // the nest made each level of a deep nest walk all the levels below it (quadratic).
+    let mut own = Vec::new();
+    li.own_blocks(l, &mut own);
+    for b in own {
         let Some(t) = func.terminator(b) else {
             continue;
         };
