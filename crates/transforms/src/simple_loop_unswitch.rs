@@ -1694,8 +1694,8 @@ impl LocalDom {
         // Pre/post times of the dominator tree.
         self.child_start.clear();
         self.child_start.resize(m + 1, 0);
-        for w in 1..m {
-            self.child_start[self.idom[w] as usize + 1] += 1;
+        for &d in &self.idom[1..] {
+            self.child_start[d as usize + 1] += 1;
         }
         for i in 0..m {
             self.child_start[i + 1] += self.child_start[i];
