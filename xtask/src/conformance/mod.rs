@@ -24,6 +24,7 @@
 //! Disagreements with `opt` are expected to be rare and each needs a one-line reason in
 //! [`report::KNOWN`].
 
+pub mod alone;
 pub mod behaviour;
 pub mod pipeline;
 pub mod report;
@@ -231,15 +232,18 @@ pub struct FileReport {
     /// The pipeline mapped to Gyre (or why it could not be read).
     pub mapped: Result<Mapped, String>,
     /// Present when the file imported and Gyre has every pass of its pipeline (or of
-    /// the part it is compared on, [`FileReport::alone`]).
+    /// the part it is compared on, [`FileReport::cleanup_alone`]).
     pub checked: Option<Box<Checked>>,
     /// When the pipeline names passes Gyre lacks but also a pass of
     /// [`pipeline::COMPARED_ALONE`]: the passes missing. `mapped` is then the pipeline of
     /// those passes alone ([`pipeline::cleanup_part`]), which both Gyre and `opt` run.
-    pub alone: Option<Vec<String>>,
+    pub cleanup_alone: Option<Vec<String>>,
     /// LLVM 14 re-run on Gyre's `loop-simplify,lcssa` output ([`rerun`]), whatever the
     /// file's pipeline; present when the file imported and `opt` was found.
     pub rerun: Option<Result<rerun::Rerun, String>>,
+    /// The pass of the file's directory run alone ([`alone`]), when the directory has
+    /// an [`alone::AloneSpec`] and the file imported.
+    pub alone: Option<Box<alone::Alone>>,
 }
 
 impl FileReport {
@@ -371,11 +375,11 @@ fn opt_side(
 pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> FileReport {
     let pipeline = pipeline::first_run(&e.run_passes).to_string();
     let mut mapped = pipeline::map_pipeline(&pipeline);
-    let mut alone = None;
+    let mut cleanup_alone = None;
     // A file of a pass Gyre has whose pipeline also needs passes Gyre lacks is compared
     // on that pass alone, so every file of the pass counts.
     if let (Ok(Mapped::Missing(m)), Some(part)) = (&mapped, pipeline::cleanup_part(&pipeline)) {
-        alone = Some(m.clone());
+        cleanup_alone = Some(m.clone());
         mapped = pipeline::map_pipeline(&part);
     }
     let mut report = FileReport {
@@ -384,8 +388,9 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         imported: Err(String::new()),
         mapped,
         checked: None,
-        alone,
+        cleanup_alone,
         rerun: None,
+        alone: None,
     };
     let path = corpus.join(&e.dir).join(&e.file);
     let src = match std::fs::read_to_string(&path) {
@@ -409,6 +414,8 @@ pub fn check_file(corpus: &Path, e: &Entry, opt: Option<&Opt>, mode: Mode) -> Fi
         .filter(|f| f.layout.entry_block().is_some() && !stubs.contains(&f.name))
         .count());
     report.rerun = opt.map(|o| rerun::check(o, &input, &stubs, &e.key()));
+    report.alone = alone::spec_for(e)
+        .map(|spec| Box::new(alone::check(spec, e, &src, &input, &stubs, opt, runs(mode))));
     let Ok(Mapped::Gyre {
         text,
         passes,

@@ -137,6 +137,8 @@ pub struct Summary {
     pub cleanup_fn_compared: u32,
     /// Of those, functions with the same loops and form counts in both outputs.
     pub cleanup_fn_same: u32,
+    /// Per pass compared alone on its directory ([`super::alone`]).
+    pub alone: Vec<super::alone::AloneTotals>,
     /// Each missed target, as a sentence.
     pub unmet: Vec<String>,
 }
@@ -302,6 +304,7 @@ pub fn summarize(reports: &[FileReport]) -> Summary {
             t.external += c.behaviour.external;
         }
     }
+    s.alone = super::alone::summarize(reports, &mut s.unmet);
     if implemented > 0 && implemented_imported * 10 < implemented * 9 {
         s.unmet.push(format!(
             "only {implemented_imported} of {implemented} files with implemented passes imported (target 90%)"
@@ -400,6 +403,7 @@ pub fn console(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
             }
         }
     }
+    super::alone::console(&mut o, &s.alone);
     for r in reports {
         let key = r.entry.key();
         let why = explanation(&key).unwrap_or("UNEXPLAINED");
@@ -598,6 +602,7 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
     if !any {
         let _ = writeln!(w, "None.");
     }
+    super::alone::document(w, reports, &s.alone);
     rerun_section(w, reports, s);
     let _ = writeln!(w, "\n## Import failures\n");
     any = false;
@@ -710,7 +715,7 @@ pub fn document(setup: &Setup, reports: &[FileReport], s: &Summary) -> String {
             "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |",
             r.entry.dir,
             cell(&r.entry.file),
-            match &r.alone {
+            match &r.cleanup_alone {
                 Some(m) => cell(&format!(
                     "{}` *alone* as `{}`, lacking `{}",
                     r.pipeline,
@@ -809,7 +814,7 @@ mod tests {
             imported: Ok(2),
             mapped: Err("not looked at".into()),
             checked: None,
-            alone: None,
+            cleanup_alone: None,
             rerun: Some(Ok(Rerun {
                 functions: 2,
                 changed: changed
@@ -820,6 +825,7 @@ mod tests {
                     })
                     .collect(),
             })),
+            alone: None,
         }
     }
 
