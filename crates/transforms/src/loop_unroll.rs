@@ -621,16 +621,13 @@ impl LoopUnroll {
         let a = &mut *cx.analyses;
         let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
         a.cfg.update_block(func, plan.preheader).map_err(cfg_err)?;
+        // Every copy: live ones changed terminators, removed and merged ones lose their
+        // edges.
         for &b in &s.copies {
-            if func.layout.is_block_inserted(b) {
-                a.cfg.update_block(func, b).map_err(cfg_err)?;
-            }
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
         }
         for &b in s.dead.iter().chain(&merged) {
             a.loops.remove_block(b);
-        }
-        for &b in &merged {
-            a.cfg.update_block(func, b).map_err(cfg_err)?;
         }
         a.loops.remove_loop(plan.l);
         for &b in &s.copies[n..] {
