@@ -1,5 +1,5 @@
-//! `loop-unroll`: full unrolling of innermost loops with a constant trip count (LLVM's
-//! `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`, full-unroll case).
+//! `loop-unroll`: full and partial unrolling of innermost loops with a constant trip count
+//! (LLVM's `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`).
 //!
 //! ```text
 //!   P: jump H(a)                          P: jump H
@@ -18,6 +18,12 @@
 //! iteration `c`. The copies' blocks that the folds leave unreachable (the rest of the
 //! last iteration, the back edge of the last latch) are removed. What is left has no back
 //! edge: the loop is gone and its blocks belong to the loop around it.
+//!
+//! **Partial unrolling** (a factor `f` dividing the trip count, so no remainder loop) makes
+//! `f` copies the same way, but the last copy's latch goes back to the first copy's header,
+//! which keeps its parameters: the loop stays, each of its iterations running `f` of the
+//! old ones. An exit with a constant count `c` can only leave in the copy running
+//! iteration `c`, copy `c mod f`: it is folded to "stay" in the others.
 //!
 //! **Values.** In LCSSA form a value of the loop reaches code after it only through an
 //! exit block's parameters, that is through branch arguments inside the loop, which are
@@ -54,7 +60,8 @@ const BE_INSNS: u64 = 2;
 /// factor.
 const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 
-/// The `loop-unroll` loop pass (full unrolling).
+/// The `loop-unroll` loop pass (full unrolling; partial unrolling by a divisor of the trip
+/// count when allowed).
 ///
 /// **Requires**: the loop innermost, in loop-simplify form (a preheader ending in a jump,
 /// one latch, dedicated exits) and in LCSSA form, which the loop adaptor establishes
@@ -63,7 +70,8 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// constant count equals it. Run after `loop-rotate` and `indvars`, as `-O` does: a
 /// rotated, canonical induction variable is what gives most loops a count.
 ///
-/// **Establishes**: the loop is gone (reported with [`LoopUpdater::mark_loop_deleted`]);
+/// **Establishes**: fully unrolled, the loop is gone (reported with
+/// [`LoopUpdater::mark_loop_deleted`]);
 /// its copies are straight-line code in the loop around it, which keeps loop-simplify and
 /// LCSSA form (its preheader, latches and exits are untouched; the exits of the unrolled
 /// loop become ordinary blocks of it, their parameters fed from inside it).
@@ -76,17 +84,19 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 ///
 /// **Gives up** (a remark and a counter each): a loop with a subloop (`NotInnermost`); in
 /// or around an irreducible cycle (`Irreducible`); not in loop-simplify form
-/// (`NotLoopSimplifyForm`); no constant trip count (`UnknownTripCount`: partial and
-/// runtime unrolling are not implemented); a trip count over `unroll-full-max-count`
-/// (`TripCountTooLarge`); an unrolled size of `unroll-threshold` or more (`TooLarge`);
-/// `unroll-count` set below the trip count (`PartialNotImplemented`); the function's
+/// (`NotLoopSimplifyForm`); no constant trip count (`UnknownTripCount`: runtime and
+/// upper-bound unrolling are not implemented); a trip count over `unroll-full-max-count`
+/// (`TripCountTooLarge`) or an unrolled size of `unroll-threshold` or more (`TooLarge`),
+/// when partial unrolling is not allowed or no factor fits; `unroll-count` set below the
+/// trip count and not dividing it (`NeedsRemainder`: no remainder loops); the function's
 /// growth budget spent (`GrowthBudgetSpent`). `disable-loop-unrolling` turns the pass off
 /// silently (LLVM's pipeline then does not add it).
 ///
-/// **GPU rule**: full unrolling is legal for loops with convergent operations (barriers,
-/// shuffles, votes, calls): every copy runs under the control dependence the original
-/// iteration had, and no remainder loop is added (LLVM's rule; cicc's
-/// `unroll-runtime-convergent` concerns runtime unrolling only).
+/// **GPU rule**: full unrolling, and partial unrolling by a divisor of the trip count, are
+/// legal for loops with convergent operations (barriers, shuffles, votes, calls): every
+/// copy runs under the control dependence the original iteration had, and no remainder
+/// loop is added (LLVM's rule; cicc's `unroll-runtime-convergent` concerns runtime
+/// unrolling, not implemented).
 ///
 /// **Size** (LLVM's `getUnrolledLoopSize`): the loop's size counts every instruction
 /// except constants (not instructions in LLVM IR) and block parameters (phis, free), the
@@ -94,12 +104,15 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// and branch of the back edge counted once.
 ///
 /// **Knobs**: `unroll-threshold` (default 150, LLVM's `-O2` threshold), `unroll-full-max-count`
-/// (default unlimited), `unroll-count` (default 0: not set), `disable-loop-unrolling`.
+/// (default unlimited), `unroll-count` (default 0: not set; below the trip count, the
+/// partial factor), `unroll-allow-partial` (default false), `unroll-partial-threshold`
+/// (default 37, NVPTX's `Threshold / 4`), `unroll-max-count` (default unlimited: the
+/// largest factor the heuristic picks), `disable-loop-unrolling`.
 ///
-/// **Stats**: `NumFullyUnrolled`, `NumUnrolledInstrs` (instructions of the unrolled code),
-/// `NumExitsFolded`, and one counter per reason for leaving a loop alone
-/// (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
-/// `NumTripCountTooLarge`, `NumTooLarge`, `NumPartialNotImplemented`,
+/// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumUnrolledInstrs` (instructions
+/// of the unrolled code), `NumExitsFolded`, `NumBlocksMerged`, and one counter per reason
+/// for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`,
+/// `NumUnknownTripCount`, `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`,
 /// `NumGrowthBudgetSpent`).
 #[derive(Default)]
 pub struct LoopUnroll {
@@ -168,7 +181,7 @@ enum Skip {
     UnknownTripCount,
     TripCountTooLarge,
     TooLarge,
-    PartialNotImplemented,
+    NeedsRemainder,
     GrowthBudgetSpent,
 }
 
@@ -181,7 +194,7 @@ impl Skip {
             Skip::UnknownTripCount => "UnknownTripCount",
             Skip::TripCountTooLarge => "TripCountTooLarge",
             Skip::TooLarge => "TooLarge",
-            Skip::PartialNotImplemented => "PartialNotImplemented",
+            Skip::NeedsRemainder => "NeedsRemainder",
             Skip::GrowthBudgetSpent => "GrowthBudgetSpent",
         }
     }
@@ -193,10 +206,20 @@ impl Skip {
             Skip::UnknownTripCount => "NumUnknownTripCount",
             Skip::TripCountTooLarge => "NumTripCountTooLarge",
             Skip::TooLarge => "NumTooLarge",
-            Skip::PartialNotImplemented => "NumPartialNotImplemented",
+            Skip::NeedsRemainder => "NumNeedsRemainder",
             Skip::GrowthBudgetSpent => "NumGrowthBudgetSpent",
         }
     }
+}
+
+/// The knobs' limits, read once per loop.
+struct Limits {
+    threshold: u32,
+    full_max_count: u32,
+    user_count: u32,
+    allow_partial: bool,
+    partial_threshold: u32,
+    max_count: u32,
 }
 
 /// What the checks found about a loop to unroll fully.
@@ -208,6 +231,8 @@ struct Plan {
     latch_at: usize,
     /// The number of iterations (backedge-taken count + 1).
     trip_count: u64,
+    /// The number of copies: the trip count (full unrolling) or a divisor of it.
+    factor: u64,
     /// The unrolled size estimate.
     unrolled_size: u64,
     /// The loop's size.
@@ -253,7 +278,15 @@ impl LoopPass for LoopUnroll {
         cx.analyses
             .ensure(func, Analyses::LOOPS)
             .map_err(|e| err(func, e.to_string()))?;
-        let plan = match self.check(func, header, cx) {
+        let limits = Limits {
+            threshold: cx.knobs.unroll_threshold(),
+            full_max_count: cx.knobs.unroll_full_max_count(),
+            user_count: cx.knobs.unroll_count(),
+            allow_partial: cx.knobs.unroll_allow_partial(),
+            partial_threshold: cx.knobs.unroll_partial_threshold(),
+            max_count: cx.knobs.unroll_max_count(),
+        };
+        let plan = match self.check(func, header, cx, &limits) {
             Ok(p) => p,
             Err((skip, msg)) => {
                 cx.stats.add(NAME, skip.counter(), 1);
@@ -265,8 +298,12 @@ impl LoopPass for LoopUnroll {
             .budget
             .saturating_sub(plan.unrolled_size.saturating_sub(plan.size));
         let preserved = self.unroll(func, &plan, cx).map_err(|m| err(func, m))?;
-        updater.mark_loop_deleted();
-        cx.stats.add(NAME, "NumFullyUnrolled", 1);
+        if plan.factor == plan.trip_count {
+            updater.mark_loop_deleted();
+            cx.stats.add(NAME, "NumFullyUnrolled", 1);
+        } else {
+            cx.stats.add(NAME, "NumPartiallyUnrolled", 1);
+        }
         cx.stats.add(NAME, "NumUnrolledInstrs", plan.unrolled_size);
         Ok(PassResult::changed(preserved))
     }
@@ -280,6 +317,7 @@ impl LoopUnroll {
         func: &Function,
         header: Block,
         cx: &PassContext<'_>,
+        limits: &Limits,
     ) -> Result<Plan, (Skip, String)> {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
@@ -346,42 +384,97 @@ impl LoopUnroll {
                     .into(),
             ));
         };
-        let max_count = cx.knobs.unroll_full_max_count();
-        if btc >= u64::from(max_count) {
+        if btc == u64::MAX {
             return Err((
                 Skip::TripCountTooLarge,
-                format!(
-                    "the trip count {} is over unroll-full-max-count={max_count}",
-                    btc as u128 + 1
-                ),
+                "the trip count 2^64 is over unroll-full-max-count".into(),
             ));
         }
         let trip_count = btc + 1;
-        let user_count = cx.knobs.unroll_count();
-        if user_count != 0 && u64::from(user_count) < trip_count {
-            return Err((
-                Skip::PartialNotImplemented,
-                format!(
-                    "unroll-count={user_count} is below the trip count {trip_count}; partial \
-                     unrolling is not implemented"
-                ),
-            ));
-        }
-        let unrolled_size = size
-            .max(BE_INSNS + 1)
-            .saturating_sub(BE_INSNS)
-            .saturating_mul(trip_count)
-            .saturating_add(BE_INSNS);
-        let threshold = cx.knobs.unroll_threshold();
-        if unrolled_size >= u64::from(threshold) {
-            return Err((
+        let per_iter = size.max(BE_INSNS + 1) - BE_INSNS;
+        let unrolled = |f: u64| per_iter.saturating_mul(f).saturating_add(BE_INSNS);
+        let user = u64::from(limits.user_count);
+        let threshold = u64::from(limits.threshold);
+        // Full unrolling first, then partial (LLVM's `computeUnrollCount` order).
+        let full_no = if user != 0 && user < trip_count {
+            Some((
                 Skip::TooLarge,
                 format!(
-                    "the unrolled size {unrolled_size} ({trip_count} iterations of {size} \
-                     instructions) is not under unroll-threshold={threshold}"
+                    "unroll-count={user} asks for fewer copies than the {trip_count} iterations"
                 ),
-            ));
-        }
+            ))
+        } else if btc >= u64::from(limits.full_max_count) {
+            Some((
+                Skip::TripCountTooLarge,
+                format!(
+                    "the trip count {trip_count} is over unroll-full-max-count={}",
+                    limits.full_max_count
+                ),
+            ))
+        } else if unrolled(trip_count) >= threshold {
+            Some((
+                Skip::TooLarge,
+                format!(
+                    "the unrolled size {} ({trip_count} iterations of {size} instructions) is \
+                     not under unroll-threshold={threshold}",
+                    unrolled(trip_count)
+                ),
+            ))
+        } else {
+            None
+        };
+        let factor = match full_no {
+            None => trip_count,
+            Some(why) if user == 0 && !limits.allow_partial => return Err(why),
+            Some(why) => {
+                // Partial unrolling by a factor dividing the trip count: no remainder loop
+                // (not implemented), which is also what makes it legal with convergent
+                // operations.
+                let f = if user != 0 {
+                    if user >= trip_count {
+                        // A full unrolling was asked for and is not possible.
+                        return Err(why);
+                    }
+                    if trip_count % user != 0 {
+                        return Err((
+                            Skip::NeedsRemainder,
+                            format!(
+                                "unroll-count={user} does not divide the trip count \
+                                 {trip_count}: a remainder loop would be needed (not \
+                                 implemented)"
+                            ),
+                        ));
+                    }
+                    user
+                } else {
+                    let mut f = (u64::from(limits.partial_threshold).saturating_sub(BE_INSNS)
+                        / per_iter)
+                        .min(u64::from(limits.max_count))
+                        .min(trip_count - 1);
+                    while f > 1 && trip_count % f != 0 {
+                        f -= 1;
+                    }
+                    f
+                };
+                let limit = if user != 0 {
+                    threshold
+                } else {
+                    u64::from(limits.partial_threshold)
+                };
+                if f <= 1 || unrolled(f) >= limit.max(1) {
+                    let (skip, msg) = why;
+                    return Err((
+                        skip,
+                        format!(
+                            "{msg}; no partial unrolling factor dividing the trip count \
+                             fits (size {size}, threshold {limit})"
+                        ),
+                    ));
+                }
+                f
+            }
+        };
+        let unrolled_size = unrolled(factor);
         if unrolled_size.saturating_sub(size) > self.budget {
             return Err((
                 Skip::GrowthBudgetSpent,
@@ -440,6 +533,7 @@ impl LoopUnroll {
             header_at,
             latch_at,
             trip_count,
+            factor,
             unrolled_size,
             size,
         })
@@ -454,7 +548,9 @@ impl LoopUnroll {
     ) -> Result<Analyses, String> {
         let s = &mut self.s;
         let n = s.body.len();
-        let tc = plan.trip_count as usize;
+        let tc = plan.factor as usize;
+        let full = plan.factor == plan.trip_count;
+        let btc = plan.trip_count - 1;
         let li = &cx.analyses.loops;
         s.exit_blocks.clear();
         s.exit_blocks
@@ -481,7 +577,8 @@ impl LoopUnroll {
         let header0 = s.copies[at(0, plan.header_at)];
         let pre_term = func.terminator(plan.preheader).expect("terminator");
         s.args.clear();
-        {
+        // Partial unrolling keeps the loop: its header keeps its parameters.
+        if full {
             let args = &mut s.args;
             func.dfg.for_each_dest_mut(pre_term, |bc, pool| {
                 args.extend_from_slice(bc.args.as_slice(pool));
@@ -491,11 +588,10 @@ impl LoopUnroll {
         for (j, &a) in s.args.iter().enumerate() {
             s.subst.insert(func.dfg.block_params(header0)[j], a);
         }
-        for k in 0..tc - 1 {
-            let (h, next) = (
-                s.copies[at(k, plan.header_at)],
-                s.copies[at(k + 1, plan.header_at)],
-            );
+        for k in 0..tc - usize::from(full) {
+            // The last copy of a partial unrolling goes back to the loop's header.
+            let h = s.copies[at(k, plan.header_at)];
+            let next = s.copies[at((k + 1) % tc, plan.header_at)];
             let term = func
                 .terminator(s.copies[at(k, plan.latch_at)])
                 .expect("terminator");
@@ -503,13 +599,17 @@ impl LoopUnroll {
             let args = &mut s.args;
             func.dfg.for_each_dest_mut(term, |bc, pool| {
                 if bc.block == h {
-                    args.extend_from_slice(bc.args.as_slice(pool));
-                    bc.args.clear(pool);
+                    if next != header0 {
+                        args.extend_from_slice(bc.args.as_slice(pool));
+                        bc.args.clear(pool);
+                    }
                     bc.block = next;
                 }
             });
-            for (j, &a) in s.args.iter().enumerate() {
-                s.subst.insert(func.dfg.block_params(next)[j], a);
+            if next != header0 {
+                for (j, &a) in s.args.iter().enumerate() {
+                    s.subst.insert(func.dfg.block_params(next)[j], a);
+                }
             }
         }
         s.subst
@@ -517,7 +617,10 @@ impl LoopUnroll {
             .map_err(|e| format!("internal error: {e}"))?;
         remap_instructions(func, &s.copies, &s.subst);
 
-        // 3. Fold the exits with constant counts: stay before the count, leave at it.
+        // 3. Fold the exits with constant counts. Fully unrolled, copy k runs iteration k:
+        // stay before the count, leave at it. Partially, copy k runs iterations k, k + f,
+        // k + 2f, ..: an exit whose count is not among them (or past the last iteration)
+        // stays.
         let mut folded = 0u64;
         for k in 0..tc {
             for &(i, c, stay) in &s.exits {
@@ -526,8 +629,9 @@ impl LoopUnroll {
                     continue;
                 };
                 let dest = match stay {
-                    Some(st) if (k as u64) < c => blocks[st],
-                    Some(st) if k as u64 == c => blocks[1 - st],
+                    Some(st) if full && (k as u64) < c => blocks[st],
+                    Some(st) if full && k as u64 == c => blocks[1 - st],
+                    Some(st) if !full && (c > btc || c % tc as u64 != k as u64) => blocks[st],
                     _ => continue,
                 };
                 fold_to_jump(func, term, dest);
@@ -566,7 +670,7 @@ impl LoopUnroll {
         }
         let last_latch = s.copies[at(tc - 1, plan.latch_at)];
         let last_header = s.copies[at(tc - 1, plan.header_at)];
-        if s.reached[last_latch.index()] == g {
+        if full && s.reached[last_latch.index()] == g {
             let mut back = false;
             func.for_each_successor(last_latch, |t| back |= t == last_header);
             if back {
@@ -585,15 +689,13 @@ impl LoopUnroll {
         remove_blocks(func, &s.dead);
 
         // 5. The headers lose their parameters (every edge into them carries none now).
-        for k in 0..tc {
+        for k in usize::from(!full)..tc {
             let h = s.copies[at(k, plan.header_at)];
             if !func.layout.is_block_inserted(h) {
                 continue;
             }
-            while let Some(&p) = func.dfg.block_params(h).last() {
-                let _ = p;
-                func.dfg
-                    .remove_block_param(h, func.dfg.block_params(h).len() - 1);
+            while let Some(last) = func.dfg.block_params(h).len().checked_sub(1) {
+                func.dfg.remove_block_param(h, last);
             }
         }
 
@@ -626,13 +728,36 @@ impl LoopUnroll {
         for &b in &s.copies {
             a.cfg.update_block(func, b).map_err(cfg_err)?;
         }
-        for &b in s.dead.iter().chain(&merged) {
-            a.loops.remove_block(b);
-        }
-        a.loops.remove_loop(plan.l);
-        for &b in &s.copies[n..] {
-            if func.layout.is_block_inserted(b) {
-                a.loops.add_block(b, parent);
+        if full {
+            for &b in s.dead.iter().chain(&merged) {
+                a.loops.remove_block(b);
+            }
+            a.loops.remove_loop(plan.l);
+            for &b in &s.copies[n..] {
+                if func.layout.is_block_inserted(b) {
+                    a.loops.add_block(b, parent);
+                }
+            }
+        } else {
+            for &b in &s.copies[n..] {
+                if func.layout.is_block_inserted(b) {
+                    a.loops.add_block(b, Some(plan.l));
+                }
+            }
+            // The latch is the live copy that branches to the header (the last copy's
+            // latch, or the block it was merged into).
+            let latch = s
+                .copies
+                .iter()
+                .copied()
+                .filter(|&b| func.layout.is_block_inserted(b))
+                .find(|&b| a.cfg.succs(b).contains(&header0))
+                .ok_or("internal error: the partially unrolled loop lost its latch")?;
+            if !a.loops.set_header_and_latch(plan.l, header0, latch) {
+                return Err("internal error: the loop forest refused the new latch".into());
+            }
+            for &b in s.dead.iter().chain(&merged) {
+                a.loops.remove_block(b);
             }
         }
         Ok(Analyses::CFG.union(Analyses::LOOPS))
@@ -686,9 +811,8 @@ fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<
         for (j, &a) in s.args.iter().enumerate() {
             s.subst.insert(func.dfg.block_params(t)[j], a);
         }
-        while !func.dfg.block_params(t).is_empty() {
-            func.dfg
-                .remove_block_param(t, func.dfg.block_params(t).len() - 1);
+        while let Some(last) = func.dfg.block_params(t).len().checked_sub(1) {
+            func.dfg.remove_block_param(t, last);
         }
     }
     if s.subst.num_values() > 0 {

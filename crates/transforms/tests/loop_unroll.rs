@@ -4,12 +4,14 @@
 //!
 //! For every generated module, under `--verify-each` (the verifier after every pass, every
 //! loop report checked against a fresh loop forest, every analysis kept checked against a
-//! fresh one, every "no change" claim checked), with random unroll knobs:
+//! fresh one, every "no change" claim checked), with random unroll knobs
+//! (thresholds, counts, partial unrolling on or off):
 //! - after `loop(loop-unroll)` alone, behind `loop-rotate,indvars` (rotated loops with
 //!   canonical counters, what `-O` gives it), and in the whole `-O` pipeline, the
 //!   interpreter shows the same behaviour as the input on random inputs that follow the
 //!   kernel's contract;
-//! - every loop visit of `loop-unroll` either unrolled the loop or left a remark saying why.
+//! - every loop visit of `loop-unroll` either unrolled the loop (fully or partially) or
+//!   left a remark saying why.
 
 mod common;
 
@@ -32,9 +34,12 @@ fn apply(pipeline: &str, knobs: &Knobs, m: &mut Module) -> Result<Report, String
 struct Totals {
     cases: u64,
     unrolled: u64,
+    partial: u64,
     kept: u64,
     exits_folded: u64,
     blocks_merged: u64,
+    /// Remarks by kind.
+    reasons: std::collections::BTreeMap<&'static str, u64>,
 }
 
 const UNROLL: &str = "loop-unroll";
@@ -43,16 +48,34 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     let (m, contract) = generate_kernel_module(opts, &mut SplitMix64::new(seed));
     let mut knobs = Knobs::default();
     let mut r = SplitMix64::new(seed ^ 0x5eed);
-    let threshold = [150, 400, 2000, 20000][(r.next_u64() % 4) as usize];
-    apply_setting(&mut knobs, &format!("unroll-threshold={threshold}")).map_err(|e| e.to_string())?;
-    if r.next_u64() % 4 == 0 {
-        let max = 1 + r.next_u64() % 16;
-        apply_setting(&mut knobs, &format!("unroll-full-max-count={max}"))
-            .map_err(|e| e.to_string())?;
-    }
-    if r.next_u64() % 8 == 0 {
-        let count = r.next_u64() % 8;
-        apply_setting(&mut knobs, &format!("unroll-count={count}")).map_err(|e| e.to_string())?;
+    let mut set = |k: String| apply_setting(&mut knobs, &k).map_err(|e| e.to_string());
+    match r.next_u64() % 4 {
+        // Full unrolling at various thresholds and count limits.
+        0 | 1 => {
+            let threshold = [30, 150, 400, 2000, 20000][(r.next_u64() % 5) as usize];
+            set(format!("unroll-threshold={threshold}"))?;
+            if r.next_u64() % 4 == 0 {
+                set(format!("unroll-full-max-count={}", 1 + r.next_u64() % 16))?;
+            }
+        }
+        // Partial unrolling: full unrolling made impossible, so that every loop with a
+        // constant count divisible by some factor is unrolled partially.
+        2 => {
+            set("unroll-threshold=2".into())?;
+            set("unroll-allow-partial=true".into())?;
+            let pt = [20, 37, 100, 400][(r.next_u64() % 4) as usize];
+            set(format!("unroll-partial-threshold={pt}"))?;
+            if r.next_u64() % 3 == 0 {
+                set(format!("unroll-max-count={}", 2 + r.next_u64() % 6))?;
+            }
+        }
+        // An explicit count (0: not set, 1: no unrolling).
+        _ => {
+            set(format!("unroll-count={}", r.next_u64() % 6))?;
+            if r.next_u64() % 2 == 0 {
+                set("unroll-threshold=2000".into())?;
+            }
+        }
     }
     let kernel = &m.functions[contract.kernel].name;
     let o = DEFAULT_PIPELINE.to_string();
@@ -64,11 +87,17 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     for pipeline in pipelines {
         let mut a = m.clone();
         let r = apply(pipeline, &knobs, &mut a).map_err(|e| format!("{pipeline}: {e}"))?;
-        let unrolled = r.stats.get(UNROLL, "NumFullyUnrolled");
-        totals.unrolled += unrolled;
+        let full = r.stats.get(UNROLL, "NumFullyUnrolled");
+        let partial = r.stats.get(UNROLL, "NumPartiallyUnrolled");
+        let unrolled = full + partial;
+        totals.unrolled += full;
+        totals.partial += partial;
         totals.exits_folded += r.stats.get(UNROLL, "NumExitsFolded");
         totals.blocks_merged += r.stats.get(UNROLL, "NumBlocksMerged");
         let remarks = r.remarks.iter().filter(|x| x.pass == UNROLL).count() as u64;
+        for x in r.remarks.iter().filter(|x| x.pass == UNROLL) {
+            *totals.reasons.entry(x.kind).or_default() += 1;
+        }
         totals.kept += remarks;
         let visits = r
             .loop_visits
@@ -102,7 +131,7 @@ fn loop_unroll_on_generated_kernels() {
         check_case,
     );
     assert!(
-        totals.unrolled > 20 && totals.kept > 100,
+        totals.unrolled > 20 && totals.partial > 20 && totals.kept > 100,
         "the generator must exercise full unrolling: {totals:?}"
     );
 }
