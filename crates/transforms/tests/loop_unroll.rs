@@ -19,6 +19,8 @@ use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, RandomSource, SplitMix64};
 use gyre_ir::Module;
 use gyre_transforms::knobs::apply_setting;
+use gyre_transforms::verify::check_forms;
+use gyre_transforms::Forms;
 use gyre_transforms::{Knobs, Options, PassManager, Report, DEFAULT_PIPELINE};
 
 fn apply(pipeline: &str, knobs: &Knobs, m: &mut Module) -> Result<Report, String> {
@@ -122,7 +124,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
 
 #[test]
 fn loop_unroll_on_generated_kernels() {
-    let per_profile = common::cases(40);
+    let per_profile = common::cases(60);
     let mut totals = Totals::default();
     common::sweep(
         &["default", "loopy", "reducible", "switchy"],
@@ -134,4 +136,161 @@ fn loop_unroll_on_generated_kernels() {
         totals.unrolled > 20 && totals.partial > 20 && totals.kept > 100,
         "the generator must exercise full unrolling: {totals:?}"
     );
+}
+
+/// One kernel with many sequential constant loops (`for (i = 0; i < 4; i++) acc += i`):
+/// unrolling them all computes each analysis at most once, not once per loop, and leaves
+/// no loop.
+#[test]
+fn no_analysis_is_recomputed_per_loop() {
+    let n = 2000;
+    let mut s = String::from(
+        "global @out: global [4 x i32] align 4\n\nkernel @k(i32) {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    jump block1(v1, v0)\n",
+    );
+    // Loop i: header block(2i+1)(x, acc), body block(2i+2), exit into the next header.
+    let mut v = 2;
+    for i in 0..n {
+        let (h, body, next) = (2 * i + 1, 2 * i + 2, 2 * i + 3);
+        let (x, acc, four, c, one, y, a2) = (v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6);
+        v += 7;
+        // The next loop's counter starts at v1 (0, defined in block0).
+        s += &format!(
+            "block{h}(v{x}: i32, v{acc}: i32):\n    v{four} = iconst.i32 4\n    v{c} = icmp slt v{x}, v{four}\n    brif v{c}, block{body}, block{next}(v1, v{acc})\nblock{body}:\n    v{one} = iconst.i32 1\n    v{y} = iadd v{x}, v{one}\n    v{a2} = iadd v{acc}, v{x}\n    jump block{h}(v{y}, v{a2})\n"
+        );
+    }
+    s += &format!(
+        "block{}(v{v}: i32, v{}: i32):\n    v{} = global_addr @out\n    store v{}, v{}\n    return\n}}\n",
+        2 * n + 1,
+        v + 1,
+        v + 2,
+        v + 1,
+        v + 2
+    );
+    let mut m = gyre_ir::parse_module(&s).expect("parses");
+    // Each header's exit is the next header: loop-simplify gives each loop a preheader
+    // and a dedicated exit first.
+    PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), Options::default())
+        .expect("ok")
+        .run_module(&mut m)
+        .expect("runs");
+    let mut pm =
+        PassManager::from_pipeline("loop(loop-unroll)", Knobs::default(), Options::default())
+            .expect("ok");
+    let r = pm.run_module(&mut m).expect("runs");
+    assert_eq!(r.stats.get(UNROLL, "NumFullyUnrolled"), n as u64);
+    for (name, _, count) in &r.analysis_times {
+        assert!(*count <= 1, "{name} computed {count} times");
+    }
+    for f in m.functions.values() {
+        gyre_ir::verifier::verify_function(f, Some(&m)).expect("verifies");
+        check_forms(f, Forms::default()).expect("forms");
+    }
+    // No loop is left: a second run visits none.
+    let r = pm.run_module(&mut m).expect("runs");
+    let visits = r
+        .loop_visits
+        .iter()
+        .find(|(p, _)| *p == UNROLL)
+        .map_or(0, |(_, n)| *n);
+    assert_eq!(visits, 0, "every loop is unrolled");
+}
+
+/// A nest of 18 loops of 2 iterations each, with an unlimited threshold: each level
+/// unrolled doubles the code, so without a bound the nest would become 2^18 copies. The
+/// per-function growth budget stops it (remark `GrowthBudgetSpent`); the function stays
+/// verified and its size bounded.
+#[test]
+fn growth_is_bounded_per_function() {
+    use gyre_ir::builder::{FunctionBuilder, InstBuilder};
+    use gyre_ir::{AddrSpace, FuncKind, Function, IntCC, Signature, Type};
+    let depth = 18;
+    let mut m = Module::new();
+    let sig = Signature {
+        params: vec![Type::Ptr(AddrSpace::Global), Type::I32],
+        ret: None,
+    };
+    let k = m.push_function(Function::new("k", FuncKind::Kernel, sig));
+    let mut b = FunctionBuilder::new(&mut m.functions[k.id]);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let (out, n) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let acc = b.declare_var(Type::I32);
+    let zero = b.iconst(Type::I32, 0);
+    b.def_var(acc, zero);
+    let mut open = Vec::new();
+    for _ in 0..depth {
+        let iv = b.declare_var(Type::I32);
+        let z = b.iconst(Type::I32, 0);
+        b.def_var(iv, z);
+        let (h, body, exit) = (b.create_block(), b.create_block(), b.create_block());
+        b.jump(h, &[]);
+        b.switch_to_block(h);
+        let x = b.use_var(iv);
+        let two = b.iconst(Type::I32, 2);
+        let c = b.icmp(IntCC::Slt, x, two);
+        b.brif(c, body, &[], exit, &[]);
+        b.switch_to_block(body);
+        b.seal_block(body);
+        open.push((iv, h, exit));
+    }
+    let a = b.use_var(acc);
+    let s = b.iadd(a, n);
+    b.def_var(acc, s);
+    while let Some((iv, h, exit)) = open.pop() {
+        let x = b.use_var(iv);
+        let one = b.iconst(Type::I32, 1);
+        let y = b.iadd(x, one);
+        b.def_var(iv, y);
+        b.jump(h, &[]);
+        b.seal_block(h);
+        b.switch_to_block(exit);
+        b.seal_block(exit);
+    }
+    let a = b.use_var(acc);
+    b.store(a, out);
+    b.ret(None);
+    b.finalize().expect("builds");
+    let size = |m: &Module| -> usize {
+        m.functions
+            .values()
+            .map(|f| {
+                f.layout
+                    .blocks()
+                    .map(|bl| f.layout.block_insts(bl).count())
+                    .sum::<usize>()
+            })
+            .sum()
+    };
+    let before = size(&m);
+    let mut knobs = Knobs::default();
+    apply_setting(&mut knobs, "unroll-threshold=4000000000").expect("knob");
+    let options = Options {
+        verify_each: false,
+        ..Options::default()
+    };
+    let mut pm = PassManager::from_pipeline(
+        "loop-simplify,lcssa,loop(loop-rotate,indvars,loop-unroll)",
+        knobs,
+        options,
+    )
+    .expect("ok");
+    let r = pm.run_module(&mut m).expect("runs");
+    let after = size(&m);
+    assert!(
+        r.stats.get(UNROLL, "NumFullyUnrolled") >= 10,
+        "{:?}",
+        r.stats.get(UNROLL, "NumFullyUnrolled")
+    );
+    assert!(r.stats.get(UNROLL, "NumGrowthBudgetSpent") >= 1);
+    // The budget (65,536 added instructions at least, for a small function) plus what
+    // rotation and indvars add and the last loop unrolled within the budget.
+    assert!(
+        after <= before + 3 * 65_536,
+        "{before} -> {after} instructions"
+    );
+    for f in m.functions.values() {
+        gyre_ir::verifier::verify_function(f, Some(&m)).expect("verifies");
+    }
 }
