@@ -40,7 +40,9 @@
 //! [`LoopInfo::add_block`]: gyre_analysis::LoopInfo::add_block
 
 use crate::analyses::Analyses;
-use crate::loop_cleanup::{fold_to_jump, remove_blocks, remove_unreachable_blocks, restore_forms};
+use crate::loop_cleanup::{
+    const_int, eval_int, fold_to_jump, remove_blocks, remove_unreachable_blocks, restore_forms,
+};
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
 use crate::utils::split::Place;
@@ -376,11 +378,58 @@ impl LoopUnroll {
 
         self.se.compute_nest(func, cfg, li, l);
         let se = &self.se;
-        let Some(btc) = se.backedge_taken_count(l).and_then(|c| se.as_const(c)) else {
+        // The exits (LLVM's `tryToUnrollLoop`): the smallest constant count of any exit
+        // bounds the trip count, and unrolling by it removes that exit's branches; exits
+        // without a constant count stay conditional in every copy. Scalar evolution gives
+        // counts only to exits that dominate the latch, so the smallest one leaves in the
+        // last iteration and the last copy's back edge is dead. An exit of the header or
+        // the latch whose condition compares constants (what unswitching leaves) gets a
+        // count here when scalar evolution has none: 0 if it leaves, never if it stays.
+        let known =
+            |v: Value| const_int(func, v).or_else(|| se.value(v).and_then(|x| se.as_const(x)));
+        s.exits.clear();
+        let mut btc: Option<u64> = None;
+        for &(b, ref ec) in &se.loop_counts(l).exits {
+            let term = func.terminator(b).expect("a CFG block has a terminator");
+            let InstructionData::Brif { arg, blocks } = *func.dfg.inst(term) else {
+                continue;
+            };
+            let stay = match (
+                li.contains(l, blocks[0].block),
+                li.contains(l, blocks[1].block),
+            ) {
+                (true, false) => Some(0),
+                (false, true) => Some(1),
+                (false, false) => None,
+                (true, true) => continue,
+            };
+            let c = match ec.exact.and_then(|c| se.as_const(c)) {
+                Some(c) => c,
+                None if b == header || b == latch => {
+                    let ValueDef::Result(ci) = func.dfg.value_def(arg) else {
+                        continue;
+                    };
+                    let Some(v) = eval_int(func, ci, known) else {
+                        continue;
+                    };
+                    match stay {
+                        Some(st) if usize::from(v & 1 == 0) == st => u64::MAX,
+                        _ => 0,
+                    }
+                }
+                None => continue,
+            };
+            if c != u64::MAX {
+                btc = Some(btc.map_or(c, |m| m.min(c)));
+            }
+            let at = s.body.iter().position(|&x| x == b).expect("exiting block");
+            s.exits.push((at, c, stay));
+        }
+        let Some(btc) = btc else {
             return Err((
                 Skip::UnknownTripCount,
-                "scalar evolution knows no constant trip count (partial and runtime \
-                 unrolling are not implemented)"
+                "no exit has a constant count (runtime and upper-bound unrolling are not \
+                 implemented)"
                     .into(),
             ));
         };
@@ -487,46 +536,6 @@ impl LoopUnroll {
             ));
         }
 
-        // The exits: each with a constant count is folded in every copy; one must leave in
-        // the last iteration, so that the last latch's back edge is dead.
-        s.exits.clear();
-        let mut last_exit = false;
-        for &(b, ref ec) in &se.loop_counts(l).exits {
-            let Some(c) = ec.exact.and_then(|c| se.as_const(c)) else {
-                continue;
-            };
-            if c < btc {
-                // The minimum over the exits is the backedge-taken count.
-                return Err((
-                    Skip::UnknownTripCount,
-                    format!("the exit at {b} has a count {c} below the loop's {btc}"),
-                ));
-            }
-            let at = s.body.iter().position(|&x| x == b).expect("exiting block");
-            let term = func.terminator(b).expect("a CFG block has a terminator");
-            let stay = match func.dfg.inst(term) {
-                InstructionData::Brif { blocks, .. } => {
-                    match (
-                        li.contains(l, blocks[0].block),
-                        li.contains(l, blocks[1].block),
-                    ) {
-                        (true, false) => Some(0),
-                        (false, true) => Some(1),
-                        (false, false) => None,
-                        (true, true) => continue,
-                    }
-                }
-                _ => continue,
-            };
-            last_exit |= c == btc;
-            s.exits.push((at, c, stay));
-        }
-        if !last_exit {
-            return Err((
-                Skip::UnknownTripCount,
-                "no exit with a constant count ends the last iteration".into(),
-            ));
-        }
         Ok(Plan {
             l,
             preheader,
