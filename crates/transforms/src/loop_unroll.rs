@@ -46,6 +46,7 @@ use crate::loop_cleanup::{
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
 use crate::utils::split::Place;
+use gyre_analysis::scev::edge_args;
 use gyre_analysis::{Loop, ScalarEvolution};
 use gyre_ir::{Block, EntityRef, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -385,8 +386,25 @@ impl LoopUnroll {
         // last iteration and the last copy's back edge is dead. An exit of the header or
         // the latch whose condition compares constants (what unswitching leaves) gets a
         // count here when scalar evolution has none: 0 if it leaves, never if it stays.
-        let known =
-            |v: Value| const_int(func, v).or_else(|| se.value(v).and_then(|x| se.as_const(x)));
+        // A value is known when it is a constant, has a constant evolution, or is the
+        // parameter of a block with one predecessor passing a known value (a few steps).
+        let known = |mut v: Value| -> Option<u64> {
+            for _ in 0..8 {
+                if let Some(c) =
+                    const_int(func, v).or_else(|| se.value(v).and_then(|x| se.as_const(x)))
+                {
+                    return Some(c);
+                }
+                let ValueDef::Param(b, i) = func.dfg.value_def(v) else {
+                    return None;
+                };
+                let &[p] = cfg.preds(b) else {
+                    return None;
+                };
+                v = *edge_args(func, p, b)?.get(i as usize)?;
+            }
+            None
+        };
         s.exits.clear();
         let mut btc: Option<u64> = None;
         for &(b, ref ec) in &se.loop_counts(l).exits {
