@@ -903,9 +903,9 @@ fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<
         .copied()
         .filter(|&i| {
             removable(func, i)
-                && s.uses
-                    .get(&func.dfg.inst_result(i).expect("result"))
-                    .is_none()
+                && !s
+                    .uses
+                    .contains_key(&func.dfg.inst_result(i).expect("result"))
         })
         .collect();
     while let Some(i) = work.pop() {

@@ -56,7 +56,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
         0 | 1 => {
             let threshold = [30, 150, 400, 2000, 20000][(r.next_u64() % 5) as usize];
             set(format!("unroll-threshold={threshold}"))?;
-            if r.next_u64() % 4 == 0 {
+            if r.next_u64().is_multiple_of(4) {
                 set(format!("unroll-full-max-count={}", 1 + r.next_u64() % 16))?;
             }
         }
@@ -67,14 +67,14 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
             set("unroll-allow-partial=true".into())?;
             let pt = [20, 37, 100, 400][(r.next_u64() % 4) as usize];
             set(format!("unroll-partial-threshold={pt}"))?;
-            if r.next_u64() % 3 == 0 {
+            if r.next_u64().is_multiple_of(3) {
                 set(format!("unroll-max-count={}", 2 + r.next_u64() % 6))?;
             }
         }
         // An explicit count (0: not set, 1: no unrolling).
         _ => {
             set(format!("unroll-count={}", r.next_u64() % 6))?;
-            if r.next_u64() % 2 == 0 {
+            if r.next_u64().is_multiple_of(2) {
                 set("unroll-threshold=2000".into())?;
             }
         }
