@@ -68,9 +68,10 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 ///
 /// **Requires**: the loop innermost, in loop-simplify form (a preheader ending in a jump,
 /// one latch, dedicated exits) and in LCSSA form, which the loop adaptor establishes
-/// before any loop pass runs; a constant backedge-taken count from scalar evolution
-/// (computed for the loop alone, [`ScalarEvolution::compute_nest`]), with an exit whose
-/// constant count equals it. Run after `loop-rotate` and `indvars`, as `-O` does: a
+/// before any loop pass runs; at least one exit with a constant count from scalar
+/// evolution (computed for the loop alone, [`ScalarEvolution::compute_nest`]): the
+/// smallest bounds the trip count (LLVM 14's rule), exits without one stay conditional in
+/// every copy. Run after `loop-rotate` and `indvars`, as `-O` does: a
 /// rotated, canonical induction variable is what gives most loops a count.
 ///
 /// **Establishes**: fully unrolled, the loop is gone (reported with
