@@ -47,6 +47,7 @@ pub const PASS_MAP: &[(&str, &str, &str)] = &[
     ),
     ("licm", "licm", "LICMPass"),
     ("simplify", "instcombine", "InstCombinePass"),
+    ("loop-unroll", "loop-unroll-full", "LoopFullUnrollPass"),
 ];
 
 /// The passes of Gyre's `-O` pipeline ([`DEFAULT_PIPELINE`], read at run time since it

@@ -312,6 +312,21 @@ knobs! {
         "Evaluate a loop's first iteration with the preheader's constants to prove its backedge is never taken.";
     enable_loop_simplifycfg_term_folding: bool = true, "enable-loop-simplifycfg-term-folding", "loop-simplifycfg",
         "Let loop-simplifycfg fold branches on constants inside loops (and remove what they made unreachable).";
+    // --- loop-unroll (issue 23) ---
+    disable_loop_unrolling: bool = false, "disable-loop-unrolling", "loop-unroll",
+        "Turn loop-unroll off (LLVM's pipeline option).";
+    unroll_threshold: u32 = 150, "unroll-threshold", "loop-unroll",
+        "Fully unroll a loop only if its unrolled size ((size - 2) * trip count + 2) is under this (LLVM's -O2 default).";
+    unroll_full_max_count: u32 = u32::MAX, "unroll-full-max-count", "loop-unroll",
+        "Fully unroll only loops with at most this many iterations.";
+    unroll_count: u32 = 0, "unroll-count", "loop-unroll",
+        "Unroll factor (0: not set); below a loop's trip count, partial unrolling by it if it divides the trip count.";
+    unroll_allow_partial: bool = false, "unroll-allow-partial", "loop-unroll",
+        "Partially unroll (by a factor dividing the constant trip count) loops too large to unroll fully.";
+    unroll_partial_threshold: u32 = 37, "unroll-partial-threshold", "loop-unroll",
+        "Size limit of a partially unrolled loop body ((size - 2) * factor + 2); 37 is NVPTX's threshold / 4.";
+    unroll_max_count: u32 = u32::MAX, "unroll-max-count", "loop-unroll",
+        "The largest partial unrolling factor chosen by the size heuristic.";
 }
 
 impl Knobs {

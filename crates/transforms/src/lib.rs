@@ -71,6 +71,8 @@ pub mod verify;
 mod loop_cleanup;
 pub mod loop_deletion;
 pub mod loop_simplifycfg;
+// --- loop-unroll (issue 23) ---
+pub mod loop_unroll;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

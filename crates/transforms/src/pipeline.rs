@@ -15,10 +15,11 @@ use core::fmt;
 
 /// Gyre's default GPU loop pipeline (`-O`, `-O1`..`-O3`, `default<O2>`), in the order cicc
 /// runs its loop passes (loop-simplifycfg first, non-trivial unswitching after indvars,
-/// loop-deletion last), then the e-graph simplifier. Non-trivial unswitching is on, of
+/// loop-deletion, then full unrolling last, as LLVM's `loop-full-unroll` ends its loop
+/// pipeline), then the e-graph simplifier. Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md.
 pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,indvars,\
-     simple-loop-unswitch<nontrivial>,loop-deletion),simplify";
+     simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]

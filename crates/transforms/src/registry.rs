@@ -140,6 +140,28 @@ pub const PASSES: &[PassInfo] = &[
             Ok(Box::new(crate::loop_simplifycfg::LoopSimplifyCfg::default()))
         }),
     },
+    PassInfo {
+        name: "loop-unroll",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "Fully unroll innermost loops with a constant trip count whose unrolled size is under unroll-threshold.",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("loop-unroll", p)?;
+            Ok(Box::new(crate::loop_unroll::LoopUnroll::default()))
+        }),
+    },
+    PassInfo {
+        name: "loop-unroll-full",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "LLVM's name for the full-unrolling loop pass: the same pass as loop-unroll (which only unrolls fully).",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("loop-unroll-full", p)?;
+            Ok(Box::new(crate::loop_unroll::LoopUnroll::default()))
+        }),
+    },
 ];
 
 /// The pass with this pipeline name.

@@ -64,6 +64,13 @@ pub const KNOWN: &[(&str, &str)] = &[
         "LLVM 14 `opt` crashes in loop-deletion on this file (the bug the test guards, \
          fixed in LLVM 15); Gyre's result verifies and keeps its behaviour",
     ),
+    (
+        "LoopSimplify/pr33494.ll",
+        "LLVM's loop-unroll fully unrolls `while.body13`, whose exit count (23) its \
+         exhaustive evaluation finds by doubling 15872 (`shl nsw`) until it wraps to 0; \
+         Gyre's scalar evolution stops its brute-force evaluation at the signed overflow \
+         (poison under `nsw`), so the loop has no count and stays",
+    ),
 ];
 
 /// The reason recorded for `key`, if any.

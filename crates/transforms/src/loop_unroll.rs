@@ -1,0 +1,934 @@
+//! `loop-unroll`: full and partial unrolling of innermost loops with a constant trip count
+//! (LLVM's `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`).
+//!
+//! ```text
+//!   P: jump H(a)                          P: jump H
+//!   H(i): ..; brif c, B, X(..)            H: <iteration 0, i := a>       brif -> B
+//!   B: ..; jump H(i+1)            =>      B: jump H1
+//!   X(..): ..                             H1: <iteration 1, i := a+1>    brif -> B1
+//!                                         ...
+//!                                         Hn: <last iteration>           jump X(..)
+//! ```
+//!
+//! The loop's blocks are copied once per iteration (the originals are iteration 0); the
+//! latch of each copy branches to the next copy's header, the header's parameters are
+//! replaced by the values that entered it (the preheader's arguments, then the previous
+//! copy's latch arguments), and every exit whose count scalar evolution knows as a
+//! constant `c` is folded in each copy: it stays in iterations before `c` and leaves in
+//! iteration `c`. The copies' blocks that the folds leave unreachable (the rest of the
+//! last iteration, the back edge of the last latch) are removed. What is left has no back
+//! edge: the loop is gone and its blocks belong to the loop around it.
+//!
+//! **Partial unrolling** (a factor `f` dividing the trip count, so no remainder loop) makes
+//! `f` copies the same way, but the last copy's latch goes back to the first copy's header,
+//! which keeps its parameters: the loop stays, each of its iterations running `f` of the
+//! old ones. An exit with a constant count `c` can only leave in the copy running
+//! iteration `c`, copy `c mod f`: it is folded to "stay" in the others.
+//!
+//! **Values.** In LCSSA form a value of the loop reaches code after it only through an
+//! exit block's parameters, that is through branch arguments inside the loop, which are
+//! copied and remapped with the rest: no use outside the copies needs rewriting.
+//!
+//! **Cost.** Per unrolled loop: the unrolled code (at most `unroll-threshold`
+//! instructions, or the per-function growth budget) plus the loop's own size (scalar
+//! evolution of the loop, its size). The CFG's edges and the loop forest are updated in
+//! place ([`gyre_analysis::Cfg::update_block`], [`LoopInfo::remove_loop`],
+//! [`LoopInfo::add_block`]); the dominator tree is left to be recomputed by whoever needs
+//! it next. A loop that is left alone costs its size and its scalar evolution.
+//!
+//! [`LoopInfo::remove_loop`]: gyre_analysis::LoopInfo::remove_loop
+//! [`LoopInfo::add_block`]: gyre_analysis::LoopInfo::add_block
+
+use crate::analyses::Analyses;
+use crate::loop_cleanup::{
+    const_int, eval_int, fold_to_jump, remove_blocks, remove_unreachable_blocks, restore_forms,
+};
+use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
+use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
+use crate::utils::split::Place;
+use gyre_analysis::scev::edge_args;
+use gyre_analysis::{Loop, ScalarEvolution};
+use gyre_ir::{Block, EntityRef, Function, Inst, InstructionData, Opcode, Value, ValueDef};
+use rustc_hash::FxHashMap;
+
+const NAME: &str = "loop-unroll";
+
+/// LLVM's `BEInsns`: the compare and branch of the back edge, which unrolling removes from
+/// every copy but one (`getUnrolledLoopSize`).
+const BE_INSNS: u64 = 2;
+
+/// Instructions full unrolling may add to one function, at least: the budget is this or
+/// four times the function's size when the adaptor starts on it, whichever is larger, so
+/// that a function with thousands of small constant loops grows linearly, by a bounded
+/// factor.
+const MIN_GROWTH_BUDGET: u64 = 1 << 16;
+
+/// The `loop-unroll` loop pass (full unrolling; partial unrolling by a divisor of the trip
+/// count when allowed).
+///
+/// **Requires**: the loop innermost, in loop-simplify form (a preheader ending in a jump,
+/// one latch, dedicated exits) and in LCSSA form, which the loop adaptor establishes
+/// before any loop pass runs; at least one exit with a constant count from scalar
+/// evolution (computed for the loop alone, [`ScalarEvolution::compute_nest`]): the
+/// smallest bounds the trip count (LLVM 14's rule), exits without one stay conditional in
+/// every copy. Run after `loop-rotate` and `indvars`, as `-O` does: a
+/// rotated, canonical induction variable is what gives most loops a count.
+///
+/// **Establishes**: fully unrolled, the loop is gone (reported with
+/// [`LoopUpdater::mark_loop_deleted`]);
+/// its copies are straight-line code in the loop around it, which keeps loop-simplify and
+/// LCSSA form (its preheader, latches and exits are untouched; the exits of the unrolled
+/// loop become ordinary blocks of it, their parameters fed from inside it).
+///
+/// **Preserves**: the CFG's edges (its order goes stale) and the loop forest, updated in
+/// place; not the dominator tree, post-dominator tree, uniformity or `nonlocal-uses`.
+/// When the folds leave an exit block with no predecessor (an exit that is never taken),
+/// unreachable code is removed from the whole function and the forms re-established
+/// (`loop-simplify`, `lcssa`), keeping what those computed.
+///
+/// **Gives up** (a remark and a counter each): a loop with a subloop (`NotInnermost`); in
+/// or around an irreducible cycle (`Irreducible`); not in loop-simplify form
+/// (`NotLoopSimplifyForm`); no constant trip count (`UnknownTripCount`: runtime and
+/// upper-bound unrolling are not implemented); a trip count over `unroll-full-max-count`
+/// (`TripCountTooLarge`) or an unrolled size of `unroll-threshold` or more (`TooLarge`),
+/// when partial unrolling is not allowed or no factor fits; `unroll-count` set below the
+/// trip count and not dividing it (`NeedsRemainder`: no remainder loops); the function's
+/// growth budget spent (`GrowthBudgetSpent`). `disable-loop-unrolling` turns the pass off
+/// silently (LLVM's pipeline then does not add it).
+///
+/// **GPU rule**: full unrolling, and partial unrolling by a divisor of the trip count, are
+/// legal for loops with convergent operations (barriers, shuffles, votes, calls): every
+/// copy runs under the control dependence the original iteration had, and no remainder
+/// loop is added (LLVM's rule; cicc's `unroll-runtime-convergent` concerns runtime
+/// unrolling, not implemented).
+///
+/// **Size** (LLVM's `getUnrolledLoopSize`): the loop's size counts every instruction
+/// except constants (not instructions in LLVM IR) and block parameters (phis, free), the
+/// terminators included; the unrolled size is `(size - 2) * trip_count + 2`, the compare
+/// and branch of the back edge counted once.
+///
+/// **Knobs**: `unroll-threshold` (default 150, LLVM's `-O2` threshold), `unroll-full-max-count`
+/// (default unlimited), `unroll-count` (default 0: not set; below the trip count, the
+/// partial factor), `unroll-allow-partial` (default false), `unroll-partial-threshold`
+/// (default 37, NVPTX's `Threshold / 4`), `unroll-max-count` (default unlimited: the
+/// largest factor the heuristic picks), `disable-loop-unrolling`.
+///
+/// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumUnrolledInstrs` (instructions
+/// of the unrolled code), `NumExitsFolded`, `NumBlocksMerged`, and one counter per reason
+/// for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`,
+/// `NumUnknownTripCount`, `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`,
+/// `NumGrowthBudgetSpent`).
+#[derive(Default)]
+pub struct LoopUnroll {
+    se: ScalarEvolution,
+    /// Instructions this pass may still add to the current function.
+    budget: u64,
+    s: Scratch,
+}
+
+/// Buffers reused across loops.
+#[derive(Default)]
+struct Scratch {
+    /// The loop's blocks, header first (the loop forest's order).
+    body: Vec<Block>,
+    /// Every copy's blocks, copy after copy: copy `k` of `body[i]` is at
+    /// `k * body.len() + i` (copy 0 is the loop itself).
+    copies: Vec<Block>,
+    /// Clone map of one copy.
+    map: ValueMap,
+    /// Header parameter of each copy -> the value that entered it.
+    subst: ValueMap,
+    /// Exits with a constant count: (index in `body`, count, index of the staying target
+    /// in the `brif`, `None` when both targets leave).
+    exits: Vec<(usize, u64, Option<usize>)>,
+    /// Region marks (generation per block index) and reached marks.
+    mark: Vec<u32>,
+    reached: Vec<u32>,
+    gen: u32,
+    stack: Vec<Block>,
+    dead: Vec<Block>,
+    exit_blocks: Vec<Block>,
+    args: Vec<gyre_ir::Value>,
+    bools: Vec<bool>,
+    /// The copies' blocks still reachable, in copy order.
+    live: Vec<Block>,
+    /// Edges into each live block from live blocks (by block index), and the last one's
+    /// source.
+    npred: Vec<(u32, Block)>,
+    /// Use counts of the values the live blocks use.
+    uses: FxHashMap<Value, u32>,
+    insts: Vec<Inst>,
+}
+
+impl Scratch {
+    fn next_gen(&mut self, n: usize) -> u32 {
+        if self.mark.len() < n {
+            self.mark.resize(n, 0);
+            self.reached.resize(n, 0);
+        }
+        if self.gen == u32::MAX {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.reached.iter_mut().for_each(|m| *m = 0);
+            self.gen = 0;
+        }
+        self.gen += 1;
+        self.gen
+    }
+}
+
+/// Why a loop is left alone: the remark kind, and its counter.
+#[derive(Copy, Clone)]
+enum Skip {
+    NotInnermost,
+    Irreducible,
+    NotLoopSimplifyForm,
+    UnknownTripCount,
+    TripCountTooLarge,
+    TooLarge,
+    NeedsRemainder,
+    GrowthBudgetSpent,
+}
+
+impl Skip {
+    fn kind(self) -> &'static str {
+        match self {
+            Skip::NotInnermost => "NotInnermost",
+            Skip::Irreducible => "Irreducible",
+            Skip::NotLoopSimplifyForm => "NotLoopSimplifyForm",
+            Skip::UnknownTripCount => "UnknownTripCount",
+            Skip::TripCountTooLarge => "TripCountTooLarge",
+            Skip::TooLarge => "TooLarge",
+            Skip::NeedsRemainder => "NeedsRemainder",
+            Skip::GrowthBudgetSpent => "GrowthBudgetSpent",
+        }
+    }
+    fn counter(self) -> &'static str {
+        match self {
+            Skip::NotInnermost => "NumNotInnermost",
+            Skip::Irreducible => "NumIrreducible",
+            Skip::NotLoopSimplifyForm => "NumNotLoopSimplifyForm",
+            Skip::UnknownTripCount => "NumUnknownTripCount",
+            Skip::TripCountTooLarge => "NumTripCountTooLarge",
+            Skip::TooLarge => "NumTooLarge",
+            Skip::NeedsRemainder => "NumNeedsRemainder",
+            Skip::GrowthBudgetSpent => "NumGrowthBudgetSpent",
+        }
+    }
+}
+
+/// The knobs' limits, read once per loop.
+struct Limits {
+    threshold: u32,
+    full_max_count: u32,
+    user_count: u32,
+    allow_partial: bool,
+    partial_threshold: u32,
+    max_count: u32,
+}
+
+/// What the checks found about a loop to unroll fully.
+struct Plan {
+    l: Loop,
+    preheader: Block,
+    /// Index of the header and of the latch in `Scratch::body`.
+    header_at: usize,
+    latch_at: usize,
+    /// The number of iterations (backedge-taken count + 1).
+    trip_count: u64,
+    /// The number of copies: the trip count (full unrolling) or a divisor of it.
+    factor: u64,
+    /// The unrolled size estimate.
+    unrolled_size: u64,
+    /// The loop's size.
+    size: u64,
+}
+
+/// The size of a function as the growth budget counts it.
+fn function_size(func: &Function) -> u64 {
+    func.layout
+        .blocks()
+        .map(|b| func.layout.block_insts(b).count() as u64)
+        .sum()
+}
+
+impl LoopPass for LoopUnroll {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn establishes(&self) -> Forms {
+        Forms {
+            loop_simplify: true,
+            lcssa: true,
+            rotated: false,
+        }
+    }
+
+    fn begin_function(&mut self, func: &Function) {
+        self.budget = (4 * function_size(func)).max(MIN_GROWTH_BUDGET);
+    }
+
+    fn run_on_loop(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
+        if cx.knobs.disable_loop_unrolling() {
+            return Ok(PassResult::UNCHANGED);
+        }
+        cx.analyses
+            .ensure(func, Analyses::LOOPS)
+            .map_err(|e| err(func, e.to_string()))?;
+        let limits = Limits {
+            threshold: cx.knobs.unroll_threshold(),
+            full_max_count: cx.knobs.unroll_full_max_count(),
+            user_count: cx.knobs.unroll_count(),
+            allow_partial: cx.knobs.unroll_allow_partial(),
+            partial_threshold: cx.knobs.unroll_partial_threshold(),
+            max_count: cx.knobs.unroll_max_count(),
+        };
+        let plan = match self.check(func, header, cx, &limits) {
+            Ok(p) => p,
+            Err((skip, msg)) => {
+                cx.stats.add(NAME, skip.counter(), 1);
+                cx.remark(NAME, func, Some(header), skip.kind(), msg);
+                return Ok(PassResult::UNCHANGED);
+            }
+        };
+        self.budget = self
+            .budget
+            .saturating_sub(plan.unrolled_size.saturating_sub(plan.size));
+        let preserved = self.unroll(func, &plan, cx).map_err(|m| err(func, m))?;
+        if plan.factor == plan.trip_count {
+            updater.mark_loop_deleted();
+            cx.stats.add(NAME, "NumFullyUnrolled", 1);
+        } else {
+            cx.stats.add(NAME, "NumPartiallyUnrolled", 1);
+        }
+        cx.stats.add(NAME, "NumUnrolledInstrs", plan.unrolled_size);
+        Ok(PassResult::changed(preserved))
+    }
+}
+
+impl LoopUnroll {
+    /// Decide whether the loop at `header` can and should be fully unrolled; fills
+    /// `self.s.body` and `self.s.exits`.
+    fn check(
+        &mut self,
+        func: &Function,
+        header: Block,
+        cx: &PassContext<'_>,
+        limits: &Limits,
+    ) -> Result<Plan, (Skip, String)> {
+        let li = &cx.analyses.loops;
+        let cfg = &cx.analyses.cfg;
+        let l = li
+            .innermost_loop(header)
+            .filter(|&l| li.header(l) == header)
+            .ok_or((Skip::NotLoopSimplifyForm, "no loop here".to_string()))?;
+        if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
+            return Err((
+                Skip::Irreducible,
+                "the loop is in or around an irreducible cycle".into(),
+            ));
+        }
+        if !li.children(l).is_empty() {
+            return Err((
+                Skip::NotInnermost,
+                "the loop has a subloop; only innermost loops are unrolled".into(),
+            ));
+        }
+        let not_simplified = |what: &str| {
+            Err((
+                Skip::NotLoopSimplifyForm,
+                format!("the loop {what} (run loop-simplify first)"),
+            ))
+        };
+        let Some(latch) = li.latch(l) else {
+            return not_simplified("has no single latch");
+        };
+        let Some(preheader) = li.preheader(l, cfg) else {
+            return not_simplified("has no preheader");
+        };
+        if !li.has_dedicated_exits(l, cfg) || li.num_back_edges(l, cfg) != 1 {
+            return not_simplified("has exits shared with other code or several back edges");
+        }
+        let pre_term = func
+            .terminator(preheader)
+            .expect("a CFG block has a terminator");
+        if !matches!(func.dfg.inst(pre_term), InstructionData::Jump { .. }) {
+            return not_simplified("has a preheader that does not end in a jump");
+        }
+
+        // Size first: it is cheaper than scalar evolution and rules out most big loops.
+        let s = &mut self.s;
+        s.body.clear();
+        s.body.extend(li.blocks(l));
+        let mut size = 0u64;
+        for &b in &s.body {
+            for i in func.layout.block_insts(b) {
+                if !matches!(func.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst) {
+                    size += 1;
+                }
+            }
+        }
+        let header_at = s.body.iter().position(|&b| b == header).expect("header");
+        let latch_at = s.body.iter().position(|&b| b == latch).expect("latch");
+
+        self.se.compute_nest(func, cfg, li, l);
+        let se = &self.se;
+        // The exits (LLVM's `tryToUnrollLoop`): the smallest constant count of any exit
+        // bounds the trip count, and unrolling by it removes that exit's branches; exits
+        // without a constant count stay conditional in every copy. Scalar evolution gives
+        // counts only to exits that dominate the latch, so the smallest one leaves in the
+        // last iteration and the last copy's back edge is dead. An exit of the header or
+        // the latch whose condition compares constants (what unswitching leaves) gets a
+        // count here when scalar evolution has none: 0 if it leaves, never if it stays.
+        // A value is known when it is a constant, has a constant evolution, or is the
+        // parameter of a block with one predecessor passing a known value (a few steps).
+        let known = |mut v: Value| -> Option<u64> {
+            for _ in 0..8 {
+                if let Some(c) =
+                    const_int(func, v).or_else(|| se.value(v).and_then(|x| se.as_const(x)))
+                {
+                    return Some(c);
+                }
+                let ValueDef::Param(b, i) = func.dfg.value_def(v) else {
+                    return None;
+                };
+                let &[p] = cfg.preds(b) else {
+                    return None;
+                };
+                v = *edge_args(func, p, b)?.get(i as usize)?;
+            }
+            None
+        };
+        s.exits.clear();
+        let mut btc: Option<u64> = None;
+        for &(b, ref ec) in &se.loop_counts(l).exits {
+            let term = func.terminator(b).expect("a CFG block has a terminator");
+            let InstructionData::Brif { arg, blocks } = *func.dfg.inst(term) else {
+                continue;
+            };
+            let stay = match (
+                li.contains(l, blocks[0].block),
+                li.contains(l, blocks[1].block),
+            ) {
+                (true, false) => Some(0),
+                (false, true) => Some(1),
+                (false, false) => None,
+                (true, true) => continue,
+            };
+            let c = match ec.exact.and_then(|c| se.as_const(c)) {
+                Some(c) => c,
+                None if b == header || b == latch => {
+                    let ValueDef::Result(ci) = func.dfg.value_def(arg) else {
+                        continue;
+                    };
+                    let Some(v) = eval_int(func, ci, known) else {
+                        continue;
+                    };
+                    match stay {
+                        Some(st) if usize::from(v & 1 == 0) == st => u64::MAX,
+                        _ => 0,
+                    }
+                }
+                None => continue,
+            };
+            if c != u64::MAX {
+                btc = Some(btc.map_or(c, |m| m.min(c)));
+            }
+            let at = s.body.iter().position(|&x| x == b).expect("exiting block");
+            s.exits.push((at, c, stay));
+        }
+        let Some(btc) = btc else {
+            return Err((
+                Skip::UnknownTripCount,
+                "no exit has a constant count (runtime and upper-bound unrolling are not \
+                 implemented)"
+                    .into(),
+            ));
+        };
+        if btc == u64::MAX {
+            return Err((
+                Skip::TripCountTooLarge,
+                "the trip count 2^64 is over unroll-full-max-count".into(),
+            ));
+        }
+        let trip_count = btc + 1;
+        let per_iter = size.max(BE_INSNS + 1) - BE_INSNS;
+        let unrolled = |f: u64| per_iter.saturating_mul(f).saturating_add(BE_INSNS);
+        let user = u64::from(limits.user_count);
+        let threshold = u64::from(limits.threshold);
+        // Full unrolling first, then partial (LLVM's `computeUnrollCount` order).
+        let full_no = if user != 0 && user < trip_count {
+            Some((
+                Skip::TooLarge,
+                format!(
+                    "unroll-count={user} asks for fewer copies than the {trip_count} iterations"
+                ),
+            ))
+        } else if btc >= u64::from(limits.full_max_count) {
+            Some((
+                Skip::TripCountTooLarge,
+                format!(
+                    "the trip count {trip_count} is over unroll-full-max-count={}",
+                    limits.full_max_count
+                ),
+            ))
+        } else if unrolled(trip_count) >= threshold {
+            Some((
+                Skip::TooLarge,
+                format!(
+                    "the unrolled size {} ({trip_count} iterations of {size} instructions) is \
+                     not under unroll-threshold={threshold}",
+                    unrolled(trip_count)
+                ),
+            ))
+        } else {
+            None
+        };
+        let factor = match full_no {
+            None => trip_count,
+            Some(why) if user == 0 && !limits.allow_partial => return Err(why),
+            Some(why) => {
+                // Partial unrolling by a factor dividing the trip count: no remainder loop
+                // (not implemented), which is also what makes it legal with convergent
+                // operations.
+                let f = if user != 0 {
+                    if user >= trip_count {
+                        // A full unrolling was asked for and is not possible.
+                        return Err(why);
+                    }
+                    if trip_count % user != 0 {
+                        return Err((
+                            Skip::NeedsRemainder,
+                            format!(
+                                "unroll-count={user} does not divide the trip count \
+                                 {trip_count}: a remainder loop would be needed (not \
+                                 implemented)"
+                            ),
+                        ));
+                    }
+                    user
+                } else {
+                    let mut f = (u64::from(limits.partial_threshold).saturating_sub(BE_INSNS)
+                        / per_iter)
+                        .min(u64::from(limits.max_count))
+                        .min(trip_count - 1);
+                    while f > 1 && trip_count % f != 0 {
+                        f -= 1;
+                    }
+                    f
+                };
+                let limit = if user != 0 {
+                    threshold
+                } else {
+                    u64::from(limits.partial_threshold)
+                };
+                if f <= 1 || unrolled(f) >= limit.max(1) {
+                    let (skip, msg) = why;
+                    return Err((
+                        skip,
+                        format!(
+                            "{msg}; no partial unrolling factor dividing the trip count \
+                             fits (size {size}, threshold {limit})"
+                        ),
+                    ));
+                }
+                f
+            }
+        };
+        let unrolled_size = unrolled(factor);
+        if unrolled_size.saturating_sub(size) > self.budget {
+            return Err((
+                Skip::GrowthBudgetSpent,
+                format!(
+                    "unrolling would add {} instructions; the function's growth budget has {} \
+                     left",
+                    unrolled_size - size,
+                    self.budget
+                ),
+            ));
+        }
+
+        Ok(Plan {
+            l,
+            preheader,
+            header_at,
+            latch_at,
+            trip_count,
+            factor,
+            unrolled_size,
+            size,
+        })
+    }
+
+    /// Unroll the loop of `plan` fully. Returns the analyses kept.
+    fn unroll(
+        &mut self,
+        func: &mut Function,
+        plan: &Plan,
+        cx: &mut PassContext<'_>,
+    ) -> Result<Analyses, String> {
+        let s = &mut self.s;
+        let n = s.body.len();
+        let tc = plan.factor as usize;
+        let full = plan.factor == plan.trip_count;
+        let btc = plan.trip_count - 1;
+        let li = &cx.analyses.loops;
+        s.exit_blocks.clear();
+        s.exit_blocks
+            .extend(li.unique_exit_blocks(plan.l, &cx.analyses.cfg));
+        let parent = li.parent(plan.l);
+
+        // 1. The copies, all cloned from the untouched loop.
+        s.copies.clear();
+        s.copies.extend_from_slice(&s.body);
+        // The copies go after the latch, usually the loop's last block.
+        let mut last = s.body[plan.latch_at];
+        for _ in 1..tc {
+            s.map.clear();
+            let c = clone_blocks(func, &s.body, &mut s.map, Place::After(last))
+                .map_err(|e| format!("internal error: {e}"))?;
+            last = *c.last().expect("copies");
+            s.copies.extend_from_slice(&c);
+        }
+        let at = |k: usize, i: usize| k * n + i;
+
+        // 2. Chain the copies: each latch enters the next copy's header; each header's
+        // parameters stand for the values that entered it.
+        s.subst.clear();
+        let header0 = s.copies[at(0, plan.header_at)];
+        let pre_term = func.terminator(plan.preheader).expect("terminator");
+        s.args.clear();
+        // Partial unrolling keeps the loop: its header keeps its parameters.
+        if full {
+            let args = &mut s.args;
+            func.dfg.for_each_dest_mut(pre_term, |bc, pool| {
+                args.extend_from_slice(bc.args.as_slice(pool));
+                bc.args.clear(pool);
+            });
+        }
+        for (j, &a) in s.args.iter().enumerate() {
+            s.subst.insert(func.dfg.block_params(header0)[j], a);
+        }
+        for k in 0..tc - usize::from(full) {
+            // The last copy of a partial unrolling goes back to the loop's header.
+            let h = s.copies[at(k, plan.header_at)];
+            let next = s.copies[at((k + 1) % tc, plan.header_at)];
+            let term = func
+                .terminator(s.copies[at(k, plan.latch_at)])
+                .expect("terminator");
+            s.args.clear();
+            let args = &mut s.args;
+            func.dfg.for_each_dest_mut(term, |bc, pool| {
+                if bc.block == h {
+                    if next != header0 {
+                        args.extend_from_slice(bc.args.as_slice(pool));
+                        bc.args.clear(pool);
+                    }
+                    bc.block = next;
+                }
+            });
+            if next != header0 {
+                for (j, &a) in s.args.iter().enumerate() {
+                    s.subst.insert(func.dfg.block_params(next)[j], a);
+                }
+            }
+        }
+        s.subst
+            .resolve_chains()
+            .map_err(|e| format!("internal error: {e}"))?;
+        remap_instructions(func, &s.copies, &s.subst);
+
+        // 3. Fold the exits with constant counts. Fully unrolled, copy k runs iteration k:
+        // stay before the count, leave at it. Partially, copy k runs iterations k, k + f,
+        // k + 2f, ..: an exit whose count is not among them (or past the last iteration)
+        // stays.
+        let mut folded = 0u64;
+        for k in 0..tc {
+            for &(i, c, stay) in &s.exits {
+                let term = func.terminator(s.copies[at(k, i)]).expect("terminator");
+                let InstructionData::Brif { blocks, .. } = *func.dfg.inst(term) else {
+                    continue;
+                };
+                let dest = match stay {
+                    Some(st) if full && (k as u64) < c => blocks[st],
+                    Some(st) if full && k as u64 == c => blocks[1 - st],
+                    Some(st) if !full && (c > btc || c % tc as u64 != k as u64) => blocks[st],
+                    _ => continue,
+                };
+                fold_to_jump(func, term, dest);
+                folded += 1;
+            }
+        }
+        cx.stats.add(NAME, "NumExitsFolded", folded);
+
+        // 4. What the folds left reachable: a walk from the first header inside the copies.
+        let g = s.next_gen(func.dfg.num_blocks());
+        for &b in &s.copies {
+            s.mark[b.index()] = g;
+        }
+        s.stack.clear();
+        s.stack.push(header0);
+        s.reached[header0.index()] = g;
+        let mut live_exits = 0usize;
+        s.bools.clear();
+        s.bools.resize(s.exit_blocks.len(), false);
+        while let Some(b) = s.stack.pop() {
+            let (mark, reached, stack) = (&s.mark, &mut s.reached, &mut s.stack);
+            let (exits, bools) = (&s.exit_blocks, &mut s.bools);
+            func.for_each_successor(b, |t| {
+                if mark[t.index()] == g {
+                    if reached[t.index()] != g {
+                        reached[t.index()] = g;
+                        stack.push(t);
+                    }
+                } else if let Some(e) = exits.iter().position(|&x| x == t) {
+                    if !bools[e] {
+                        bools[e] = true;
+                        live_exits += 1;
+                    }
+                }
+            });
+        }
+        let last_latch = s.copies[at(tc - 1, plan.latch_at)];
+        let last_header = s.copies[at(tc - 1, plan.header_at)];
+        if full && s.reached[last_latch.index()] == g {
+            let mut back = false;
+            func.for_each_successor(last_latch, |t| back |= t == last_header);
+            if back {
+                return Err(format!(
+                    "internal error: the last iteration's back edge at {last_latch} is live"
+                ));
+            }
+        }
+        s.dead.clear();
+        s.dead.extend(
+            s.copies
+                .iter()
+                .copied()
+                .filter(|b| s.reached[b.index()] != g && *b != header0),
+        );
+        remove_blocks(func, &s.dead);
+
+        // 5. The headers lose their parameters (every edge into them carries none now).
+        for k in usize::from(!full)..tc {
+            let h = s.copies[at(k, plan.header_at)];
+            if !func.layout.is_block_inserted(h) {
+                continue;
+            }
+            while let Some(last) = func.dfg.block_params(h).len().checked_sub(1) {
+                func.dfg.remove_block_param(h, last);
+            }
+        }
+
+        // 6. Clean up the straight line: forward parameters of blocks with one
+        // predecessor, merge jump chains, remove what no longer has a use.
+        s.live.clear();
+        s.live.extend(
+            s.copies
+                .iter()
+                .copied()
+                .filter(|b| s.reached[b.index()] == g || *b == header0),
+        );
+        let merged = cleanup(func, s, g, header0);
+        cx.stats.add(NAME, "NumBlocksMerged", merged.len() as u64);
+
+        // 7. Analyses. An exit never taken any more leaves code unreachable beyond the
+        // copies: remove it from the whole function and re-form the loops (rare).
+        if live_exits < s.exit_blocks.len() {
+            let mut reached = core::mem::take(&mut s.bools);
+            remove_unreachable_blocks(func, &mut reached);
+            s.bools = reached;
+            restore_forms(func, cx).map_err(|e| e.0)?;
+            return Ok(cx.analyses.valid());
+        }
+        let a = &mut *cx.analyses;
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        a.cfg.update_block(func, plan.preheader).map_err(cfg_err)?;
+        // Every copy: live ones changed terminators, removed and merged ones lose their
+        // edges.
+        for &b in &s.copies {
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
+        }
+        if full {
+            for &b in s.dead.iter().chain(&merged) {
+                a.loops.remove_block(b);
+            }
+            a.loops.remove_loop(plan.l);
+            for &b in &s.copies[n..] {
+                if func.layout.is_block_inserted(b) {
+                    a.loops.add_block(b, parent);
+                }
+            }
+        } else {
+            for &b in &s.copies[n..] {
+                if func.layout.is_block_inserted(b) {
+                    a.loops.add_block(b, Some(plan.l));
+                }
+            }
+            // The latch is the live copy that branches to the header (the last copy's
+            // latch, or the block it was merged into).
+            let latch = s
+                .copies
+                .iter()
+                .copied()
+                .filter(|&b| func.layout.is_block_inserted(b))
+                .find(|&b| a.cfg.succs(b).contains(&header0))
+                .ok_or("internal error: the partially unrolled loop lost its latch")?;
+            if !a.loops.set_header_and_latch(plan.l, header0, latch) {
+                return Err("internal error: the loop forest refused the new latch".into());
+            }
+            for &b in s.dead.iter().chain(&merged) {
+                a.loops.remove_block(b);
+            }
+        }
+        Ok(Analyses::CFG.union(Analyses::LOOPS))
+    }
+}
+
+/// Tidy the live copies (`s.live`, region generation `g` in `s.mark`/`s.reached`), as
+/// LLVM's `simplifyLoopAfterUnroll` does: a block with one incoming edge gets its
+/// parameters replaced by that edge's arguments (so each copy's induction variable is the
+/// constant of its iteration), a block that jumps to a block with no other predecessor
+/// absorbs it, and instructions of the copies left without a use and without an effect
+/// are removed. Returns the blocks merged away (out of the layout). O(size of the copies).
+fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<Block> {
+    let in_region = |s: &Scratch, b: Block| s.mark[b.index()] == g && s.reached[b.index()] == g;
+    let n = func.dfg.num_blocks();
+    if s.npred.len() < n {
+        s.npred.resize(n, (0, header0));
+    }
+    for &b in &s.live {
+        s.npred[b.index()] = (0, b);
+    }
+    for k in 0..s.live.len() {
+        let b = s.live[k];
+        let term = func.terminator(b).expect("terminator");
+        let (mark, reached, npred) = (&s.mark, &s.reached, &mut s.npred);
+        func.dfg.for_each_dest(term, |bc| {
+            let t = bc.block;
+            if mark[t.index()] == g && reached[t.index()] == g {
+                let e = &mut npred[t.index()];
+                *e = (e.0 + 1, b);
+            }
+        });
+    }
+    // Forward parameters over single edges.
+    s.subst.clear();
+    for k in 0..s.live.len() {
+        let t = s.live[k];
+        let (count, pred) = s.npred[t.index()];
+        if t == header0 || count != 1 || func.dfg.block_params(t).is_empty() {
+            continue;
+        }
+        let term = func.terminator(pred).expect("terminator");
+        s.args.clear();
+        let args = &mut s.args;
+        func.dfg.for_each_dest_mut(term, |bc, pool| {
+            if bc.block == t {
+                args.extend_from_slice(bc.args.as_slice(pool));
+                bc.args.clear(pool);
+            }
+        });
+        for (j, &a) in s.args.iter().enumerate() {
+            s.subst.insert(func.dfg.block_params(t)[j], a);
+        }
+        while let Some(last) = func.dfg.block_params(t).len().checked_sub(1) {
+            func.dfg.remove_block_param(t, last);
+        }
+    }
+    if s.subst.num_values() > 0 {
+        // Chains only run from later copies to earlier ones: no cycle.
+        if s.subst.resolve_chains().is_ok() {
+            remap_instructions(func, &s.live, &s.subst);
+        }
+    }
+    // Merge jump chains.
+    let mut merged = Vec::new();
+    for k in 0..s.live.len() {
+        let b = s.live[k];
+        if !func.layout.is_block_inserted(b) {
+            continue;
+        }
+        loop {
+            let term = func.terminator(b).expect("terminator");
+            let InstructionData::Jump { dest } = *func.dfg.inst(term) else {
+                break;
+            };
+            let t = dest.block;
+            if t == b
+                || t == header0
+                || !in_region(s, t)
+                || s.npred[t.index()].0 != 1
+                || !func.dfg.block_params(t).is_empty()
+            {
+                break;
+            }
+            func.layout.remove_inst(term);
+            while let Some(i) = func.layout.first_inst(t) {
+                func.layout.remove_inst(i);
+                func.layout.append_inst(i, b);
+            }
+            func.layout.remove_block(t);
+            merged.push(t);
+        }
+    }
+    // Remove instructions without a use or an effect, users first.
+    s.uses.clear();
+    s.insts.clear();
+    for &b in &s.live {
+        if !func.layout.is_block_inserted(b) {
+            continue;
+        }
+        for i in func.layout.block_insts(b) {
+            let uses = &mut s.uses;
+            func.dfg
+                .for_each_inst_value(i, |v| *uses.entry(v).or_default() += 1);
+            s.insts.push(i);
+        }
+    }
+    let removable = |func: &Function, i: Inst| {
+        let op = func.dfg.inst(i).opcode();
+        !(op.is_terminator() || op.has_side_effects() || op.can_trap() || op.is_convergent())
+            && func.dfg.inst_result(i).is_some()
+    };
+    let mut work: Vec<Inst> = s
+        .insts
+        .iter()
+        .copied()
+        .filter(|&i| {
+            removable(func, i)
+                && !s
+                    .uses
+                    .contains_key(&func.dfg.inst_result(i).expect("result"))
+        })
+        .collect();
+    while let Some(i) = work.pop() {
+        if func.layout.inst_block(i).is_none() {
+            continue;
+        }
+        func.layout.remove_inst(i);
+        for k in 0..func.dfg.inst_args(i).len() {
+            let v = func.dfg.inst_args(i)[k];
+            let Some(u) = s.uses.get_mut(&v) else {
+                continue;
+            };
+            *u -= 1;
+            if *u == 0 {
+                if let ValueDef::Result(d) = func.dfg.value_def(v) {
+                    let here = func.layout.inst_block(d).is_some_and(|db| in_region(s, db));
+                    if here && removable(func, d) {
+                        work.push(d);
+                    }
+                }
+            }
+        }
+    }
+    merged
+}
