@@ -65,25 +65,7 @@ struct Reg {
 
 impl fmt::Display for Reg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Registers are most of the PTX text: digits into a stack buffer and one
-        // `write_str`, instead of a nested `write!` per register.
-        let mut buf = [0u8; 16];
-        let prefix = self.class.prefix().as_bytes();
-        buf[..prefix.len()].copy_from_slice(prefix);
-        let mut digits = [0u8; 10];
-        let (mut n, mut k) = (self.n, digits.len());
-        loop {
-            k -= 1;
-            digits[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let len = prefix.len() + digits.len() - k;
-        buf[prefix.len()..len].copy_from_slice(&digits[k..]);
-        // Only ASCII was written.
-        f.write_str(core::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
+        f.write_str(&piece_string(self))
     }
 }
 
@@ -105,13 +87,139 @@ const VPRINTF_DECL: &str = ".extern .func (.param .b32 func_retval0) vprintf\n(\
 /// The CUDA runtime's declaration of `__assertfail` (as llc prints it).
 const ASSERTFAIL_DECL: &str = ".extern .func __assertfail\n(\n\t.param .b64 __assertfail_param_0,\n\t.param .b64 __assertfail_param_1,\n\t.param .b32 __assertfail_param_2,\n\t.param .b64 __assertfail_param_3,\n\t.param .b64 __assertfail_param_4\n)\n;";
 
-/// Write one instruction line: a tab, the text, `;` and a newline.
+/// Write one instruction line: a tab, the text, `;` and a newline. `core::fmt` per
+/// line: [`put!`] is the fast form, for every line written often.
+#[allow(unused_macros)]
 macro_rules! ins {
     ($s:expr, $($arg:tt)*) => {{
         $s.out.push('\t');
         let _ = write!($s.out, $($arg)*);
         $s.out.push_str(";\n");
     }};
+}
+
+/// Write one instruction line from [`Piece`]s: a tab, the pieces, `;` and a newline.
+/// Most of a kernel's PTX text goes through here, so no `core::fmt`: each piece appends
+/// its bytes to the function's buffer directly.
+macro_rules! put {
+    ($s:expr; $($p:expr),+ $(,)?) => {{
+        $s.out.push('\t');
+        $( Piece::put(&$p, &mut $s.out); )+
+        $s.out.push_str(";\n");
+    }};
+}
+
+/// A piece of a PTX line, appended to the output without `core::fmt` (registers,
+/// immediates and labels are most of the text; `write!` per operand cost more than
+/// everything else in emission).
+trait Piece {
+    /// Append the text.
+    fn put(&self, out: &mut String);
+}
+
+impl Piece for str {
+    fn put(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl Piece for String {
+    fn put(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl<T: Piece + ?Sized> Piece for &T {
+    fn put(&self, out: &mut String) {
+        (**self).put(out);
+    }
+}
+
+/// Decimal digits of `n` (an itoa: digits into a stack buffer, then appended).
+fn put_u64(out: &mut String, mut n: u64) {
+    if n < 10 {
+        out.push(char::from(b'0' + n as u8));
+        return;
+    }
+    let mut buf = [0u8; 20];
+    let mut k = buf.len();
+    while n != 0 {
+        k -= 1;
+        buf[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    for &d in &buf[k..] {
+        out.push(char::from(d));
+    }
+}
+
+/// Upper-case hex digits of `n`, at least `width` of them (zero-padded).
+fn put_hex(out: &mut String, n: u64, width: u32) {
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(width).max(1);
+    for k in (0..digits).rev() {
+        let d = ((n >> (4 * k)) & 0xf) as u8;
+        out.push(char::from(if d < 10 { b'0' + d } else { b'A' + d - 10 }));
+    }
+}
+
+macro_rules! unsigned_pieces {
+    ($($t:ty),*) => {$(
+        impl Piece for $t {
+            fn put(&self, out: &mut String) {
+                put_u64(out, *self as u64);
+            }
+        }
+    )*};
+}
+unsigned_pieces!(u8, u16, u32, u64, usize);
+
+macro_rules! signed_pieces {
+    ($($t:ty),*) => {$(
+        impl Piece for $t {
+            fn put(&self, out: &mut String) {
+                if *self < 0 {
+                    out.push('-');
+                }
+                put_u64(out, (*self as i64).unsigned_abs());
+            }
+        }
+    )*};
+}
+signed_pieces!(i32, i64);
+
+/// An integer as `{:#X}` writes it: `0x` and upper-case hex digits.
+#[derive(Copy, Clone)]
+struct Hex(u64);
+
+impl Piece for Hex {
+    fn put(&self, out: &mut String) {
+        out.push_str("0x");
+        put_hex(out, self.0, 1);
+    }
+}
+
+/// A piece's text on its own (for the `Display` impls the slow paths use).
+fn piece_string(p: &impl Piece) -> String {
+    let mut s = String::new();
+    p.put(&mut s);
+    s
+}
+
+impl Piece for Reg {
+    fn put(&self, out: &mut String) {
+        out.push_str(self.class.prefix());
+        put_u64(out, u64::from(self.n));
+    }
+}
+
+impl Piece for Addr {
+    fn put(&self, out: &mut String) {
+        self.reg.put(out);
+        if self.off != 0 {
+            out.push('+');
+            self.off.put(out);
+        }
+    }
 }
 
 /// A memory operand's contents: a register and a byte offset (`%rd3`, `%rd3+8`,
@@ -196,16 +304,54 @@ fn space_name(space: AddrSpace) -> &'static str {
     space.name()
 }
 
-fn float_imm(is64: bool, bits: u64) -> String {
-    if is64 {
-        format!("0d{bits:016X}")
-    } else {
-        format!("0f{:08X}", bits as u32)
+/// A float immediate as PTX writes its bits: `0dXXXXXXXXXXXXXXXX` or `0fXXXXXXXX`.
+#[derive(Copy, Clone)]
+struct FloatImm {
+    is64: bool,
+    bits: u64,
+}
+
+impl Piece for FloatImm {
+    fn put(&self, out: &mut String) {
+        if self.is64 {
+            out.push_str("0d");
+            put_hex(out, self.bits, 16);
+        } else {
+            out.push_str("0f");
+            put_hex(out, u64::from(self.bits as u32), 8);
+        }
     }
 }
 
-fn label(b: Block) -> String {
-    format!("$L__BB{}", b.index())
+impl fmt::Display for FloatImm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&piece_string(self))
+    }
+}
+
+fn float_imm(is64: bool, bits: u64) -> FloatImm {
+    FloatImm { is64, bits }
+}
+
+/// A block's label, `$L__BB<index>`.
+#[derive(Copy, Clone)]
+struct Label(Block);
+
+impl Piece for Label {
+    fn put(&self, out: &mut String) {
+        out.push_str("$L__BB");
+        put_u64(out, self.0.index() as u64);
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&piece_string(self))
+    }
+}
+
+fn label(b: Block) -> Label {
+    Label(b)
 }
 
 /// The PTX header of a function: linkage, return parameter, name and parameters.
@@ -443,7 +589,7 @@ impl FnEmitter<'_> {
             MemOrder::Release => "release",
             MemOrder::AcqRel => "acq_rel",
             MemOrder::SeqCst => {
-                ins!(self, "fence.sc.{}", scope.name());
+                put!(self; "fence.sc.", scope.name());
                 "acq_rel"
             }
         };
@@ -543,7 +689,8 @@ impl FnEmitter<'_> {
         for (i, &b) in order.iter().enumerate() {
             let next = order.get(i + 1).copied();
             if b != entry {
-                let _ = writeln!(self.out, "{}:", label(b));
+                Label(b).put(&mut self.out);
+                self.out.push_str(":\n");
             }
             for inst in f.layout.block_insts(b) {
                 self.inst(inst, next)?;
@@ -653,20 +800,16 @@ impl FnEmitter<'_> {
                     }
                     let bits = u * 8;
                     let t = self.tmp(if u == 8 { Class::B64 } else { Class::B32 });
-                    ins!(self, "ld.param.u{bits} {t}, [$$param{i}+{k}]");
-                    ins!(
-                        self,
-                        "st.local.u{bits} [$$depot+{}], {t}",
-                        u64::from(off) + k
-                    );
+                    put!(self; "ld.param.u", bits, " ", t, ", [$$param", i, "+", k, "]");
+                    put!(self; "st.local.u", bits, " [$$depot+", u64::from(off) + k, "], ", t);
                     k += u;
                 }
                 if off == 0 {
-                    ins!(self, "mov.u64 {d}, $$depot");
+                    put!(self; "mov.u64 ", d, ", $$depot");
                 } else {
                     let t = self.tmp(Class::B64);
-                    ins!(self, "mov.u64 {t}, $$depot");
-                    ins!(self, "add.s64 {d}, {t}, {off}");
+                    put!(self; "mov.u64 ", t, ", $$depot");
+                    put!(self; "add.s64 ", d, ", ", t, ", ", off);
                 }
                 continue;
             }
@@ -675,31 +818,31 @@ impl FnEmitter<'_> {
                 match ty {
                     Type::I1 => {
                         let t = self.tmp(Class::B32);
-                        ins!(self, "ld.param.u8 {t}, [$$param{i}]");
-                        ins!(self, "and.b32 {t}, {t}, 1");
-                        ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                        put!(self; "ld.param.u8 ", t, ", [$$param", i, "]");
+                        put!(self; "and.b32 ", t, ", ", t, ", 1");
+                        put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                     }
                     Type::Ptr(AddrSpace::Global) => {
                         let t = self.tmp(Class::B64);
-                        ins!(self, "ld.param.u64 {t}, [$$param{i}]");
-                        ins!(self, "cvta.to.global.u64 {d}, {t}");
+                        put!(self; "ld.param.u64 ", t, ", [$$param", i, "]");
+                        put!(self; "cvta.to.global.u64 ", d, ", ", t);
                     }
                     // A generic pointer whose web was inferred global (`crate::space`).
                     Type::Ptr(AddrSpace::Generic) if self.spaces[p].is_some() => {
                         let t = self.tmp(Class::B64);
-                        ins!(self, "ld.param.u64 {t}, [$$param{i}]");
-                        ins!(self, "cvta.to.global.u64 {d}, {t}");
+                        put!(self; "ld.param.u64 ", t, ", [$$param", i, "]");
+                        put!(self; "cvta.to.global.u64 ", d, ", ", t);
                     }
-                    _ => ins!(self, "ld.param.{pt} {d}, [$$param{i}]"),
+                    _ => put!(self; "ld.param.", pt, " ", d, ", [$$param", i, "]"),
                 }
             } else {
                 let pt = func_param_type(ty);
                 if ty == Type::I1 {
                     let t = self.tmp(Class::B32);
-                    ins!(self, "ld.param.b32 {t}, [$$param{i}]");
-                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    put!(self; "ld.param.b32 ", t, ", [$$param", i, "]");
+                    put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                 } else {
-                    ins!(self, "ld.param.{pt} {d}, [$$param{i}]");
+                    put!(self; "ld.param.", pt, " ", d, ", [$$param", i, "]");
                 }
             }
         }
@@ -708,7 +851,7 @@ impl FnEmitter<'_> {
     /// `and` a narrow integer result back to its width.
     fn renarrow(&mut self, d: Reg, ty: Type) {
         if is_narrow(ty) {
-            ins!(self, "and.b32 {d}, {d}, {:#X}", mask_of(ty));
+            put!(self; "and.b32 ", d, ", ", d, ", ", Hex(mask_of(ty)));
         }
     }
 
@@ -718,12 +861,12 @@ impl FnEmitter<'_> {
         match self.ty(v) {
             Type::I8 => {
                 let t = self.tmp(Class::B32);
-                ins!(self, "cvt.s32.s8 {t}, {r}");
+                put!(self; "cvt.s32.s8 ", t, ", ", r);
                 t
             }
             Type::I16 => {
                 let t = self.tmp(Class::B32);
-                ins!(self, "cvt.s32.s16 {t}, {r}");
+                put!(self; "cvt.s32.s16 ", t, ", ", r);
                 t
             }
             _ => r,
@@ -737,7 +880,7 @@ impl FnEmitter<'_> {
             let p = self.v(v);
             let t = self.tmp(Class::B32);
             let one = if signed { "-1" } else { "1" };
-            ins!(self, "selp.b32 {t}, {one}, 0, {p}");
+            put!(self; "selp.b32 ", t, ", ", one, ", 0, ", p);
             t
         } else if signed {
             self.sext32(v)
@@ -763,8 +906,8 @@ impl FnEmitter<'_> {
             },
         );
         let p = self.tmp(Class::Pred);
-        ins!(self, "setp.nan.{t} {p}, {d}, {d}");
-        ins!(self, "selp.{t} {d}, {nan}, {d}, {p}");
+        put!(self; "setp.nan.", t, " ", p, ", ", d, ", ", d);
+        put!(self; "selp.", t, " ", d, ", ", nan, ", ", d, ", ", p);
     }
 
     fn inst(&mut self, inst: Inst, next: Option<Block>) -> Result<(), CodegenError> {
@@ -783,9 +926,9 @@ impl FnEmitter<'_> {
                 let d = self.v(r);
                 let bits = (imm as u64) & mask_of(ty);
                 match d.class {
-                    Class::Pred => ins!(self, "mov.pred {d}, {bits}"),
-                    Class::B32 => ins!(self, "mov.b32 {d}, {bits:#X}"),
-                    _ => ins!(self, "mov.b64 {d}, {bits:#X}"),
+                    Class::Pred => put!(self; "mov.pred ", d, ", ", bits),
+                    Class::B32 => put!(self; "mov.b32 ", d, ", ", Hex(bits)),
+                    _ => put!(self; "mov.b64 ", d, ", ", Hex(bits)),
                 }
             }
             InstructionData::FloatConst { bits } => {
@@ -793,7 +936,7 @@ impl FnEmitter<'_> {
                 let is64 = self.ty(r) == Type::F64;
                 let d = self.v(r);
                 let t = if is64 { "f64" } else { "f32" };
-                ins!(self, "mov.{t} {d}, {}", float_imm(is64, bits));
+                put!(self; "mov.", t, " ", d, ", ", float_imm(is64, bits));
             }
             InstructionData::Binary { opcode, args, .. } => {
                 let r = result.expect("binary ops have a result");
@@ -814,17 +957,17 @@ impl FnEmitter<'_> {
                 match opcode {
                     Opcode::Fma => {
                         let t = if d.class == Class::F64 { "f64" } else { "f32" };
-                        ins!(self, "fma.rn.{t} {d}, {a}, {b}, {c}");
+                        put!(self; "fma.rn.", t, " ", d, ", ", a, ", ", b, ", ", c);
                         self.canonicalize(r);
                     }
                     Opcode::Select => match d.class {
                         Class::Pred => {
-                            ins!(self, "@{a} mov.pred {d}, {b}");
-                            ins!(self, "@!{a} mov.pred {d}, {c}");
+                            put!(self; "@", a, " mov.pred ", d, ", ", b);
+                            put!(self; "@!", a, " mov.pred ", d, ", ", c);
                         }
                         cl => {
                             let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
-                            ins!(self, "selp.{t} {d}, {b}, {c}, {a}");
+                            put!(self; "selp.", t, " ", d, ", ", b, ", ", c, ", ", a);
                         }
                     },
                     _ => return Err(self.err(inst, format!("ternary opcode {}", opcode.name()))),
@@ -845,11 +988,11 @@ impl FnEmitter<'_> {
                 let (a, b) = (self.v(args[0]), self.v(args[1]));
                 let op = match cond {
                     FloatCC::False => {
-                        ins!(self, "mov.pred {d}, 0");
+                        put!(self; "mov.pred ", d, ", 0");
                         return Ok(());
                     }
                     FloatCC::True => {
-                        ins!(self, "mov.pred {d}, 1");
+                        put!(self; "mov.pred ", d, ", 1");
                         return Ok(());
                     }
                     FloatCC::Oeq => "eq",
@@ -867,7 +1010,7 @@ impl FnEmitter<'_> {
                     FloatCC::Une => "neu",
                     FloatCC::Uno => "nan",
                 };
-                ins!(self, "setp.{op}.{t} {d}, {a}, {b}");
+                put!(self; "setp.", op, ".", t, " ", d, ", ", a, ", ", b);
             }
             InstructionData::PtrAdd { args, scale } => {
                 let r = result.expect("ptradd has a result");
@@ -882,26 +1025,26 @@ impl FnEmitter<'_> {
                     };
                     let s = if opcode == Opcode::Sext { "s" } else { "u" };
                     let i = self.v(arg);
-                    ins!(self, "mad.wide.{s}32 {d}, {i}, {scale}, {base}");
+                    put!(self; "mad.wide.", s, "32 ", d, ", ", i, ", ", scale, ", ", base);
                     return Ok(());
                 }
                 match self.ty(args[1]) {
                     Type::I64 => {
                         let i = self.v(args[1]);
                         if scale == 1 {
-                            ins!(self, "add.s64 {d}, {base}, {i}");
+                            put!(self; "add.s64 ", d, ", ", base, ", ", i);
                         } else {
-                            ins!(self, "mad.lo.s64 {d}, {i}, {scale}, {base}");
+                            put!(self; "mad.lo.s64 ", d, ", ", i, ", ", scale, ", ", base);
                         }
                     }
                     _ => {
                         let i = self.int32(args[1], true);
                         if scale <= i32::MAX as u32 {
-                            ins!(self, "mad.wide.s32 {d}, {i}, {scale}, {base}");
+                            put!(self; "mad.wide.s32 ", d, ", ", i, ", ", scale, ", ", base);
                         } else {
                             let t = self.tmp(Class::B64);
-                            ins!(self, "cvt.s64.s32 {t}, {i}");
-                            ins!(self, "mad.lo.s64 {d}, {t}, {scale}, {base}");
+                            put!(self; "cvt.s64.s32 ", t, ", ", i);
+                            put!(self; "mad.lo.s64 ", d, ", ", t, ", ", scale, ", ", base);
                         }
                     }
                 }
@@ -921,11 +1064,11 @@ impl FnEmitter<'_> {
                 let d = self.v(r);
                 if ty == Type::I1 {
                     let t = self.tmp(Class::B32);
-                    ins!(self, "ld{vol}{sq}.u8 {t}, [{p}]");
-                    ins!(self, "and.b32 {t}, {t}, 1");
-                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    put!(self; "ld", vol, sq, ".u8 ", t, ", [", p, "]");
+                    put!(self; "and.b32 ", t, ", ", t, ", 1");
+                    put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                 } else {
-                    ins!(self, "ld{vol}{sq}.{mt} {d}, [{p}]");
+                    put!(self; "ld", vol, sq, ".", mt, " ", d, ", [", p, "]");
                 }
             }
             InstructionData::Store { args, flags } => {
@@ -944,7 +1087,7 @@ impl FnEmitter<'_> {
                 } else {
                     self.v(args[0])
                 };
-                ins!(self, "st{vol}{sq}.{mt} [{p}], {v}");
+                put!(self; "st", vol, sq, ".", mt, " [", p, "], ", v);
             }
             InstructionData::AtomicRmw {
                 op,
@@ -975,7 +1118,7 @@ impl FnEmitter<'_> {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
                 let (p, v, d) = (self.addr(args[0]), self.v(args[1]), self.v(r));
-                ins!(self, "atom{sem}{}.{o} {d}, [{p}], {v}", space_qual(space));
+                put!(self; "atom", sem, space_qual(space), ".", o, " ", d, ", [", p, "], ", v);
             }
             InstructionData::AtomicCas { args, order, scope } => {
                 let r = result.expect("atomics have a result");
@@ -992,11 +1135,7 @@ impl FnEmitter<'_> {
                     self.v(args[2]),
                     self.v(r),
                 );
-                ins!(
-                    self,
-                    "atom{sem}{}.cas.b{w} {d}, [{p}], {e}, {n}",
-                    space_qual(space)
-                );
+                put!(self; "atom", sem, space_qual(space), ".cas.b", w, " ", d, ", [", p, "], ", e, ", ", n);
             }
             InstructionData::GlobalAddr { global } => {
                 let r = result.expect("global_addr has a result");
@@ -1009,10 +1148,10 @@ impl FnEmitter<'_> {
                         if gspace != AddrSpace::Generic && self.spaces[r].is_none() =>
                     {
                         let t = self.tmp(Class::B64);
-                        ins!(self, "mov.u64 {t}, {name}");
-                        ins!(self, "cvta.{}.u64 {d}, {t}", space_name(gspace));
+                        put!(self; "mov.u64 ", t, ", ", name);
+                        put!(self; "cvta.", space_name(gspace), ".u64 ", d, ", ", t);
                     }
-                    _ => ins!(self, "mov.u64 {d}, {name}"),
+                    _ => put!(self; "mov.u64 ", d, ", ", name),
                 }
             }
             InstructionData::SlotAddr { slot } => {
@@ -1020,11 +1159,11 @@ impl FnEmitter<'_> {
                 let off = self.slot_offsets.get(slot.index()).copied().unwrap_or(0);
                 let d = self.v(r);
                 if off == 0 {
-                    ins!(self, "mov.u64 {d}, $$depot");
+                    put!(self; "mov.u64 ", d, ", $$depot");
                 } else {
                     let t = self.tmp(Class::B64);
-                    ins!(self, "mov.u64 {t}, $$depot");
-                    ins!(self, "add.s64 {d}, {t}, {off}");
+                    put!(self; "mov.u64 ", t, ", $$depot");
+                    put!(self; "add.s64 ", d, ", ", t, ", ", off);
                 }
             }
             InstructionData::Sreg { reg } => {
@@ -1035,17 +1174,13 @@ impl FnEmitter<'_> {
                     SpecialReg::LaneId => "%laneid".to_string(),
                     other => format!("%{}", other.name()),
                 };
-                ins!(self, "mov.u32 {d}, {src}");
+                put!(self; "mov.u32 ", d, ", ", src);
             }
             InstructionData::Shfl { mode, args } => {
                 let r = result.expect("shfl has a result");
                 let (d, a) = (self.v(r), self.v(args[0]));
                 let (b, c, m) = (self.v(args[1]), self.v(args[2]), self.v(args[3]));
-                ins!(
-                    self,
-                    "shfl.sync.{}.b32 {d}, {a}, {b}, {c}, {m}",
-                    mode.name()
-                );
+                put!(self; "shfl.sync.", mode.name(), ".b32 ", d, ", ", a, ", ", b, ", ", c, ", ", m);
             }
             InstructionData::Vote { mode, args } => {
                 let r = result.expect("vote has a result");
@@ -1055,11 +1190,11 @@ impl FnEmitter<'_> {
                 } else {
                     "pred"
                 };
-                ins!(self, "vote.sync.{}.{t} {d}, {p}, {m}", mode.name());
+                put!(self; "vote.sync.", mode.name(), ".", t, " ", d, ", ", p, ", ", m);
             }
             InstructionData::WarpSync { mask } => {
                 let m = self.v(mask);
-                ins!(self, "bar.warp.sync {m}");
+                put!(self; "bar.warp.sync ", m);
             }
             InstructionData::Fence { order, scope } => {
                 let sem = if order == MemOrder::SeqCst {
@@ -1067,20 +1202,20 @@ impl FnEmitter<'_> {
                 } else {
                     "acq_rel"
                 };
-                ins!(self, "fence.{sem}.{}", scope.name());
+                put!(self; "fence.", sem, ".", scope.name());
             }
             InstructionData::Nullary { opcode } => match opcode {
                 Opcode::Clock => {
                     let r = result.expect("clock has a result");
                     let d = self.v(r);
                     if self.ty(r) == Type::I64 {
-                        ins!(self, "mov.u64 {d}, %clock64");
+                        put!(self; "mov.u64 ", d, ", %clock64");
                     } else {
-                        ins!(self, "mov.u32 {d}, %clock");
+                        put!(self; "mov.u32 ", d, ", %clock");
                     }
                 }
-                Opcode::Barrier => ins!(self, "bar.sync 0"),
-                Opcode::Unreachable => ins!(self, "trap"),
+                Opcode::Barrier => put!(self; "bar.sync 0"),
+                Opcode::Unreachable => put!(self; "trap"),
                 _ => return Err(self.err(inst, format!("opcode {}", opcode.name()))),
             },
             InstructionData::Vprintf { args } => {
@@ -1090,13 +1225,13 @@ impl FnEmitter<'_> {
                 let (f0, a0) = (self.v(args[0]), self.v(args[1]));
                 let d = self.v(result.expect("vprintf has a result"));
                 self.out.push_str("\t{\n");
-                ins!(self, "\t.param .b64 $$arg0");
-                ins!(self, "\tst.param.b64 [$$arg0], {f0}");
-                ins!(self, "\t.param .b64 $$arg1");
-                ins!(self, "\tst.param.b64 [$$arg1], {a0}");
-                ins!(self, "\t.param .b32 $$ret");
-                ins!(self, "\tcall ($$ret), vprintf, ($$arg0, $$arg1)");
-                ins!(self, "\tld.param.b32 {d}, [$$ret]");
+                put!(self; "\t.param .b64 $$arg0");
+                put!(self; "\tst.param.b64 [$$arg0], ", f0);
+                put!(self; "\t.param .b64 $$arg1");
+                put!(self; "\tst.param.b64 [$$arg1], ", a0);
+                put!(self; "\t.param .b32 $$ret");
+                put!(self; "\tcall ($$ret), vprintf, ($$arg0, $$arg1)");
+                put!(self; "\tld.param.b32 ", d, ", [$$ret]");
                 self.out.push_str("\t}\n");
             }
             InstructionData::AssertFail { args } => {
@@ -1107,16 +1242,13 @@ impl FnEmitter<'_> {
                     .into_iter()
                     .enumerate()
                 {
-                    ins!(self, "\t.param .{t} $$arg{i}");
-                    ins!(self, "\tst.param.{t} [$$arg{i}], {v}");
+                    put!(self; "\t.param .", t, " $$arg", i);
+                    put!(self; "\tst.param.", t, " [$$arg", i, "], ", v);
                 }
                 // The character size: always 1 (CUDA's `assert`).
-                ins!(self, "\t.param .b64 $$arg4");
-                ins!(self, "\tst.param.b64 [$$arg4], 1");
-                ins!(
-                    self,
-                    "\tcall __assertfail, ($$arg0, $$arg1, $$arg2, $$arg3, $$arg4)"
-                );
+                put!(self; "\t.param .b64 $$arg4");
+                put!(self; "\tst.param.b64 [$$arg4], 1");
+                put!(self; "\tcall __assertfail, ($$arg0, $$arg1, $$arg2, $$arg3, $$arg4)");
                 self.out.push_str("\t}\n");
             }
             InstructionData::Call { func, ref args } => {
@@ -1134,26 +1266,26 @@ impl FnEmitter<'_> {
                     } else {
                         self.v(a)
                     };
-                    ins!(self, "\t.param .{pt} $$arg{i}");
-                    ins!(self, "\tst.param.{pt} [$$arg{i}], {v}");
+                    put!(self; "\t.param .", pt, " $$arg", i);
+                    put!(self; "\tst.param.", pt, " [$$arg", i, "], ", v);
                     names.push(format!("$$arg{i}"));
                 }
                 let list = names.join(", ");
                 match (ret, result) {
                     (Some(rt), Some(r)) => {
                         let pt = func_param_type(rt);
-                        ins!(self, "\t.param .{pt} $$ret");
-                        ins!(self, "\tcall ($$ret), {name}, ({list})");
+                        put!(self; "\t.param .", pt, " $$ret");
+                        put!(self; "\tcall ($$ret), ", name, ", (", list, ")");
                         let d = self.v(r);
                         if rt == Type::I1 {
                             let t = self.tmp(Class::B32);
-                            ins!(self, "\tld.param.b32 {t}, [$$ret]");
-                            ins!(self, "\tsetp.ne.b32 {d}, {t}, 0");
+                            put!(self; "\tld.param.b32 ", t, ", [$$ret]");
+                            put!(self; "\tsetp.ne.b32 ", d, ", ", t, ", 0");
                         } else {
-                            ins!(self, "\tld.param.{pt} {d}, [$$ret]");
+                            put!(self; "\tld.param.", pt, " ", d, ", [$$ret]");
                         }
                     }
-                    _ => ins!(self, "\tcall {name}, ({list})"),
+                    _ => put!(self; "\tcall ", name, ", (", list, ")"),
                 }
                 self.out.push_str("\t}\n");
             }
@@ -1162,7 +1294,7 @@ impl FnEmitter<'_> {
                 let copies = self.edge_copies(&dest);
                 self.copies(&copies);
                 if next != Some(dest.block) {
-                    ins!(self, "bra.uni {}", label(dest.block));
+                    put!(self; "bra.uni ", label(dest.block));
                 }
             }
             InstructionData::Brif { arg, ref blocks } => {
@@ -1183,9 +1315,9 @@ impl FnEmitter<'_> {
                     } else {
                         self.v(a)
                     };
-                    ins!(self, "st.param.{pt} [$$retval], {v}");
+                    put!(self; "st.param.", pt, " [$$retval], ", v);
                 }
-                ins!(self, "ret");
+                put!(self; "ret");
             }
         }
         Ok(())
@@ -1197,15 +1329,19 @@ impl FnEmitter<'_> {
         if ty == Type::I1 {
             let (a, b) = (self.v(args[0]), self.v(args[1]));
             match op {
-                Opcode::Iadd | Opcode::Isub | Opcode::Xor => ins!(self, "xor.pred {d}, {a}, {b}"),
-                Opcode::Imul | Opcode::And | Opcode::Umin | Opcode::Smax => {
-                    ins!(self, "and.pred {d}, {a}, {b}")
+                Opcode::Iadd | Opcode::Isub | Opcode::Xor => {
+                    put!(self; "xor.pred ", d, ", ", a, ", ", b)
                 }
-                Opcode::Or | Opcode::Umax | Opcode::Smin => ins!(self, "or.pred {d}, {a}, {b}"),
+                Opcode::Imul | Opcode::And | Opcode::Umin | Opcode::Smax => {
+                    put!(self; "and.pred ", d, ", ", a, ", ", b)
+                }
+                Opcode::Or | Opcode::Umax | Opcode::Smin => {
+                    put!(self; "or.pred ", d, ", ", a, ", ", b)
+                }
                 // The divisor must be 1 and a shift amount 0 (anything else is UB or
                 // poison), so the result is the dividend / shifted value.
-                Opcode::Srem | Opcode::Urem => ins!(self, "mov.pred {d}, 0"),
-                _ => ins!(self, "mov.pred {d}, {a}"),
+                Opcode::Srem | Opcode::Urem => put!(self; "mov.pred ", d, ", 0"),
+                _ => put!(self; "mov.pred ", d, ", ", a),
             }
             return;
         }
@@ -1214,7 +1350,7 @@ impl FnEmitter<'_> {
             let r = s.v(v);
             if w == 64 {
                 let t = s.tmp(Class::B32);
-                ins!(s, "cvt.u32.u64 {t}, {r}");
+                put!(s; "cvt.u32.u64 ", t, ", ", r);
                 t
             } else {
                 r
@@ -1234,7 +1370,7 @@ impl FnEmitter<'_> {
                     unreachable!("Fold::MulAdd is an imul")
                 };
                 let (x, y, c) = (self.v(margs[0]), self.v(margs[1]), self.v(args[other]));
-                ins!(self, "mad.lo.s{w} {d}, {x}, {y}, {c}");
+                put!(self; "mad.lo.s", w, " ", d, ", ", x, ", ", y, ", ", c);
                 return;
             }
         }
@@ -1247,7 +1383,7 @@ impl FnEmitter<'_> {
                     Opcode::Imul => (format!("mul.lo.s{w}"), self.v(args[1])),
                     _ => (format!("shl.b{w}"), shift_amount(self, args[1])),
                 };
-                ins!(self, "{name} {d}, {a}, {b}");
+                put!(self; name, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             Opcode::Sdiv | Opcode::Srem | Opcode::Smin | Opcode::Smax => {
@@ -1259,7 +1395,7 @@ impl FnEmitter<'_> {
                     Opcode::Smin => "min",
                     _ => "max",
                 };
-                ins!(self, "{name}.s{w} {d}, {a}, {b}");
+                put!(self; name, ".s", w, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             Opcode::Udiv | Opcode::Urem | Opcode::Umin | Opcode::Umax => {
@@ -1270,7 +1406,7 @@ impl FnEmitter<'_> {
                     Opcode::Umin => "min",
                     _ => "max",
                 };
-                ins!(self, "{name}.u{w} {d}, {a}, {b}");
+                put!(self; name, ".u", w, " ", d, ", ", a, ", ", b);
             }
             Opcode::And | Opcode::Or | Opcode::Xor => {
                 let (a, b) = (self.v(args[0]), self.v(args[1]));
@@ -1279,23 +1415,23 @@ impl FnEmitter<'_> {
                     Opcode::Or => "or",
                     _ => "xor",
                 };
-                ins!(self, "{name}.b{w} {d}, {a}, {b}");
+                put!(self; name, ".b", w, " ", d, ", ", a, ", ", b);
             }
             // The verifier allows these on i32 only, PTX's one width for mul24.
             Opcode::Mul24 | Opcode::Umul24 => {
                 let (a, b) = (self.v(args[0]), self.v(args[1]));
                 let s = if op == Opcode::Mul24 { "s" } else { "u" };
-                ins!(self, "mul24.lo.{s}32 {d}, {a}, {b}");
+                put!(self; "mul24.lo.", s, "32 ", d, ", ", a, ", ", b);
             }
             Opcode::Lshr => {
                 let a = self.v(args[0]);
                 let b = shift_amount(self, args[1]);
-                ins!(self, "shr.u{w} {d}, {a}, {b}");
+                put!(self; "shr.u", w, " ", d, ", ", a, ", ", b);
             }
             Opcode::Ashr => {
                 let a = self.sext32(args[0]);
                 let b = shift_amount(self, args[1]);
-                ins!(self, "shr.s{w} {d}, {a}, {b}");
+                put!(self; "shr.s", w, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             _ => unreachable!("{} is not an integer binary op", op.name()),
@@ -1330,7 +1466,7 @@ impl FnEmitter<'_> {
                     self.v(args[other]),
                     self.v(r),
                 );
-                ins!(self, "fma.rn.{t} {d}, {x}, {y}, {c}");
+                put!(self; "fma.rn.", t, " ", d, ", ", x, ", ", y, ", ", c);
                 self.canonicalize(r);
                 return Ok(());
             }
@@ -1348,24 +1484,20 @@ impl FnEmitter<'_> {
             Opcode::Frem => {
                 self.helpers.fmod[usize::from(is64)] = true;
                 self.out.push_str("\t{\n");
-                ins!(self, "\t.param .{t} $$x");
-                ins!(self, "\tst.param.{t} [$$x], {a}");
-                ins!(self, "\t.param .{t} $$y");
-                ins!(self, "\tst.param.{t} [$$y], {b}");
-                ins!(self, "\t.param .{t} $$r");
-                ins!(
-                    self,
-                    "\tcall ($$r), {}, ($$x, $$y)",
-                    fmod::helper_name(is64)
-                );
-                ins!(self, "\tld.param.{t} {d}, [$$r]");
+                put!(self; "\t.param .", t, " $$x");
+                put!(self; "\tst.param.", t, " [$$x], ", a);
+                put!(self; "\t.param .", t, " $$y");
+                put!(self; "\tst.param.", t, " [$$y], ", b);
+                put!(self; "\t.param .", t, " $$r");
+                put!(self; "\tcall ($$r), ", fmod::helper_name(is64), ", ($$x, $$y)");
+                put!(self; "\tld.param.", t, " ", d, ", [$$r]");
                 self.out.push_str("\t}\n");
                 self.canonicalize(r);
                 return Ok(());
             }
             _ => return Err(self.err(inst, format!("float opcode {}", op.name()))),
         };
-        ins!(self, "{name}.{t} {d}, {a}, {b}");
+        put!(self; name, ".", t, " ", d, ", ", a, ", ", b);
         self.canonicalize(r);
         Ok(())
     }
@@ -1377,41 +1509,41 @@ impl FnEmitter<'_> {
         let d = self.v(r);
         let ft = |t: Type| if t == Type::F64 { "f64" } else { "f32" };
         match op {
-            Opcode::Freeze => ins!(self, "{} {d}, {a}", d.class.mov()),
+            Opcode::Freeze => put!(self; d.class.mov(), " ", d, ", ", a),
             Opcode::Popcnt | Opcode::Clz | Opcode::Ctz => match from {
                 Type::I1 => match op {
-                    Opcode::Popcnt => ins!(self, "mov.pred {d}, {a}"),
-                    _ => ins!(self, "not.pred {d}, {a}"),
+                    Opcode::Popcnt => put!(self; "mov.pred ", d, ", ", a),
+                    _ => put!(self; "not.pred ", d, ", ", a),
                 },
                 Type::I64 => {
                     let t = self.tmp(Class::B32);
                     match op {
-                        Opcode::Popcnt => ins!(self, "popc.b64 {t}, {a}"),
-                        Opcode::Clz => ins!(self, "clz.b64 {t}, {a}"),
+                        Opcode::Popcnt => put!(self; "popc.b64 ", t, ", ", a),
+                        Opcode::Clz => put!(self; "clz.b64 ", t, ", ", a),
                         _ => {
                             let u = self.tmp(Class::B64);
-                            ins!(self, "brev.b64 {u}, {a}");
-                            ins!(self, "clz.b64 {t}, {u}");
+                            put!(self; "brev.b64 ", u, ", ", a);
+                            put!(self; "clz.b64 ", t, ", ", u);
                         }
                     }
-                    ins!(self, "cvt.u64.u32 {d}, {t}");
+                    put!(self; "cvt.u64.u32 ", d, ", ", t);
                 }
                 _ => {
                     let w = from.bits();
                     match op {
-                        Opcode::Popcnt => ins!(self, "popc.b32 {d}, {a}"),
+                        Opcode::Popcnt => put!(self; "popc.b32 ", d, ", ", a),
                         Opcode::Clz => {
-                            ins!(self, "clz.b32 {d}, {a}");
+                            put!(self; "clz.b32 ", d, ", ", a);
                             if w < 32 {
-                                ins!(self, "sub.s32 {d}, {d}, {}", 32 - w);
+                                put!(self; "sub.s32 ", d, ", ", d, ", ", 32 - w);
                             }
                         }
                         _ => {
                             let u = self.tmp(Class::B32);
-                            ins!(self, "brev.b32 {u}, {a}");
-                            ins!(self, "clz.b32 {d}, {u}");
+                            put!(self; "brev.b32 ", u, ", ", a);
+                            put!(self; "clz.b32 ", d, ", ", u);
                             if w < 32 {
-                                ins!(self, "min.u32 {d}, {d}, {w}");
+                                put!(self; "min.u32 ", d, ", ", d, ", ", w);
                             }
                         }
                     }
@@ -1426,10 +1558,10 @@ impl FnEmitter<'_> {
                     (false, false) => ("b32", "0x7FFFFFFF"),
                 };
                 let o = if op == Opcode::Fneg { "xor" } else { "and" };
-                ins!(self, "{o}.{b} {d}, {a}, {m}");
+                put!(self; o, ".", b, " ", d, ", ", a, ", ", m);
             }
             Opcode::Sqrt => {
-                ins!(self, "sqrt.rn.{} {d}, {a}", ft(from));
+                put!(self; "sqrt.rn.", ft(from), " ", d, ", ", a);
                 self.canonicalize(r);
             }
             // The hardware approximations of the math primitives (docs/ir.md gives the
@@ -1446,7 +1578,7 @@ impl FnEmitter<'_> {
                     Opcode::CosApprox => "cos",
                     _ => "rsqrt",
                 };
-                ins!(self, "{name}.approx.{} {d}, {a}", ft(from));
+                put!(self; name, ".approx.", ft(from), " ", d, ", ", a);
                 self.canonicalize(r);
             }
             Opcode::Floor | Opcode::Ceil | Opcode::Ftrunc | Opcode::Nearest => {
@@ -1457,7 +1589,7 @@ impl FnEmitter<'_> {
                     _ => "rni",
                 };
                 let t = ft(from);
-                ins!(self, "cvt.{m}.{t}.{t} {d}, {a}");
+                put!(self; "cvt.", m, ".", t, ".", t, " ", d, ", ", a);
                 self.canonicalize(r);
             }
             _ => self.cast(inst, op, arg, from, to, a, d)?,
@@ -1483,22 +1615,22 @@ impl FnEmitter<'_> {
                 match (from, to) {
                     (Type::I1, Type::I64) => {
                         let one = if signed { "-1" } else { "1" };
-                        ins!(self, "selp.b64 {d}, {one}, 0, {a}");
+                        put!(self; "selp.b64 ", d, ", ", one, ", 0, ", a);
                     }
                     (Type::I1, _) => {
                         let one = if signed { mask_of(to) } else { 1 };
-                        ins!(self, "selp.b32 {d}, {one:#X}, 0, {a}");
+                        put!(self; "selp.b32 ", d, ", ", Hex(one), ", 0, ", a);
                     }
                     (_, Type::I64) => {
                         let s = if signed { "s" } else { "u" };
-                        ins!(self, "cvt.{s}64.{s}{} {d}, {a}", from.bits());
+                        put!(self; "cvt.", s, "64.", s, from.bits(), " ", d, ", ", a);
                     }
                     _ => {
                         if signed {
-                            ins!(self, "cvt.s32.s{} {d}, {a}", from.bits());
+                            put!(self; "cvt.s32.s", from.bits(), " ", d, ", ", a);
                             self.renarrow(d, to);
                         } else {
-                            ins!(self, "mov.b32 {d}, {a}");
+                            put!(self; "mov.b32 ", d, ", ", a);
                         }
                     }
                 }
@@ -1506,32 +1638,32 @@ impl FnEmitter<'_> {
             Opcode::Trunc => match (from, to) {
                 (Type::I64, Type::I1) => {
                     let t = self.tmp(Class::B64);
-                    ins!(self, "and.b64 {t}, {a}, 1");
-                    ins!(self, "setp.ne.b64 {d}, {t}, 0");
+                    put!(self; "and.b64 ", t, ", ", a, ", 1");
+                    put!(self; "setp.ne.b64 ", d, ", ", t, ", 0");
                 }
                 (_, Type::I1) => {
                     let t = self.tmp(Class::B32);
-                    ins!(self, "and.b32 {t}, {a}, 1");
-                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    put!(self; "and.b32 ", t, ", ", a, ", 1");
+                    put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                 }
                 (Type::I64, _) => {
-                    ins!(self, "cvt.u32.u64 {d}, {a}");
+                    put!(self; "cvt.u32.u64 ", d, ", ", a);
                     self.renarrow(d, to);
                 }
-                _ => ins!(self, "and.b32 {d}, {a}, {:#X}", mask_of(to)),
+                _ => put!(self; "and.b32 ", d, ", ", a, ", ", Hex(mask_of(to))),
             },
             Opcode::Fptosi | Opcode::Fptoui => {
                 let s = if op == Opcode::Fptosi { "s" } else { "u" };
                 let f = ft(from);
                 match to {
-                    Type::I64 => ins!(self, "cvt.rzi.{s}64.{f} {d}, {a}"),
+                    Type::I64 => put!(self; "cvt.rzi.", s, "64.", f, " ", d, ", ", a),
                     Type::I1 => {
                         let t = self.tmp(Class::B32);
-                        ins!(self, "cvt.rzi.{s}32.{f} {t}, {a}");
-                        ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                        put!(self; "cvt.rzi.", s, "32.", f, " ", t, ", ", a);
+                        put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                     }
                     _ => {
-                        ins!(self, "cvt.rzi.{s}32.{f} {d}, {a}");
+                        put!(self; "cvt.rzi.", s, "32.", f, " ", d, ", ", a);
                         self.renarrow(d, to);
                     }
                 }
@@ -1541,50 +1673,52 @@ impl FnEmitter<'_> {
                 let s = if signed { "s" } else { "u" };
                 let f = ft(to);
                 if from == Type::I64 {
-                    ins!(self, "cvt.rn.{f}.{s}64 {d}, {a}");
+                    put!(self; "cvt.rn.", f, ".", s, "64 ", d, ", ", a);
                 } else {
                     let src = self.int32(arg, signed);
-                    ins!(self, "cvt.rn.{f}.{s}32 {d}, {src}");
+                    put!(self; "cvt.rn.", f, ".", s, "32 ", d, ", ", src);
                 }
             }
             Opcode::Fpext => {
-                ins!(self, "cvt.f64.f32 {d}, {a}");
+                put!(self; "cvt.f64.f32 ", d, ", ", a);
                 self.canonicalize_value(inst);
             }
             Opcode::Fptrunc => {
-                ins!(self, "cvt.rn.f32.f64 {d}, {a}");
+                put!(self; "cvt.rn.f32.f64 ", d, ", ", a);
                 self.canonicalize_value(inst);
             }
             Opcode::Bitcast => {
                 if a.class == d.class {
-                    ins!(self, "{} {d}, {a}", d.class.mov());
+                    put!(self; d.class.mov(), " ", d, ", ", a);
                 } else {
                     let b = if to.bits() == 64 { "b64" } else { "b32" };
-                    ins!(self, "mov.{b} {d}, {a}");
+                    put!(self; "mov.", b, " ", d, ", ", a);
                 }
             }
             Opcode::Ptrtoint => {
                 if to == Type::I64 {
-                    ins!(self, "mov.b64 {d}, {a}");
+                    put!(self; "mov.b64 ", d, ", ", a);
                 } else {
-                    ins!(self, "cvt.u32.u64 {d}, {a}");
+                    put!(self; "cvt.u32.u64 ", d, ", ", a);
                     self.renarrow(d, to);
                 }
             }
             Opcode::Inttoptr => {
                 if from == Type::I64 {
-                    ins!(self, "mov.b64 {d}, {a}");
+                    put!(self; "mov.b64 ", d, ", ", a);
                 } else {
                     let src = self.int32(arg, false);
-                    ins!(self, "cvt.u64.u32 {d}, {src}");
+                    put!(self; "cvt.u64.u32 ", d, ", ", src);
                 }
             }
             Opcode::AddrspaceCast => {
                 let fs = from.addr_space().unwrap_or(AddrSpace::Generic);
                 let ts = to.addr_space().unwrap_or(AddrSpace::Generic);
                 match (fs, ts) {
-                    (AddrSpace::Generic, AddrSpace::Generic) => ins!(self, "mov.b64 {d}, {a}"),
-                    (AddrSpace::Generic, s) => ins!(self, "cvta.to.{}.u64 {d}, {a}", space_name(s)),
+                    (AddrSpace::Generic, AddrSpace::Generic) => put!(self; "mov.b64 ", d, ", ", a),
+                    (AddrSpace::Generic, s) => {
+                        put!(self; "cvta.to.", space_name(s), ".u64 ", d, ", ", a)
+                    }
                     // The result's web holds `s`-space addresses (see `crate::space`).
                     (_, AddrSpace::Generic)
                         if self
@@ -1593,9 +1727,11 @@ impl FnEmitter<'_> {
                             .inst_result(inst)
                             .is_some_and(|r| self.spaces[r].is_some()) =>
                     {
-                        ins!(self, "mov.b64 {d}, {a}")
+                        put!(self; "mov.b64 ", d, ", ", a)
                     }
-                    (s, AddrSpace::Generic) => ins!(self, "cvta.{}.u64 {d}, {a}", space_name(s)),
+                    (s, AddrSpace::Generic) => {
+                        put!(self; "cvta.", space_name(s), ".u64 ", d, ", ", a)
+                    }
                     _ => return Err(self.err(inst, "addrspace_cast between two specific spaces")),
                 }
             }
@@ -1629,11 +1765,11 @@ impl FnEmitter<'_> {
         let s = if signed { "s" } else { "u" };
         if ty.bits() == 64 {
             let (a, b) = (self.v(args[0]), self.v(args[1]));
-            ins!(self, "setp.{op}.{s}64 {d}, {a}, {b}");
+            put!(self; "setp.", op, ".", s, "64 ", d, ", ", a, ", ", b);
         } else {
             let a = self.int32(args[0], signed);
             let b = self.int32(args[1], signed);
-            ins!(self, "setp.{op}.{s}32 {d}, {a}, {b}");
+            put!(self; "setp.", op, ".", s, "32 ", d, ", ", a, ", ", b);
         }
     }
 
@@ -1674,7 +1810,7 @@ impl FnEmitter<'_> {
             |d, s| moves.push((d, s)),
         );
         for (d, s) in moves {
-            ins!(self, "{} {d}, {s}", d.class.mov());
+            put!(self; d.class.mov(), " ", d, ", ", s);
         }
     }
 
@@ -1696,14 +1832,14 @@ impl FnEmitter<'_> {
         if ct.is_empty() && ce.is_empty() {
             if tb == eb {
                 if next != Some(tb) {
-                    ins!(self, "bra.uni {}", label(tb));
+                    put!(self; "bra.uni ", label(tb));
                 }
             } else if next == Some(tb) {
-                ins!(self, "@!{c} {bra} {}", label(eb));
+                put!(self; "@!", c, " ", bra, " ", label(eb));
             } else {
-                ins!(self, "@{c} {bra} {}", label(tb));
+                put!(self; "@", c, " ", bra, " ", label(tb));
                 if next != Some(eb) {
-                    ins!(self, "bra.uni {}", label(eb));
+                    put!(self; "bra.uni ", label(eb));
                 }
             }
             return;
@@ -1716,37 +1852,37 @@ impl FnEmitter<'_> {
             // The back edge's copies first, then one branch (a loop latch as llc
             // writes it: `@!p bra header`, falling through to the exit).
             self.copies(&ce);
-            ins!(self, "@!{c} {bra} {}", label(eb));
+            put!(self; "@!", c, " ", bra, " ", label(eb));
             if next != Some(tb) {
-                ins!(self, "bra.uni {}", label(tb));
+                put!(self; "bra.uni ", label(tb));
             }
         } else if ce.is_empty() && early(self, tb, eb, &ct) {
             self.copies(&ct);
-            ins!(self, "@{c} {bra} {}", label(tb));
+            put!(self; "@", c, " ", bra, " ", label(tb));
             if next != Some(eb) {
-                ins!(self, "bra.uni {}", label(eb));
+                put!(self; "bra.uni ", label(eb));
             }
         } else if ct.is_empty() {
-            ins!(self, "@{c} {bra} {}", label(tb));
+            put!(self; "@", c, " ", bra, " ", label(tb));
             self.copies(&ce);
             if next != Some(eb) {
-                ins!(self, "bra.uni {}", label(eb));
+                put!(self; "bra.uni ", label(eb));
             }
         } else if ce.is_empty() {
-            ins!(self, "@!{c} {bra} {}", label(eb));
+            put!(self; "@!", c, " ", bra, " ", label(eb));
             self.copies(&ct);
             if next != Some(tb) {
-                ins!(self, "bra.uni {}", label(tb));
+                put!(self; "bra.uni ", label(tb));
             }
         } else {
             let stub = self.new_stub();
-            ins!(self, "@!{c} {bra} {stub}");
+            put!(self; "@!", c, " ", bra, " ", stub);
             self.copies(&ct);
-            ins!(self, "bra.uni {}", label(tb));
+            put!(self; "bra.uni ", label(tb));
             let _ = writeln!(self.out, "{stub}:");
             self.copies(&ce);
             if next != Some(eb) {
-                ins!(self, "bra.uni {}", label(eb));
+                put!(self; "bra.uni ", label(eb));
             }
         }
     }
@@ -1774,7 +1910,7 @@ impl FnEmitter<'_> {
         for (k, bc) in &jt.cases {
             let copies = self.edge_copies(bc);
             let target = if copies.is_empty() {
-                label(bc.block)
+                label(bc.block).to_string()
             } else {
                 let s = self.new_stub();
                 stubs.push((s.clone(), copies, bc.block));
@@ -1782,18 +1918,18 @@ impl FnEmitter<'_> {
             };
             let p = self.tmp(Class::Pred);
             let kv = (*k as u64) & mask;
-            ins!(self, "setp.eq.b{w} {p}, {v}, {kv:#X}");
-            ins!(self, "@{p} {bra} {target}");
+            put!(self; "setp.eq.b", w, " ", p, ", ", v, ", ", Hex(kv));
+            put!(self; "@", p, " ", bra, " ", target);
         }
         let copies = self.edge_copies(&jt.default);
         self.copies(&copies);
         if next != Some(jt.default.block) || !stubs.is_empty() {
-            ins!(self, "bra.uni {}", label(jt.default.block));
+            put!(self; "bra.uni ", label(jt.default.block));
         }
         for (s, copies, b) in stubs {
             let _ = writeln!(self.out, "{s}:");
             self.copies(&copies);
-            ins!(self, "bra.uni {}", label(b));
+            put!(self; "bra.uni ", label(b));
         }
     }
 }
