@@ -395,6 +395,10 @@ fn func_header(f: &Function) -> String {
     s
 }
 
+/// About how many bytes of PTX one IR instruction becomes (about 1.4 lines of 30 bytes
+/// on generated kernels): the output buffer's initial size.
+const BYTES_PER_INST: usize = 48;
+
 /// Lower a verified module, reading (and filling) the per-function analysis caches.
 pub(crate) fn emit_module(
     m: &Module,
@@ -403,7 +407,12 @@ pub(crate) fn emit_module(
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     let mut helpers = Helpers::default();
-    let mut bodies = String::new();
+    // One buffer for all bodies, sized from the instruction counts so that it rarely
+    // grows (a grown buffer copies all the text so far), and one scratch buffer for the
+    // body being emitted (its declarations come first but are known only at the end).
+    let estimate = |f: &Function| f.dfg.num_insts() * BYTES_PER_INST + f.layout.num_blocks() * 16;
+    let mut bodies = String::with_capacity(m.functions.values().map(estimate).sum::<usize>());
+    let mut scratch = String::new();
     let needed = Analyses::CFG
         .union(Analyses::LOOPS)
         .union(Analyses::UNIFORMITY);
@@ -436,15 +445,20 @@ pub(crate) fn emit_module(
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
-            regs: SecondaryMap::with_default(0),
+            regs: SecondaryMap::with_capacity(f.dfg.num_values()),
             counts: [0; 5],
-            out: String::new(),
+            out: core::mem::take(&mut scratch),
             stubs: 0,
             slot_offsets: Vec::new(),
             byval_offsets: Vec::new(),
+            copy_pool: Vec::new(),
+            moves: Vec::new(),
             helpers: &mut helpers,
         };
+        e.out.clear();
+        e.out.reserve(estimate(f));
         e.emit_function(cfg, li, &mut bodies)?;
+        scratch = core::mem::take(&mut e.out);
     }
 
     let mut out = String::with_capacity(bodies.len() + 1024);
@@ -566,6 +580,10 @@ struct FnEmitter<'a> {
     slot_offsets: Vec<u32>,
     /// Byte offset of each `byval` parameter's copy in the local depot, by parameter.
     byval_offsets: Vec<(usize, u32)>,
+    /// Spare vectors for [`FnEmitter::edge_copies`].
+    copy_pool: Vec<Vec<(Reg, Reg)>>,
+    /// The moves of one parallel copy (kept for the next).
+    moves: Vec<(Reg, Reg)>,
     helpers: &'a mut Helpers,
 }
 
@@ -1293,6 +1311,7 @@ impl FnEmitter<'_> {
                 let dest = *dest;
                 let copies = self.edge_copies(&dest);
                 self.copies(&copies);
+                self.recycle(copies);
                 if next != Some(dest.block) {
                     put!(self; "bra.uni ", label(dest.block));
                 }
@@ -1774,20 +1793,35 @@ impl FnEmitter<'_> {
     }
 
     /// The register copies of one edge, `(parameter, argument)`, trivial ones dropped.
+    /// The vector comes from a pool: hand it back with [`FnEmitter::recycle`] (an empty
+    /// one needs nothing), so that edges allocate nothing once the pool is warm.
     fn edge_copies(&mut self, bc: &BlockCall) -> Vec<(Reg, Reg)> {
         let f = self.f;
         let dfg = &f.dfg;
-        let pairs: Vec<(Value, Value)> = dfg
+        let mut out = self.copy_pool.pop().unwrap_or_default();
+        for (&p, &a) in dfg
             .block_params(bc.block)
             .iter()
-            .copied()
-            .zip(dfg.block_call_args(bc).iter().copied())
-            .collect();
-        pairs
-            .into_iter()
-            .map(|(p, a)| (self.v(p), self.v(a)))
-            .filter(|(p, a)| p != a)
-            .collect()
+            .zip(dfg.block_call_args(bc))
+        {
+            let (p, a) = (self.v(p), self.v(a));
+            if p != a {
+                out.push((p, a));
+            }
+        }
+        if out.is_empty() {
+            self.copy_pool.push(out);
+            return Vec::new();
+        }
+        out
+    }
+
+    /// Return a vector of [`FnEmitter::edge_copies`] to the pool.
+    fn recycle(&mut self, mut copies: Vec<(Reg, Reg)>) {
+        if copies.capacity() > 0 {
+            copies.clear();
+            self.copy_pool.push(copies);
+        }
     }
 
     /// Emit a parallel copy as a sequence of moves.
@@ -1795,7 +1829,9 @@ impl FnEmitter<'_> {
         if copies.is_empty() {
             return;
         }
-        let mut moves = Vec::with_capacity(copies.len() + 1);
+        // A buffer kept between edges: no allocation per parallel copy.
+        let mut moves = core::mem::take(&mut self.moves);
+        moves.clear();
         let counts = &mut self.counts;
         pcopy::sequentialize(
             copies,
@@ -1809,9 +1845,10 @@ impl FnEmitter<'_> {
             },
             |d, s| moves.push((d, s)),
         );
-        for (d, s) in moves {
+        for &(d, s) in &moves {
             put!(self; d.class.mov(), " ", d, ", ", s);
         }
+        self.moves = moves;
     }
 
     fn new_stub(&mut self) -> String {
@@ -1885,6 +1922,8 @@ impl FnEmitter<'_> {
                 put!(self; "bra.uni ", label(eb));
             }
         }
+        self.recycle(ct);
+        self.recycle(ce);
     }
 
     fn br_table(
