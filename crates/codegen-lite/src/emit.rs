@@ -109,63 +109,160 @@ macro_rules! put {
     }};
 }
 
+/// The PTX text being written: bytes, each appended from a `&str` or a `char`, so
+/// always UTF-8 ([`Buf::into_string`]). A `String` checks every `char` it is given
+/// for its UTF-8 length; the digits and letters here are ASCII bytes.
+#[derive(Default)]
+struct Buf(Vec<u8>);
+
+impl Buf {
+    fn with_capacity(n: usize) -> Buf {
+        Buf(Vec::with_capacity(n))
+    }
+
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    #[inline]
+    fn push(&mut self, c: char) {
+        if c.is_ascii() {
+            self.0.push(c as u8);
+        } else {
+            self.push_str(c.encode_utf8(&mut [0; 4]));
+        }
+    }
+
+    /// Append an ASCII byte (a digit or a hex letter).
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        debug_assert!(b.is_ascii());
+        self.0.push(if b.is_ascii() { b } else { b'?' });
+    }
+
+    fn push_buf(&mut self, b: &Buf) {
+        self.0.extend_from_slice(&b.0);
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.0.reserve(n);
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The text. Only `&str`s, `char`s and ASCII bytes were appended, so the bytes are
+    /// UTF-8 and the lossy branch never runs (it keeps this free of panics).
+    fn into_string(self) -> String {
+        String::from_utf8(self.0)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+impl Write for Buf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
 /// A piece of a PTX line, appended to the output without `core::fmt` (registers,
 /// immediates and labels are most of the text; `write!` per operand cost more than
 /// everything else in emission).
 trait Piece {
     /// Append the text.
-    fn put(&self, out: &mut String);
+    fn put(&self, out: &mut Buf);
 }
 
 impl Piece for str {
-    fn put(&self, out: &mut String) {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
         out.push_str(self);
     }
 }
 
 impl Piece for String {
-    fn put(&self, out: &mut String) {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
         out.push_str(self);
     }
 }
 
 impl<T: Piece + ?Sized> Piece for &T {
-    fn put(&self, out: &mut String) {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
         (**self).put(out);
     }
 }
 
-/// Decimal digits of `n` (an itoa: digits into a stack buffer, then appended).
-fn put_u64(out: &mut String, mut n: u64) {
+/// "00" to "99": two digits per division in [`put_u64`].
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Decimal digits of `n` (an itoa: two digits at a time into a stack buffer, then one
+/// append; register numbers are most of the calls).
+#[inline]
+fn put_u64(out: &mut Buf, n: u64) {
     if n < 10 {
-        out.push(char::from(b'0' + n as u8));
+        out.byte(b'0' + n as u8);
         return;
     }
     let mut buf = [0u8; 20];
     let mut k = buf.len();
-    while n != 0 {
+    // 32-bit divisions where they suffice (every register and most immediates).
+    let mut n32 = match u32::try_from(n) {
+        Ok(n32) => n32,
+        Err(_) => {
+            let mut n = n;
+            while n > u64::from(u32::MAX) {
+                let r = (n % 100) as usize;
+                n /= 100;
+                k -= 2;
+                buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+            }
+            n as u32
+        }
+    };
+    while n32 >= 100 {
+        let r = (n32 % 100) as usize;
+        n32 /= 100;
+        k -= 2;
+        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+    }
+    if n32 >= 10 {
+        let r = n32 as usize;
+        k -= 2;
+        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+    } else {
         k -= 1;
-        buf[k] = b'0' + (n % 10) as u8;
-        n /= 10;
+        buf[k] = b'0' + n32 as u8;
     }
-    for &d in &buf[k..] {
-        out.push(char::from(d));
-    }
+    out.0.extend_from_slice(&buf[k..]);
 }
 
 /// Upper-case hex digits of `n`, at least `width` of them (zero-padded).
-fn put_hex(out: &mut String, n: u64, width: u32) {
+fn put_hex(out: &mut Buf, n: u64, width: u32) {
     let digits = (64 - n.leading_zeros()).div_ceil(4).max(width).max(1);
     for k in (0..digits).rev() {
         let d = ((n >> (4 * k)) & 0xf) as u8;
-        out.push(char::from(if d < 10 { b'0' + d } else { b'A' + d - 10 }));
+        out.byte(if d < 10 { b'0' + d } else { b'A' + d - 10 });
     }
 }
 
 macro_rules! unsigned_pieces {
     ($($t:ty),*) => {$(
         impl Piece for $t {
-            fn put(&self, out: &mut String) {
+            fn put(&self, out: &mut Buf) {
                 put_u64(out, *self as u64);
             }
         }
@@ -176,7 +273,7 @@ unsigned_pieces!(u8, u16, u32, u64, usize);
 macro_rules! signed_pieces {
     ($($t:ty),*) => {$(
         impl Piece for $t {
-            fn put(&self, out: &mut String) {
+            fn put(&self, out: &mut Buf) {
                 if *self < 0 {
                     out.push('-');
                 }
@@ -192,7 +289,7 @@ signed_pieces!(i32, i64);
 struct Hex(u64);
 
 impl Piece for Hex {
-    fn put(&self, out: &mut String) {
+    fn put(&self, out: &mut Buf) {
         out.push_str("0x");
         put_hex(out, self.0, 1);
     }
@@ -200,20 +297,21 @@ impl Piece for Hex {
 
 /// A piece's text on its own (for the `Display` impls the slow paths use).
 fn piece_string(p: &impl Piece) -> String {
-    let mut s = String::new();
+    let mut s = Buf::default();
     p.put(&mut s);
-    s
+    s.into_string()
 }
 
 impl Piece for Reg {
-    fn put(&self, out: &mut String) {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
         out.push_str(self.class.prefix());
         put_u64(out, u64::from(self.n));
     }
 }
 
 impl Piece for Addr {
-    fn put(&self, out: &mut String) {
+    fn put(&self, out: &mut Buf) {
         self.reg.put(out);
         if self.off != 0 {
             out.push('+');
@@ -312,7 +410,7 @@ struct FloatImm {
 }
 
 impl Piece for FloatImm {
-    fn put(&self, out: &mut String) {
+    fn put(&self, out: &mut Buf) {
         if self.is64 {
             out.push_str("0d");
             put_hex(out, self.bits, 16);
@@ -338,7 +436,7 @@ fn float_imm(is64: bool, bits: u64) -> FloatImm {
 struct Label(Block);
 
 impl Piece for Label {
-    fn put(&self, out: &mut String) {
+    fn put(&self, out: &mut Buf) {
         out.push_str("$L__BB");
         put_u64(out, self.0.index() as u64);
     }
@@ -411,8 +509,8 @@ pub(crate) fn emit_module(
     // grows (a grown buffer copies all the text so far), and one scratch buffer for the
     // body being emitted (its declarations come first but are known only at the end).
     let estimate = |f: &Function| f.dfg.num_insts() * BYTES_PER_INST + f.layout.num_blocks() * 16;
-    let mut bodies = String::with_capacity(m.functions.values().map(estimate).sum::<usize>());
-    let mut scratch = String::new();
+    let mut bodies = Buf::with_capacity(m.functions.values().map(estimate).sum::<usize>());
+    let mut scratch = Buf::default();
     let needed = Analyses::CFG
         .union(Analyses::LOOPS)
         .union(Analyses::UNIFORMITY);
@@ -461,7 +559,7 @@ pub(crate) fn emit_module(
         scratch = core::mem::take(&mut e.out);
     }
 
-    let mut out = String::with_capacity(bodies.len() + 1024);
+    let mut out = Buf::with_capacity(bodies.len() + 1024);
     let _ = writeln!(out, "//\n// Generated by gyre-codegen-lite\n//\n");
     let _ = writeln!(out, ".version {}", opts.sm.ptx_version());
     let _ = writeln!(out, ".target {}", opts.sm.target());
@@ -540,14 +638,14 @@ pub(crate) fn emit_module(
     if !m.globals.is_empty() {
         out.push('\n');
     }
-    out.push_str(&bodies);
+    out.push_buf(&bodies);
     for is64 in [false, true] {
         if helpers.fmod[usize::from(is64)] {
             out.push_str(&fmod::helper_def(is64));
             out.push('\n');
         }
     }
-    Ok(out)
+    Ok(out.into_string())
 }
 
 struct FnEmitter<'a> {
@@ -573,7 +671,7 @@ struct FnEmitter<'a> {
     /// Registers used per class.
     counts: [u32; 5],
     /// The function body.
-    out: String,
+    out: Buf,
     /// Edge-stub labels used so far.
     stubs: u32,
     /// Byte offset of each slot in the local depot.
@@ -669,7 +767,7 @@ impl FnEmitter<'_> {
         &mut self,
         cfg: &Cfg,
         li: &LoopInfo,
-        bodies: &mut String,
+        bodies: &mut Buf,
     ) -> Result<(), CodegenError> {
         let f = self.f;
         let entry = f
@@ -730,7 +828,7 @@ impl FnEmitter<'_> {
             }
         }
         bodies.push('\n');
-        bodies.push_str(&self.out);
+        bodies.push_buf(&self.out);
         bodies.push_str("}\n\n");
         Ok(())
     }
@@ -1981,4 +2079,56 @@ fn volatile_ok(space: AddrSpace) -> bool {
         space,
         AddrSpace::Generic | AddrSpace::Global | AddrSpace::Shared
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(p: impl Piece) -> String {
+        piece_string(&p)
+    }
+
+    /// The pieces write what `format!` wrote before them, byte for byte.
+    #[test]
+    fn pieces_match_core_fmt() {
+        let mut ns: Vec<u64> = (0..2000).collect();
+        for k in 1..20 {
+            let p = 10u64.pow(k);
+            ns.extend([p - 1, p, p + 1, p.wrapping_mul(7).wrapping_add(3)]);
+        }
+        ns.extend([
+            u64::from(u32::MAX) - 1,
+            u64::from(u32::MAX),
+            u64::from(u32::MAX) + 1,
+            u64::MAX - 1,
+            u64::MAX,
+            0x7ff8_0000_0000_0000,
+        ]);
+        for &n in &ns {
+            assert_eq!(text(n), format!("{n}"));
+            assert_eq!(text(Hex(n)), format!("{n:#X}"));
+            assert_eq!(text(n as u32), format!("{}", n as u32));
+            assert_eq!(text(n as i64), format!("{}", n as i64));
+            assert_eq!(text(n as i32), format!("{}", n as i32));
+            assert_eq!(text(float_imm(true, n)), format!("0d{n:016X}"));
+            assert_eq!(text(float_imm(false, n)), format!("0f{:08X}", n as u32));
+        }
+        assert_eq!(text(i64::MIN), i64::MIN.to_string());
+        let r = Reg {
+            class: Class::B64,
+            n: 12345,
+        };
+        assert_eq!(text(r), "%rd12345");
+        assert_eq!(r.to_string(), "%rd12345");
+        let a = Addr { reg: r, off: -4 };
+        assert_eq!(text(a), "%rd12345+-4");
+        assert_eq!(text(a), a.to_string());
+        assert_eq!(text(Label(Block::new(907))), "$L__BB907");
+        assert_eq!(label(Block::new(3)).to_string(), "$L__BB3");
+        let mut b = Buf::default();
+        b.push('é');
+        b.push_str("x");
+        assert_eq!(b.into_string(), "éx");
+    }
 }
