@@ -1217,24 +1217,24 @@ impl FnEmitter<'_> {
                 let space = self.space(args[0]);
                 let w = if ty.bits() == 64 { "64" } else { "32" };
                 let o = match (op, ty.is_float()) {
-                    (AtomicOp::Add, true) => format!("add.f{w}"),
-                    (AtomicOp::Add, false) => format!("add.u{w}"),
-                    (AtomicOp::And, _) => format!("and.b{w}"),
-                    (AtomicOp::Or, _) => format!("or.b{w}"),
-                    (AtomicOp::Xor, _) => format!("xor.b{w}"),
-                    (AtomicOp::Smin, _) => format!("min.s{w}"),
-                    (AtomicOp::Smax, _) => format!("max.s{w}"),
-                    (AtomicOp::Umin, _) => format!("min.u{w}"),
-                    (AtomicOp::Umax, _) => format!("max.u{w}"),
-                    (AtomicOp::Exch, _) => format!("exch.b{w}"),
-                    (AtomicOp::Inc, _) => format!("inc.u{w}"),
-                    (AtomicOp::Dec, _) => format!("dec.u{w}"),
+                    (AtomicOp::Add, true) => "add.f",
+                    (AtomicOp::Add, false) => "add.u",
+                    (AtomicOp::And, _) => "and.b",
+                    (AtomicOp::Or, _) => "or.b",
+                    (AtomicOp::Xor, _) => "xor.b",
+                    (AtomicOp::Smin, _) => "min.s",
+                    (AtomicOp::Smax, _) => "max.s",
+                    (AtomicOp::Umin, _) => "min.u",
+                    (AtomicOp::Umax, _) => "max.u",
+                    (AtomicOp::Exch, _) => "exch.b",
+                    (AtomicOp::Inc, _) => "inc.u",
+                    (AtomicOp::Dec, _) => "dec.u",
                 };
                 if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
                 let (p, v, d) = (self.addr(args[0]), self.v(args[1]), self.v(r));
-                put!(self; "atom", sem, space_qual(space), ".", o, " ", d, ", [", p, "], ", v);
+                put!(self; "atom", sem, space_qual(space), ".", o, w, " ", d, ", [", p, "], ", v);
             }
             InstructionData::AtomicCas { args, order, scope } => {
                 let r = result.expect("atomics have a result");
@@ -1285,12 +1285,12 @@ impl FnEmitter<'_> {
             InstructionData::Sreg { reg } => {
                 let r = result.expect("sreg has a result");
                 let d = self.v(r);
-                let src = match reg {
-                    SpecialReg::WarpSize => "WARP_SZ".to_string(),
-                    SpecialReg::LaneId => "%laneid".to_string(),
-                    other => format!("%{}", other.name()),
+                let (pct, src) = match reg {
+                    SpecialReg::WarpSize => ("", "WARP_SZ"),
+                    SpecialReg::LaneId => ("%", "laneid"),
+                    other => ("%", other.name()),
                 };
-                put!(self; "mov.u32 ", d, ", ", src);
+                put!(self; "mov.u32 ", d, ", ", pct, src);
             }
             InstructionData::Shfl { mode, args } => {
                 let r = result.expect("shfl has a result");
@@ -1495,12 +1495,12 @@ impl FnEmitter<'_> {
             Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
                 let a = self.v(args[0]);
                 let (name, b) = match op {
-                    Opcode::Iadd => (format!("add.s{w}"), self.v(args[1])),
-                    Opcode::Isub => (format!("sub.s{w}"), self.v(args[1])),
-                    Opcode::Imul => (format!("mul.lo.s{w}"), self.v(args[1])),
-                    _ => (format!("shl.b{w}"), shift_amount(self, args[1])),
+                    Opcode::Iadd => ("add.s", self.v(args[1])),
+                    Opcode::Isub => ("sub.s", self.v(args[1])),
+                    Opcode::Imul => ("mul.lo.s", self.v(args[1])),
+                    _ => ("shl.b", shift_amount(self, args[1])),
                 };
-                put!(self; name, " ", d, ", ", a, ", ", b);
+                put!(self; name, w, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             Opcode::Sdiv | Opcode::Srem | Opcode::Smin | Opcode::Smax => {
