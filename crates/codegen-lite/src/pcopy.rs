@@ -143,11 +143,11 @@ mod tests {
         moves.len()
     }
 
+    /// [`sequentialize`] or [`general`] on `u32` registers.
+    type Seq = fn(&[(u32, u32)], &mut dyn FnMut(u32) -> u32, &mut dyn FnMut(u32, u32));
+
     /// The moves of `f` (sequentialize or general) with temporaries from 50.
-    fn moves_of(
-        f: fn(&[(u32, u32)], &mut dyn FnMut(u32) -> u32, &mut dyn FnMut(u32, u32)),
-        copies: &[(u32, u32)],
-    ) -> Vec<(u32, u32)> {
+    fn moves_of(f: Seq, copies: &[(u32, u32)]) -> Vec<(u32, u32)> {
         let mut next = 50;
         let mut moves = Vec::new();
         f(
@@ -163,10 +163,8 @@ mod tests {
 
     #[test]
     fn fast_path_emits_the_general_loops_moves() {
-        let fast: fn(&[(u32, u32)], &mut dyn FnMut(u32) -> u32, &mut dyn FnMut(u32, u32)) =
-            |c, t, e| sequentialize(c, t, e);
-        let slow: fn(&[(u32, u32)], &mut dyn FnMut(u32) -> u32, &mut dyn FnMut(u32, u32)) =
-            |c, t, e| general(c, t, e);
+        let fast: Seq = |c, t, e| sequentialize(c, t, e);
+        let slow: Seq = |c, t, e| general(c, t, e);
         let cases: &[&[(u32, u32)]] = &[
             &[(1, 2)],
             &[(1, 2), (3, 4), (5, 6), (7, 8)],
@@ -183,10 +181,8 @@ mod tests {
         assert_eq!(independent(&[(1u32, 1u32)]), None);
         // Random copies into distinct destinations, sources from an overlapping range.
         fn prop(srcs: Vec<u8>) -> bool {
-            let fast: fn(&[(u32, u32)], &mut dyn FnMut(u32) -> u32, &mut dyn FnMut(u32, u32)) =
-                |c, t, e| sequentialize(c, t, e);
-            let slow: fn(&[(u32, u32)], &mut dyn FnMut(u32) -> u32, &mut dyn FnMut(u32, u32)) =
-                |c, t, e| general(c, t, e);
+            let fast: Seq = |c, t, e| sequentialize(c, t, e);
+            let slow: Seq = |c, t, e| general(c, t, e);
             let copies: Vec<(u32, u32)> = srcs
                 .iter()
                 .take(20)
