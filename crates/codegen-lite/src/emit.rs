@@ -66,25 +66,7 @@ struct Reg {
 
 impl fmt::Display for Reg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Registers are most of the PTX text: digits into a stack buffer and one
-        // `write_str`, instead of a nested `write!` per register.
-        let mut buf = [0u8; 16];
-        let prefix = self.class.prefix().as_bytes();
-        buf[..prefix.len()].copy_from_slice(prefix);
-        let mut digits = [0u8; 10];
-        let (mut n, mut k) = (self.n, digits.len());
-        loop {
-            k -= 1;
-            digits[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let len = prefix.len() + digits.len() - k;
-        buf[prefix.len()..len].copy_from_slice(&digits[k..]);
-        // Only ASCII was written.
-        f.write_str(core::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
+        f.write_str(&piece_string(self))
     }
 }
 
@@ -113,6 +95,19 @@ impl fmt::Display for Opnd {
     }
 }
 
+impl Piece for Opnd {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
+        match *self {
+            Opnd::Reg(r) => r.put(out),
+            Opnd::Signed(x) => x.put(out),
+            Opnd::Unsigned(x) => x.put(out),
+            Opnd::F32(b) => float_imm(false, u64::from(b)).put(out),
+            Opnd::F64(b) => float_imm(true, b).put(out),
+        }
+    }
+}
+
 /// An edge stub of a `br_table`: its label, the edge's copies and the target.
 type Stub = (String, Vec<(Reg, Opnd)>, Block);
 
@@ -131,13 +126,226 @@ const VPRINTF_DECL: &str = ".extern .func (.param .b32 func_retval0) vprintf\n(\
 /// The CUDA runtime's declaration of `__assertfail` (as llc prints it).
 const ASSERTFAIL_DECL: &str = ".extern .func __assertfail\n(\n\t.param .b64 __assertfail_param_0,\n\t.param .b64 __assertfail_param_1,\n\t.param .b32 __assertfail_param_2,\n\t.param .b64 __assertfail_param_3,\n\t.param .b64 __assertfail_param_4\n)\n;";
 
-/// Write one instruction line: a tab, the text, `;` and a newline.
-macro_rules! ins {
-    ($s:expr, $($arg:tt)*) => {{
+/// Write one instruction line from [`Piece`]s: a tab, the pieces, `;` and a newline.
+/// Most of a kernel's PTX text goes through here, so no `core::fmt`: each piece appends
+/// its bytes to the function's buffer directly.
+macro_rules! put {
+    ($s:expr; $($p:expr),+ $(,)?) => {{
         $s.out.push('\t');
-        let _ = write!($s.out, $($arg)*);
+        $( Piece::put(&$p, &mut $s.out); )+
         $s.out.push_str(";\n");
     }};
+}
+
+/// The PTX text being written: bytes, each appended from a `&str` or a `char`, so
+/// always UTF-8 ([`Buf::into_string`]). A `String` checks every `char` it is given
+/// for its UTF-8 length; the digits and letters here are ASCII bytes.
+#[derive(Default)]
+struct Buf(Vec<u8>);
+
+impl Buf {
+    fn with_capacity(n: usize) -> Buf {
+        Buf(Vec::with_capacity(n))
+    }
+
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    #[inline]
+    fn push(&mut self, c: char) {
+        if c.is_ascii() {
+            self.0.push(c as u8);
+        } else {
+            self.push_str(c.encode_utf8(&mut [0; 4]));
+        }
+    }
+
+    /// Append an ASCII byte (a digit or a hex letter).
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        debug_assert!(b.is_ascii());
+        self.0.push(if b.is_ascii() { b } else { b'?' });
+    }
+
+    fn push_buf(&mut self, b: &Buf) {
+        self.0.extend_from_slice(&b.0);
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.0.reserve(n);
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The text. Only `&str`s, `char`s and ASCII bytes were appended, so the bytes are
+    /// UTF-8 and the lossy branch never runs (it keeps this free of panics).
+    fn into_string(self) -> String {
+        String::from_utf8(self.0)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+impl Write for Buf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
+/// A piece of a PTX line, appended to the output without `core::fmt` (registers,
+/// immediates and labels are most of the text; `write!` per operand cost more than
+/// everything else in emission).
+trait Piece {
+    /// Append the text.
+    fn put(&self, out: &mut Buf);
+}
+
+impl Piece for str {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
+        out.push_str(self);
+    }
+}
+
+impl Piece for String {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
+        out.push_str(self);
+    }
+}
+
+impl<T: Piece + ?Sized> Piece for &T {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
+        (**self).put(out);
+    }
+}
+
+/// "00" to "99": two digits per division in [`put_u64`].
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Decimal digits of `n` (an itoa: two digits at a time into a stack buffer, then one
+/// append; register numbers are most of the calls).
+#[inline]
+fn put_u64(out: &mut Buf, n: u64) {
+    if n < 10 {
+        out.byte(b'0' + n as u8);
+        return;
+    }
+    let mut buf = [0u8; 20];
+    let mut k = buf.len();
+    // 32-bit divisions where they suffice (every register and most immediates).
+    let mut n32 = match u32::try_from(n) {
+        Ok(n32) => n32,
+        Err(_) => {
+            let mut n = n;
+            while n > u64::from(u32::MAX) {
+                let r = (n % 100) as usize;
+                n /= 100;
+                k -= 2;
+                buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+            }
+            n as u32
+        }
+    };
+    while n32 >= 100 {
+        let r = (n32 % 100) as usize;
+        n32 /= 100;
+        k -= 2;
+        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+    }
+    if n32 >= 10 {
+        let r = n32 as usize;
+        k -= 2;
+        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+    } else {
+        k -= 1;
+        buf[k] = b'0' + n32 as u8;
+    }
+    out.0.extend_from_slice(&buf[k..]);
+}
+
+/// Upper-case hex digits of `n`, at least `width` of them (zero-padded).
+fn put_hex(out: &mut Buf, n: u64, width: u32) {
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(width).max(1);
+    for k in (0..digits).rev() {
+        let d = ((n >> (4 * k)) & 0xf) as u8;
+        out.byte(if d < 10 { b'0' + d } else { b'A' + d - 10 });
+    }
+}
+
+macro_rules! unsigned_pieces {
+    ($($t:ty),*) => {$(
+        impl Piece for $t {
+            fn put(&self, out: &mut Buf) {
+                put_u64(out, *self as u64);
+            }
+        }
+    )*};
+}
+unsigned_pieces!(u8, u16, u32, u64, usize);
+
+macro_rules! signed_pieces {
+    ($($t:ty),*) => {$(
+        impl Piece for $t {
+            fn put(&self, out: &mut Buf) {
+                if *self < 0 {
+                    out.push('-');
+                }
+                put_u64(out, (*self as i64).unsigned_abs());
+            }
+        }
+    )*};
+}
+signed_pieces!(i32, i64);
+
+/// An integer as `{:#X}` writes it: `0x` and upper-case hex digits.
+#[derive(Copy, Clone)]
+struct Hex(u64);
+
+impl Piece for Hex {
+    fn put(&self, out: &mut Buf) {
+        out.push_str("0x");
+        put_hex(out, self.0, 1);
+    }
+}
+
+/// A piece's text on its own (for the `Display` impls the slow paths use).
+fn piece_string(p: &impl Piece) -> String {
+    let mut s = Buf::default();
+    p.put(&mut s);
+    s.into_string()
+}
+
+impl Piece for Reg {
+    #[inline]
+    fn put(&self, out: &mut Buf) {
+        out.push_str(self.class.prefix());
+        put_u64(out, u64::from(self.n));
+    }
+}
+
+impl Piece for Addr {
+    fn put(&self, out: &mut Buf) {
+        self.reg.put(out);
+        if self.off != 0 {
+            out.push('+');
+            self.off.put(out);
+        }
+    }
 }
 
 /// A memory operand's contents: a register and a byte offset (`%rd3`, `%rd3+8`,
@@ -222,16 +430,54 @@ fn space_name(space: AddrSpace) -> &'static str {
     space.name()
 }
 
-fn float_imm(is64: bool, bits: u64) -> String {
-    if is64 {
-        format!("0d{bits:016X}")
-    } else {
-        format!("0f{:08X}", bits as u32)
+/// A float immediate as PTX writes its bits: `0dXXXXXXXXXXXXXXXX` or `0fXXXXXXXX`.
+#[derive(Copy, Clone)]
+struct FloatImm {
+    is64: bool,
+    bits: u64,
+}
+
+impl Piece for FloatImm {
+    fn put(&self, out: &mut Buf) {
+        if self.is64 {
+            out.push_str("0d");
+            put_hex(out, self.bits, 16);
+        } else {
+            out.push_str("0f");
+            put_hex(out, u64::from(self.bits as u32), 8);
+        }
     }
 }
 
-fn label(b: Block) -> String {
-    format!("$L__BB{}", b.index())
+impl fmt::Display for FloatImm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&piece_string(self))
+    }
+}
+
+fn float_imm(is64: bool, bits: u64) -> FloatImm {
+    FloatImm { is64, bits }
+}
+
+/// A block's label, `$L__BB<index>`.
+#[derive(Copy, Clone)]
+struct Label(Block);
+
+impl Piece for Label {
+    fn put(&self, out: &mut Buf) {
+        out.push_str("$L__BB");
+        put_u64(out, self.0.index() as u64);
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&piece_string(self))
+    }
+}
+
+fn label(b: Block) -> Label {
+    Label(b)
 }
 
 /// The PTX header of a function: linkage, return parameter, name and parameters.
@@ -275,6 +521,10 @@ fn func_header(f: &Function) -> String {
     s
 }
 
+/// About how many bytes of PTX one IR instruction becomes (about 1.4 lines of 30 bytes
+/// on generated kernels): the output buffer's initial size.
+const BYTES_PER_INST: usize = 48;
+
 /// Lower a verified module, reading (and filling) the per-function analysis caches.
 pub(crate) fn emit_module(
     m: &Module,
@@ -283,7 +533,12 @@ pub(crate) fn emit_module(
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     let mut helpers = Helpers::default();
-    let mut bodies = String::new();
+    // One buffer for all bodies, sized from the instruction counts so that it rarely
+    // grows (a grown buffer copies all the text so far), and one scratch buffer for the
+    // body being emitted (its declarations come first but are known only at the end).
+    let estimate = |f: &Function| f.dfg.num_insts() * BYTES_PER_INST + f.layout.num_blocks() * 16;
+    let mut bodies = Buf::with_capacity(m.functions.values().map(estimate).sum::<usize>());
+    let mut scratch = Buf::default();
     let needed = Analyses::CFG
         .union(Analyses::LOOPS)
         .union(Analyses::UNIFORMITY);
@@ -328,19 +583,25 @@ pub(crate) fn emit_module(
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
-            regs: SecondaryMap::with_default(0),
+            regs: SecondaryMap::with_capacity(f.dfg.num_values()),
             counts: [0; 5],
-            out: String::new(),
+            out: core::mem::take(&mut scratch),
             stubs: 0,
             slot_offsets: Vec::new(),
             byval_offsets: Vec::new(),
+            copy_pool: Vec::new(),
+            reg_copies: Vec::new(),
+            moves: Vec::new(),
             helpers: &mut helpers,
             widened: FxHashMap::default(),
         };
+        e.out.clear();
+        e.out.reserve(estimate(f));
         e.emit_function(cfg, &cache.domtree, li, &mut bodies)?;
+        scratch = core::mem::take(&mut e.out);
     }
 
-    let mut out = String::with_capacity(bodies.len() + 1024);
+    let mut out = Buf::with_capacity(bodies.len() + 1024);
     let _ = writeln!(out, "//\n// Generated by gyre-codegen-lite\n//\n");
     let _ = writeln!(out, ".version {}", opts.sm.ptx_version());
     let _ = writeln!(out, ".target {}", opts.sm.target());
@@ -419,14 +680,14 @@ pub(crate) fn emit_module(
     if !m.globals.is_empty() {
         out.push('\n');
     }
-    out.push_str(&bodies);
+    out.push_buf(&bodies);
     for is64 in [false, true] {
         if helpers.fmod[usize::from(is64)] {
             out.push_str(&fmod::helper_def(is64));
             out.push('\n');
         }
     }
-    Ok(out)
+    Ok(out.into_string())
 }
 
 struct FnEmitter<'a> {
@@ -452,13 +713,19 @@ struct FnEmitter<'a> {
     /// Registers used per class.
     counts: [u32; 5],
     /// The function body.
-    out: String,
+    out: Buf,
     /// Edge-stub labels used so far.
     stubs: u32,
     /// Byte offset of each slot in the local depot.
     slot_offsets: Vec<u32>,
     /// Byte offset of each `byval` parameter's copy in the local depot, by parameter.
     byval_offsets: Vec<(usize, u32)>,
+    /// Spare vectors for [`FnEmitter::edge_copies`].
+    copy_pool: Vec<Vec<(Reg, Opnd)>>,
+    /// The register-to-register part of one parallel copy (kept for the next).
+    reg_copies: Vec<(Reg, Reg)>,
+    /// The moves of one parallel copy (kept for the next).
+    moves: Vec<(Reg, Reg)>,
     helpers: &'a mut Helpers,
     /// The `mad.wide` `ptradd`s of the current block by (base, `i32` index, scale,
     /// signed): a second one with the same key shares the first's register (llc's
@@ -486,7 +753,7 @@ impl FnEmitter<'_> {
             MemOrder::Release => "release",
             MemOrder::AcqRel => "acq_rel",
             MemOrder::SeqCst => {
-                ins!(self, "fence.sc.{}", scope.name());
+                put!(self; "fence.sc.", scope.name());
                 "acq_rel"
             }
         };
@@ -550,11 +817,8 @@ impl FnEmitter<'_> {
         let class = Class::of(self.ty(v));
         let t = self.tmp(class);
         let o = self.imm(v, false);
-        ins!(
-            self,
-            "mov.{} {t}, {o}",
-            ["pred", "b32", "b64", "f32", "f64"][class.index()]
-        );
+        let ty = ["pred", "b32", "b64", "f32", "f64"][class.index()];
+        put!(self; "mov.", ty, " ", t, ", ", o);
         t
     }
 
@@ -632,7 +896,7 @@ impl FnEmitter<'_> {
         cfg: &Cfg,
         dt: &DomTree,
         li: &LoopInfo,
-        bodies: &mut String,
+        bodies: &mut Buf,
     ) -> Result<(), CodegenError> {
         let f = self.f;
         let entry = f
@@ -674,7 +938,8 @@ impl FnEmitter<'_> {
         for (i, &b) in order.iter().enumerate() {
             let next = order.get(i + 1).copied();
             if b != entry {
-                let _ = writeln!(self.out, "{}:", label(b));
+                Label(b).put(&mut self.out);
+                self.out.push_str(":\n");
                 self.widened.clear();
                 for &(_, k) in homes.iter().filter(|h| h.0 == b) {
                     self.load_param(k);
@@ -700,7 +965,7 @@ impl FnEmitter<'_> {
             }
         }
         bodies.push('\n');
-        bodies.push_str(&self.out);
+        bodies.push_buf(&self.out);
         bodies.push_str("}\n\n");
         Ok(())
     }
@@ -851,20 +1116,16 @@ impl FnEmitter<'_> {
                     }
                     let bits = u * 8;
                     let t = self.tmp(if u == 8 { Class::B64 } else { Class::B32 });
-                    ins!(self, "ld.param.u{bits} {t}, [$$param{i}+{k}]");
-                    ins!(
-                        self,
-                        "st.local.u{bits} [$$depot+{}], {t}",
-                        u64::from(off) + k
-                    );
+                    put!(self; "ld.param.u", bits, " ", t, ", [$$param", i, "+", k, "]");
+                    put!(self; "st.local.u", bits, " [$$depot+", u64::from(off) + k, "], ", t);
                     k += u;
                 }
                 if off == 0 {
-                    ins!(self, "mov.u64 {d}, $$depot");
+                    put!(self; "mov.u64 ", d, ", $$depot");
                 } else {
                     let t = self.tmp(Class::B64);
-                    ins!(self, "mov.u64 {t}, $$depot");
-                    ins!(self, "add.s64 {d}, {t}, {off}");
+                    put!(self; "mov.u64 ", t, ", $$depot");
+                    put!(self; "add.s64 ", d, ", ", t, ", ", off);
                 }
                 return;
             }
@@ -873,31 +1134,31 @@ impl FnEmitter<'_> {
                 match ty {
                     Type::I1 => {
                         let t = self.tmp(Class::B32);
-                        ins!(self, "ld.param.u8 {t}, [$$param{i}]");
-                        ins!(self, "and.b32 {t}, {t}, 1");
-                        ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                        put!(self; "ld.param.u8 ", t, ", [$$param", i, "]");
+                        put!(self; "and.b32 ", t, ", ", t, ", 1");
+                        put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                     }
                     Type::Ptr(AddrSpace::Global) => {
                         let t = self.tmp(Class::B64);
-                        ins!(self, "ld.param.u64 {t}, [$$param{i}]");
-                        ins!(self, "cvta.to.global.u64 {d}, {t}");
+                        put!(self; "ld.param.u64 ", t, ", [$$param", i, "]");
+                        put!(self; "cvta.to.global.u64 ", d, ", ", t);
                     }
                     // A generic pointer whose web was inferred global (`crate::space`).
                     Type::Ptr(AddrSpace::Generic) if self.spaces[p].is_some() => {
                         let t = self.tmp(Class::B64);
-                        ins!(self, "ld.param.u64 {t}, [$$param{i}]");
-                        ins!(self, "cvta.to.global.u64 {d}, {t}");
+                        put!(self; "ld.param.u64 ", t, ", [$$param", i, "]");
+                        put!(self; "cvta.to.global.u64 ", d, ", ", t);
                     }
-                    _ => ins!(self, "ld.param.{pt} {d}, [$$param{i}]"),
+                    _ => put!(self; "ld.param.", pt, " ", d, ", [$$param", i, "]"),
                 }
             } else {
                 let pt = func_param_type(ty);
                 if ty == Type::I1 {
                     let t = self.tmp(Class::B32);
-                    ins!(self, "ld.param.b32 {t}, [$$param{i}]");
-                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    put!(self; "ld.param.b32 ", t, ", [$$param", i, "]");
+                    put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                 } else {
-                    ins!(self, "ld.param.{pt} {d}, [$$param{i}]");
+                    put!(self; "ld.param.", pt, " ", d, ", [$$param", i, "]");
                 }
             }
         }
@@ -906,7 +1167,7 @@ impl FnEmitter<'_> {
     /// `and` a narrow integer result back to its width.
     fn renarrow(&mut self, d: Reg, ty: Type) {
         if is_narrow(ty) {
-            ins!(self, "and.b32 {d}, {d}, {:#X}", mask_of(ty));
+            put!(self; "and.b32 ", d, ", ", d, ", ", Hex(mask_of(ty)));
         }
     }
 
@@ -916,12 +1177,12 @@ impl FnEmitter<'_> {
         match self.ty(v) {
             Type::I8 => {
                 let t = self.tmp(Class::B32);
-                ins!(self, "cvt.s32.s8 {t}, {r}");
+                put!(self; "cvt.s32.s8 ", t, ", ", r);
                 t
             }
             Type::I16 => {
                 let t = self.tmp(Class::B32);
-                ins!(self, "cvt.s32.s16 {t}, {r}");
+                put!(self; "cvt.s32.s16 ", t, ", ", r);
                 t
             }
             _ => r,
@@ -935,7 +1196,7 @@ impl FnEmitter<'_> {
             let p = self.v(v);
             let t = self.tmp(Class::B32);
             let one = if signed { "-1" } else { "1" };
-            ins!(self, "selp.b32 {t}, {one}, 0, {p}");
+            put!(self; "selp.b32 ", t, ", ", one, ", 0, ", p);
             t
         } else if signed {
             self.sext32(v)
@@ -961,8 +1222,8 @@ impl FnEmitter<'_> {
             },
         );
         let p = self.tmp(Class::Pred);
-        ins!(self, "setp.nan.{t} {p}, {d}, {d}");
-        ins!(self, "selp.{t} {d}, {nan}, {d}, {p}");
+        put!(self; "setp.nan.", t, " ", p, ", ", d, ", ", d);
+        put!(self; "selp.", t, " ", d, ", ", nan, ", ", d, ", ", p);
     }
 
     fn inst(&mut self, inst: Inst, next: Option<Block>) -> Result<(), CodegenError> {
@@ -984,9 +1245,9 @@ impl FnEmitter<'_> {
                 let d = self.v(r);
                 let bits = (imm as u64) & mask_of(ty);
                 match d.class {
-                    Class::Pred => ins!(self, "mov.pred {d}, {bits}"),
-                    Class::B32 => ins!(self, "mov.b32 {d}, {bits:#X}"),
-                    _ => ins!(self, "mov.b64 {d}, {bits:#X}"),
+                    Class::Pred => put!(self; "mov.pred ", d, ", ", bits),
+                    Class::B32 => put!(self; "mov.b32 ", d, ", ", Hex(bits)),
+                    _ => put!(self; "mov.b64 ", d, ", ", Hex(bits)),
                 }
             }
             InstructionData::FloatConst { bits } => {
@@ -994,7 +1255,7 @@ impl FnEmitter<'_> {
                 let is64 = self.ty(r) == Type::F64;
                 let d = self.v(r);
                 let t = if is64 { "f64" } else { "f32" };
-                ins!(self, "mov.{t} {d}, {}", float_imm(is64, bits));
+                put!(self; "mov.", t, " ", d, ", ", float_imm(is64, bits));
             }
             InstructionData::Binary { opcode, args, .. } => {
                 let r = result.expect("binary ops have a result");
@@ -1019,17 +1280,17 @@ impl FnEmitter<'_> {
                 match opcode {
                     Opcode::Fma => {
                         let t = if d.class == Class::F64 { "f64" } else { "f32" };
-                        ins!(self, "fma.rn.{t} {d}, {a}, {b}, {c}");
+                        put!(self; "fma.rn.", t, " ", d, ", ", a, ", ", b, ", ", c);
                         self.canonicalize(r);
                     }
                     Opcode::Select => match d.class {
                         Class::Pred => {
-                            ins!(self, "@{a} mov.pred {d}, {b}");
-                            ins!(self, "@!{a} mov.pred {d}, {c}");
+                            put!(self; "@", a, " mov.pred ", d, ", ", b);
+                            put!(self; "@!", a, " mov.pred ", d, ", ", c);
                         }
                         cl => {
                             let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
-                            ins!(self, "selp.{t} {d}, {b}, {c}, {a}");
+                            put!(self; "selp.", t, " ", d, ", ", b, ", ", c, ", ", a);
                         }
                     },
                     _ => return Err(self.err(inst, format!("ternary opcode {}", opcode.name()))),
@@ -1050,11 +1311,11 @@ impl FnEmitter<'_> {
                 let (a, b) = (self.opnd(args[0], false), self.opnd(args[1], false));
                 let op = match cond {
                     FloatCC::False => {
-                        ins!(self, "mov.pred {d}, 0");
+                        put!(self; "mov.pred ", d, ", 0");
                         return Ok(());
                     }
                     FloatCC::True => {
-                        ins!(self, "mov.pred {d}, 1");
+                        put!(self; "mov.pred ", d, ", 1");
                         return Ok(());
                     }
                     FloatCC::Oeq => "eq",
@@ -1072,7 +1333,7 @@ impl FnEmitter<'_> {
                     FloatCC::Une => "neu",
                     FloatCC::Uno => "nan",
                 };
-                ins!(self, "setp.{op}.{t} {d}, {a}, {b}");
+                put!(self; "setp.", op, ".", t, " ", d, ", ", a, ", ", b);
             }
             InstructionData::PtrAdd { args, scale } => {
                 let r = result.expect("ptradd has a result");
@@ -1100,26 +1361,26 @@ impl FnEmitter<'_> {
                         Fold::IndexAdd { x } => self.v(x),
                         _ => self.v(arg),
                     };
-                    ins!(self, "mad.wide.{s}32 {d}, {i}, {scale}, {base}");
+                    put!(self; "mad.wide.", s, "32 ", d, ", ", i, ", ", scale, ", ", base);
                     return Ok(());
                 }
                 match self.ty(args[1]) {
                     Type::I64 => {
                         let i = self.v(args[1]);
                         if scale == 1 {
-                            ins!(self, "add.s64 {d}, {base}, {i}");
+                            put!(self; "add.s64 ", d, ", ", base, ", ", i);
                         } else {
-                            ins!(self, "mad.lo.s64 {d}, {i}, {scale}, {base}");
+                            put!(self; "mad.lo.s64 ", d, ", ", i, ", ", scale, ", ", base);
                         }
                     }
                     _ => {
                         let i = self.int32(args[1], true);
                         if scale <= i32::MAX as u32 {
-                            ins!(self, "mad.wide.s32 {d}, {i}, {scale}, {base}");
+                            put!(self; "mad.wide.s32 ", d, ", ", i, ", ", scale, ", ", base);
                         } else {
                             let t = self.tmp(Class::B64);
-                            ins!(self, "cvt.s64.s32 {t}, {i}");
-                            ins!(self, "mad.lo.s64 {d}, {t}, {scale}, {base}");
+                            put!(self; "cvt.s64.s32 ", t, ", ", i);
+                            put!(self; "mad.lo.s64 ", d, ", ", t, ", ", scale, ", ", base);
                         }
                     }
                 }
@@ -1139,11 +1400,11 @@ impl FnEmitter<'_> {
                 let d = self.v(r);
                 if ty == Type::I1 {
                     let t = self.tmp(Class::B32);
-                    ins!(self, "ld{vol}{sq}.u8 {t}, [{p}]");
-                    ins!(self, "and.b32 {t}, {t}, 1");
-                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    put!(self; "ld", vol, sq, ".u8 ", t, ", [", p, "]");
+                    put!(self; "and.b32 ", t, ", ", t, ", 1");
+                    put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                 } else {
-                    ins!(self, "ld{vol}{sq}.{mt} {d}, [{p}]");
+                    put!(self; "ld", vol, sq, ".", mt, " ", d, ", [", p, "]");
                 }
             }
             InstructionData::Store { args, flags } => {
@@ -1162,7 +1423,7 @@ impl FnEmitter<'_> {
                 } else {
                     self.opnd(args[0], false)
                 };
-                ins!(self, "st{vol}{sq}.{mt} [{p}], {v}");
+                put!(self; "st", vol, sq, ".", mt, " [", p, "], ", v);
             }
             InstructionData::AtomicRmw {
                 op,
@@ -1176,24 +1437,24 @@ impl FnEmitter<'_> {
                 let space = self.space(args[0]);
                 let w = if ty.bits() == 64 { "64" } else { "32" };
                 let o = match (op, ty.is_float()) {
-                    (AtomicOp::Add, true) => format!("add.f{w}"),
-                    (AtomicOp::Add, false) => format!("add.u{w}"),
-                    (AtomicOp::And, _) => format!("and.b{w}"),
-                    (AtomicOp::Or, _) => format!("or.b{w}"),
-                    (AtomicOp::Xor, _) => format!("xor.b{w}"),
-                    (AtomicOp::Smin, _) => format!("min.s{w}"),
-                    (AtomicOp::Smax, _) => format!("max.s{w}"),
-                    (AtomicOp::Umin, _) => format!("min.u{w}"),
-                    (AtomicOp::Umax, _) => format!("max.u{w}"),
-                    (AtomicOp::Exch, _) => format!("exch.b{w}"),
-                    (AtomicOp::Inc, _) => format!("inc.u{w}"),
-                    (AtomicOp::Dec, _) => format!("dec.u{w}"),
+                    (AtomicOp::Add, true) => "add.f",
+                    (AtomicOp::Add, false) => "add.u",
+                    (AtomicOp::And, _) => "and.b",
+                    (AtomicOp::Or, _) => "or.b",
+                    (AtomicOp::Xor, _) => "xor.b",
+                    (AtomicOp::Smin, _) => "min.s",
+                    (AtomicOp::Smax, _) => "max.s",
+                    (AtomicOp::Umin, _) => "min.u",
+                    (AtomicOp::Umax, _) => "max.u",
+                    (AtomicOp::Exch, _) => "exch.b",
+                    (AtomicOp::Inc, _) => "inc.u",
+                    (AtomicOp::Dec, _) => "dec.u",
                 };
                 if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
                 let (p, v, d) = (self.addr(args[0]), self.v(args[1]), self.v(r));
-                ins!(self, "atom{sem}{}.{o} {d}, [{p}], {v}", space_qual(space));
+                put!(self; "atom", sem, space_qual(space), ".", o, w, " ", d, ", [", p, "], ", v);
             }
             InstructionData::AtomicCas { args, order, scope } => {
                 let r = result.expect("atomics have a result");
@@ -1210,11 +1471,7 @@ impl FnEmitter<'_> {
                     self.v(args[2]),
                     self.v(r),
                 );
-                ins!(
-                    self,
-                    "atom{sem}{}.cas.b{w} {d}, [{p}], {e}, {n}",
-                    space_qual(space)
-                );
+                put!(self; "atom", sem, space_qual(space), ".cas.b", w, " ", d, ", [", p, "], ", e, ", ", n);
             }
             InstructionData::GlobalAddr { global } => {
                 let r = result.expect("global_addr has a result");
@@ -1227,10 +1484,10 @@ impl FnEmitter<'_> {
                         if gspace != AddrSpace::Generic && self.spaces[r].is_none() =>
                     {
                         let t = self.tmp(Class::B64);
-                        ins!(self, "mov.u64 {t}, {name}");
-                        ins!(self, "cvta.{}.u64 {d}, {t}", space_name(gspace));
+                        put!(self; "mov.u64 ", t, ", ", name);
+                        put!(self; "cvta.", space_name(gspace), ".u64 ", d, ", ", t);
                     }
-                    _ => ins!(self, "mov.u64 {d}, {name}"),
+                    _ => put!(self; "mov.u64 ", d, ", ", name),
                 }
             }
             InstructionData::SlotAddr { slot } => {
@@ -1238,32 +1495,28 @@ impl FnEmitter<'_> {
                 let off = self.slot_offsets.get(slot.index()).copied().unwrap_or(0);
                 let d = self.v(r);
                 if off == 0 {
-                    ins!(self, "mov.u64 {d}, $$depot");
+                    put!(self; "mov.u64 ", d, ", $$depot");
                 } else {
                     let t = self.tmp(Class::B64);
-                    ins!(self, "mov.u64 {t}, $$depot");
-                    ins!(self, "add.s64 {d}, {t}, {off}");
+                    put!(self; "mov.u64 ", t, ", $$depot");
+                    put!(self; "add.s64 ", d, ", ", t, ", ", off);
                 }
             }
             InstructionData::Sreg { reg } => {
                 let r = result.expect("sreg has a result");
                 let d = self.v(r);
-                let src = match reg {
-                    SpecialReg::WarpSize => "WARP_SZ".to_string(),
-                    SpecialReg::LaneId => "%laneid".to_string(),
-                    other => format!("%{}", other.name()),
+                let (pct, src) = match reg {
+                    SpecialReg::WarpSize => ("", "WARP_SZ"),
+                    SpecialReg::LaneId => ("%", "laneid"),
+                    other => ("%", other.name()),
                 };
-                ins!(self, "mov.u32 {d}, {src}");
+                put!(self; "mov.u32 ", d, ", ", pct, src);
             }
             InstructionData::Shfl { mode, args } => {
                 let r = result.expect("shfl has a result");
                 let (d, a) = (self.v(r), self.v(args[0]));
                 let (b, c, m) = (self.v(args[1]), self.v(args[2]), self.v(args[3]));
-                ins!(
-                    self,
-                    "shfl.sync.{}.b32 {d}, {a}, {b}, {c}, {m}",
-                    mode.name()
-                );
+                put!(self; "shfl.sync.", mode.name(), ".b32 ", d, ", ", a, ", ", b, ", ", c, ", ", m);
             }
             InstructionData::Vote { mode, args } => {
                 let r = result.expect("vote has a result");
@@ -1273,11 +1526,11 @@ impl FnEmitter<'_> {
                 } else {
                     "pred"
                 };
-                ins!(self, "vote.sync.{}.{t} {d}, {p}, {m}", mode.name());
+                put!(self; "vote.sync.", mode.name(), ".", t, " ", d, ", ", p, ", ", m);
             }
             InstructionData::WarpSync { mask } => {
                 let m = self.v(mask);
-                ins!(self, "bar.warp.sync {m}");
+                put!(self; "bar.warp.sync ", m);
             }
             InstructionData::Fence { order, scope } => {
                 let sem = if order == MemOrder::SeqCst {
@@ -1285,20 +1538,20 @@ impl FnEmitter<'_> {
                 } else {
                     "acq_rel"
                 };
-                ins!(self, "fence.{sem}.{}", scope.name());
+                put!(self; "fence.", sem, ".", scope.name());
             }
             InstructionData::Nullary { opcode } => match opcode {
                 Opcode::Clock => {
                     let r = result.expect("clock has a result");
                     let d = self.v(r);
                     if self.ty(r) == Type::I64 {
-                        ins!(self, "mov.u64 {d}, %clock64");
+                        put!(self; "mov.u64 ", d, ", %clock64");
                     } else {
-                        ins!(self, "mov.u32 {d}, %clock");
+                        put!(self; "mov.u32 ", d, ", %clock");
                     }
                 }
-                Opcode::Barrier => ins!(self, "bar.sync 0"),
-                Opcode::Unreachable => ins!(self, "trap"),
+                Opcode::Barrier => put!(self; "bar.sync 0"),
+                Opcode::Unreachable => put!(self; "trap"),
                 _ => return Err(self.err(inst, format!("opcode {}", opcode.name()))),
             },
             InstructionData::Vprintf { args } => {
@@ -1308,13 +1561,13 @@ impl FnEmitter<'_> {
                 let (f0, a0) = (self.v(args[0]), self.v(args[1]));
                 let d = self.v(result.expect("vprintf has a result"));
                 self.out.push_str("\t{\n");
-                ins!(self, "\t.param .b64 $$arg0");
-                ins!(self, "\tst.param.b64 [$$arg0], {f0}");
-                ins!(self, "\t.param .b64 $$arg1");
-                ins!(self, "\tst.param.b64 [$$arg1], {a0}");
-                ins!(self, "\t.param .b32 $$ret");
-                ins!(self, "\tcall ($$ret), vprintf, ($$arg0, $$arg1)");
-                ins!(self, "\tld.param.b32 {d}, [$$ret]");
+                put!(self; "\t.param .b64 $$arg0");
+                put!(self; "\tst.param.b64 [$$arg0], ", f0);
+                put!(self; "\t.param .b64 $$arg1");
+                put!(self; "\tst.param.b64 [$$arg1], ", a0);
+                put!(self; "\t.param .b32 $$ret");
+                put!(self; "\tcall ($$ret), vprintf, ($$arg0, $$arg1)");
+                put!(self; "\tld.param.b32 ", d, ", [$$ret]");
                 self.out.push_str("\t}\n");
             }
             InstructionData::AssertFail { args } => {
@@ -1325,16 +1578,13 @@ impl FnEmitter<'_> {
                     .into_iter()
                     .enumerate()
                 {
-                    ins!(self, "\t.param .{t} $$arg{i}");
-                    ins!(self, "\tst.param.{t} [$$arg{i}], {v}");
+                    put!(self; "\t.param .", t, " $$arg", i);
+                    put!(self; "\tst.param.", t, " [$$arg", i, "], ", v);
                 }
                 // The character size: always 1 (CUDA's `assert`).
-                ins!(self, "\t.param .b64 $$arg4");
-                ins!(self, "\tst.param.b64 [$$arg4], 1");
-                ins!(
-                    self,
-                    "\tcall __assertfail, ($$arg0, $$arg1, $$arg2, $$arg3, $$arg4)"
-                );
+                put!(self; "\t.param .b64 $$arg4");
+                put!(self; "\tst.param.b64 [$$arg4], 1");
+                put!(self; "\tcall __assertfail, ($$arg0, $$arg1, $$arg2, $$arg3, $$arg4)");
                 self.out.push_str("\t}\n");
             }
             InstructionData::Call { func, ref args } => {
@@ -1352,26 +1602,26 @@ impl FnEmitter<'_> {
                     } else {
                         self.v(a)
                     };
-                    ins!(self, "\t.param .{pt} $$arg{i}");
-                    ins!(self, "\tst.param.{pt} [$$arg{i}], {v}");
+                    put!(self; "\t.param .", pt, " $$arg", i);
+                    put!(self; "\tst.param.", pt, " [$$arg", i, "], ", v);
                     names.push(format!("$$arg{i}"));
                 }
                 let list = names.join(", ");
                 match (ret, result) {
                     (Some(rt), Some(r)) => {
                         let pt = func_param_type(rt);
-                        ins!(self, "\t.param .{pt} $$ret");
-                        ins!(self, "\tcall ($$ret), {name}, ({list})");
+                        put!(self; "\t.param .", pt, " $$ret");
+                        put!(self; "\tcall ($$ret), ", name, ", (", list, ")");
                         let d = self.v(r);
                         if rt == Type::I1 {
                             let t = self.tmp(Class::B32);
-                            ins!(self, "\tld.param.b32 {t}, [$$ret]");
-                            ins!(self, "\tsetp.ne.b32 {d}, {t}, 0");
+                            put!(self; "\tld.param.b32 ", t, ", [$$ret]");
+                            put!(self; "\tsetp.ne.b32 ", d, ", ", t, ", 0");
                         } else {
-                            ins!(self, "\tld.param.{pt} {d}, [$$ret]");
+                            put!(self; "\tld.param.", pt, " ", d, ", [$$ret]");
                         }
                     }
-                    _ => ins!(self, "\tcall {name}, ({list})"),
+                    _ => put!(self; "\tcall ", name, ", (", list, ")"),
                 }
                 self.out.push_str("\t}\n");
             }
@@ -1379,8 +1629,9 @@ impl FnEmitter<'_> {
                 let dest = *dest;
                 let copies = self.edge_copies(&dest);
                 self.copies(&copies);
+                self.recycle(copies);
                 if next != Some(dest.block) {
-                    ins!(self, "bra.uni {}", label(dest.block));
+                    put!(self; "bra.uni ", label(dest.block));
                 }
             }
             InstructionData::Brif { arg, ref blocks } => {
@@ -1401,9 +1652,9 @@ impl FnEmitter<'_> {
                     } else {
                         self.v(a)
                     };
-                    ins!(self, "st.param.{pt} [$$retval], {v}");
+                    put!(self; "st.param.", pt, " [$$retval], ", v);
                 }
-                ins!(self, "ret");
+                put!(self; "ret");
             }
         }
         Ok(())
@@ -1415,15 +1666,19 @@ impl FnEmitter<'_> {
         if ty == Type::I1 {
             let (a, b) = (self.v(args[0]), self.v(args[1]));
             match op {
-                Opcode::Iadd | Opcode::Isub | Opcode::Xor => ins!(self, "xor.pred {d}, {a}, {b}"),
-                Opcode::Imul | Opcode::And | Opcode::Umin | Opcode::Smax => {
-                    ins!(self, "and.pred {d}, {a}, {b}")
+                Opcode::Iadd | Opcode::Isub | Opcode::Xor => {
+                    put!(self; "xor.pred ", d, ", ", a, ", ", b)
                 }
-                Opcode::Or | Opcode::Umax | Opcode::Smin => ins!(self, "or.pred {d}, {a}, {b}"),
+                Opcode::Imul | Opcode::And | Opcode::Umin | Opcode::Smax => {
+                    put!(self; "and.pred ", d, ", ", a, ", ", b)
+                }
+                Opcode::Or | Opcode::Umax | Opcode::Smin => {
+                    put!(self; "or.pred ", d, ", ", a, ", ", b)
+                }
                 // The divisor must be 1 and a shift amount 0 (anything else is UB or
                 // poison), so the result is the dividend / shifted value.
-                Opcode::Srem | Opcode::Urem => ins!(self, "mov.pred {d}, 0"),
-                _ => ins!(self, "mov.pred {d}, {a}"),
+                Opcode::Srem | Opcode::Urem => put!(self; "mov.pred ", d, ", 0"),
+                _ => put!(self; "mov.pred ", d, ", ", a),
             }
             return;
         }
@@ -1434,7 +1689,7 @@ impl FnEmitter<'_> {
                 Opnd::Unsigned(x) => Opnd::Unsigned(x & 0xFFFF_FFFF),
                 Opnd::Reg(r) if w == 64 => {
                     let t = s.tmp(Class::B32);
-                    ins!(s, "cvt.u32.u64 {t}, {r}");
+                    put!(s; "cvt.u32.u64 ", t, ", ", r);
                     Opnd::Reg(t)
                 }
                 o => o,
@@ -1455,7 +1710,7 @@ impl FnEmitter<'_> {
                 };
                 let x = self.v(margs[0]);
                 let (y, c) = (self.opnd(margs[1], true), self.opnd(args[other], true));
-                ins!(self, "mad.lo.s{w} {d}, {x}, {y}, {c}");
+                put!(self; "mad.lo.s", w, " ", d, ", ", x, ", ", y, ", ", c);
                 return;
             }
         }
@@ -1463,12 +1718,12 @@ impl FnEmitter<'_> {
             Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Shl => {
                 let a = self.opnd(args[0], op != Opcode::Shl);
                 let (name, b) = match op {
-                    Opcode::Iadd => (format!("add.s{w}"), self.opnd(args[1], true)),
-                    Opcode::Isub => (format!("sub.s{w}"), self.opnd(args[1], true)),
-                    Opcode::Imul => (format!("mul.lo.s{w}"), self.opnd(args[1], true)),
-                    _ => (format!("shl.b{w}"), shift_amount(self, args[1])),
+                    Opcode::Iadd => ("add.s", self.opnd(args[1], true)),
+                    Opcode::Isub => ("sub.s", self.opnd(args[1], true)),
+                    Opcode::Imul => ("mul.lo.s", self.opnd(args[1], true)),
+                    _ => ("shl.b", shift_amount(self, args[1])),
                 };
-                ins!(self, "{name} {d}, {a}, {b}");
+                put!(self; name, w, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             Opcode::Sdiv | Opcode::Srem | Opcode::Smin | Opcode::Smax => {
@@ -1488,7 +1743,7 @@ impl FnEmitter<'_> {
                     Opcode::Smin => "min",
                     _ => "max",
                 };
-                ins!(self, "{name}.s{w} {d}, {a}, {b}");
+                put!(self; name, ".s", w, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             Opcode::Udiv | Opcode::Urem | Opcode::Umin | Opcode::Umax => {
@@ -1499,7 +1754,7 @@ impl FnEmitter<'_> {
                     Opcode::Umin => "min",
                     _ => "max",
                 };
-                ins!(self, "{name}.u{w} {d}, {a}, {b}");
+                put!(self; name, ".u", w, " ", d, ", ", a, ", ", b);
             }
             Opcode::And | Opcode::Or | Opcode::Xor => {
                 let (a, b) = (self.opnd(args[0], false), self.opnd(args[1], false));
@@ -1508,18 +1763,18 @@ impl FnEmitter<'_> {
                     Opcode::Or => "or",
                     _ => "xor",
                 };
-                ins!(self, "{name}.b{w} {d}, {a}, {b}");
+                put!(self; name, ".b", w, " ", d, ", ", a, ", ", b);
             }
             // The verifier allows these on i32 only, PTX's one width for mul24.
             Opcode::Mul24 | Opcode::Umul24 => {
                 let (a, b) = (self.v(args[0]), self.v(args[1]));
                 let s = if op == Opcode::Mul24 { "s" } else { "u" };
-                ins!(self, "mul24.lo.{s}32 {d}, {a}, {b}");
+                put!(self; "mul24.lo.", s, "32 ", d, ", ", a, ", ", b);
             }
             Opcode::Lshr => {
                 let a = self.opnd(args[0], false);
                 let b = shift_amount(self, args[1]);
-                ins!(self, "shr.u{w} {d}, {a}, {b}");
+                put!(self; "shr.u", w, " ", d, ", ", a, ", ", b);
             }
             Opcode::Ashr => {
                 let a = match self.folds[args[0]] {
@@ -1527,7 +1782,7 @@ impl FnEmitter<'_> {
                     _ => Opnd::Reg(self.sext32(args[0])),
                 };
                 let b = shift_amount(self, args[1]);
-                ins!(self, "shr.s{w} {d}, {a}, {b}");
+                put!(self; "shr.s", w, " ", d, ", ", a, ", ", b);
                 self.renarrow(d, ty);
             }
             _ => unreachable!("{} is not an integer binary op", op.name()),
@@ -1562,7 +1817,7 @@ impl FnEmitter<'_> {
                     self.opnd(args[other], false),
                     self.v(r),
                 );
-                ins!(self, "fma.rn.{t} {d}, {x}, {y}, {c}");
+                put!(self; "fma.rn.", t, " ", d, ", ", x, ", ", y, ", ", c);
                 self.canonicalize(r);
                 return Ok(());
             }
@@ -1584,24 +1839,20 @@ impl FnEmitter<'_> {
             Opcode::Frem => {
                 self.helpers.fmod[usize::from(is64)] = true;
                 self.out.push_str("\t{\n");
-                ins!(self, "\t.param .{t} $$x");
-                ins!(self, "\tst.param.{t} [$$x], {a}");
-                ins!(self, "\t.param .{t} $$y");
-                ins!(self, "\tst.param.{t} [$$y], {b}");
-                ins!(self, "\t.param .{t} $$r");
-                ins!(
-                    self,
-                    "\tcall ($$r), {}, ($$x, $$y)",
-                    fmod::helper_name(is64)
-                );
-                ins!(self, "\tld.param.{t} {d}, [$$r]");
+                put!(self; "\t.param .", t, " $$x");
+                put!(self; "\tst.param.", t, " [$$x], ", a);
+                put!(self; "\t.param .", t, " $$y");
+                put!(self; "\tst.param.", t, " [$$y], ", b);
+                put!(self; "\t.param .", t, " $$r");
+                put!(self; "\tcall ($$r), ", fmod::helper_name(is64), ", ($$x, $$y)");
+                put!(self; "\tld.param.", t, " ", d, ", [$$r]");
                 self.out.push_str("\t}\n");
                 self.canonicalize(r);
                 return Ok(());
             }
             _ => return Err(self.err(inst, format!("float opcode {}", op.name()))),
         };
-        ins!(self, "{name}.{t} {d}, {a}, {b}");
+        put!(self; name, ".", t, " ", d, ", ", a, ", ", b);
         self.canonicalize(r);
         Ok(())
     }
@@ -1613,41 +1864,41 @@ impl FnEmitter<'_> {
         let d = self.v(r);
         let ft = |t: Type| if t == Type::F64 { "f64" } else { "f32" };
         match op {
-            Opcode::Freeze => ins!(self, "{} {d}, {a}", d.class.mov()),
+            Opcode::Freeze => put!(self; d.class.mov(), " ", d, ", ", a),
             Opcode::Popcnt | Opcode::Clz | Opcode::Ctz => match from {
                 Type::I1 => match op {
-                    Opcode::Popcnt => ins!(self, "mov.pred {d}, {a}"),
-                    _ => ins!(self, "not.pred {d}, {a}"),
+                    Opcode::Popcnt => put!(self; "mov.pred ", d, ", ", a),
+                    _ => put!(self; "not.pred ", d, ", ", a),
                 },
                 Type::I64 => {
                     let t = self.tmp(Class::B32);
                     match op {
-                        Opcode::Popcnt => ins!(self, "popc.b64 {t}, {a}"),
-                        Opcode::Clz => ins!(self, "clz.b64 {t}, {a}"),
+                        Opcode::Popcnt => put!(self; "popc.b64 ", t, ", ", a),
+                        Opcode::Clz => put!(self; "clz.b64 ", t, ", ", a),
                         _ => {
                             let u = self.tmp(Class::B64);
-                            ins!(self, "brev.b64 {u}, {a}");
-                            ins!(self, "clz.b64 {t}, {u}");
+                            put!(self; "brev.b64 ", u, ", ", a);
+                            put!(self; "clz.b64 ", t, ", ", u);
                         }
                     }
-                    ins!(self, "cvt.u64.u32 {d}, {t}");
+                    put!(self; "cvt.u64.u32 ", d, ", ", t);
                 }
                 _ => {
                     let w = from.bits();
                     match op {
-                        Opcode::Popcnt => ins!(self, "popc.b32 {d}, {a}"),
+                        Opcode::Popcnt => put!(self; "popc.b32 ", d, ", ", a),
                         Opcode::Clz => {
-                            ins!(self, "clz.b32 {d}, {a}");
+                            put!(self; "clz.b32 ", d, ", ", a);
                             if w < 32 {
-                                ins!(self, "sub.s32 {d}, {d}, {}", 32 - w);
+                                put!(self; "sub.s32 ", d, ", ", d, ", ", 32 - w);
                             }
                         }
                         _ => {
                             let u = self.tmp(Class::B32);
-                            ins!(self, "brev.b32 {u}, {a}");
-                            ins!(self, "clz.b32 {d}, {u}");
+                            put!(self; "brev.b32 ", u, ", ", a);
+                            put!(self; "clz.b32 ", d, ", ", u);
                             if w < 32 {
-                                ins!(self, "min.u32 {d}, {d}, {w}");
+                                put!(self; "min.u32 ", d, ", ", d, ", ", w);
                             }
                         }
                     }
@@ -1662,10 +1913,10 @@ impl FnEmitter<'_> {
                     (false, false) => ("b32", "0x7FFFFFFF"),
                 };
                 let o = if op == Opcode::Fneg { "xor" } else { "and" };
-                ins!(self, "{o}.{b} {d}, {a}, {m}");
+                put!(self; o, ".", b, " ", d, ", ", a, ", ", m);
             }
             Opcode::Sqrt => {
-                ins!(self, "sqrt.rn.{} {d}, {a}", ft(from));
+                put!(self; "sqrt.rn.", ft(from), " ", d, ", ", a);
                 self.canonicalize(r);
             }
             // The hardware approximations of the math primitives (docs/ir.md gives the
@@ -1682,7 +1933,7 @@ impl FnEmitter<'_> {
                     Opcode::CosApprox => "cos",
                     _ => "rsqrt",
                 };
-                ins!(self, "{name}.approx.{} {d}, {a}", ft(from));
+                put!(self; name, ".approx.", ft(from), " ", d, ", ", a);
                 self.canonicalize(r);
             }
             Opcode::Floor | Opcode::Ceil | Opcode::Ftrunc | Opcode::Nearest => {
@@ -1693,7 +1944,7 @@ impl FnEmitter<'_> {
                     _ => "rni",
                 };
                 let t = ft(from);
-                ins!(self, "cvt.{m}.{t}.{t} {d}, {a}");
+                put!(self; "cvt.", m, ".", t, ".", t, " ", d, ", ", a);
                 self.canonicalize(r);
             }
             _ => self.cast(inst, op, arg, from, to, a, d)?,
@@ -1719,22 +1970,22 @@ impl FnEmitter<'_> {
                 match (from, to) {
                     (Type::I1, Type::I64) => {
                         let one = if signed { "-1" } else { "1" };
-                        ins!(self, "selp.b64 {d}, {one}, 0, {a}");
+                        put!(self; "selp.b64 ", d, ", ", one, ", 0, ", a);
                     }
                     (Type::I1, _) => {
                         let one = if signed { mask_of(to) } else { 1 };
-                        ins!(self, "selp.b32 {d}, {one:#X}, 0, {a}");
+                        put!(self; "selp.b32 ", d, ", ", Hex(one), ", 0, ", a);
                     }
                     (_, Type::I64) => {
                         let s = if signed { "s" } else { "u" };
-                        ins!(self, "cvt.{s}64.{s}{} {d}, {a}", from.bits());
+                        put!(self; "cvt.", s, "64.", s, from.bits(), " ", d, ", ", a);
                     }
                     _ => {
                         if signed {
-                            ins!(self, "cvt.s32.s{} {d}, {a}", from.bits());
+                            put!(self; "cvt.s32.s", from.bits(), " ", d, ", ", a);
                             self.renarrow(d, to);
                         } else {
-                            ins!(self, "mov.b32 {d}, {a}");
+                            put!(self; "mov.b32 ", d, ", ", a);
                         }
                     }
                 }
@@ -1742,32 +1993,32 @@ impl FnEmitter<'_> {
             Opcode::Trunc => match (from, to) {
                 (Type::I64, Type::I1) => {
                     let t = self.tmp(Class::B64);
-                    ins!(self, "and.b64 {t}, {a}, 1");
-                    ins!(self, "setp.ne.b64 {d}, {t}, 0");
+                    put!(self; "and.b64 ", t, ", ", a, ", 1");
+                    put!(self; "setp.ne.b64 ", d, ", ", t, ", 0");
                 }
                 (_, Type::I1) => {
                     let t = self.tmp(Class::B32);
-                    ins!(self, "and.b32 {t}, {a}, 1");
-                    ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                    put!(self; "and.b32 ", t, ", ", a, ", 1");
+                    put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                 }
                 (Type::I64, _) => {
-                    ins!(self, "cvt.u32.u64 {d}, {a}");
+                    put!(self; "cvt.u32.u64 ", d, ", ", a);
                     self.renarrow(d, to);
                 }
-                _ => ins!(self, "and.b32 {d}, {a}, {:#X}", mask_of(to)),
+                _ => put!(self; "and.b32 ", d, ", ", a, ", ", Hex(mask_of(to))),
             },
             Opcode::Fptosi | Opcode::Fptoui => {
                 let s = if op == Opcode::Fptosi { "s" } else { "u" };
                 let f = ft(from);
                 match to {
-                    Type::I64 => ins!(self, "cvt.rzi.{s}64.{f} {d}, {a}"),
+                    Type::I64 => put!(self; "cvt.rzi.", s, "64.", f, " ", d, ", ", a),
                     Type::I1 => {
                         let t = self.tmp(Class::B32);
-                        ins!(self, "cvt.rzi.{s}32.{f} {t}, {a}");
-                        ins!(self, "setp.ne.b32 {d}, {t}, 0");
+                        put!(self; "cvt.rzi.", s, "32.", f, " ", t, ", ", a);
+                        put!(self; "setp.ne.b32 ", d, ", ", t, ", 0");
                     }
                     _ => {
-                        ins!(self, "cvt.rzi.{s}32.{f} {d}, {a}");
+                        put!(self; "cvt.rzi.", s, "32.", f, " ", d, ", ", a);
                         self.renarrow(d, to);
                     }
                 }
@@ -1777,50 +2028,52 @@ impl FnEmitter<'_> {
                 let s = if signed { "s" } else { "u" };
                 let f = ft(to);
                 if from == Type::I64 {
-                    ins!(self, "cvt.rn.{f}.{s}64 {d}, {a}");
+                    put!(self; "cvt.rn.", f, ".", s, "64 ", d, ", ", a);
                 } else {
                     let src = self.int32(arg, signed);
-                    ins!(self, "cvt.rn.{f}.{s}32 {d}, {src}");
+                    put!(self; "cvt.rn.", f, ".", s, "32 ", d, ", ", src);
                 }
             }
             Opcode::Fpext => {
-                ins!(self, "cvt.f64.f32 {d}, {a}");
+                put!(self; "cvt.f64.f32 ", d, ", ", a);
                 self.canonicalize_value(inst);
             }
             Opcode::Fptrunc => {
-                ins!(self, "cvt.rn.f32.f64 {d}, {a}");
+                put!(self; "cvt.rn.f32.f64 ", d, ", ", a);
                 self.canonicalize_value(inst);
             }
             Opcode::Bitcast => {
                 if a.class == d.class {
-                    ins!(self, "{} {d}, {a}", d.class.mov());
+                    put!(self; d.class.mov(), " ", d, ", ", a);
                 } else {
                     let b = if to.bits() == 64 { "b64" } else { "b32" };
-                    ins!(self, "mov.{b} {d}, {a}");
+                    put!(self; "mov.", b, " ", d, ", ", a);
                 }
             }
             Opcode::Ptrtoint => {
                 if to == Type::I64 {
-                    ins!(self, "mov.b64 {d}, {a}");
+                    put!(self; "mov.b64 ", d, ", ", a);
                 } else {
-                    ins!(self, "cvt.u32.u64 {d}, {a}");
+                    put!(self; "cvt.u32.u64 ", d, ", ", a);
                     self.renarrow(d, to);
                 }
             }
             Opcode::Inttoptr => {
                 if from == Type::I64 {
-                    ins!(self, "mov.b64 {d}, {a}");
+                    put!(self; "mov.b64 ", d, ", ", a);
                 } else {
                     let src = self.int32(arg, false);
-                    ins!(self, "cvt.u64.u32 {d}, {src}");
+                    put!(self; "cvt.u64.u32 ", d, ", ", src);
                 }
             }
             Opcode::AddrspaceCast => {
                 let fs = from.addr_space().unwrap_or(AddrSpace::Generic);
                 let ts = to.addr_space().unwrap_or(AddrSpace::Generic);
                 match (fs, ts) {
-                    (AddrSpace::Generic, AddrSpace::Generic) => ins!(self, "mov.b64 {d}, {a}"),
-                    (AddrSpace::Generic, s) => ins!(self, "cvta.to.{}.u64 {d}, {a}", space_name(s)),
+                    (AddrSpace::Generic, AddrSpace::Generic) => put!(self; "mov.b64 ", d, ", ", a),
+                    (AddrSpace::Generic, s) => {
+                        put!(self; "cvta.to.", space_name(s), ".u64 ", d, ", ", a)
+                    }
                     // The result's web holds `s`-space addresses (see `crate::space`).
                     (_, AddrSpace::Generic)
                         if self
@@ -1829,9 +2082,11 @@ impl FnEmitter<'_> {
                             .inst_result(inst)
                             .is_some_and(|r| self.spaces[r].is_some()) =>
                     {
-                        ins!(self, "mov.b64 {d}, {a}")
+                        put!(self; "mov.b64 ", d, ", ", a)
                     }
-                    (s, AddrSpace::Generic) => ins!(self, "cvta.{}.u64 {d}, {a}", space_name(s)),
+                    (s, AddrSpace::Generic) => {
+                        put!(self; "cvta.", space_name(s), ".u64 ", d, ", ", a)
+                    }
                     _ => return Err(self.err(inst, "addrspace_cast between two specific spaces")),
                 }
             }
@@ -1865,7 +2120,7 @@ impl FnEmitter<'_> {
         let s = if signed { "s" } else { "u" };
         if ty.bits() == 64 {
             let (a, b) = (self.opnd(args[0], signed), self.opnd(args[1], signed));
-            ins!(self, "setp.{op}.{s}64 {d}, {a}, {b}");
+            put!(self; "setp.", op, ".", s, "64 ", d, ", ", a, ", ", b);
         } else {
             let a = match self.folds[args[0]] {
                 // i32 only (`imm_slots`).
@@ -1877,25 +2132,40 @@ impl FnEmitter<'_> {
                 Fold::Imm => self.opnd(args[1], signed),
                 _ => Opnd::Reg(self.int32(args[1], signed)),
             };
-            ins!(self, "setp.{op}.{s}32 {d}, {a}, {b}");
+            put!(self; "setp.", op, ".", s, "32 ", d, ", ", a, ", ", b);
         }
     }
 
     /// The register copies of one edge, `(parameter, argument)`, trivial ones dropped.
+    /// The vector comes from a pool: hand it back with [`FnEmitter::recycle`] (an empty
+    /// one needs nothing), so that edges allocate nothing once the pool is warm.
     fn edge_copies(&mut self, bc: &BlockCall) -> Vec<(Reg, Opnd)> {
         let f = self.f;
         let dfg = &f.dfg;
-        let pairs: Vec<(Value, Value)> = dfg
+        let mut out = self.copy_pool.pop().unwrap_or_default();
+        for (&p, &a) in dfg
             .block_params(bc.block)
             .iter()
-            .copied()
-            .zip(dfg.block_call_args(bc).iter().copied())
-            .collect();
-        pairs
-            .into_iter()
-            .map(|(p, a)| (self.v(p), self.opnd(a, false)))
-            .filter(|(p, a)| !matches!(a, Opnd::Reg(r) if r == p))
-            .collect()
+            .zip(dfg.block_call_args(bc))
+        {
+            let (p, a) = (self.v(p), self.opnd(a, false));
+            if !matches!(a, Opnd::Reg(r) if r == p) {
+                out.push((p, a));
+            }
+        }
+        if out.is_empty() {
+            self.copy_pool.push(out);
+            return Vec::new();
+        }
+        out
+    }
+
+    /// Return a vector of [`FnEmitter::edge_copies`] to the pool.
+    fn recycle(&mut self, mut copies: Vec<(Reg, Opnd)>) {
+        if copies.capacity() > 0 {
+            copies.clear();
+            self.copy_pool.push(copies);
+        }
     }
 
     /// Emit a parallel copy as a sequence of moves: the register copies sequentialized,
@@ -1905,14 +2175,15 @@ impl FnEmitter<'_> {
         if copies.is_empty() {
             return;
         }
-        let regs: Vec<(Reg, Reg)> = copies
-            .iter()
-            .filter_map(|&(d, s)| match s {
-                Opnd::Reg(s) => Some((d, s)),
-                _ => None,
-            })
-            .collect();
-        let mut moves = Vec::with_capacity(regs.len() + 1);
+        // Buffers kept between edges: no allocation per parallel copy.
+        let mut regs = core::mem::take(&mut self.reg_copies);
+        regs.clear();
+        regs.extend(copies.iter().filter_map(|&(d, s)| match s {
+            Opnd::Reg(s) => Some((d, s)),
+            _ => None,
+        }));
+        let mut moves = core::mem::take(&mut self.moves);
+        moves.clear();
         let counts = &mut self.counts;
         pcopy::sequentialize(
             &regs,
@@ -1926,14 +2197,16 @@ impl FnEmitter<'_> {
             },
             |d, s| moves.push((d, s)),
         );
-        for (d, s) in moves {
-            ins!(self, "{} {d}, {s}", d.class.mov());
+        for &(d, s) in &moves {
+            put!(self; d.class.mov(), " ", d, ", ", s);
         }
         for &(d, s) in copies {
             if !matches!(s, Opnd::Reg(_)) {
-                ins!(self, "{} {d}, {s}", d.class.mov());
+                put!(self; d.class.mov(), " ", d, ", ", s);
             }
         }
+        self.moves = moves;
+        self.reg_copies = regs;
     }
 
     fn new_stub(&mut self) -> String {
@@ -1954,14 +2227,14 @@ impl FnEmitter<'_> {
         if ct.is_empty() && ce.is_empty() {
             if tb == eb {
                 if next != Some(tb) {
-                    ins!(self, "bra.uni {}", label(tb));
+                    put!(self; "bra.uni ", label(tb));
                 }
             } else if next == Some(tb) {
-                ins!(self, "@!{c} {bra} {}", label(eb));
+                put!(self; "@!", c, " ", bra, " ", label(eb));
             } else {
-                ins!(self, "@{c} {bra} {}", label(tb));
+                put!(self; "@", c, " ", bra, " ", label(tb));
                 if next != Some(eb) {
-                    ins!(self, "bra.uni {}", label(eb));
+                    put!(self; "bra.uni ", label(eb));
                 }
             }
             return;
@@ -1974,39 +2247,41 @@ impl FnEmitter<'_> {
             // The back edge's copies first, then one branch (a loop latch as llc
             // writes it: `@!p bra header`, falling through to the exit).
             self.copies(&ce);
-            ins!(self, "@!{c} {bra} {}", label(eb));
+            put!(self; "@!", c, " ", bra, " ", label(eb));
             if next != Some(tb) {
-                ins!(self, "bra.uni {}", label(tb));
+                put!(self; "bra.uni ", label(tb));
             }
         } else if ce.is_empty() && early(self, tb, eb, &ct) {
             self.copies(&ct);
-            ins!(self, "@{c} {bra} {}", label(tb));
+            put!(self; "@", c, " ", bra, " ", label(tb));
             if next != Some(eb) {
-                ins!(self, "bra.uni {}", label(eb));
+                put!(self; "bra.uni ", label(eb));
             }
         } else if ct.is_empty() {
-            ins!(self, "@{c} {bra} {}", label(tb));
+            put!(self; "@", c, " ", bra, " ", label(tb));
             self.copies(&ce);
             if next != Some(eb) {
-                ins!(self, "bra.uni {}", label(eb));
+                put!(self; "bra.uni ", label(eb));
             }
         } else if ce.is_empty() {
-            ins!(self, "@!{c} {bra} {}", label(eb));
+            put!(self; "@!", c, " ", bra, " ", label(eb));
             self.copies(&ct);
             if next != Some(tb) {
-                ins!(self, "bra.uni {}", label(tb));
+                put!(self; "bra.uni ", label(tb));
             }
         } else {
             let stub = self.new_stub();
-            ins!(self, "@!{c} {bra} {stub}");
+            put!(self; "@!", c, " ", bra, " ", stub);
             self.copies(&ct);
-            ins!(self, "bra.uni {}", label(tb));
+            put!(self; "bra.uni ", label(tb));
             let _ = writeln!(self.out, "{stub}:");
             self.copies(&ce);
             if next != Some(eb) {
-                ins!(self, "bra.uni {}", label(eb));
+                put!(self; "bra.uni ", label(eb));
             }
         }
+        self.recycle(ct);
+        self.recycle(ce);
     }
 
     fn br_table(
@@ -2032,7 +2307,7 @@ impl FnEmitter<'_> {
         for (k, bc) in &jt.cases {
             let copies = self.edge_copies(bc);
             let target = if copies.is_empty() {
-                label(bc.block)
+                label(bc.block).to_string()
             } else {
                 let s = self.new_stub();
                 stubs.push((s.clone(), copies, bc.block));
@@ -2040,18 +2315,18 @@ impl FnEmitter<'_> {
             };
             let p = self.tmp(Class::Pred);
             let kv = (*k as u64) & mask;
-            ins!(self, "setp.eq.b{w} {p}, {v}, {kv:#X}");
-            ins!(self, "@{p} {bra} {target}");
+            put!(self; "setp.eq.b", w, " ", p, ", ", v, ", ", Hex(kv));
+            put!(self; "@", p, " ", bra, " ", target);
         }
         let copies = self.edge_copies(&jt.default);
         self.copies(&copies);
         if next != Some(jt.default.block) || !stubs.is_empty() {
-            ins!(self, "bra.uni {}", label(jt.default.block));
+            put!(self; "bra.uni ", label(jt.default.block));
         }
         for (s, copies, b) in stubs {
             let _ = writeln!(self.out, "{s}:");
             self.copies(&copies);
-            ins!(self, "bra.uni {}", label(b));
+            put!(self; "bra.uni ", label(b));
         }
     }
 }
@@ -2064,4 +2339,56 @@ fn volatile_ok(space: AddrSpace) -> bool {
         space,
         AddrSpace::Generic | AddrSpace::Global | AddrSpace::Shared
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(p: impl Piece) -> String {
+        piece_string(&p)
+    }
+
+    /// The pieces write what `format!` wrote before them, byte for byte.
+    #[test]
+    fn pieces_match_core_fmt() {
+        let mut ns: Vec<u64> = (0..2000).collect();
+        for k in 1..20 {
+            let p = 10u64.pow(k);
+            ns.extend([p - 1, p, p + 1, p.wrapping_mul(7).wrapping_add(3)]);
+        }
+        ns.extend([
+            u64::from(u32::MAX) - 1,
+            u64::from(u32::MAX),
+            u64::from(u32::MAX) + 1,
+            u64::MAX - 1,
+            u64::MAX,
+            0x7ff8_0000_0000_0000,
+        ]);
+        for &n in &ns {
+            assert_eq!(text(n), format!("{n}"));
+            assert_eq!(text(Hex(n)), format!("{n:#X}"));
+            assert_eq!(text(n as u32), format!("{}", n as u32));
+            assert_eq!(text(n as i64), format!("{}", n as i64));
+            assert_eq!(text(n as i32), format!("{}", n as i32));
+            assert_eq!(text(float_imm(true, n)), format!("0d{n:016X}"));
+            assert_eq!(text(float_imm(false, n)), format!("0f{:08X}", n as u32));
+        }
+        assert_eq!(text(i64::MIN), i64::MIN.to_string());
+        let r = Reg {
+            class: Class::B64,
+            n: 12345,
+        };
+        assert_eq!(text(r), "%rd12345");
+        assert_eq!(r.to_string(), "%rd12345");
+        let a = Addr { reg: r, off: -4 };
+        assert_eq!(text(a), "%rd12345+-4");
+        assert_eq!(text(a), a.to_string());
+        assert_eq!(text(Label(Block::new(907))), "$L__BB907");
+        assert_eq!(label(Block::new(3)).to_string(), "$L__BB3");
+        let mut b = Buf::default();
+        b.push('é');
+        b.push_str("x");
+        assert_eq!(b.into_string(), "éx");
+    }
 }

@@ -89,11 +89,13 @@ fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
 /// Decide the folds of `f`.
 pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<Value, Fold> {
     let dfg = &f.dfg;
-    let mut folds: SecondaryMap<Value, Fold> = SecondaryMap::new();
-    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
-    let mut addr_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    // Sized up front: a map grown one index at a time reallocates all the way up.
+    let n = dfg.num_values();
+    let mut folds: SecondaryMap<Value, Fold> = SecondaryMap::with_capacity(n);
+    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(n);
+    let mut addr_uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(n);
     // Uses as the index (not also the base) of a `ptradd` with a scale `mad.wide` takes.
-    let mut index_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    let mut index_uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(n);
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             dfg.for_each_inst_value(inst, |v| uses[v] += 1);
@@ -412,8 +414,9 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
 /// argument (which may itself be one; chains follow strict dominance, so they end).
 pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value, Option<Value>> {
     let dfg = &f.dfg;
-    let mut alias: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
-    let mut edges: SecondaryMap<Block, u32> = SecondaryMap::new();
+    let mut alias: SecondaryMap<Value, Option<Value>> =
+        SecondaryMap::with_capacity(dfg.num_values());
+    let mut edges: SecondaryMap<Block, u32> = SecondaryMap::with_capacity(dfg.num_blocks());
     let entry = f.entry_block();
     for &b in cfg.rpo() {
         for inst in f.layout.block_insts(b) {
