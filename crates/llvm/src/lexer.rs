@@ -167,6 +167,21 @@ impl<'a> Tokens<'a> {
         (r.kind == Kind::Word).then(|| self.text_str(r))
     }
 
+    /// The name of token `i` if it is a [`Tok::Local`] (without decoding anything else).
+    #[inline]
+    pub fn local(&self, i: usize) -> Option<&str> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Local).then(|| self.text_str(r))
+    }
+
+    /// The value of token `i` if it is an integer literal below 2^32 (most are), without
+    /// building a [`Tok`].
+    #[inline]
+    pub fn small_int(&self, i: usize) -> Option<u32> {
+        let r = &self.raw[i];
+        (r.kind == Kind::SmallInt).then_some(r.len)
+    }
+
     /// Is token `i` the end of input?
     #[inline]
     pub fn is_eof(&self, i: usize) -> bool {
@@ -263,8 +278,22 @@ fn hex_low64(digits: &[u8]) -> u64 {
     })
 }
 
+/// Bytes of an identifier run, as a table: the lexer tests every byte of every name and
+/// word, and a load beats the chain of range comparisons.
+static IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'$' | b'.' | b'_');
+        c += 1;
+    }
+    t
+};
+
+#[inline]
 fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'$' | b'.' | b'_')
+    IDENT[c as usize]
 }
 
 struct Lexer<'a> {
@@ -304,12 +333,15 @@ impl<'a> Lexer<'a> {
         self.line_starts.push(after as u32);
     }
 
+    #[inline]
     fn ident_run(&mut self) -> usize {
         let start = self.pos;
-        while self.pos < self.src.len() && is_ident_byte(self.src[self.pos]) {
-            self.pos += 1;
-        }
-        self.pos - start
+        let n = self.src[start..]
+            .iter()
+            .position(|&c| !is_ident_byte(c))
+            .unwrap_or(self.src.len() - start);
+        self.pos = start + n;
+        n
     }
 
     /// A quoted string at `self.pos` (the opening quote), `off` bytes after the token

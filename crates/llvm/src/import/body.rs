@@ -1305,19 +1305,19 @@ impl<'a> Lower<'a> {
     /// Lower one instruction into `b`. Returns (is a terminator, is a phi).
     fn inst(&mut self, b: Block, phis_ok: bool) -> PResult<(bool, bool)> {
         let start = self.c.i;
-        let mut name = if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.peek(), self.c.peek_at(1))
-        {
-            let n = Cow::Borrowed(n);
-            self.c.bump();
-            self.c.bump();
-            Some(n)
-        } else {
-            None
+        let last = self.c.toks.len() - 1;
+        let mut name = match self.c.peek_local() {
+            Some(n) if self.c.toks.punct((start + 1).min(last)) == Some(b'=') => {
+                self.c.bump();
+                self.c.bump();
+                Some(Cow::Borrowed(n))
+            }
+            _ => None,
         };
         let op_i = self.c.i;
-        let op: &'a str = match self.c.peek() {
-            Tok::Word(w) => w,
-            _ => return Err(self.c.expected("an instruction")),
+        let op: &'a str = match self.c.toks.word(op_i.min(last)) {
+            Some(w) => w,
+            None => return Err(self.c.expected("an instruction")),
         };
         self.c.bump();
         let mut is_term = false;
