@@ -103,6 +103,18 @@ pub(crate) struct Tokens<'a> {
     decoded: Vec<Box<[u8]>>,
     /// Byte offset of the start of every line (line 1 starts at 0).
     line_starts: Vec<u32>,
+    /// Every top-level `{ ... }` group (function bodies), counted while lexing so that
+    /// lowering need not scan a body twice.
+    groups: Vec<Group>,
+}
+
+/// A top-level brace group: its `{` token, and the `%name =` definitions and labels in
+/// it (what [`Tokens::count_defs`] returns).
+#[derive(Copy, Clone, Debug)]
+struct Group {
+    open: u32,
+    defs: u32,
+    labels: u32,
 }
 
 impl<'a> Tokens<'a> {
@@ -182,6 +194,12 @@ impl<'a> Tokens<'a> {
         (r.kind == Kind::SmallInt).then_some(r.len)
     }
 
+    /// Is token `i` a label (`name:`)?
+    #[inline]
+    pub fn is_label(&self, i: usize) -> bool {
+        self.raw[i].kind == Kind::Label
+    }
+
     /// Is token `i` the end of input?
     #[inline]
     pub fn is_eof(&self, i: usize) -> bool {
@@ -211,6 +229,16 @@ impl<'a> Tokens<'a> {
     /// In the body whose `{` is token `open`: the number of `%name =` definitions and
     /// of labels, to size the name tables once instead of growing them.
     pub fn count_defs(&self, open: usize) -> (usize, usize) {
+        // Counted by the lexer for every top-level group.
+        if let Ok(k) = self.groups.binary_search_by_key(&open, |g| g.open as usize) {
+            let g = self.groups[k];
+            return (g.defs as usize, g.labels as usize);
+        }
+        self.scan_defs(open)
+    }
+
+    /// [`Tokens::count_defs`] by scanning the group's records.
+    fn scan_defs(&self, open: usize) -> (usize, usize) {
         let end = self.skip_braces(open).unwrap_or(self.raw.len());
         let body = &self.raw[open.min(end)..end];
         let mut defs = 0;
@@ -659,20 +687,48 @@ pub(crate) fn lex(src: &str) -> Result<Tokens<'_>, ImportError> {
         decoded: Vec::new(),
     };
     // About one token per 5 bytes of clang's and the generators' output.
-    let mut raw = Vec::with_capacity(src.len() / 5 + 16);
+    let mut raw: Vec<Raw> = Vec::with_capacity(src.len() / 5 + 16);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut depth = 0u32;
     loop {
         let t = lx.next()?;
-        let eof = t.kind == Kind::Eof;
-        raw.push(t);
-        if eof {
-            raw.shrink_to_fit();
-            return Ok(Tokens {
-                src,
-                raw,
-                decoded: lx.decoded,
-                line_starts: lx.line_starts,
-            });
+        match t.kind {
+            Kind::Punct if t.aux == b'{' => {
+                if depth == 0 {
+                    groups.push(Group {
+                        open: raw.len() as u32,
+                        defs: 0,
+                        labels: 0,
+                    });
+                }
+                depth += 1;
+            }
+            Kind::Punct if t.aux == b'}' => depth = depth.saturating_sub(1),
+            Kind::Punct if t.aux == b'=' && depth > 0 => {
+                if let (Some(g), Some(Kind::Local)) = (groups.last_mut(), raw.last().map(|r| r.kind))
+                {
+                    g.defs += 1;
+                }
+            }
+            Kind::Label if depth > 0 => {
+                if let Some(g) = groups.last_mut() {
+                    g.labels += 1;
+                }
+            }
+            Kind::Eof => {
+                raw.push(t);
+                raw.shrink_to_fit();
+                return Ok(Tokens {
+                    src,
+                    raw,
+                    decoded: lx.decoded,
+                    line_starts: lx.line_starts,
+                    groups,
+                });
+            }
+            _ => {}
         }
+        raw.push(t);
     }
 }
 
@@ -752,6 +808,21 @@ mod tests {
         let t = lex("define void @f() {\nentry:\n  %a = add i32 1, 2\n  br label %x\nx:\n  \"q\":\n  %b = call i32 @g(i32 %a) [ \"b\"(i32 0) ]\n  ret void\n}\n@z = global i32 0").unwrap();
         let open = (0..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
         assert_eq!(t.count_defs(open), (2, 3));
+        // The lexer's counts are the scan's, nested braces included; a `{` that is not
+        // at the top level is scanned.
+        let src = "%T = type { i32 }\n@g = global %T { i32 1 }\ndefine void @f() {\n%a = add i32 1, 2\n%s = insertvalue { i32 } { i32 0 }, i32 %a, 0\nb:\n ret void\n}\ndefine void @h() {\n0:\n ret void\n}\n}";
+        let t = lex(src).unwrap();
+        let mut seen = 0;
+        for i in 0..t.len() {
+            if t.punct(i) == Some(b'{') {
+                assert_eq!(t.count_defs(i), t.scan_defs(i), "group at {i}");
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 6);
+        let f = (0..t.len()).find(|&i| t.word(i) == Some("define")).unwrap();
+        let open = (f..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
+        assert_eq!(t.count_defs(open), (2, 1));
         let end = t.skip_braces(open).unwrap();
         assert_eq!(t.tok(end), Tok::Global("z"));
         assert_eq!(t.word(open - 4), Some("void"));

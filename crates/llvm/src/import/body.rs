@@ -92,6 +92,7 @@ struct BlockRef {
     tok: usize,
 }
 
+#[derive(Clone)]
 struct PhiRec<'a> {
     ty: TyId,
     /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
@@ -128,7 +129,8 @@ struct Lower<'a> {
     gaddrs: FxHashMap<(GlobalId, Type), Value>,
     const_insts: Vec<Inst>,
     forward: Vec<(Value, &'a str, usize)>,
-    phis: FxHashMap<Block, Vec<PhiRec<'a>>>,
+    /// The `phi`s of each block, in order (dense: most blocks of a loop nest have one).
+    phis: SecondaryMap<Block, Vec<PhiRec<'a>>>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -176,7 +178,7 @@ pub(crate) fn lower_body<'t>(
         gaddrs: FxHashMap::default(),
         const_insts: Vec::new(),
         forward: Vec::new(),
-        phis: FxHashMap::default(),
+        phis: SecondaryMap::new(),
         edges: Vec::new(),
         agg_ret: None,
         call_agg: None,
@@ -1641,7 +1643,7 @@ impl<'a> Lower<'a> {
                         let mut out = Vec::with_capacity(ls.len());
                         for (k, (_, _, lt)) in ls.into_iter().enumerate() {
                             out.push(self.f.dfg.append_block_param(b, lt));
-                            self.phis.entry(b).or_default().push(PhiRec {
+                            self.phis[b].push(PhiRec {
                                 ty,
                                 leaf: Some(k),
                                 tok: op_i,
@@ -1653,7 +1655,7 @@ impl<'a> Lower<'a> {
                     }
                     None => {
                         let v = self.f.dfg.append_block_param(b, st);
-                        self.phis.entry(b).or_default().push(PhiRec {
+                        self.phis[b].push(PhiRec {
                             ty,
                             leaf: None,
                             tok: op_i,
@@ -1875,10 +1877,10 @@ impl<'a> Lower<'a> {
         self.c.skip_attachments()?;
         // Whatever follows must start a new statement on a new line.
         let prev = self.c.i.saturating_sub(1);
-        let next = self.c.tok();
-        if !matches!(next.tok, Tok::Label(_) | Tok::Punct(b'}') | Tok::Eof)
-            && self.c.toks.same_line(prev, self.c.i)
-        {
+        let ni = self.c.i.min(last);
+        let ends = self.c.toks.is_label(ni) || self.c.toks.is_eof(ni) || self.c.is_punct(b'}');
+        if !ends && self.c.toks.same_line(prev, self.c.i) {
+            let next = self.c.tok();
             return Err(self.c.err_at(
                 next,
                 format!("unexpected {} after instruction", describe(next.tok)),
@@ -3373,19 +3375,22 @@ impl<'a> Lower<'a> {
         let mut stack = vec![self.entry];
         reach[self.entry] = true;
         while let Some(b) = stack.pop() {
-            let succs = self.f.successors(b);
-            for s in succs {
+            self.f.for_each_successor(b, |s| {
                 if !reach[s] {
                     reach[s] = true;
                     stack.push(s);
                 }
-            }
+            });
         }
-        // Branch arguments for the phis, edge by edge.
-        // Per target block: the arguments each predecessor passes, built in one scan
-        // of the target's phis (linear in the phi entries, however many edges).
-        let mut args_of: FxHashMap<Block, FxHashMap<Block, Vec<Option<Value>>>> =
-            FxHashMap::default();
+        // Branch arguments for the phis, edge by edge. The arguments each predecessor
+        // passes to a target are one row of `rows` (a value per phi of the target),
+        // built in one scan of the target's phis when its first edge is reached (linear
+        // in the phi entries, however many edges); one map and one vector for the whole
+        // body, not a map per target.
+        let mut row_of: FxHashMap<(Block, Block), u32> = FxHashMap::default();
+        let mut rows: Vec<Option<Value>> = Vec::new();
+        let mut built: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut args: Vec<Value> = Vec::new();
         let edges = std::mem::take(&mut self.edges);
         for e in &edges {
             if !reach[e.pred] {
@@ -3394,27 +3399,30 @@ impl<'a> Lower<'a> {
             if e.target == self.entry {
                 return Err(self.perr(e.tok, "branch to the entry block"));
             }
-            let Some(nphis) = self.phis.get(&e.target).map(Vec::len) else {
+            let nphis = self.phis[e.target].len();
+            if nphis == 0 {
                 continue;
-            };
-            if let std::collections::hash_map::Entry::Vacant(slot) = args_of.entry(e.target) {
-                slot.insert(self.incoming_args(e.target, &reach)?);
             }
-            let args: Option<Vec<Value>> = args_of[&e.target]
-                .get(&e.pred)
-                .and_then(|a| a.iter().copied().collect());
-            let Some(args) = args.filter(|a| a.len() == nphis) else {
-                let phis = &self.phis[&e.target];
-                let missing = match args_of[&e.target].get(&e.pred) {
-                    Some(a) => a.iter().position(Option::is_none).unwrap_or(0),
-                    None => 0,
-                };
+            if !built[e.target] {
+                built[e.target] = true;
+                self.incoming_args(e.target, &reach, &mut row_of, &mut rows)?;
+            }
+            let row = row_of
+                .get(&(e.target, e.pred))
+                .map(|&s| &rows[s as usize..s as usize + nphis]);
+            args.clear();
+            args.extend(row.into_iter().flatten().map_while(|v| *v));
+            if args.len() != nphis {
+                let phis = &self.phis[e.target];
+                let missing = row
+                    .and_then(|r| r.iter().position(Option::is_none))
+                    .unwrap_or(0);
                 let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok).pos);
                 return Err(self.perr(
                     phis[missing].tok,
                     format!("phi has no value for the predecessor branching at {el}:{ec}"),
                 ));
-            };
+            }
             let mut k = 0;
             self.f.dfg.for_each_dest_mut(e.inst, |bc, pool| {
                 if k == e.idx {
@@ -3504,16 +3512,18 @@ impl<'a> Lower<'a> {
     }
 
     /// For each reachable predecessor named in the phis of `target`, the value each phi
-    /// takes from it (`None` where a phi has no entry for it). Duplicate entries for one
+    /// takes from it (`None` where a phi has no entry for it): a row of `rows` per
+    /// predecessor, found by `row_of[(target, pred)]`. Duplicate entries for one
     /// predecessor must agree.
     fn incoming_args(
         &mut self,
         target: Block,
         reach: &SecondaryMap<Block, bool>,
-    ) -> PResult<FxHashMap<Block, Vec<Option<Value>>>> {
-        let phis = self.phis.remove(&target).unwrap_or_default();
+        row_of: &mut FxHashMap<(Block, Block), u32>,
+        rows: &mut Vec<Option<Value>>,
+    ) -> PResult<()> {
+        let phis = std::mem::take(&mut self.phis[target]);
         let n = phis.len();
-        let mut out: FxHashMap<Block, Vec<Option<Value>>> = FxHashMap::default();
         let mut result = Ok(());
         'phis: for (j, p) in phis.iter().enumerate() {
             for (b, op, tok) in &p.incoming {
@@ -3533,7 +3543,12 @@ impl<'a> Lower<'a> {
                 };
                 // A split predecessor branches from its tail.
                 let pred = self.tail_of.get(b).copied().unwrap_or(*b);
-                let slot = &mut out.entry(pred).or_insert_with(|| vec![None; n])[j];
+                let start = *row_of.entry((target, pred)).or_insert_with(|| {
+                    let s = rows.len();
+                    rows.resize(s + n, None);
+                    s as u32
+                });
+                let slot = &mut rows[start as usize + j];
                 match *slot {
                     None => *slot = Some(v),
                     Some(f) if f != v => {
@@ -3546,8 +3561,8 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        self.phis.insert(target, phis);
-        result.map(|_| out)
+        self.phis[target] = phis;
+        result
     }
 }
 
