@@ -14,6 +14,7 @@ use super::parse::{
     describe, is_type_start, parse_ret_type, parse_type, parse_value, skip_param_attrs, CVal, Cur,
     Operand, PResult,
 };
+use super::names::NameTable;
 use super::{float_bits, trunc_bits, Callee, ModState, PendingBody};
 use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId};
@@ -121,8 +122,8 @@ struct Lower<'a> {
     c: Cur<'a>,
     f: Function,
     /// Value names: borrowed from the input, owned only for implicit numbers.
-    names: FxHashMap<Cow<'a, str>, NameState>,
-    blocks: FxHashMap<Cow<'a, str>, BlockRef>,
+    names: NameTable<'a, NameState>,
+    blocks: NameTable<'a, BlockRef>,
     next_num: u64,
     entry: Block,
     consts: FxHashMap<(Type, u64), Value>,
@@ -170,8 +171,8 @@ pub(crate) fn lower_body<'t>(
         st,
         c,
         f,
-        names: FxHashMap::with_capacity_and_hasher(defs + pb.params.len() + 1, Default::default()),
-        blocks: FxHashMap::with_capacity_and_hasher(labels + 1, Default::default()),
+        names: NameTable::new(defs + labels + pb.params.len() + 1),
+        blocks: NameTable::new(defs + labels + pb.params.len() + 1),
         next_num: 0,
         entry,
         consts: FxHashMap::default(),
@@ -3360,14 +3361,14 @@ impl<'a> Lower<'a> {
 
     fn finish(&mut self) -> PResult<()> {
         // Every referenced label must be defined.
-        let mut undefined: Vec<(usize, &Cow<'a, str>)> = self
+        // The first mention of each name is a different token: the earliest is unique.
+        let undefined = self
             .blocks
             .iter()
             .filter(|(_, r)| !r.defined)
-            .map(|(n, r)| (r.tok, n))
-            .collect();
-        undefined.sort();
-        if let Some(&(tok, name)) = undefined.first() {
+            .min_by_key(|(_, r)| r.tok)
+            .map(|(n, r)| (r.tok, n.to_string()));
+        if let Some((tok, name)) = undefined {
             return Err(self.perr(tok, format!("undefined label %{name}")));
         }
         // Reachability from the entry (explicit stack).

@@ -10,6 +10,7 @@
 //!    that function and is reported with the others.
 
 mod body;
+mod names;
 mod parse;
 
 use crate::lexer::{lex, Tok, Tokens};

@@ -1,0 +1,201 @@
+//! The value and block names of one function body.
+//!
+//! Almost every name in real IR is a prefix and a number: clang's `%0`..`%N` and `%12:`
+//! labels, `%arrayidx12`, Gyre's own export `%v123`, `block45:`. Those live in vectors
+//! indexed by the number, one per prefix (a few prefixes per body), so a lookup is a
+//! short prefix comparison and an index instead of hashing the text into a table of
+//! millions of entries (whose cache misses dominated large imports). Every other name
+//! (no number, a leading zero, too many prefixes, a number far beyond the body's size)
+//! goes to a hash map. Which of the two holds a name depends only on the name and on the
+//! prefixes seen before it, and the prefix list only grows, so a name is always looked
+//! up where it was stored.
+
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+use std::fmt;
+
+/// Most prefixes with a vector of their own; later prefixes use the hash map.
+const MAX_PREFIXES: usize = 8;
+
+/// Names of one body mapped to `V`.
+pub(crate) struct NameTable<'a, V> {
+    /// Per prefix, the entries by number.
+    dense: Vec<(Box<str>, Vec<Option<V>>)>,
+    other: FxHashMap<Cow<'a, str>, V>,
+    /// Largest number kept in a vector: bounds the vectors by the body's size whatever
+    /// numbers the input uses.
+    limit: u32,
+}
+
+/// A name as [`NameTable::iter`] gives it back.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Name<'s> {
+    /// Stored as written.
+    Text(&'s str),
+    /// A prefix and a number.
+    Numbered(&'s str, u32),
+}
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Name::Text(s) => f.write_str(s),
+            Name::Numbered(p, n) => write!(f, "{p}{n}"),
+        }
+    }
+}
+
+/// `name` as a prefix and a number in canonical decimal (no leading zero, at most nine
+/// digits), if it ends in one.
+#[inline]
+fn split(name: &str) -> Option<(&str, u32)> {
+    let b = name.as_bytes();
+    let k = b.len() - b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let digits = &b[k..];
+    if digits.is_empty() || digits.len() > 9 || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+    // `k` is just before an ASCII digit: a character boundary.
+    Some((&name[..k], n))
+}
+
+impl<'a, V> NameTable<'a, V> {
+    /// A table for a body of about `size` names (numbers up to a few times that are
+    /// kept in vectors).
+    pub fn new(size: usize) -> Self {
+        let limit = size.saturating_mul(2).saturating_add(64).min(1 << 30) as u32;
+        NameTable {
+            dense: Vec::new(),
+            other: FxHashMap::default(),
+            limit,
+        }
+    }
+
+    /// The vector for `name`'s prefix and its index there, if the name is numbered and
+    /// its prefix has a vector.
+    #[inline]
+    fn slot_of(&self, name: &str) -> Option<(usize, usize)> {
+        let (p, n) = split(name)?;
+        if n > self.limit {
+            return None;
+        }
+        let k = self.dense.iter().position(|(q, _)| **q == *p)?;
+        Some((k, n as usize))
+    }
+
+    /// The entry of `name`.
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<&V> {
+        match self.slot_of(name) {
+            Some((k, n)) => self.dense[k].1.get(n).and_then(Option::as_ref),
+            None => self.other.get(name),
+        }
+    }
+
+    /// The entry of `name`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
+        match self.slot_of(name) {
+            Some((k, n)) => self.dense[k].1.get_mut(n).and_then(Option::as_mut),
+            None => self.other.get_mut(name),
+        }
+    }
+
+    /// Set the entry of `name` (replacing any).
+    pub fn insert(&mut self, name: Cow<'a, str>, v: V) {
+        if let Some((p, n)) = split(&name).filter(|&(_, n)| n <= self.limit) {
+            let k = match self.dense.iter().position(|(q, _)| **q == *p) {
+                Some(k) => Some(k),
+                None if self.dense.len() < MAX_PREFIXES => {
+                    self.dense.push((p.into(), Vec::new()));
+                    Some(self.dense.len() - 1)
+                }
+                None => None,
+            };
+            if let Some(k) = k {
+                let (n, vec) = (n as usize, &mut self.dense[k].1);
+                if vec.len() <= n {
+                    vec.resize_with(n + 1, || None);
+                }
+                vec[n] = Some(v);
+                return;
+            }
+        }
+        self.other.insert(name, v);
+    }
+
+    /// Every entry with its name, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (Name<'_>, &V)> {
+        let dense = self.dense.iter().flat_map(|(p, vec)| {
+            vec.iter()
+                .enumerate()
+                .filter_map(move |(n, v)| Some((Name::Numbered(p, n as u32), v.as_ref()?)))
+        });
+        dense.chain(self.other.iter().map(|(k, v)| (Name::Text(k), v)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_names() {
+        assert_eq!(split("v12"), Some(("v", 12)));
+        assert_eq!(split("0"), Some(("", 0)));
+        assert_eq!(split("123"), Some(("", 123)));
+        assert_eq!(split("x.1"), Some(("x.", 1)));
+        assert_eq!(split("v01"), None);
+        assert_eq!(split("v"), None);
+        assert_eq!(split(""), None);
+        assert_eq!(split("a1234567890"), None);
+        assert_eq!(split("é7"), Some(("é", 7)));
+    }
+
+    #[test]
+    fn table_agrees_with_a_map() {
+        // Names that go to vectors and to the map, with prefixes beyond the limit and
+        // numbers beyond the size: every lookup must agree with a plain map.
+        let mut names: Vec<String> = Vec::new();
+        for p in ["", "v", "t", "block", "a", "b", "c", "d", "e", "f", "g"] {
+            for n in [0u32, 1, 2, 7, 30, 31, 99, 5000] {
+                names.push(format!("{p}{n}"));
+            }
+            names.push(format!("{p}07"));
+            names.push(format!("{p}x"));
+        }
+        let mut t: NameTable<'_, usize> = NameTable::new(10);
+        let mut m: FxHashMap<String, usize> = FxHashMap::default();
+        for (i, n) in names.iter().enumerate() {
+            if i % 3 == 0 {
+                continue;
+            }
+            assert_eq!(t.get(n), m.get(n.as_str()), "{n}");
+            // Owned and borrowed names are the same name.
+            let key = if i % 2 == 0 {
+                Cow::Owned(n.clone())
+            } else {
+                Cow::Borrowed(n.as_str())
+            };
+            t.insert(key, i);
+            m.insert(n.clone(), i);
+            if let Some(v) = t.get_mut(n) {
+                *v += 1000;
+            }
+            *m.get_mut(n).unwrap() += 1000;
+        }
+        for n in &names {
+            assert_eq!(t.get(n), m.get(n.as_str()), "{n}");
+        }
+        let mut all: Vec<(String, usize)> = t.iter().map(|(k, &v)| (k.to_string(), v)).collect();
+        all.sort();
+        let mut want: Vec<(String, usize)> = m.into_iter().collect();
+        want.sort();
+        assert_eq!(all, want);
+        assert_eq!(t.dense.len(), MAX_PREFIXES);
+        assert!(!t.other.is_empty());
+    }
+}
