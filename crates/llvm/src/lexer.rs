@@ -363,13 +363,13 @@ impl<'a> Lexer<'a> {
 
     #[inline]
     fn ident_run(&mut self) -> usize {
-        let start = self.pos;
-        let n = self.src[start..]
-            .iter()
-            .position(|&c| !is_ident_byte(c))
-            .unwrap_or(self.src.len() - start);
-        self.pos = start + n;
-        n
+        let (src, start) = (self.src, self.pos);
+        let mut p = start;
+        while p < src.len() && is_ident_byte(src[p]) {
+            p += 1;
+        }
+        self.pos = p;
+        p - start
     }
 
     /// A quoted string at `self.pos` (the opening quote), `off` bytes after the token
@@ -808,6 +808,10 @@ mod tests {
         let t = lex("define void @f() {\nentry:\n  %a = add i32 1, 2\n  br label %x\nx:\n  \"q\":\n  %b = call i32 @g(i32 %a) [ \"b\"(i32 0) ]\n  ret void\n}\n@z = global i32 0").unwrap();
         let open = (0..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
         assert_eq!(t.count_defs(open), (2, 3));
+        let end = t.skip_braces(open).unwrap();
+        assert_eq!(t.tok(end), Tok::Global("z"));
+        assert_eq!(t.word(open - 4), Some("void"));
+        assert_eq!(lex("{ { }").unwrap().skip_braces(0), None);
         // The lexer's counts are the scan's, nested braces included; a `{` that is not
         // at the top level is scanned.
         let src = "%T = type { i32 }\n@g = global %T { i32 1 }\ndefine void @f() {\n%a = add i32 1, 2\n%s = insertvalue { i32 } { i32 0 }, i32 %a, 0\nb:\n ret void\n}\ndefine void @h() {\n0:\n ret void\n}\n}";
@@ -823,10 +827,6 @@ mod tests {
         let f = (0..t.len()).find(|&i| t.word(i) == Some("define")).unwrap();
         let open = (f..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
         assert_eq!(t.count_defs(open), (2, 1));
-        let end = t.skip_braces(open).unwrap();
-        assert_eq!(t.tok(end), Tok::Global("z"));
-        assert_eq!(t.word(open - 4), Some("void"));
-        assert_eq!(lex("{ { }").unwrap().skip_braces(0), None);
     }
 
     #[test]

@@ -19,8 +19,8 @@ const MAX_PREFIXES: usize = 8;
 
 /// Names of one body mapped to `V`.
 pub(crate) struct NameTable<'a, V> {
-    /// Per prefix, the entries by number.
-    dense: Vec<(Box<str>, Vec<Option<V>>)>,
+    /// Per prefix (its [`key`]), the entries by number.
+    dense: Vec<(u64, Vec<Option<V>>)>,
     other: FxHashMap<Cow<'a, str>, V>,
     /// Largest number kept in a vector: bounds the vectors by the body's size whatever
     /// numbers the input uses.
@@ -32,17 +32,37 @@ pub(crate) struct NameTable<'a, V> {
 pub(crate) enum Name<'s> {
     /// Stored as written.
     Text(&'s str),
-    /// A prefix and a number.
-    Numbered(&'s str, u32),
+    /// A prefix (its [`key`]) and a number.
+    Numbered(u64, u32),
 }
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Name::Text(s) => f.write_str(s),
-            Name::Numbered(p, n) => write!(f, "{p}{n}"),
+            Name::Numbered(p, n) => write!(f, "{}{n}", unkey(*p)),
         }
     }
+}
+
+/// A prefix of at most 7 bytes as one word (its bytes and its length), so that finding
+/// it among the table's prefixes compares integers, not strings.
+#[inline]
+fn key(p: &str) -> Option<u64> {
+    let b = p.as_bytes();
+    if b.len() > 7 {
+        return None;
+    }
+    let mut w = [0u8; 8];
+    w[..b.len()].copy_from_slice(b);
+    w[7] = b.len() as u8;
+    Some(u64::from_le_bytes(w))
+}
+
+/// The prefix a [`key`] was made from.
+fn unkey(k: u64) -> String {
+    let w = k.to_le_bytes();
+    String::from_utf8_lossy(&w[..usize::from(w[7])]).into_owned()
 }
 
 /// `name` as a prefix and a number in canonical decimal (no leading zero, at most nine
@@ -82,7 +102,8 @@ impl<'a, V> NameTable<'a, V> {
         if n > self.limit {
             return None;
         }
-        let k = self.dense.iter().position(|(q, _)| **q == *p)?;
+        let pk = key(p)?;
+        let k = self.dense.iter().position(|&(q, _)| q == pk)?;
         Some((k, n as usize))
     }
 
@@ -106,11 +127,14 @@ impl<'a, V> NameTable<'a, V> {
 
     /// Set the entry of `name` (replacing any).
     pub fn insert(&mut self, name: Cow<'a, str>, v: V) {
-        if let Some((p, n)) = split(&name).filter(|&(_, n)| n <= self.limit) {
-            let k = match self.dense.iter().position(|(q, _)| **q == *p) {
+        let split_key = split(&name)
+            .filter(|&(_, n)| n <= self.limit)
+            .and_then(|(p, n)| Some((key(p)?, n)));
+        if let Some((pk, n)) = split_key {
+            let k = match self.dense.iter().position(|&(q, _)| q == pk) {
                 Some(k) => Some(k),
                 None if self.dense.len() < MAX_PREFIXES => {
-                    self.dense.push((p.into(), Vec::new()));
+                    self.dense.push((pk, Vec::new()));
                     Some(self.dense.len() - 1)
                 }
                 None => None,
@@ -129,7 +153,7 @@ impl<'a, V> NameTable<'a, V> {
 
     /// Every entry with its name, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Name<'_>, &V)> {
-        let dense = self.dense.iter().flat_map(|(p, vec)| {
+        let dense = self.dense.iter().flat_map(|&(p, ref vec)| {
             vec.iter()
                 .enumerate()
                 .filter_map(move |(n, v)| Some((Name::Numbered(p, n as u32), v.as_ref()?)))
@@ -144,6 +168,11 @@ mod tests {
 
     #[test]
     fn split_names() {
+        assert_eq!(key("v").map(unkey).as_deref(), Some("v"));
+        assert_eq!(key("").map(unkey).as_deref(), Some(""));
+        assert_eq!(key("block.i").map(unkey).as_deref(), Some("block.i"));
+        assert_ne!(key("a"), key("a\0"));
+        assert_eq!(key("arrayidx"), None);
         assert_eq!(split("v12"), Some(("v", 12)));
         assert_eq!(split("0"), Some(("", 0)));
         assert_eq!(split("123"), Some(("", 123)));
@@ -160,7 +189,9 @@ mod tests {
         // Names that go to vectors and to the map, with prefixes beyond the limit and
         // numbers beyond the size: every lookup must agree with a plain map.
         let mut names: Vec<String> = Vec::new();
-        for p in ["", "v", "t", "block", "a", "b", "c", "d", "e", "f", "g"] {
+        for p in [
+            "", "v", "t", "block", "a", "b", "c", "d", "arrayidx", "é", "e", "f", "g",
+        ] {
             for n in [0u32, 1, 2, 7, 30, 31, 99, 5000] {
                 names.push(format!("{p}{n}"));
             }
