@@ -705,7 +705,8 @@ pub(crate) fn lex(src: &str) -> Result<Tokens<'_>, ImportError> {
             }
             Kind::Punct if t.aux == b'}' => depth = depth.saturating_sub(1),
             Kind::Punct if t.aux == b'=' && depth > 0 => {
-                if let (Some(g), Some(Kind::Local)) = (groups.last_mut(), raw.last().map(|r| r.kind))
+                if let (Some(g), Some(Kind::Local)) =
+                    (groups.last_mut(), raw.last().map(|r| r.kind))
                 {
                     g.defs += 1;
                 }

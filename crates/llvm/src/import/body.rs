@@ -10,11 +10,11 @@
 //!   placed at the top of the entry block, which dominates every reachable use;
 //! - blocks unreachable from the entry are dropped (with the `phi` entries from them).
 
+use super::names::NameTable;
 use super::parse::{
     describe, is_type_start, parse_ret_type, parse_type, parse_value, skip_param_attrs, CVal, Cur,
     Operand, PResult,
 };
-use super::names::NameTable;
 use super::{float_bits, trunc_bits, Callee, ModState, PendingBody};
 use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId};
@@ -470,7 +470,7 @@ impl<'a> Lower<'a> {
     }
 
     fn define_block(&mut self, name: Cow<'a, str>, tok: usize) -> PResult<Block> {
-        let b = match self.blocks.get_mut(&*name) {
+        let b = match self.blocks.get_mut(&name) {
             Some(r) if r.defined => {
                 return Err(self.perr(tok, format!("label %{name} redefined")));
             }
@@ -549,7 +549,7 @@ impl<'a> Lower<'a> {
             .ok_or_else(|| self.perr(at, "not an aggregate type"))?;
         match op {
             Operand::Local(name) => {
-                let vs = match self.names.get(*name) {
+                let vs = match self.names.get(name) {
                     Some(NameState::Agg(vs)) => vs.clone(),
                     Some(NameState::Failed) => {
                         return Ok(leaves
