@@ -501,13 +501,12 @@ impl<'a> Lower<'a> {
             None => self.fresh_number(),
         };
         self.note_number(&name);
-        match self.names.get(&name) {
-            Some(NameState::Def(_)) => Err(self.perr(tok, format!("value %{name} redefined"))),
-            _ => {
-                self.names.insert(name, NameState::Def(v));
-                Ok(())
-            }
+        let slot = self.names.slot(name.clone());
+        if let Some(NameState::Def(_)) = slot {
+            return Err(self.perr(tok, format!("value %{name} redefined")));
         }
+        *slot = Some(NameState::Def(v));
+        Ok(())
     }
 
     fn bind_agg(&mut self, name: Option<Cow<'a, str>>, vs: Vec<Value>, tok: usize) -> PResult<()> {

@@ -21,7 +21,8 @@ const MAX_PREFIXES: usize = 8;
 pub(crate) struct NameTable<'a, V> {
     /// Per prefix (its [`key`]), the entries by number.
     dense: Vec<(u64, Vec<Option<V>>)>,
-    other: FxHashMap<Cow<'a, str>, V>,
+    /// The other names (`None`: looked up by [`NameTable::slot`] but never set).
+    other: FxHashMap<Cow<'a, str>, Option<V>>,
     /// Largest number kept in a vector: bounds the vectors by the body's size whatever
     /// numbers the input uses.
     limit: u32,
@@ -112,7 +113,7 @@ impl<'a, V> NameTable<'a, V> {
     pub fn get(&self, name: &str) -> Option<&V> {
         match self.slot_of(name) {
             Some((k, n)) => self.dense[k].1.get(n).and_then(Option::as_ref),
-            None => self.other.get(name),
+            None => self.other.get(name).and_then(Option::as_ref),
         }
     }
 
@@ -121,12 +122,18 @@ impl<'a, V> NameTable<'a, V> {
     pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
         match self.slot_of(name) {
             Some((k, n)) => self.dense[k].1.get_mut(n).and_then(Option::as_mut),
-            None => self.other.get_mut(name),
+            None => self.other.get_mut(name).and_then(Option::as_mut),
         }
     }
 
     /// Set the entry of `name` (replacing any).
     pub fn insert(&mut self, name: Cow<'a, str>, v: V) {
+        *self.slot(name) = Some(v);
+    }
+
+    /// The place of `name`'s entry (`None` if it has none), made if needed: one lookup
+    /// to read and then set an entry.
+    pub fn slot(&mut self, name: Cow<'a, str>) -> &mut Option<V> {
         let split_key = split(&name)
             .filter(|&(_, n)| n <= self.limit)
             .and_then(|(p, n)| Some((key(p)?, n)));
@@ -144,11 +151,10 @@ impl<'a, V> NameTable<'a, V> {
                 if vec.len() <= n {
                     vec.resize_with(n + 1, || None);
                 }
-                vec[n] = Some(v);
-                return;
+                return &mut vec[n];
             }
         }
-        self.other.insert(name, v);
+        self.other.entry(name).or_insert(None)
     }
 
     /// Every entry with its name, in no particular order.
@@ -158,7 +164,8 @@ impl<'a, V> NameTable<'a, V> {
                 .enumerate()
                 .filter_map(move |(n, v)| Some((Name::Numbered(p, n as u32), v.as_ref()?)))
         });
-        dense.chain(self.other.iter().map(|(k, v)| (Name::Text(k), v)))
+        let other = self.other.iter();
+        dense.chain(other.filter_map(|(k, v)| Some((Name::Text(k), v.as_ref()?))))
     }
 }
 
@@ -205,6 +212,11 @@ mod tests {
                 continue;
             }
             assert_eq!(t.get(n), m.get(n.as_str()), "{n}");
+            // A slot looked at but not set is no entry.
+            assert_eq!(
+                *t.slot(Cow::Borrowed(n.as_str())),
+                m.get(n.as_str()).copied()
+            );
             // Owned and borrowed names are the same name.
             let key = if i % 2 == 0 {
                 Cow::Owned(n.clone())

@@ -297,19 +297,13 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
     if depth > MAX_NESTING {
         return Err(c.unsup("type nesting too deep"));
     }
-    // Most types are one word (`i32`, `float`, `ptr`) with no suffix after it: read the
-    // records only, without building tokens.
-    let last = c.toks.len() - 1;
-    if let Some(t) = c.toks.word(c.i.min(last)).and_then(simple_type) {
-        let j = (c.i + 1).min(last);
-        let suffix = match c.toks.punct(j) {
-            Some(p) => p == b'*' || p == b'(',
-            None => c.toks.word(j) == Some("addrspace"),
-        };
-        if !suffix {
-            c.bump();
-            return Ok(ty.intern(t));
-        }
+    // Most types are one word (`i32`, `float`, `ptr`), or a typed pointer
+    // (`float addrspace(1)*`, `i8**`): read them from the records only, without building
+    // tokens. Anything else (a function type, `ptr addrspace(N)`, malformed input) goes to
+    // the general parser below, from the same token.
+    if let Some((t, next)) = simple_type_at(c, c.i) {
+        c.i = next;
+        return Ok(ty.intern(t));
     }
     let start = c.tok();
     let mut t = match c.peek() {
@@ -418,6 +412,45 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
             t = ty.intern(LType::Func);
         } else {
             return Ok(t);
+        }
+    }
+}
+
+/// The type at token `i` and the token after it, if it is a [`simple_type`] word with
+/// only `*` and `addrspace(N)*` suffixes after it.
+#[inline]
+fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
+    let toks = c.toks;
+    let last = toks.len() - 1;
+    let w = toks.word(i.min(last))?;
+    let mut t = simple_type(w)?;
+    let mut j = i + 1;
+    loop {
+        let k = j.min(last);
+        match toks.punct(k) {
+            Some(b'*') => {
+                t = LType::Ptr(0);
+                j += 1;
+            }
+            // A function type.
+            Some(b'(') => return None,
+            Some(_) => return Some((t, j)),
+            None if toks.word(k) == Some("addrspace") => {
+                // `ptr addrspace(N)` is the pointer itself, not a suffix.
+                if j == i + 1 && w == "ptr" {
+                    return None;
+                }
+                let n = toks.small_int((j + 2).min(last))?;
+                let shape = toks.punct((j + 1).min(last)) == Some(b'(')
+                    && toks.punct((j + 3).min(last)) == Some(b')')
+                    && toks.punct((j + 4).min(last)) == Some(b'*');
+                if !shape {
+                    return None;
+                }
+                t = LType::Ptr(n);
+                j += 5;
+            }
+            None => return Some((t, j)),
         }
     }
 }
