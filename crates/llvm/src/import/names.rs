@@ -26,6 +26,10 @@ pub(crate) struct NameTable<'a, V> {
     /// Largest number kept in a vector: bounds the vectors by the body's size whatever
     /// numbers the input uses.
     limit: u32,
+    /// How many more entries all the vectors together may grow by. When a name would
+    /// need more, it goes to the map and no vector grows again: a name is then in a
+    /// vector exactly when its number is below that vector's length, before and after.
+    room: usize,
 }
 
 /// A name as [`NameTable::iter`] gives it back.
@@ -92,11 +96,12 @@ impl<'a, V> NameTable<'a, V> {
             dense: Vec::new(),
             other: FxHashMap::default(),
             limit,
+            room: limit as usize * 2,
         }
     }
 
-    /// The vector for `name`'s prefix and its index there, if the name is numbered and
-    /// its prefix has a vector.
+    /// The vector for `name`'s prefix and its index there, if the name is numbered, its
+    /// prefix has a vector and the vector reaches the number.
     #[inline]
     fn slot_of(&self, name: &str) -> Option<(usize, usize)> {
         let (p, n) = split(name)?;
@@ -105,14 +110,14 @@ impl<'a, V> NameTable<'a, V> {
         }
         let pk = key(p)?;
         let k = self.dense.iter().position(|&(q, _)| q == pk)?;
-        Some((k, n as usize))
+        ((n as usize) < self.dense[k].1.len()).then_some((k, n as usize))
     }
 
     /// The entry of `name`.
     #[inline]
     pub fn get(&self, name: &str) -> Option<&V> {
         match self.slot_of(name) {
-            Some((k, n)) => self.dense[k].1.get(n).and_then(Option::as_ref),
+            Some((k, n)) => self.dense[k].1[n].as_ref(),
             None => self.other.get(name).and_then(Option::as_ref),
         }
     }
@@ -121,7 +126,7 @@ impl<'a, V> NameTable<'a, V> {
     #[inline]
     pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
         match self.slot_of(name) {
-            Some((k, n)) => self.dense[k].1.get_mut(n).and_then(Option::as_mut),
+            Some((k, n)) => self.dense[k].1[n].as_mut(),
             None => self.other.get_mut(name).and_then(Option::as_mut),
         }
     }
@@ -148,10 +153,17 @@ impl<'a, V> NameTable<'a, V> {
             };
             if let Some(k) = k {
                 let (n, vec) = (n as usize, &mut self.dense[k].1);
-                if vec.len() <= n {
-                    vec.resize_with(n + 1, || None);
+                if n < vec.len() {
+                    return &mut vec[n];
                 }
-                return &mut vec[n];
+                let grow = n + 1 - vec.len();
+                if grow <= self.room {
+                    self.room -= grow;
+                    vec.resize_with(n + 1, || None);
+                    return &mut vec[n];
+                }
+                // Out of room: from now on only the map takes new names.
+                self.room = 0;
             }
         }
         self.other.entry(name).or_insert(None)
@@ -189,6 +201,31 @@ mod tests {
         assert_eq!(split(""), None);
         assert_eq!(split("a1234567890"), None);
         assert_eq!(split("é7"), Some(("é", 7)));
+    }
+
+    #[test]
+    fn vectors_are_bounded() {
+        // Size 10: numbers up to 84 are kept in vectors, 168 entries in all; then the map.
+        let mut t: NameTable<'_, u32> = NameTable::new(10);
+        assert_eq!((t.limit, t.room), (84, 168));
+        let names: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .flat_map(|p| [format!("{p}84"), format!("{p}3")])
+            .collect();
+        for (i, n) in names.iter().enumerate() {
+            t.insert(Cow::Borrowed(n.as_str()), i as u32);
+        }
+        // `a84` takes 85 entries; `b84` would need 85 of the 83 left, so it and every
+        // later name beyond its vector's end go to the map.
+        let in_vectors: usize = t.dense.iter().map(|(_, v)| v.len()).sum();
+        assert!(in_vectors <= 168, "{in_vectors}");
+        assert_eq!(t.room, 0);
+        assert!(!t.other.is_empty());
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(t.get(n), Some(&(i as u32)), "{n}");
+        }
+        assert_eq!(t.get("a5"), None);
+        assert_eq!(t.get("c84"), Some(&4));
     }
 
     #[test]
