@@ -103,6 +103,18 @@ pub(crate) struct Tokens<'a> {
     decoded: Vec<Box<[u8]>>,
     /// Byte offset of the start of every line (line 1 starts at 0).
     line_starts: Vec<u32>,
+    /// Every top-level `{ ... }` group (function bodies), counted while lexing so that
+    /// lowering need not scan a body twice.
+    groups: Vec<Group>,
+}
+
+/// A top-level brace group: its `{` token, and the `%name =` definitions and labels in
+/// it (what [`Tokens::count_defs`] returns).
+#[derive(Copy, Clone, Debug)]
+struct Group {
+    open: u32,
+    defs: u32,
+    labels: u32,
 }
 
 impl<'a> Tokens<'a> {
@@ -167,6 +179,27 @@ impl<'a> Tokens<'a> {
         (r.kind == Kind::Word).then(|| self.text_str(r))
     }
 
+    /// The name of token `i` if it is a [`Tok::Local`] (without decoding anything else).
+    #[inline]
+    pub fn local(&self, i: usize) -> Option<&str> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Local).then(|| self.text_str(r))
+    }
+
+    /// The value of token `i` if it is an integer literal below 2^32 (most are), without
+    /// building a [`Tok`].
+    #[inline]
+    pub fn small_int(&self, i: usize) -> Option<u32> {
+        let r = &self.raw[i];
+        (r.kind == Kind::SmallInt).then_some(r.len)
+    }
+
+    /// Is token `i` a label (`name:`)?
+    #[inline]
+    pub fn is_label(&self, i: usize) -> bool {
+        self.raw[i].kind == Kind::Label
+    }
+
     /// Is token `i` the end of input?
     #[inline]
     pub fn is_eof(&self, i: usize) -> bool {
@@ -196,6 +229,16 @@ impl<'a> Tokens<'a> {
     /// In the body whose `{` is token `open`: the number of `%name =` definitions and
     /// of labels, to size the name tables once instead of growing them.
     pub fn count_defs(&self, open: usize) -> (usize, usize) {
+        // Counted by the lexer for every top-level group.
+        if let Ok(k) = self.groups.binary_search_by_key(&open, |g| g.open as usize) {
+            let g = self.groups[k];
+            return (g.defs as usize, g.labels as usize);
+        }
+        self.scan_defs(open)
+    }
+
+    /// [`Tokens::count_defs`] by scanning the group's records.
+    fn scan_defs(&self, open: usize) -> (usize, usize) {
         let end = self.skip_braces(open).unwrap_or(self.raw.len());
         let body = &self.raw[open.min(end)..end];
         let mut defs = 0;
@@ -263,8 +306,22 @@ fn hex_low64(digits: &[u8]) -> u64 {
     })
 }
 
+/// Bytes of an identifier run, as a table: the lexer tests every byte of every name and
+/// word, and a load beats the chain of range comparisons.
+static IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'$' | b'.' | b'_');
+        c += 1;
+    }
+    t
+};
+
+#[inline]
 fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'$' | b'.' | b'_')
+    IDENT[c as usize]
 }
 
 struct Lexer<'a> {
@@ -304,12 +361,15 @@ impl<'a> Lexer<'a> {
         self.line_starts.push(after as u32);
     }
 
+    #[inline]
     fn ident_run(&mut self) -> usize {
-        let start = self.pos;
-        while self.pos < self.src.len() && is_ident_byte(self.src[self.pos]) {
-            self.pos += 1;
+        let (src, start) = (self.src, self.pos);
+        let mut p = start;
+        while p < src.len() && is_ident_byte(src[p]) {
+            p += 1;
         }
-        self.pos - start
+        self.pos = p;
+        p - start
     }
 
     /// A quoted string at `self.pos` (the opening quote), `off` bytes after the token
@@ -627,20 +687,49 @@ pub(crate) fn lex(src: &str) -> Result<Tokens<'_>, ImportError> {
         decoded: Vec::new(),
     };
     // About one token per 5 bytes of clang's and the generators' output.
-    let mut raw = Vec::with_capacity(src.len() / 5 + 16);
+    let mut raw: Vec<Raw> = Vec::with_capacity(src.len() / 5 + 16);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut depth = 0u32;
     loop {
         let t = lx.next()?;
-        let eof = t.kind == Kind::Eof;
-        raw.push(t);
-        if eof {
-            raw.shrink_to_fit();
-            return Ok(Tokens {
-                src,
-                raw,
-                decoded: lx.decoded,
-                line_starts: lx.line_starts,
-            });
+        match t.kind {
+            Kind::Punct if t.aux == b'{' => {
+                if depth == 0 {
+                    groups.push(Group {
+                        open: raw.len() as u32,
+                        defs: 0,
+                        labels: 0,
+                    });
+                }
+                depth += 1;
+            }
+            Kind::Punct if t.aux == b'}' => depth = depth.saturating_sub(1),
+            Kind::Punct if t.aux == b'=' && depth > 0 => {
+                if let (Some(g), Some(Kind::Local)) =
+                    (groups.last_mut(), raw.last().map(|r| r.kind))
+                {
+                    g.defs += 1;
+                }
+            }
+            Kind::Label if depth > 0 => {
+                if let Some(g) = groups.last_mut() {
+                    g.labels += 1;
+                }
+            }
+            Kind::Eof => {
+                raw.push(t);
+                raw.shrink_to_fit();
+                return Ok(Tokens {
+                    src,
+                    raw,
+                    decoded: lx.decoded,
+                    line_starts: lx.line_starts,
+                    groups,
+                });
+            }
+            _ => {}
         }
+        raw.push(t);
     }
 }
 
@@ -724,6 +813,21 @@ mod tests {
         assert_eq!(t.tok(end), Tok::Global("z"));
         assert_eq!(t.word(open - 4), Some("void"));
         assert_eq!(lex("{ { }").unwrap().skip_braces(0), None);
+        // The lexer's counts are the scan's, nested braces included; a `{` that is not
+        // at the top level is scanned.
+        let src = "%T = type { i32 }\n@g = global %T { i32 1 }\ndefine void @f() {\n%a = add i32 1, 2\n%s = insertvalue { i32 } { i32 0 }, i32 %a, 0\nb:\n ret void\n}\ndefine void @h() {\n0:\n ret void\n}\n}";
+        let t = lex(src).unwrap();
+        let mut seen = 0;
+        for i in 0..t.len() {
+            if t.punct(i) == Some(b'{') {
+                assert_eq!(t.count_defs(i), t.scan_defs(i), "group at {i}");
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 6);
+        let f = (0..t.len()).find(|&i| t.word(i) == Some("define")).unwrap();
+        let open = (f..t.len()).find(|&i| t.punct(i) == Some(b'{')).unwrap();
+        assert_eq!(t.count_defs(open), (2, 1));
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub(crate) const MAX_LEAVES: u64 = 1024;
 #[derive(Default)]
 pub(crate) struct Types {
     list: Vec<LType>,
+    /// The Gyre type of each scalar type of `list` (`None` for the others): what
+    /// [`Types::scalar`] returns, read without matching on the type for every operand.
+    scalars: Vec<Option<Type>>,
     intern: FxHashMap<LType, TyId>,
     /// The ids of `void`, `float`, `double`, `i1`..`i64` and `ptr addrspace(0..8)`,
     /// once interned (see [`Types::intern`]).
@@ -92,6 +95,18 @@ impl Types {
             return id;
         }
         let id = TyId(self.list.len() as u32);
+        let scalar = match t {
+            LType::Int(1) => Some(Type::I1),
+            LType::Int(8) => Some(Type::I8),
+            LType::Int(16) => Some(Type::I16),
+            LType::Int(32) => Some(Type::I32),
+            LType::Int(64) => Some(Type::I64),
+            LType::Float => Some(Type::F32),
+            LType::Double => Some(Type::F64),
+            LType::Ptr(n) => AddrSpace::from_llvm_number(n).map(Type::Ptr),
+            _ => None,
+        };
+        self.scalars.push(scalar);
         self.list.push(t.clone());
         self.intern.insert(t, id);
         if let Some(k) = slot {
@@ -127,7 +142,18 @@ impl Types {
     }
 
     /// The Gyre scalar type of an LLVM first-class type, or a description of why not.
+    #[inline]
     pub fn scalar(&self, id: TyId) -> Result<Type, String> {
+        match self.scalars.get(id.0 as usize) {
+            Some(&Some(t)) => Ok(t),
+            _ => self.non_scalar(id),
+        }
+    }
+
+    /// [`Types::scalar`] of a type that is not one of Gyre's scalars: the error (or, for
+    /// an id from outside the arena, the same match as for any other).
+    #[cold]
+    fn non_scalar(&self, id: TyId) -> Result<Type, String> {
         Ok(match self.get(id) {
             LType::Int(1) => Type::I1,
             LType::Int(8) => Type::I8,

@@ -10,6 +10,7 @@
 //!   placed at the top of the entry block, which dominates every reachable use;
 //! - blocks unreachable from the entry are dropped (with the `phi` entries from them).
 
+use super::names::NameTable;
 use super::parse::{
     describe, is_type_start, parse_ret_type, parse_type, parse_value, skip_param_attrs, CVal, Cur,
     Operand, PResult,
@@ -92,6 +93,7 @@ struct BlockRef {
     tok: usize,
 }
 
+#[derive(Clone)]
 struct PhiRec<'a> {
     ty: TyId,
     /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
@@ -120,15 +122,16 @@ struct Lower<'a> {
     c: Cur<'a>,
     f: Function,
     /// Value names: borrowed from the input, owned only for implicit numbers.
-    names: FxHashMap<Cow<'a, str>, NameState>,
-    blocks: FxHashMap<Cow<'a, str>, BlockRef>,
+    names: NameTable<'a, NameState>,
+    blocks: NameTable<'a, BlockRef>,
     next_num: u64,
     entry: Block,
     consts: FxHashMap<(Type, u64), Value>,
     gaddrs: FxHashMap<(GlobalId, Type), Value>,
     const_insts: Vec<Inst>,
     forward: Vec<(Value, &'a str, usize)>,
-    phis: FxHashMap<Block, Vec<PhiRec<'a>>>,
+    /// The `phi`s of each block, in order (dense: most blocks of a loop nest have one).
+    phis: SecondaryMap<Block, Vec<PhiRec<'a>>>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -168,15 +171,15 @@ pub(crate) fn lower_body<'t>(
         st,
         c,
         f,
-        names: FxHashMap::with_capacity_and_hasher(defs + pb.params.len() + 1, Default::default()),
-        blocks: FxHashMap::with_capacity_and_hasher(labels + 1, Default::default()),
+        names: NameTable::new(defs + labels + pb.params.len() + 1),
+        blocks: NameTable::new(defs + labels + pb.params.len() + 1),
         next_num: 0,
         entry,
         consts: FxHashMap::default(),
         gaddrs: FxHashMap::default(),
         const_insts: Vec::new(),
         forward: Vec::new(),
-        phis: FxHashMap::default(),
+        phis: SecondaryMap::new(),
         edges: Vec::new(),
         agg_ret: None,
         call_agg: None,
@@ -467,7 +470,7 @@ impl<'a> Lower<'a> {
     }
 
     fn define_block(&mut self, name: Cow<'a, str>, tok: usize) -> PResult<Block> {
-        let b = match self.blocks.get_mut(&*name) {
+        let b = match self.blocks.get_mut(&name) {
             Some(r) if r.defined => {
                 return Err(self.perr(tok, format!("label %{name} redefined")));
             }
@@ -498,13 +501,12 @@ impl<'a> Lower<'a> {
             None => self.fresh_number(),
         };
         self.note_number(&name);
-        match self.names.get(&name) {
-            Some(NameState::Def(_)) => Err(self.perr(tok, format!("value %{name} redefined"))),
-            _ => {
-                self.names.insert(name, NameState::Def(v));
-                Ok(())
-            }
+        let slot = self.names.slot(name.clone());
+        if let Some(NameState::Def(_)) = slot {
+            return Err(self.perr(tok, format!("value %{name} redefined")));
         }
+        *slot = Some(NameState::Def(v));
+        Ok(())
     }
 
     fn bind_agg(&mut self, name: Option<Cow<'a, str>>, vs: Vec<Value>, tok: usize) -> PResult<()> {
@@ -546,7 +548,7 @@ impl<'a> Lower<'a> {
             .ok_or_else(|| self.perr(at, "not an aggregate type"))?;
         match op {
             Operand::Local(name) => {
-                let vs = match self.names.get(*name) {
+                let vs = match self.names.get(name) {
                     Some(NameState::Agg(vs)) => vs.clone(),
                     Some(NameState::Failed) => {
                         return Ok(leaves
@@ -1305,19 +1307,19 @@ impl<'a> Lower<'a> {
     /// Lower one instruction into `b`. Returns (is a terminator, is a phi).
     fn inst(&mut self, b: Block, phis_ok: bool) -> PResult<(bool, bool)> {
         let start = self.c.i;
-        let mut name = if let (Tok::Local(n), Tok::Punct(b'=')) = (self.c.peek(), self.c.peek_at(1))
-        {
-            let n = Cow::Borrowed(n);
-            self.c.bump();
-            self.c.bump();
-            Some(n)
-        } else {
-            None
+        let last = self.c.toks.len() - 1;
+        let mut name = match self.c.peek_local() {
+            Some(n) if self.c.toks.punct((start + 1).min(last)) == Some(b'=') => {
+                self.c.bump();
+                self.c.bump();
+                Some(Cow::Borrowed(n))
+            }
+            _ => None,
         };
         let op_i = self.c.i;
-        let op: &'a str = match self.c.peek() {
-            Tok::Word(w) => w,
-            _ => return Err(self.c.expected("an instruction")),
+        let op: &'a str = match self.c.toks.word(op_i.min(last)) {
+            Some(w) => w,
+            None => return Err(self.c.expected("an instruction")),
         };
         self.c.bump();
         let mut is_term = false;
@@ -1641,7 +1643,7 @@ impl<'a> Lower<'a> {
                         let mut out = Vec::with_capacity(ls.len());
                         for (k, (_, _, lt)) in ls.into_iter().enumerate() {
                             out.push(self.f.dfg.append_block_param(b, lt));
-                            self.phis.entry(b).or_default().push(PhiRec {
+                            self.phis[b].push(PhiRec {
                                 ty,
                                 leaf: Some(k),
                                 tok: op_i,
@@ -1653,7 +1655,7 @@ impl<'a> Lower<'a> {
                     }
                     None => {
                         let v = self.f.dfg.append_block_param(b, st);
-                        self.phis.entry(b).or_default().push(PhiRec {
+                        self.phis[b].push(PhiRec {
                             ty,
                             leaf: None,
                             tok: op_i,
@@ -1875,10 +1877,10 @@ impl<'a> Lower<'a> {
         self.c.skip_attachments()?;
         // Whatever follows must start a new statement on a new line.
         let prev = self.c.i.saturating_sub(1);
-        let next = self.c.tok();
-        if !matches!(next.tok, Tok::Label(_) | Tok::Punct(b'}') | Tok::Eof)
-            && self.c.toks.same_line(prev, self.c.i)
-        {
+        let ni = self.c.i.min(last);
+        let ends = self.c.toks.is_label(ni) || self.c.toks.is_eof(ni) || self.c.is_punct(b'}');
+        if !ends && self.c.toks.same_line(prev, self.c.i) {
+            let next = self.c.tok();
             return Err(self.c.err_at(
                 next,
                 format!("unexpected {} after instruction", describe(next.tok)),
@@ -3358,14 +3360,14 @@ impl<'a> Lower<'a> {
 
     fn finish(&mut self) -> PResult<()> {
         // Every referenced label must be defined.
-        let mut undefined: Vec<(usize, &Cow<'a, str>)> = self
+        // The first mention of each name is a different token: the earliest is unique.
+        let undefined = self
             .blocks
             .iter()
             .filter(|(_, r)| !r.defined)
-            .map(|(n, r)| (r.tok, n))
-            .collect();
-        undefined.sort();
-        if let Some(&(tok, name)) = undefined.first() {
+            .min_by_key(|(_, r)| r.tok)
+            .map(|(n, r)| (r.tok, n.to_string()));
+        if let Some((tok, name)) = undefined {
             return Err(self.perr(tok, format!("undefined label %{name}")));
         }
         // Reachability from the entry (explicit stack).
@@ -3373,19 +3375,22 @@ impl<'a> Lower<'a> {
         let mut stack = vec![self.entry];
         reach[self.entry] = true;
         while let Some(b) = stack.pop() {
-            let succs = self.f.successors(b);
-            for s in succs {
+            self.f.for_each_successor(b, |s| {
                 if !reach[s] {
                     reach[s] = true;
                     stack.push(s);
                 }
-            }
+            });
         }
-        // Branch arguments for the phis, edge by edge.
-        // Per target block: the arguments each predecessor passes, built in one scan
-        // of the target's phis (linear in the phi entries, however many edges).
-        let mut args_of: FxHashMap<Block, FxHashMap<Block, Vec<Option<Value>>>> =
-            FxHashMap::default();
+        // Branch arguments for the phis, edge by edge. The arguments each predecessor
+        // passes to a target are one row of `rows` (a value per phi of the target),
+        // built in one scan of the target's phis when its first edge is reached (linear
+        // in the phi entries, however many edges); one map and one vector for the whole
+        // body, not a map per target.
+        let mut row_of: FxHashMap<(Block, Block), u32> = FxHashMap::default();
+        let mut rows: Vec<Option<Value>> = Vec::new();
+        let mut built: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut args: Vec<Value> = Vec::new();
         let edges = std::mem::take(&mut self.edges);
         for e in &edges {
             if !reach[e.pred] {
@@ -3394,27 +3399,30 @@ impl<'a> Lower<'a> {
             if e.target == self.entry {
                 return Err(self.perr(e.tok, "branch to the entry block"));
             }
-            let Some(nphis) = self.phis.get(&e.target).map(Vec::len) else {
+            let nphis = self.phis[e.target].len();
+            if nphis == 0 {
                 continue;
-            };
-            if let std::collections::hash_map::Entry::Vacant(slot) = args_of.entry(e.target) {
-                slot.insert(self.incoming_args(e.target, &reach)?);
             }
-            let args: Option<Vec<Value>> = args_of[&e.target]
-                .get(&e.pred)
-                .and_then(|a| a.iter().copied().collect());
-            let Some(args) = args.filter(|a| a.len() == nphis) else {
-                let phis = &self.phis[&e.target];
-                let missing = match args_of[&e.target].get(&e.pred) {
-                    Some(a) => a.iter().position(Option::is_none).unwrap_or(0),
-                    None => 0,
-                };
+            if !built[e.target] {
+                built[e.target] = true;
+                self.incoming_args(e.target, &reach, &mut row_of, &mut rows)?;
+            }
+            let row = row_of
+                .get(&(e.target, e.pred))
+                .map(|&s| &rows[s as usize..s as usize + nphis]);
+            args.clear();
+            args.extend(row.into_iter().flatten().map_while(|v| *v));
+            if args.len() != nphis {
+                let phis = &self.phis[e.target];
+                let missing = row
+                    .and_then(|r| r.iter().position(Option::is_none))
+                    .unwrap_or(0);
                 let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok).pos);
                 return Err(self.perr(
                     phis[missing].tok,
                     format!("phi has no value for the predecessor branching at {el}:{ec}"),
                 ));
-            };
+            }
             let mut k = 0;
             self.f.dfg.for_each_dest_mut(e.inst, |bc, pool| {
                 if k == e.idx {
@@ -3504,16 +3512,18 @@ impl<'a> Lower<'a> {
     }
 
     /// For each reachable predecessor named in the phis of `target`, the value each phi
-    /// takes from it (`None` where a phi has no entry for it). Duplicate entries for one
+    /// takes from it (`None` where a phi has no entry for it): a row of `rows` per
+    /// predecessor, found by `row_of[(target, pred)]`. Duplicate entries for one
     /// predecessor must agree.
     fn incoming_args(
         &mut self,
         target: Block,
         reach: &SecondaryMap<Block, bool>,
-    ) -> PResult<FxHashMap<Block, Vec<Option<Value>>>> {
-        let phis = self.phis.remove(&target).unwrap_or_default();
+        row_of: &mut FxHashMap<(Block, Block), u32>,
+        rows: &mut Vec<Option<Value>>,
+    ) -> PResult<()> {
+        let phis = std::mem::take(&mut self.phis[target]);
         let n = phis.len();
-        let mut out: FxHashMap<Block, Vec<Option<Value>>> = FxHashMap::default();
         let mut result = Ok(());
         'phis: for (j, p) in phis.iter().enumerate() {
             for (b, op, tok) in &p.incoming {
@@ -3533,7 +3543,12 @@ impl<'a> Lower<'a> {
                 };
                 // A split predecessor branches from its tail.
                 let pred = self.tail_of.get(b).copied().unwrap_or(*b);
-                let slot = &mut out.entry(pred).or_insert_with(|| vec![None; n])[j];
+                let start = *row_of.entry((target, pred)).or_insert_with(|| {
+                    let s = rows.len();
+                    rows.resize(s + n, None);
+                    s as u32
+                });
+                let slot = &mut rows[start as usize + j];
                 match *slot {
                     None => *slot = Some(v),
                     Some(f) if f != v => {
@@ -3546,8 +3561,8 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        self.phis.insert(target, phis);
-        result.map(|_| out)
+        self.phis[target] = phis;
+        result
     }
 }
 

@@ -10,6 +10,7 @@
 //!    that function and is reported with the others.
 
 mod body;
+mod names;
 mod parse;
 
 use crate::lexer::{lex, Tok, Tokens};
@@ -454,7 +455,8 @@ impl ModState {
     fn global(&mut self, toks: &Tokens<'_>, at: usize) -> PResult<()> {
         let mut c = Cur::new(toks);
         c.i = at;
-        let name_tok = c.bump();
+        let name_tok = c.tok();
+        c.bump();
         let Tok::Global(name) = name_tok.tok else {
             return Err(c.err_at(name_tok, "expected a global name"));
         };

@@ -38,12 +38,19 @@ impl<'t> Cur<'t> {
     pub fn peek_at(&self, off: usize) -> Tok<'t> {
         self.toks.tok((self.i + off).min(self.toks.len() - 1))
     }
-    pub fn bump(&mut self) -> Token<'t> {
-        let t = self.tok();
+    /// Move to the next token (staying on the final `Eof`). Decodes nothing.
+    #[inline]
+    pub fn bump(&mut self) {
         if self.i < self.toks.len() - 1 {
             self.i += 1;
         }
-        t
+    }
+
+    /// The name of the current token if it is a local (`%name`), without decoding
+    /// anything else.
+    #[inline]
+    pub fn peek_local(&self) -> Option<&'t str> {
+        self.toks.local(self.i.min(self.toks.len() - 1))
     }
 
     #[inline]
@@ -114,6 +121,10 @@ impl<'t> Cur<'t> {
         }
     }
     pub fn expect_int(&mut self) -> PResult<i128> {
+        if let Some(v) = self.toks.small_int(self.i.min(self.toks.len() - 1)) {
+            self.bump();
+            return Ok(i128::from(v));
+        }
         match self.peek() {
             Tok::Int(v) => {
                 self.bump();
@@ -123,12 +134,12 @@ impl<'t> Cur<'t> {
         }
     }
     pub fn expect_local(&mut self) -> PResult<&'t str> {
-        match self.peek() {
-            Tok::Local(n) => {
+        match self.peek_local() {
+            Some(n) => {
                 self.bump();
                 Ok(n)
             }
-            _ => Err(self.expected("a local name")),
+            None => Err(self.expected("a local name")),
         }
     }
 
@@ -286,6 +297,14 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
     if depth > MAX_NESTING {
         return Err(c.unsup("type nesting too deep"));
     }
+    // Most types are one word (`i32`, `float`, `ptr`), or a typed pointer
+    // (`float addrspace(1)*`, `i8**`): read them from the records only, without building
+    // tokens. Anything else (a function type, `ptr addrspace(N)`, malformed input) goes to
+    // the general parser below, from the same token.
+    if let Some((t, next)) = simple_type_at(c, c.i) {
+        c.i = next;
+        return Ok(ty.intern(t));
+    }
     let start = c.tok();
     let mut t = match c.peek() {
         Tok::Word(w) => {
@@ -394,6 +413,64 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
         } else {
             return Ok(t);
         }
+    }
+}
+
+/// The type at token `i` and the token after it, if it is a [`simple_type`] word with
+/// only `*` and `addrspace(N)*` suffixes after it.
+#[inline]
+fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
+    let toks = c.toks;
+    let last = toks.len() - 1;
+    let w = toks.word(i.min(last))?;
+    let mut t = simple_type(w)?;
+    let mut j = i + 1;
+    loop {
+        let k = j.min(last);
+        match toks.punct(k) {
+            Some(b'*') => {
+                t = LType::Ptr(0);
+                j += 1;
+            }
+            // A function type.
+            Some(b'(') => return None,
+            Some(_) => return Some((t, j)),
+            None if toks.word(k) == Some("addrspace") => {
+                // `ptr addrspace(N)` is the pointer itself, not a suffix.
+                if j == i + 1 && w == "ptr" {
+                    return None;
+                }
+                let n = toks.small_int((j + 2).min(last))?;
+                let shape = toks.punct((j + 1).min(last)) == Some(b'(')
+                    && toks.punct((j + 3).min(last)) == Some(b')')
+                    && toks.punct((j + 4).min(last)) == Some(b'*');
+                if !shape {
+                    return None;
+                }
+                t = LType::Ptr(n);
+                j += 5;
+            }
+            None => return Some((t, j)),
+        }
+    }
+}
+
+/// A one-word type without operands: an integer type, `float`, `double`, `void`, `ptr`
+/// (with no `addrspace` after it: the caller checks).
+#[inline]
+fn simple_type(w: &str) -> Option<LType> {
+    match w.as_bytes().first()? {
+        b'i' => match int_width(w) {
+            Some(n) if (1..=(1 << 23)).contains(&n) => Some(LType::Int(n)),
+            _ => None,
+        },
+        _ => match w {
+            "float" => Some(LType::Float),
+            "double" => Some(LType::Double),
+            "ptr" => Some(LType::Ptr(0)),
+            "void" => Some(LType::Void),
+            _ => None,
+        },
     }
 }
 
@@ -573,7 +650,7 @@ pub(crate) enum Operand<'t> {
 
 /// Parse a value (operand) of a known type. `depth` bounds constant-expression nesting.
 pub(crate) fn parse_value<'t>(c: &mut Cur<'t>, ty: &mut Types) -> PResult<Operand<'t>> {
-    if let Tok::Local(n) = c.peek() {
+    if let Some(n) = c.peek_local() {
         c.bump();
         return Ok(Operand::Local(n));
     }
