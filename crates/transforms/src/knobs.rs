@@ -312,6 +312,8 @@ knobs! {
         "Evaluate a loop's first iteration with the preheader's constants to prove its backedge is never taken.";
     enable_loop_simplifycfg_term_folding: bool = true, "enable-loop-simplifycfg-term-folding", "loop-simplifycfg",
         "Let loop-simplifycfg fold branches on constants inside loops (and remove what they made unreachable).";
+    disable_licm_pass: bool = false, "disable-LICMPass", "licm",
+        "Turn licm off (cicc's switch).";
 }
 
 impl Knobs {

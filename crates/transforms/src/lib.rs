@@ -71,6 +71,8 @@ pub mod verify;
 mod loop_cleanup;
 pub mod loop_deletion;
 pub mod loop_simplifycfg;
+// --- licm (issue 23) ---
+pub mod licm;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
