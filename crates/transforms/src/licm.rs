@@ -113,8 +113,9 @@ pub struct Licm {
     /// Per loop header: the loop's write set (`COMPUTED` set when known), for this
     /// adaptor run on the function.
     writes: SecondaryMap<Block, u8>,
-    /// Blocks of the current loop's spine.
-    spine: SecondaryMap<Block, bool>,
+    /// Blocks of the current loop's spine: `SPINE`, or `SPINE_STOP` for the one holding
+    /// the first instruction that may not return (what follows it is not guaranteed).
+    spine: SecondaryMap<Block, u8>,
     spine_list: Vec<Block>,
     own: Vec<Block>,
     own2: Vec<Block>,
@@ -151,6 +152,11 @@ fn load_conflicts(ty: Type) -> u8 {
         _ => W_GLOBAL | W_SHARED | W_LOCAL | SYNC | UNKNOWN,
     }
 }
+
+/// A block of the spine.
+const SPINE: u8 = 1;
+/// The spine block with the first instruction that may not return.
+const SPINE_STOP: u8 = 2;
 
 /// What one instruction may write.
 fn inst_writes(func: &Function, inst: Inst) -> u8 {
@@ -310,10 +316,10 @@ impl LoopPass for Licm {
         self.mark_spine(func, cx, l, header);
 
         let mut writes: Option<u8> = None;
-        let mut blocked = false;
         let (mut hoisted, mut loads, mut trapping) = (0u64, 0u64, 0u64);
         for &b in &own {
-            let on_spine = self.spine[b];
+            let spine = self.spine[b];
+            let mut blocked = spine == 0;
             let mut next = func.layout.first_inst(b);
             while let Some(inst) = next {
                 next = func.layout.next_inst(inst);
@@ -329,8 +335,8 @@ impl LoopPass for Licm {
                         let li = &cx.analyses.loops;
                         def.is_some_and(|d| !li.contains(l, d))
                     });
-                let guaranteed = on_spine && !blocked;
-                if on_spine && may_not_return(op) {
+                let guaranteed = !blocked;
+                if spine == SPINE_STOP && may_not_return(op) {
                     blocked = true;
                 }
                 if !invariant {
@@ -343,8 +349,9 @@ impl LoopPass for Licm {
                     Kind::Trapping => Some((
                         "NotGuaranteedToExecute",
                         "NumNotGuaranteedToExecute",
-                        "a division by a value that may be zero is not executed on every \
-                         iteration: it stays"
+                        "a division by a value that may be zero is not guaranteed to execute \
+                         once the loop is entered (a conditional block, or after a call): it \
+                         stays"
                             .to_string(),
                     )),
                     Kind::Load => {
@@ -362,8 +369,9 @@ impl LoopPass for Licm {
                             Some((
                                 "NotGuaranteedToExecute",
                                 "NumNotGuaranteedToExecute",
-                                "a load with a loop-invariant address is not executed on \
-                                 every iteration: it stays"
+                                "a load with a loop-invariant address is not guaranteed to \
+                                 execute once the loop is entered (a conditional block, or \
+                                 after a call): it stays"
                                     .to_string(),
                             ))
                         } else {
@@ -412,7 +420,7 @@ impl LoopPass for Licm {
         }
         self.own = own;
         for b in self.spine_list.drain(..) {
-            self.spine[b] = false;
+            self.spine[b] = 0;
         }
         if hoisted == 0 {
             return Ok(PassResult::UNCHANGED);
@@ -433,20 +441,31 @@ impl Licm {
     /// Mark the spine of `l`: the header, then while the current block does not exit and
     /// has a single successor (however many edges) that is an own block of `l` other than
     /// the header, that successor. Every path from the header to an exit or to the latch
-    /// goes through each of these blocks.
+    /// goes through each of these blocks. The walk also stops at the first block with an
+    /// instruction that may not return (marked `SPINE_STOP`), in chain order: the loop's
+    /// own blocks are visited in RPO, except blocks added since the forest was computed,
+    /// so the chain, not the visiting order, decides what comes after it.
     fn mark_spine(&mut self, func: &Function, cx: &PassContext<'_>, l: Loop, header: Block) {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
         let mut b = header;
         loop {
-            self.spine[b] = true;
             self.spine_list.push(b);
+            if func
+                .layout
+                .block_insts(b)
+                .any(|i| may_not_return(func.dfg.inst(i).opcode()))
+            {
+                self.spine[b] = SPINE_STOP;
+                break;
+            }
+            self.spine[b] = SPINE;
             let succs = cfg.succs(b);
             let Some(&first) = succs.first() else { break };
             if succs.iter().any(|&s| s != first) || li.innermost_loop(first) != Some(l) {
                 break;
             }
-            if first == header || self.spine[first] {
+            if first == header || self.spine[first] != 0 {
                 break;
             }
             // A block ending in `unreachable` or `return` has no successor: the walk stopped.
