@@ -279,7 +279,10 @@ impl LoopPass for Licm {
             .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        let Some(l) = li.innermost_loop(header).filter(|&l| li.header(l) == header) else {
+        let Some(l) = li
+            .innermost_loop(header)
+            .filter(|&l| li.header(l) == header)
+        else {
             return Ok(PassResult::UNCHANGED);
         };
         let skip = if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
@@ -395,9 +398,7 @@ impl LoopPass for Licm {
                                 (
                                     "LoadClobbered",
                                     "NumLoadClobbered",
-                                    format!(
-                                        "a load through {ty} stays: the loop has {what}"
-                                    ),
+                                    format!("a load through {ty} stays: the loop has {what}"),
                                 )
                             })
                         }

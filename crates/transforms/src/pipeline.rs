@@ -18,7 +18,8 @@ use core::fmt;
 /// LLVM 14's `loop-mssa(licm,loop-rotate,licm,..)`, non-trivial unswitching after indvars,
 /// loop-deletion last), then the e-graph simplifier. Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md.
-pub const DEFAULT_PIPELINE: &str = "loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
+pub const DEFAULT_PIPELINE: &str =
+    "loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion),simplify";
 
 /// The analyses `print<...>` can print.

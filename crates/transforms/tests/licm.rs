@@ -107,11 +107,7 @@ fn deep_nest(depth: usize) -> String {
     // level i is block (depth + i): x_i + 1 < n loops, else it goes to level i - 1's latch.
     let x = |i: usize| 10 + i;
     for i in 1..depth {
-        s += &format!(
-            "block{i}(v{}: i32):\n    jump block{}(v2)\n",
-            x(i),
-            i + 1
-        );
+        s += &format!("block{i}(v{}: i32):\n    jump block{}(v2)\n", x(i), i + 1);
     }
     let d = depth;
     let w = 10 + 2 * depth + 10;
@@ -168,8 +164,8 @@ fn a_deep_nest_is_hoisted_out_level_by_level() {
         .run_module(&mut m)
         .expect("runs");
     let start = std::time::Instant::now();
-    let mut pm = PassManager::from_pipeline("loop(licm)", Knobs::default(), Options::default())
-        .expect("ok");
+    let mut pm =
+        PassManager::from_pipeline("loop(licm)", Knobs::default(), Options::default()).expect("ok");
     let r = pm.run_module(&mut m).expect("runs");
     println!("licm on a {depth}-deep nest: {:?}", start.elapsed());
     // The load, its address and `v0 * load` move out of every level, once per level.
