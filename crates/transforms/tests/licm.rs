@@ -2,8 +2,8 @@
 //! `break`s to any enclosing loop, early returns, switches, two-entry cycles, memory,
 //! barriers, calls, divisions; zero-trip loops come from the random `n`).
 //!
-//! For every generated module, after `licm` alone, after `licm,loop-rotate,licm` (the
-//! order of `-O`) and after the whole `-O` pipeline, under `--verify-each` (the verifier,
+//! For every generated module, after `licm` alone, after `licm,loop-rotate,licm` and after
+//! `-O` with licm (`LICM_PIPELINE`), under `--verify-each` (the verifier,
 //! loop-simplify and LCSSA form on every loop, every preserved analysis equal to a fresh
 //! one):
 //! - the interpreter shows the same behaviour as the input, on random inputs that follow
@@ -19,7 +19,8 @@ mod common;
 use gyre_interp::{assert_same_behaviour, random_inputs, Arg};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::{write_module, Module};
-use gyre_transforms::{Knobs, Options, PassManager, Report, DEFAULT_PIPELINE};
+use gyre_transforms::pipeline::LICM_PIPELINE;
+use gyre_transforms::{Knobs, Options, PassManager, Report};
 
 fn print(m: &Module) -> String {
     let mut s = String::new();
@@ -51,7 +52,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     let pipeline = match seed % 3 {
         0 => "loop-simplify,lcssa,loop(licm)",
         1 => "loop-simplify,lcssa,loop(licm,loop-rotate,licm)",
-        _ => DEFAULT_PIPELINE,
+        _ => LICM_PIPELINE,
     };
     let mut a = m.clone();
     let r = apply(pipeline, &mut a)?;
@@ -66,9 +67,9 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
         assert_same_behaviour(&m, &a, kernel, &inputs)
             .map_err(|d| format!("{pipeline}: behaviour differs (inputs {k}): {d}"))?;
     }
-    // After `-O`, later passes (indvars, simplify) leave new invariant code behind: only
+    // After `LICM_PIPELINE`, later passes (indvars, simplify) leave new invariant code behind: only
     // the pipelines that end with licm must be idempotent.
-    if pipeline != DEFAULT_PIPELINE {
+    if pipeline != LICM_PIPELINE {
         let mut b = a.clone();
         let r2 = apply("loop(licm)", &mut b)?;
         if r2.stats.get("licm", "NumHoisted") != 0 || print(&a) != print(&b) {
