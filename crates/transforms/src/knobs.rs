@@ -327,6 +327,8 @@ knobs! {
         "Size limit of a partially unrolled loop body ((size - 2) * factor + 2); 37 is NVPTX's threshold / 4.";
     unroll_max_count: u32 = u32::MAX, "unroll-max-count", "loop-unroll",
         "The largest partial unrolling factor chosen by the size heuristic.";
+    disable_licm_pass: bool = false, "disable-LICMPass", "licm",
+        "Turn licm off (cicc's switch).";
 }
 
 impl Knobs {

@@ -73,6 +73,8 @@ pub mod loop_deletion;
 pub mod loop_simplifycfg;
 // --- loop-unroll (issue 23) ---
 pub mod loop_unroll;
+// --- licm (issue 23) ---
+pub mod licm;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

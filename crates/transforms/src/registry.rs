@@ -162,6 +162,17 @@ pub const PASSES: &[PassInfo] = &[
             Ok(Box::new(crate::loop_unroll::LoopUnroll::default()))
         }),
     },
+    PassInfo {
+        name: "licm",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "Loop-invariant code motion: hoist invariant arithmetic, guaranteed divisions and unclobbered loads to the preheader.",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("licm", p)?;
+            Ok(Box::new(crate::licm::Licm::default()))
+        }),
+    },
 ];
 
 /// The pass with this pipeline name.

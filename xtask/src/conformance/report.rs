@@ -71,6 +71,14 @@ pub const KNOWN: &[(&str, &str)] = &[
          Gyre's scalar evolution stops its brute-force evaluation at the signed overflow \
          (poison under `nsw`), so the loop has no count and stays",
     ),
+    // --- licm (issue 23) ---
+    (
+        "SimpleLoopUnswitch/2007-08-01-Dom.ll",
+        "LLVM's loop-simplify (run by licm's loop adaptor) splits `cond_true90` into a nest \
+         (`separateNestedLoop`: its header phi takes 0 on two backedges and itself on the \
+         third), and licm then hoists the compare into the new outer loop's header; Gyre \
+         gives the loop a single latch instead (1 loop, opt 2)",
+    ),
 ];
 
 /// The reason recorded for `key`, if any.
