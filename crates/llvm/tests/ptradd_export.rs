@@ -106,7 +106,11 @@ fn ptradd_round_trips_as_one_instruction() {
         let text = export_module(&m, &opts(opaque));
         // Scales 1, 2, 4 and 8 are GEPs over i8, i16, i32 and i64 with the index as it is;
         // 12 is a byte GEP of a sign-extended, multiplied index.
-        for gep in ["getelementptr i8, ", "getelementptr i16, ", "getelementptr i64, "] {
+        for gep in [
+            "getelementptr i16, ",
+            "getelementptr i32, ",
+            "getelementptr i64, ",
+        ] {
             assert!(text.contains(gep), "no `{gep}` in\n{text}");
         }
         assert!(text.contains("mul i64"), "scale 12 multiplies:\n{text}");
@@ -118,7 +122,10 @@ fn ptradd_round_trips_as_one_instruction() {
         assert_eq!(count(&back, Opcode::Sext), count(&m, Opcode::Sext) + 1);
         assert_eq!(count(&back, Opcode::Imul), 1);
         let (got, back_steps) = run(&back);
-        assert_eq!(got, want, "opaque {opaque}: same result after the round trip");
+        assert_eq!(
+            got, want,
+            "opaque {opaque}: same result after the round trip"
+        );
         // The scale-12 `sext` and `imul` run 4 times on 8 threads; the byte GEPs of the
         // other scales added 6 instructions per iteration, 192 steps.
         assert!(
