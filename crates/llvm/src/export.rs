@@ -785,24 +785,64 @@ impl Exporter<'_> {
                     },
                     _ => None,
                 };
-                let off = match off {
-                    Some(s) => s,
-                    None => {
-                        let mut idx = op(args[1]);
-                        if it != Type::I64 {
-                            let t = o.tmp();
-                            let _ = writeln!(o.body, "  {t} = sext {} to i64", typed(args[1]));
-                            idx = t;
-                        }
-                        if scale != 1 {
-                            let t = o.tmp();
-                            let _ = writeln!(o.body, "  {t} = mul i64 {idx}, {scale}");
-                            idx = t;
-                        }
-                        idx
+                // A variable index scaled by an integer type's size: a GEP over that type
+                // with the index as it is (LLVM sign-extends GEP indices, as `ptradd`
+                // does), which imports back as one `ptradd`. A byte GEP of `sext` and
+                // `mul` imports as three instructions: a kernel full of `ptradd`s in loops
+                // then ran a fifth more steps after the round trip and went over the
+                // fuzz targets' step limit.
+                let elem = if matches!(it, Type::I8 | Type::I16 | Type::I32 | Type::I64) {
+                    match scale {
+                        1 => Some("i8"),
+                        2 => Some("i16"),
+                        4 => Some("i32"),
+                        8 => Some("i64"),
+                        _ => None,
                     }
+                } else {
+                    None
                 };
-                format!("{lhs}getelementptr i8, {}, i64 {off}", typed(args[0]))
+                if let (None, Some(e)) = (&off, elem) {
+                    let pt = f.dfg.value_type(args[0]);
+                    let a = pt.addr_space().unwrap_or(AddrSpace::Generic);
+                    if self.opaque {
+                        format!(
+                            "{lhs}getelementptr {e}, {}, {}",
+                            typed(args[0]),
+                            typed(args[1])
+                        )
+                    } else {
+                        let to = self.ptr_ty(e, a);
+                        let t = o.tmp();
+                        let _ = writeln!(o.body, "  {t} = bitcast {} to {to}", typed(args[0]));
+                        let g = o.tmp();
+                        let _ = writeln!(
+                            o.body,
+                            "  {g} = getelementptr {e}, {to} {t}, {}",
+                            typed(args[1])
+                        );
+                        format!("{lhs}bitcast {to} {g} to {}", self.ty(pt))
+                    }
+                } else {
+                    let off = match off {
+                        Some(s) => s,
+                        None => {
+                            let mut idx = op(args[1]);
+                            if it != Type::I64 {
+                                let t = o.tmp();
+                                let _ = writeln!(o.body, "  {t} = sext {} to i64", typed(args[1]));
+                                idx = t;
+                            }
+                            if scale != 1 {
+                                let t = o.tmp();
+                                let _ = writeln!(o.body, "  {t} = mul i64 {idx}, {scale}");
+                                idx = t;
+                            }
+                            idx
+                        }
+                    };
+                    format!("{lhs}getelementptr i8, {}, i64 {off}", typed(args[0]))
+                }
             }
             InstructionData::Load { ptr, flags } => {
                 let t = rt.unwrap_or(Type::I32);
