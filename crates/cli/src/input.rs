@@ -30,9 +30,7 @@ pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
         if let Ok(meta) = file.metadata() {
             buf.reserve(meta.len().min(limit) as usize + 1);
         }
-        file.take(limit + 1)
-            .read_to_end(&mut buf)
-            .map_err(cannot)?;
+        file.take(limit + 1).read_to_end(&mut buf).map_err(cannot)?;
     }
     if buf.len() as u64 > limit {
         return Err(CliError(format!(

@@ -11,7 +11,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gyre_analysis::manager::ModuleAnalyses;
-use gyre_codegen_lite::{compile_module, compile_verified_module, CodegenFlags, CodegenOptions, Sm};
+use gyre_codegen_lite::{
+    compile_module, compile_verified_module, CodegenFlags, CodegenOptions, Sm,
+};
 use gyre_ir::generate::{generate_from_seed, GenOptions};
 use std::hint::black_box;
 
