@@ -3,10 +3,12 @@
 use crate::input;
 use crate::opt::{pipeline, run_passes, PassFlags, Phases};
 use crate::CliError;
-use gyre_analysis::{Cfg, DomTree, LoopInfo, PostDomTree, Uniformity};
-use gyre_codegen_lite::{compile_module_with_flags, CodegenFlags, CodegenOptions, FpContract, Sm};
+use gyre_codegen_lite::{
+    compile_module_with_flags, compile_verified_module, CodegenFlags, CodegenOptions, FpContract,
+    Sm,
+};
 use gyre_ir::{FuncKind, Module, Opcode};
-use gyre_transforms::ModuleAnalyses;
+use gyre_transforms::{Analyses, ModuleAnalyses};
 
 /// Arguments of `gyre compile`.
 #[derive(clap::Args)]
@@ -39,10 +41,15 @@ fn parse_sm(s: &str) -> Result<Sm, String> {
 /// divergent control: some threads of a CTA may skip it while others wait, which hangs
 /// on the hardware (and is a divergent-barrier fault in `gyre run`). Device functions are
 /// left out: their every block counts as divergent control (a caller may be divergent).
-/// Returns `(function, block, instruction text)` per barrier.
-pub fn divergent_barriers(module: &Module) -> Vec<(String, String, String)> {
+/// The uniformity comes from (and is left in) `analyses`, which must describe `module`
+/// as it is: the emitter that follows reads the same results instead of computing them
+/// again. Returns `(function, block, instruction text)` per barrier.
+pub fn divergent_barriers(
+    module: &Module,
+    analyses: &mut ModuleAnalyses,
+) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
-    for (_, func) in module.functions.iter() {
+    for (id, func) in module.functions.iter() {
         if func.kind != FuncKind::Kernel {
             continue;
         }
@@ -58,14 +65,12 @@ pub fn divergent_barriers(module: &Module) -> Vec<(String, String, String)> {
         if barrier_blocks.is_empty() {
             continue;
         }
-        let Ok(cfg) = Cfg::with_function(func) else {
+        let cache = analyses.get_mut(id);
+        // A CFG the analyses reject is the emitter's error to report.
+        if cache.ensure(func, Analyses::UNIFORMITY).is_err() {
             continue;
-        };
-        let dt = DomTree::with_function(func, &cfg);
-        let pdt = PostDomTree::with_function(func, &cfg);
-        let loops = LoopInfo::with_function(func, &cfg, &dt);
-        let mut u = Uniformity::new();
-        u.compute(func, &cfg, &dt, &pdt, &loops);
+        }
+        let u = &cache.uniformity;
         for b in barrier_blocks {
             if !u.block_may_be_divergent_control(b) {
                 continue;
@@ -118,7 +123,9 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             run_passes(&pass_flags, p, &mut module, &mut analyses)
         })?;
     }
-    let barriers = phases.time("divergent-barrier check", || divergent_barriers(&module));
+    let barriers = phases.time("divergent-barrier check", || {
+        divergent_barriers(&module, &mut analyses)
+    });
     for (func, block, inst) in barriers {
         eprintln!(
             "{name}: warning: @{func}: {block}: `{inst}` is reachable under divergent \
@@ -131,9 +138,17 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             );
         }
     }
+    // The module was verified when it was loaded; a pipeline keeps that only when
+    // `--verify-each` checked it after every pass. Otherwise the emitter verifies.
+    let verified = pipeline.is_none() || pass_flags.verify_each;
+    let opts = CodegenOptions { sm: args.sm };
     let ptx = phases
         .time("emission", || {
-            compile_module_with_flags(&module, &CodegenOptions { sm: args.sm }, &cg, &mut analyses)
+            if verified {
+                compile_verified_module(&module, &opts, &cg, &mut analyses)
+            } else {
+                compile_module_with_flags(&module, &opts, &cg, &mut analyses)
+            }
         })
         .map_err(|e| CliError(format!("{name}: error: {e}")))?;
     phases.time("write", || {

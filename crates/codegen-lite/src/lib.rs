@@ -394,6 +394,19 @@ pub fn compile_module_with_flags(
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     verify_module(module).map_err(CodegenError::Verify)?;
+    compile_verified_module(module, opts, flags, analyses)
+}
+
+/// [`compile_module_with_flags`] without its verifier run, for a caller that has verified
+/// `module` since its last change (`gyre compile` after loading, or after a pipeline run
+/// with `--verify-each`): the verifier is about a tenth of the emission time on large
+/// kernels. The module must verify; an unverified one may panic here.
+pub fn compile_verified_module(
+    module: &Module,
+    opts: &CodegenOptions,
+    flags: &CodegenFlags,
+    analyses: &mut ModuleAnalyses,
+) -> Result<String, CodegenError> {
     check_static_shared(module)?;
     emit::emit_module(module, opts, flags, analyses)
 }

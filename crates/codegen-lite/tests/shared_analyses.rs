@@ -48,3 +48,37 @@ fn compile_after_the_pipeline_computes_nothing_twice() {
         assert_eq!(analyses.computations(Analyses::ALL), all, "{name}");
     }
 }
+
+/// `compile_verified_module` (the emitter without its verifier run, for a module its
+/// caller verified) gives the same PTX as the checked entry point, from empty caches
+/// and from caches that already hold the uniformity (as `gyre compile`'s
+/// divergent-barrier check leaves them), and then computes nothing again.
+#[test]
+fn verified_entry_point_matches_and_reuses_the_uniformity() {
+    use gyre_codegen_lite::{compile_verified_module, CodegenFlags};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let opts = CodegenOptions { sm: Sm::Sm80 };
+    let flags = CodegenFlags::default();
+    for name in ["block_reduce.gir", "matmul_tiled.gir", "tid_branch.gir"] {
+        let src = std::fs::read_to_string(root.join(name)).expect("example");
+        let m = gyre_ir::parse_module(&src).expect("parses");
+        let want = compile_module(&m, &opts).expect("compiles");
+        let mut cold = ModuleAnalyses::new();
+        let got = compile_verified_module(&m, &opts, &flags, &mut cold).expect("compiles");
+        assert_eq!(got, want, "{name}: empty caches");
+        let mut warm = ModuleAnalyses::new();
+        for (id, f) in m.functions.iter() {
+            warm.get_mut(id)
+                .ensure(f, Analyses::UNIFORMITY)
+                .expect("analyses");
+        }
+        let all = warm.computations(Analyses::ALL);
+        let got = compile_verified_module(&m, &opts, &flags, &mut warm).expect("compiles");
+        assert_eq!(got, want, "{name}: filled caches");
+        assert_eq!(
+            warm.computations(Analyses::ALL),
+            all,
+            "{name}: the emitter recomputed an analysis the caches held"
+        );
+    }
+}

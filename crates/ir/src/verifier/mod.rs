@@ -986,10 +986,9 @@ impl FuncCx<'_> {
         for &v in dfg.inst_args(inst) {
             self.check_use(block, inst, v);
         }
-        let mut calls: Vec<BlockCall> = Vec::new();
-        for_each_dest(self.func, inst, |bc| calls.push(*bc));
-        for bc in calls {
-            for &v in dfg.block_call_args(&bc) {
+        let func = self.func;
+        for bc in dests(func, inst) {
+            for &v in dfg.block_call_args(bc) {
                 self.check_use(block, inst, v);
             }
         }
@@ -1081,9 +1080,7 @@ impl FuncCx<'_> {
         let func = self.func;
         let dfg = &func.dfg;
         let entry = func.layout.entry_block();
-        let mut calls: Vec<BlockCall> = Vec::new();
-        for_each_dest(func, inst, |bc| calls.push(*bc));
-        for bc in calls {
+        for bc in dests(func, inst) {
             let loc = AnyEntity::Inst(inst);
             let t = bc.block;
             if !dfg.block_is_valid(t) || !func.layout.is_block_inserted(t) {
@@ -1102,7 +1099,7 @@ impl FuncCx<'_> {
                 );
             }
             let params = dfg.block_params(t);
-            let args = dfg.block_call_args(&bc);
+            let args = dfg.block_call_args(bc);
             if params.len() != args.len() {
                 self.report(
                     loc,
@@ -1130,13 +1127,20 @@ impl FuncCx<'_> {
     }
 }
 
-/// Call `f` on every branch target of `inst`, skipping an invalid jump table (which
-/// `check_inst_types` reports) instead of panicking.
-fn for_each_dest(func: &Function, inst: Inst, mut f: impl FnMut(&BlockCall)) {
-    match func.dfg.inst(inst) {
-        InstructionData::BrTable { table, .. } if !func.dfg.jump_table_is_valid(*table) => {}
-        _ => func.dfg.for_each_dest(inst, &mut f),
-    }
+/// Every branch target of `inst` in `for_each_dest` order, borrowed from the function
+/// (no allocation per branch: this runs on every instruction of every import). An
+/// invalid jump table (which `check_inst_types` reports) has none instead of panicking.
+fn dests(func: &Function, inst: Inst) -> impl Iterator<Item = &BlockCall> {
+    let (first, cases): (&[BlockCall], &[(i64, BlockCall)]) = match func.dfg.inst(inst) {
+        InstructionData::Jump { dest } => (core::slice::from_ref(dest), &[]),
+        InstructionData::Brif { blocks, .. } => (&blocks[..], &[]),
+        InstructionData::BrTable { table, .. } if func.dfg.jump_table_is_valid(*table) => {
+            let jt = func.dfg.jump_table(*table);
+            (core::slice::from_ref(&jt.default), &jt.cases[..])
+        }
+        _ => (&[], &[]),
+    };
+    first.iter().chain(cases.iter().map(|(_, c)| c))
 }
 
 /// A compact rendering of an instruction for error messages. It follows the text
