@@ -40,8 +40,7 @@
 use crate::manager::{ModulePass, ModulePassContext, ModulePassResult, PassError};
 use gyre_ir::instructions::{BlockCall, InstructionData, JumpTableData, ValueList};
 use gyre_ir::{
-    Block, EntityRef, FuncId, FuncKind, Function, InlineHint, Inst, Module, PrimaryMap, Slot,
-    Value,
+    Block, EntityRef, FuncId, FuncKind, Function, InlineHint, Inst, Module, PrimaryMap, Slot, Value,
 };
 
 const NAME: &str = "inline";
@@ -208,10 +207,7 @@ impl ModulePass for Inliner {
                         } else {
                             Some((
                                 "TooCostly",
-                                format!(
-                                    "@{}: cost {cost} > inline-threshold {threshold}",
-                                    c.name
-                                ),
+                                format!("@{}: cost {cost} > inline-threshold {threshold}", c.name),
                             ))
                         }
                     };
@@ -300,7 +296,10 @@ impl Inliner {
         let call_block = caller.layout.inst_block(call).expect("call in the layout");
         let args: Vec<Value> = caller.dfg.inst_args(call).to_vec();
         // Split after the call (a call is never a terminator, so something follows).
-        let after = caller.layout.next_inst(call).expect("a block ends in a terminator");
+        let after = caller
+            .layout
+            .next_inst(call)
+            .expect("a block ends in a terminator");
         let cont = caller.dfg.make_block();
         caller.layout.split_block(cont, after);
         caller.layout.remove_inst(call);
@@ -322,7 +321,9 @@ impl Inliner {
         }
         // The entry block has no predecessors (the verifier requires it): its
         // instructions continue the call's block, its parameters are the arguments.
-        let entry = callee.entry_block().expect("checked: the callee has a body");
+        let entry = callee
+            .entry_block()
+            .expect("checked: the callee has a body");
         // Blocks (with parameters) and instruction results, before any instruction: a
         // use may come before its definition in layout order.
         let mut prev = call_block;
@@ -381,7 +382,12 @@ impl Inliner {
     ) -> InstructionData {
         let val = |v: Value| self.values[v.index()].expect("callee value defined");
         let pool_args = |bc: &BlockCall| -> Vec<Value> {
-            callee.dfg.block_call_args(bc).iter().map(|&v| val(v)).collect()
+            callee
+                .dfg
+                .block_call_args(bc)
+                .iter()
+                .map(|&v| val(v))
+                .collect()
         };
         let blk = |b: Block| self.blocks[b.index()].expect("callee block mapped");
         let pool = &mut caller.dfg.value_lists;

@@ -109,6 +109,8 @@ pub fn map_pipeline(llvm: &str) -> Result<Mapped, String> {
                         info.create_loop.expect("loop passes have a constructor")(&e.params)?
                             .establishes()
                     }
+                    // Module passes (inline) establish no loop form.
+                    PassKind::Module => gyre_transforms::Forms::default(),
                 };
                 forms.loop_simplify |= f.loop_simplify;
                 forms.lcssa |= f.lcssa;
