@@ -64,9 +64,9 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
         .map(|(id, _)| id)
         .collect();
     for &d in &devices {
-        m.functions[d].internal = seed % 2 == 0;
+        m.functions[d].internal = seed.is_multiple_of(2);
     }
-    if seed % 5 == 0 {
+    if seed.is_multiple_of(5) {
         if let Some(&d) = devices.first() {
             m.functions[d].inline = InlineHint::Never;
         }
