@@ -24,6 +24,9 @@ pub enum InlineHint {
     Default,
     /// Inline every call that can be inlined, whatever its cost (`alwaysinline`).
     Always,
+    /// Inlining is desirable: the inliner's larger `inlinehint-threshold` applies
+    /// (`inlinehint`, which clang gives C++ `inline` functions and templates).
+    Hint,
     /// Never inline a call to this function (`noinline`).
     Never,
 }
@@ -80,7 +83,7 @@ pub struct Function {
     /// no call to it is left (after inlining) it may be deleted. `false` means visible or
     /// unknown, and the function is kept.
     pub internal: bool,
-    /// Whether an inliner must, may or must not inline calls to the function.
+    /// Whether an inliner must, should, may or must not inline calls to the function.
     pub inline: InlineHint,
     /// Instructions and values.
     pub dfg: DataFlowGraph,

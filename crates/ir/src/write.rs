@@ -63,6 +63,7 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
     match func.inline {
         crate::InlineHint::Default => {}
         crate::InlineHint::Always => w.write_str(" alwaysinline")?,
+        crate::InlineHint::Hint => w.write_str(" inlinehint")?,
         crate::InlineHint::Never => w.write_str(" noinline")?,
     }
     w.write_str(" {\n")?;

@@ -464,6 +464,7 @@ impl Exporter<'_> {
         let inline = match f.inline {
             gyre_ir::InlineHint::Default => "",
             gyre_ir::InlineHint::Always => " alwaysinline",
+            gyre_ir::InlineHint::Hint => " inlinehint",
             gyre_ir::InlineHint::Never => " noinline",
         };
         let linkage = if f.internal { "internal " } else { "" };

@@ -266,8 +266,9 @@ fn linkage_and_inline_hints_round_trip() {
         func @a(i32) -> i32 internal noinline {\nblock0(v0: i32):\n    return v0\n}\n\n\
         func @b(i32) -> i32 convergent internal alwaysinline {\nblock0(v0: i32):\n    return v0\n}\n\n\
         func @c(i32) -> i32 noinline {\nblock0(v0: i32):\n    return v0\n}\n\n\
+        func @d(i32) -> i32 inlinehint {\nblock0(v0: i32):\n    return v0\n}\n\n\
         kernel @k(i32) {\nblock0(v0: i32):\n    v1 = call @a(v0)\n    v2 = call @b(v1)\n    \
-        v3 = call @c(v2)\n    v4 = global_addr @out\n    store v3, v4\n    return\n}\n";
+        v3 = call @c(v2)\n    v5 = call @d(v3)\n    v4 = global_addr @out\n    store v5, v4\n    return\n}\n";
     let m = gyre_ir::parse_module(src).expect("parses");
     for (opts, is_opaque) in [(typed(), false), (opaque(), true)] {
         let back = reimport(&m, &opts, "linkage");

@@ -13,7 +13,8 @@
 //! - the callee is `alwaysinline` (`InlineHint::Always`), or
 //! - the callee is `internal` and this is its only call in the module (LLVM's "last call
 //!   to static" bonus: inlining it deletes the callee, so the code does not grow), or
-//! - its cost is at most the `inline-threshold` knob (225, LLVM's default). The cost is
+//! - its cost is at most the `inline-threshold` knob (225, LLVM's default), or
+//!   `inlinehint-threshold` (325) for an `inlinehint` callee. The cost is
 //!   LLVM's rough `InlineCost` model: 5 (`InstrCost`) per instruction of the callee
 //!   (terminators included), less 5 for each argument and 5 for the call itself, which
 //!   inlining removes (LLVM's call penalty and argument setup credits).
@@ -35,7 +36,8 @@
 //! **Preserves** no analysis of a function it changed; functions it did not change keep
 //! theirs. **Gives up** (remarks) on `noinline` callees (`NoInline`), recursive ones
 //! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`).
-//! **Knobs:** `inline-threshold`, `disable-inlining` (no inlining and no deletion at all).
+//! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `disable-inlining` (no inlining
+//! and no deletion at all).
 
 use crate::manager::{ModulePass, ModulePassContext, ModulePassResult, PassError};
 use gyre_ir::instructions::{BlockCall, InstructionData, JumpTableData, ValueList};
@@ -151,6 +153,7 @@ impl ModulePass for Inliner {
     ) -> Result<ModulePassResult, PassError> {
         let mut res = ModulePassResult::default();
         let threshold = i64::from(cx.knobs.inline_threshold());
+        let hint_threshold = i64::from(cx.knobs.inlinehint_threshold());
         if cx.knobs.disable_inlining() {
             return Ok(res);
         }
@@ -202,12 +205,17 @@ impl ModulePass for Inliner {
                         let nargs = module.functions[fid].dfg.inst_args(call).len();
                         let cost = inline_cost(c, nargs);
                         let last_call = c.internal && num_calls[ci] == 1;
-                        if c.inline == InlineHint::Always || last_call || cost <= threshold {
+                        let (limit, knob) = if c.inline == InlineHint::Hint {
+                            (hint_threshold, "inlinehint-threshold")
+                        } else {
+                            (threshold, "inline-threshold")
+                        };
+                        if c.inline == InlineHint::Always || last_call || cost <= limit {
                             None
                         } else {
                             Some((
                                 "TooCostly",
-                                format!("@{}: cost {cost} > inline-threshold {threshold}", c.name),
+                                format!("@{}: cost {cost} > {knob} {limit}", c.name),
                             ))
                         }
                     };

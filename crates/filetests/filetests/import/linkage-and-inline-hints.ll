@@ -1,10 +1,10 @@
 ; test: import
 ;; `internal`/`private` linkage becomes `internal`; `noinline` and `alwaysinline`, inline or
-;; in an attribute group, become the inline hints the `inline` pass reads; other
-;; linkages and `inlinehint` leave nothing.
+;; in an attribute group, become the inline hints the `inline` pass reads, and so does
+;; `inlinehint`; other linkages leave nothing (visible).
 ; check: func @a(i32) -> i32 internal noinline {
 ; check: func @b(i32) -> i32 internal alwaysinline {
-; check: func @c(i32) -> i32 internal {
+; check: func @c(i32) -> i32 internal inlinehint {
 ; check: func @d(i32) -> i32 {
 ; check: func @e(i32) -> i32 noinline {
 ; check: kernel @k(ptr.global) {

@@ -943,7 +943,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `kernel|func @name(types) [-> type] [convergent] [mustprogress] [internal]
-    /// [alwaysinline|noinline] {`
+    /// [alwaysinline|noinline|inlinehint] {`
     fn header(&mut self) -> PResult<(Function, u32)> {
         let kind = if self.tok.text == "kernel" {
             FuncKind::Kernel
@@ -1006,6 +1006,9 @@ impl<'a> Parser<'a> {
         } else if self.tok.kind == Tok::Ident && self.tok.text == "noinline" {
             self.advance();
             inline = crate::InlineHint::Never;
+        } else if self.tok.kind == Tok::Ident && self.tok.text == "inlinehint" {
+            self.advance();
+            inline = crate::InlineHint::Hint;
         }
         self.expect(Tok::LBrace, "`{`")?;
         self.expect_eol()?;

@@ -290,9 +290,11 @@ impl ModState {
                         let progress =
                             (from..c.i).any(|j| toks.tok(j) == Tok::Word("mustprogress"));
                         self.mustprogress_groups.insert(n, progress);
-                        let hint = (from..c.i).find_map(|j| inline_hint(toks.tok(j)));
-                        if let Some(h) = hint {
-                            self.inline_groups.insert(n, h);
+                        let hint = (from..c.i)
+                            .filter_map(|j| inline_hint(toks.tok(j)))
+                            .fold(InlineHint::Default, stronger_hint);
+                        if hint != InlineHint::Default {
+                            self.inline_groups.insert(n, hint);
                         }
                     }
                     "module" => return Err(c.unsup("module-level inline asm")),
@@ -862,7 +864,7 @@ impl ModState {
         let mut inline = InlineHint::Default;
         loop {
             if let Some(h) = inline_hint(c.peek()) {
-                inline = h;
+                inline = stronger_hint(inline, h);
             }
             match c.peek() {
                 Tok::Punct(b'{') if define => break,
@@ -878,7 +880,7 @@ impl ModState {
                     convergent |= self.convergent_groups.get(&n).copied().unwrap_or(false);
                     must_progress |= self.mustprogress_groups.get(&n).copied().unwrap_or(false);
                     if let Some(&h) = self.inline_groups.get(&n) {
-                        inline = h;
+                        inline = stronger_hint(inline, h);
                     }
                     c.bump();
                 }
@@ -1111,12 +1113,30 @@ impl ModState {
 }
 
 /// Can this token start a constant (so a global has an initializer)?
-/// The inliner request an attribute token makes, if it is `alwaysinline` or `noinline`.
+/// The inliner request an attribute token makes, if it is `alwaysinline`, `noinline` or
+/// `inlinehint`.
 fn inline_hint(t: Tok<'_>) -> Option<InlineHint> {
     match t {
         Tok::Word("alwaysinline") => Some(InlineHint::Always),
         Tok::Word("noinline") => Some(InlineHint::Never),
+        Tok::Word("inlinehint") => Some(InlineHint::Hint),
         _ => None,
+    }
+}
+
+/// Of two requests on one function, the one that wins: `noinline`, then `alwaysinline`,
+/// then `inlinehint` (LLVM's inliner checks them in that order).
+fn stronger_hint(a: InlineHint, b: InlineHint) -> InlineHint {
+    let rank = |h| match h {
+        InlineHint::Default => 0,
+        InlineHint::Hint => 1,
+        InlineHint::Always => 2,
+        InlineHint::Never => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
     }
 }
 
