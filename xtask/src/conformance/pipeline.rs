@@ -201,16 +201,17 @@ mod tests {
 
     #[test]
     fn unknown_passes_are_reported_once() {
-        let m =
-            map_pipeline("loop-sink,loop-simplify,loop-mssa(loop-sink,loop-fuse),cgscc(inline)")
-                .expect("valid pipeline");
+        let m = map_pipeline(
+            "loop-sink,loop-simplify,loop-mssa(loop-sink,loop-fuse),cgscc(argpromotion)",
+        )
+        .expect("valid pipeline");
         assert_eq!(
             m,
             Mapped::Missing(vec![
                 "loop-sink".to_string(),
                 "loop-fuse".to_string(),
                 "cgscc(...)".to_string(),
-                "inline".to_string()
+                "argpromotion".to_string()
             ])
         );
     }
