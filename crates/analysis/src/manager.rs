@@ -385,6 +385,8 @@ impl AnalysisCache {
 #[derive(Default)]
 pub struct ModuleAnalyses {
     caches: Vec<AnalysisCache>,
+    /// Times and counts of the caches of removed functions, kept in the totals.
+    retired: Vec<(Duration, u32)>,
 }
 
 impl ModuleAnalyses {
@@ -411,10 +413,42 @@ impl ModuleAnalyses {
         self.caches.iter().map(|c| c.computations(what)).sum()
     }
 
+    /// The functions `removed` (ids increasing, as they were before the removal) left the
+    /// module and the others moved down, keeping their order (what a module pass that
+    /// deletes functions does to the module's function table): drop their caches so that
+    /// the rest stay at their functions' new ids. Their times and counts stay in
+    /// [`ModuleAnalyses::totals`].
+    pub fn remove_functions(&mut self, removed: &[FuncId]) {
+        if removed.is_empty() {
+            return;
+        }
+        if self.retired.is_empty() {
+            self.retired = vec![(Duration::ZERO, 0); NUM_ANALYSES];
+        }
+        let mut next = removed.iter().peekable();
+        let mut index = 0;
+        let retired = &mut self.retired;
+        self.caches.retain(|c| {
+            let gone = next.peek().is_some_and(|f| f.index() == index);
+            index += 1;
+            if gone {
+                next.next();
+                for (k, slot) in retired.iter_mut().enumerate() {
+                    slot.0 += c.times[k];
+                    slot.1 += c.counts[k];
+                }
+            }
+            !gone
+        });
+    }
+
     /// Time and number of computations per analysis, summed over all functions, in
     /// [`AnalysisCache::TIMED`] order.
     pub fn totals(&self) -> [(Duration, u32); NUM_ANALYSES] {
         let mut t = [(Duration::ZERO, 0u32); NUM_ANALYSES];
+        for (slot, r) in t.iter_mut().zip(&self.retired) {
+            *slot = *r;
+        }
         for c in &self.caches {
             for (k, slot) in t.iter_mut().enumerate() {
                 slot.0 += c.times[k];

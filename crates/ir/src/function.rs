@@ -16,6 +16,21 @@ pub enum FuncKind {
     Device,
 }
 
+/// What a function asks of an inliner (LLVM's `alwaysinline` / `noinline` attributes).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum InlineHint {
+    /// No request: the inliner's cost model decides.
+    #[default]
+    Default,
+    /// Inline every call that can be inlined, whatever its cost (`alwaysinline`).
+    Always,
+    /// Inlining is desirable: the inliner's larger `inlinehint-threshold` applies
+    /// (`inlinehint`, which clang gives C++ `inline` functions and templates).
+    Hint,
+    /// Never inline a call to this function (`noinline`).
+    Never,
+}
+
 /// Parameter and return types.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Signature {
@@ -64,6 +79,12 @@ pub struct Function {
     /// attribute, C++'s forward-progress rule): one that would not is undefined
     /// behaviour, so such a loop may be deleted without a proof that it ends.
     pub must_progress: bool,
+    /// Only this module can name the function (LLVM's `internal`/`private` linkage): once
+    /// no call to it is left (after inlining) it may be deleted. `false` means visible or
+    /// unknown, and the function is kept.
+    pub internal: bool,
+    /// Whether an inliner must, should, may or must not inline calls to the function.
+    pub inline: InlineHint,
     /// Instructions and values.
     pub dfg: DataFlowGraph,
     /// Program order.
@@ -91,6 +112,8 @@ impl Function {
             sig,
             convergent: false,
             must_progress: false,
+            internal: false,
+            inline: InlineHint::Default,
             dfg: DataFlowGraph::new(),
             layout: Layout::new(),
             slots: PrimaryMap::new(),

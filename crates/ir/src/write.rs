@@ -57,6 +57,15 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
     if func.must_progress {
         w.write_str(" mustprogress")?;
     }
+    if func.internal {
+        w.write_str(" internal")?;
+    }
+    match func.inline {
+        crate::InlineHint::Default => {}
+        crate::InlineHint::Always => w.write_str(" alwaysinline")?,
+        crate::InlineHint::Hint => w.write_str(" inlinehint")?,
+        crate::InlineHint::Never => w.write_str(" noinline")?,
+    }
     w.write_str(" {\n")?;
     for (slot, d) in func.slots.iter() {
         writeln!(w, "    {slot} = local {} align {}", d.size, d.align)?;

@@ -461,9 +461,16 @@ impl Exporter<'_> {
             (false, true) => " mustprogress",
             (false, false) => "",
         };
+        let inline = match f.inline {
+            gyre_ir::InlineHint::Default => "",
+            gyre_ir::InlineHint::Always => " alwaysinline",
+            gyre_ir::InlineHint::Hint => " inlinehint",
+            gyre_ir::InlineHint::Never => " noinline",
+        };
+        let linkage = if f.internal { "internal " } else { "" };
         let _ = writeln!(
             self.out,
-            "define {} {}({}){conv} {{",
+            "define {linkage}{} {}({}){conv}{inline} {{",
             self.ret_ty(f.sig.ret),
             global_name(&f.name),
             params.join(", ")

@@ -258,3 +258,30 @@ block0(v0: ptr.global, v1: ptr.shared):
     }
     reimport(&m, &typed(), test);
 }
+
+/// Linkage and inline hints survive the round trip, and LLVM 14 accepts their export.
+#[test]
+fn linkage_and_inline_hints_round_trip() {
+    let src = "global @out: global [4 x i32] align 4\n\n\
+        func @a(i32) -> i32 internal noinline {\nblock0(v0: i32):\n    return v0\n}\n\n\
+        func @b(i32) -> i32 convergent internal alwaysinline {\nblock0(v0: i32):\n    return v0\n}\n\n\
+        func @c(i32) -> i32 noinline {\nblock0(v0: i32):\n    return v0\n}\n\n\
+        func @d(i32) -> i32 inlinehint {\nblock0(v0: i32):\n    return v0\n}\n\n\
+        kernel @k(i32) {\nblock0(v0: i32):\n    v1 = call @a(v0)\n    v2 = call @b(v1)\n    \
+        v3 = call @c(v2)\n    v5 = call @d(v3)\n    v4 = global_addr @out\n    store v5, v4\n    return\n}\n";
+    let m = gyre_ir::parse_module(src).expect("parses");
+    for (opts, is_opaque) in [(typed(), false), (opaque(), true)] {
+        let back = reimport(&m, &opts, "linkage");
+        for (f, g) in m.functions.values().zip(back.functions.values()) {
+            assert_eq!(
+                (f.internal, f.inline, f.convergent),
+                (g.internal, g.inline, g.convergent),
+                "@{}",
+                f.name
+            );
+        }
+        if let Some(opt) = opt("linkage_and_inline_hints_round_trip") {
+            llvm_verify(&opt, &export_module(&m, &opts), is_opaque, "linkage");
+        }
+    }
+}

@@ -329,6 +329,13 @@ knobs! {
         "The largest partial unrolling factor chosen by the size heuristic.";
     disable_licm_pass: bool = false, "disable-LICMPass", "licm",
         "Turn licm off (cicc's switch).";
+    // --- inline (issue 23) ---
+    inline_threshold: u32 = 225, "inline-threshold", "inline",
+        "Inline a call when the callee's cost (5 per instruction, less 5 per argument and for the call) is at most this (LLVM's default).";
+    inlinehint_threshold: u32 = 325, "inlinehint-threshold", "inline",
+        "The threshold for callees marked inlinehint (LLVM's default; clang marks C++ inline functions and templates).";
+    disable_inlining: bool = false, "disable-inlining", "inline",
+        "Turn the inliner off (LLVM's switch): not even alwaysinline callees are inlined.";
 }
 
 impl Knobs {

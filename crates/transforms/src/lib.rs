@@ -75,12 +75,15 @@ pub mod loop_simplifycfg;
 pub mod loop_unroll;
 // --- licm (issue 23) ---
 pub mod licm;
+// --- inline (issue 23) ---
+pub mod inline;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
 pub use manager::{
-    Forms, FunctionPass, LoopHandle, LoopPass, LoopUpdater, Options, PassContext, PassError,
-    PassManager, PassResult, Remark, Report, Stats,
+    Forms, FunctionPass, LoopHandle, LoopPass, LoopUpdater, ModulePass, ModulePassContext,
+    ModulePassResult, Options, PassContext, PassError, PassManager, PassResult, Remark, Report,
+    Stats,
 };
 pub use optimize::{optimize, OptLevel};
 pub use pipeline::DEFAULT_PIPELINE;

@@ -24,7 +24,7 @@ use crate::analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 use crate::knobs::Knobs;
 use crate::pipeline::{parse_pipeline, PipelineElement, PrintWhat, DEFAULT_PIPELINE};
 use crate::registry::{self, PassKind};
-use gyre_ir::{Block, EntityRef, Function, Module};
+use gyre_ir::{Block, EntityRef, FuncId, Function, Module};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -292,8 +292,68 @@ pub trait LoopPass {
     ) -> Result<PassResult, PassError>;
 }
 
+/// What a module pass sees besides the module.
+pub struct ModulePassContext<'a> {
+    /// Knob values.
+    pub knobs: &'a Knobs,
+    /// Counters.
+    pub stats: &'a mut Stats,
+    /// Remarks, collected whether or not they are printed.
+    pub remarks: &'a mut Vec<Remark>,
+}
+
+impl ModulePassContext<'_> {
+    /// Record a remark about `func`.
+    pub fn remark(
+        &mut self,
+        pass: &'static str,
+        func: &Function,
+        block: Option<Block>,
+        kind: &'static str,
+        message: impl Into<String>,
+    ) {
+        self.remarks.push(Remark {
+            pass,
+            function: func.name.clone(),
+            block,
+            kind,
+            message: message.into(),
+        });
+    }
+}
+
+/// What a module pass did: which functions it changed and which it removed.
+///
+/// Both lists name functions by their ids **before** the pass removed any. The manager
+/// invalidates every analysis of a changed function, drops the caches of removed ones
+/// ([`ModuleAnalyses::remove_functions`]), and under `--verify-each` checks that every
+/// function not listed is textually as it was and that the module verifies.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct ModulePassResult {
+    /// Functions whose body (or attributes) changed.
+    pub changed: Vec<FuncId>,
+    /// Functions removed from the module, ids increasing; the others kept their order.
+    pub removed: Vec<FuncId>,
+}
+
+/// A pass over the whole module (the inliner): it may change several functions and
+/// remove some. Module passes run only at the top level of a pipeline (not inside
+/// `function(...)` or `loop(...)`); the function passes after one see its result.
+pub trait ModulePass {
+    /// The pipeline name.
+    fn name(&self) -> &'static str;
+    /// Run on the module.
+    fn run(
+        &mut self,
+        module: &mut Module,
+        cx: &mut ModulePassContext<'_>,
+    ) -> Result<ModulePassResult, PassError>;
+}
+
 /// A node of a built pipeline.
 pub enum PipelineNode {
+    /// A module pass, run once on the whole module.
+    Module(Box<dyn ModulePass>),
     /// A function pass.
     Function(Box<dyn FunctionPass>),
     /// A loop adaptor with its loop passes.
@@ -384,6 +444,12 @@ impl PassManager {
         self.nodes.push(PipelineNode::Loop(passes));
     }
 
+    /// Append a module pass. The function passes before it run on every function first,
+    /// those after it see its result.
+    pub fn add_module_pass(&mut self, pass: Box<dyn ModulePass>) {
+        self.nodes.push(PipelineNode::Module(pass));
+    }
+
     /// Build a pipeline from its string form (`loop-simplify,lcssa,loop(loop-rotate)`).
     /// Loop passes at the top level are wrapped in a loop adaptor, as LLVM does.
     /// `module(...)` (top level only) and `function(...)` nest a pipeline;
@@ -398,9 +464,12 @@ impl PassManager {
         let mut pm = PassManager::new(knobs, options);
         // An explicit stack over `module(...)` and `function(...)` nesting.
         let mut stack: Vec<std::slice::Iter<'_, PipelineElement>> = vec![elems.iter()];
+        // How many of the open adaptors are `function(...)`: no module pass inside one.
+        let mut in_function: Vec<bool> = vec![false];
         while let Some(top) = stack.last_mut() {
             let Some(e) = top.next() else {
                 stack.pop();
+                in_function.pop();
                 continue;
             };
             let no_nesting = |e: &PipelineElement| {
@@ -415,14 +484,20 @@ impl PassManager {
                 }
             };
             match e.name.as_str() {
-                "module" if stack.len() == 1 => stack.push(e.nested.iter()),
+                "module" if stack.len() == 1 => {
+                    stack.push(e.nested.iter());
+                    in_function.push(false);
+                }
                 "module" => {
                     return Err(format!(
                         "pipeline:{}: module(...) can only be the outermost adaptor",
                         e.col
                     ))
                 }
-                "function" => stack.push(e.nested.iter()),
+                "function" => {
+                    stack.push(e.nested.iter());
+                    in_function.push(true);
+                }
                 "loop" | "loop-mssa" => {
                     let mut passes = Vec::new();
                     for inner in &e.nested {
@@ -473,6 +548,20 @@ impl PassManager {
                     Some(info) if info.kind == PassKind::Loop => {
                         pm.add_loop_passes(vec![build_loop_pass(e)?]);
                     }
+                    Some(info) if info.kind == PassKind::Module => {
+                        if in_function.iter().any(|&f| f) {
+                            return Err(format!(
+                                "pipeline:{}: '{}' is a module pass and cannot run inside \
+                                 function(...)",
+                                e.col, e.name
+                            ));
+                        }
+                        let create = registry::module_pass_ctor(&e.name)
+                            .expect("module passes have a constructor");
+                        pm.add_module_pass(
+                            create(&e.params).map_err(|m| format!("pipeline:{}: {m}", e.col))?,
+                        );
+                    }
                     Some(info) => pm.add_function_pass(
                         (info
                             .create_function
@@ -503,36 +592,40 @@ impl PassManager {
     ) -> Result<Report, PassError> {
         let mut report = Report::default();
         let before = analyses.totals();
-        let ids: Vec<_> = module.functions.keys().collect();
         let mut pass_times = BTreeMap::new();
         let mut loop_visits = BTreeMap::new();
-        let mut result = Ok(());
-        for id in ids {
-            // Take the function out so passes get `&mut Function` while the rest of the
-            // module stays readable for printing and verification; a placeholder keeps the
-            // name and signature (a call to the function itself is checked against it).
-            let old = &module.functions[id];
-            let mut placeholder = Function::new(old.name.clone(), old.kind, old.sig.clone());
-            placeholder.convergent = old.convergent;
-            placeholder.must_progress = old.must_progress;
-            let mut func = std::mem::replace(&mut module.functions[id], placeholder);
-            let mut run = Run {
-                knobs: &self.knobs,
-                options: &self.options,
-                module,
-                report: &mut report,
-                pass_times: core::mem::take(&mut pass_times),
-                loop_visits: core::mem::take(&mut loop_visits),
-            };
-            result = run_function(&mut self.nodes, &mut func, analyses.get_mut(id), &mut run);
-            pass_times = run.pass_times;
-            loop_visits = run.loop_visits;
-            module.functions[id] = func;
-            if result.is_err() {
-                break;
+        // Module passes split the pipeline: the function nodes between two of them run
+        // function by function (each function through all of them), as before.
+        let mut start = 0;
+        while start < self.nodes.len() {
+            if let PipelineNode::Module(pass) = &mut self.nodes[start] {
+                run_module_pass(
+                    pass.as_mut(),
+                    module,
+                    analyses,
+                    &self.knobs,
+                    &self.options,
+                    &mut report,
+                    &mut pass_times,
+                )?;
+                start += 1;
+                continue;
             }
+            let end = (start..self.nodes.len())
+                .find(|&k| matches!(self.nodes[k], PipelineNode::Module(_)))
+                .unwrap_or(self.nodes.len());
+            run_function_nodes(
+                &mut self.nodes[start..end],
+                module,
+                analyses,
+                &self.knobs,
+                &self.options,
+                &mut report,
+                &mut pass_times,
+                &mut loop_visits,
+            )?;
+            start = end;
         }
-        result?;
         let mut times: Vec<_> = pass_times.into_iter().collect();
         times.sort_by_key(|(_, (order, _))| *order);
         report.pass_times = times.into_iter().map(|(n, (_, d))| (n, d)).collect();
@@ -545,6 +638,150 @@ impl PassManager {
             .collect();
         Ok(report)
     }
+}
+
+type PassTimes = BTreeMap<&'static str, (usize, Duration)>;
+
+/// Run function-level nodes (function passes, loop adaptors, printers) on every function
+/// of the module, each function through all of them before the next.
+#[allow(clippy::too_many_arguments)]
+fn run_function_nodes(
+    nodes: &mut [PipelineNode],
+    module: &mut Module,
+    analyses: &mut ModuleAnalyses,
+    knobs: &Knobs,
+    options: &Options,
+    report: &mut Report,
+    pass_times: &mut PassTimes,
+    loop_visits: &mut BTreeMap<&'static str, u64>,
+) -> Result<(), PassError> {
+    {
+        let ids: Vec<_> = module.functions.keys().collect();
+        let mut result = Ok(());
+        for id in ids {
+            // Take the function out so passes get `&mut Function` while the rest of the
+            // module stays readable for printing and verification; a placeholder keeps the
+            // name and signature (a call to the function itself is checked against it).
+            let old = &module.functions[id];
+            let mut placeholder = Function::new(old.name.clone(), old.kind, old.sig.clone());
+            placeholder.convergent = old.convergent;
+            placeholder.must_progress = old.must_progress;
+            placeholder.internal = old.internal;
+            placeholder.inline = old.inline;
+            let mut func = std::mem::replace(&mut module.functions[id], placeholder);
+            let mut run = Run {
+                knobs,
+                options,
+                module,
+                report,
+                pass_times: core::mem::take(pass_times),
+                loop_visits: core::mem::take(loop_visits),
+            };
+            result = run_function(nodes, &mut func, analyses.get_mut(id), &mut run);
+            *pass_times = run.pass_times;
+            *loop_visits = run.loop_visits;
+            module.functions[id] = func;
+            if result.is_err() {
+                break;
+            }
+        }
+        result
+    }
+}
+
+/// Run a module pass: invalidate the analyses of what it changed, drop those of what it
+/// removed, and under `--verify-each` check its report and the module.
+fn run_module_pass(
+    pass: &mut dyn ModulePass,
+    module: &mut Module,
+    analyses: &mut ModuleAnalyses,
+    knobs: &Knobs,
+    options: &Options,
+    report: &mut Report,
+    pass_times: &mut PassTimes,
+) -> Result<(), PassError> {
+    let name = pass.name();
+    // Under --verify-each, each function's text (callees by name, so that removing
+    // functions renumbers nothing here) to check what the pass says it left alone.
+    let before: Option<Vec<String>> = options.verify_each.then(|| {
+        module
+            .functions
+            .values()
+            .map(|f| f.display(Some(module)).to_string())
+            .collect()
+    });
+    let n_before = module.functions.len();
+    let start = Instant::now();
+    let mut cx = ModulePassContext {
+        knobs,
+        stats: &mut report.stats,
+        remarks: &mut report.remarks,
+    };
+    let res = pass.run(module, &mut cx)?;
+    let n = pass_times.len();
+    pass_times.entry(name).or_insert((n, Duration::ZERO)).1 += start.elapsed();
+    if !res.removed.windows(2).all(|w| w[0] < w[1])
+        || res.removed.iter().any(|f| f.index() >= n_before)
+        || n_before - res.removed.len() != module.functions.len()
+    {
+        return Err(PassError(format!(
+            "after pass '{name}': the removed functions it reported ({}) do not account for \
+             the module's {} functions (were {n_before})",
+            res.removed.len(),
+            module.functions.len()
+        )));
+    }
+    for &f in &res.changed {
+        if f.index() < n_before {
+            analyses.get_mut(f).invalidate(Analyses::NONE);
+        }
+    }
+    analyses.remove_functions(&res.removed);
+    // Old id -> new id of the functions kept.
+    let mut kept = Vec::with_capacity(module.functions.len());
+    let mut removed = res.removed.iter().peekable();
+    for k in 0..n_before {
+        if removed.peek().is_some_and(|f| f.index() == k) {
+            removed.next();
+        } else {
+            kept.push(k);
+        }
+    }
+    if options.print_after_all || options.print_after.iter().any(|p| p == name) {
+        for &k in &res.changed {
+            let Some(new) = kept.iter().position(|&o| o == k.index()) else {
+                continue;
+            };
+            let f = &module.functions[FuncId::new(new)];
+            let _ = writeln!(
+                report.dumps,
+                "; *** IR Dump After {name} on @{} ***",
+                f.name
+            );
+            let _ = gyre_ir::write::write_function(&mut report.dumps, f, Some(module));
+            report.dumps.push('\n');
+        }
+    }
+    if let Some(before) = before {
+        for (new, &old) in kept.iter().enumerate() {
+            if res.changed.iter().any(|c| c.index() == old) {
+                continue;
+            }
+            let f = &module.functions[FuncId::new(new)];
+            if before[old] != f.display(Some(module)).to_string() {
+                return Err(PassError(format!(
+                    "after pass '{name}': @{}: changed, but not reported as changed",
+                    f.name
+                )));
+            }
+        }
+        if let Err(errs) = gyre_ir::verifier::verify_module(module) {
+            return Err(PassError(format!(
+                "after pass '{name}': verifier errors:\n{errs}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn run_function(
@@ -579,6 +816,13 @@ fn run_function(
             }
             PipelineNode::Loop(passes) => run_loop_pipeline(passes, func, cache, run)?,
             PipelineNode::Print(what) => print_analysis(*what, func, run)?,
+            // `run_module_with` splits the pipeline at module passes.
+            PipelineNode::Module(pass) => {
+                return Err(PassError(format!(
+                    "module pass '{}' reached the function driver",
+                    pass.name()
+                )))
+            }
         }
     }
     Ok(())
@@ -843,9 +1087,15 @@ fn build_loop_pass(e: &PipelineElement) -> Result<Box<dyn LoopPass>, String> {
             (info.create_loop.expect("loop passes have a constructor"))(&e.params)
                 .map_err(|m| format!("pipeline:{}: {m}", e.col))
         }
-        Some(_) => Err(format!(
-            "pipeline:{}: '{}' is a function pass and cannot run inside loop(...)",
-            e.col, e.name
+        Some(info) => Err(format!(
+            "pipeline:{}: '{}' is a {} pass and cannot run inside loop(...)",
+            e.col,
+            e.name,
+            if info.kind == PassKind::Module {
+                "module"
+            } else {
+                "function"
+            }
         )),
         None => Err(unknown_pass(e)),
     }

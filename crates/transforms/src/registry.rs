@@ -1,6 +1,6 @@
 //! Every pass Gyre has, with its pipeline name, kind, parameters and documentation.
 
-use crate::manager::{FunctionPass, LoopPass};
+use crate::manager::{FunctionPass, LoopPass, ModulePass};
 
 /// Whether a pass runs on functions or on loops.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -9,12 +9,17 @@ pub enum PassKind {
     Function,
     /// Runs once per loop, inside `loop(...)`.
     Loop,
+    /// Runs once on the whole module, at the top level of a pipeline; its constructor is
+    /// in [`MODULE_PASS_CTORS`].
+    Module,
 }
 
 /// Builds a function pass from its pipeline parameters.
 pub type FunctionPassCtor = fn(&[String]) -> Result<Box<dyn FunctionPass>, String>;
 /// Builds a loop pass from its pipeline parameters.
 pub type LoopPassCtor = fn(&[String]) -> Result<Box<dyn LoopPass>, String>;
+/// Builds a module pass from its pipeline parameters.
+pub type ModulePassCtor = fn(&[String]) -> Result<Box<dyn ModulePass>, String>;
 
 /// A registered pass.
 #[derive(Copy, Clone)]
@@ -173,7 +178,31 @@ pub const PASSES: &[PassInfo] = &[
             Ok(Box::new(crate::licm::Licm::default()))
         }),
     },
+    // --- inline (issue 23) ---
+    PassInfo {
+        name: "inline",
+        kind: PassKind::Module,
+        params: &[],
+        doc: "Inline calls to device functions bottom-up over the call graph (cost model, alwaysinline/noinline); delete internal functions left uncalled.",
+        create_function: None,
+        create_loop: None,
+    },
 ];
+
+/// The constructors of the module passes (kept apart from [`PassInfo`], whose other
+/// entries then need no new field).
+pub const MODULE_PASS_CTORS: &[(&str, ModulePassCtor)] = &[("inline", |p| {
+    no_params("inline", p)?;
+    Ok(Box::new(crate::inline::Inliner::default()))
+})];
+
+/// The constructor of the module pass with this pipeline name.
+pub fn module_pass_ctor(name: &str) -> Option<ModulePassCtor> {
+    MODULE_PASS_CTORS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, c)| c)
+}
 
 /// The pass with this pipeline name.
 pub fn lookup(name: &str) -> Option<&'static PassInfo> {
@@ -187,6 +216,7 @@ pub fn list_passes() -> String {
         let kind = match p.kind {
             PassKind::Function => "function",
             PassKind::Loop => "loop",
+            PassKind::Module => "module",
         };
         let params = if p.params.is_empty() {
             String::new()

@@ -24,7 +24,7 @@ fn every_registered_knob_is_read_by_a_pass() {
         let module = parse_module(&example(file)).expect("example parses");
         for p in PASSES {
             let pipeline = match p.kind {
-                PassKind::Function => p.name.to_string(),
+                PassKind::Function | PassKind::Module => p.name.to_string(),
                 PassKind::Loop => format!("loop({})", p.name),
             };
             let mut pm =

@@ -942,7 +942,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `kernel|func @name(types) [-> type] [convergent] {`
+    /// `kernel|func @name(types) [-> type] [convergent] [mustprogress] [internal]
+    /// [alwaysinline|noinline|inlinehint] {`
     fn header(&mut self) -> PResult<(Function, u32)> {
         let kind = if self.tok.text == "kernel" {
             FuncKind::Kernel
@@ -993,11 +994,29 @@ impl<'a> Parser<'a> {
             self.advance();
             must_progress = true;
         }
+        let mut internal = false;
+        if self.tok.kind == Tok::Ident && self.tok.text == "internal" {
+            self.advance();
+            internal = true;
+        }
+        let mut inline = crate::InlineHint::Default;
+        if self.tok.kind == Tok::Ident && self.tok.text == "alwaysinline" {
+            self.advance();
+            inline = crate::InlineHint::Always;
+        } else if self.tok.kind == Tok::Ident && self.tok.text == "noinline" {
+            self.advance();
+            inline = crate::InlineHint::Never;
+        } else if self.tok.kind == Tok::Ident && self.tok.text == "inlinehint" {
+            self.advance();
+            inline = crate::InlineHint::Hint;
+        }
         self.expect(Tok::LBrace, "`{`")?;
         self.expect_eol()?;
         let mut f = Function::new(name.into_owned(), kind, sig);
         f.convergent = convergent;
         f.must_progress = must_progress;
+        f.internal = internal;
+        f.inline = inline;
         f.byval = byval;
         Ok((f, pos))
     }

@@ -161,6 +161,8 @@ pub(crate) fn lower_body<'t>(
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
     f.must_progress = header.must_progress;
+    f.internal = header.internal;
+    f.inline = header.inline;
     f.byval = header.byval.clone();
     let entry = f.append_new_block();
     let mut c = Cur::new(toks);

@@ -513,12 +513,14 @@ impl Lower<'_> {
             Some(id) => id,
             None => {
                 let lib = gyre_ir::parse_module(src).expect("library function text parses");
-                let f = lib
+                let mut f = lib
                     .functions
                     .into_iter()
                     .next()
                     .expect("library text holds one function")
                     .1;
+                // Ours alone: the inliner may delete it once every call is inlined.
+                f.internal = true;
                 self.st.module.functions.push(f)
             }
         };

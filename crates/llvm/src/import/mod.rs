@@ -17,7 +17,8 @@ use crate::lexer::{lex, Tok, Tokens};
 use crate::types::{LType, TyId, Types};
 use crate::ImportErrors;
 use gyre_ir::{
-    AddrSpace, FuncId, FuncKind, Function, GlobalData, GlobalId, Linkage, Module, Signature, Type,
+    AddrSpace, FuncId, FuncKind, Function, GlobalData, GlobalId, InlineHint, Linkage, Module,
+    Signature, Type,
 };
 use parse::{
     is_type_start, parse_const, parse_opt_addrspace, parse_type, skip_param_attrs, CVal, Cur,
@@ -189,6 +190,8 @@ pub(crate) struct ModState {
     convergent_groups: FxHashMap<u32, bool>,
     /// Attribute groups that contain `mustprogress`.
     mustprogress_groups: FxHashMap<u32, bool>,
+    /// Attribute groups that contain `alwaysinline` or `noinline` (for the inliner).
+    inline_groups: FxHashMap<u32, InlineHint>,
     /// Metadata nodes: the global names, strings and integers each mentions.
     meta_nodes: FxHashMap<String, Vec<MetaItem>>,
     /// Node names listed by `!nvvm.annotations`.
@@ -217,6 +220,7 @@ impl ModState {
             funcs: FxHashMap::default(),
             convergent_groups: FxHashMap::default(),
             mustprogress_groups: FxHashMap::default(),
+            inline_groups: FxHashMap::default(),
             meta_nodes: FxHashMap::default(),
             annotations: Vec::new(),
             stubs: Vec::new(),
@@ -286,6 +290,12 @@ impl ModState {
                         let progress =
                             (from..c.i).any(|j| toks.tok(j) == Tok::Word("mustprogress"));
                         self.mustprogress_groups.insert(n, progress);
+                        let hint = (from..c.i)
+                            .filter_map(|j| inline_hint(toks.tok(j)))
+                            .fold(InlineHint::Default, stronger_hint);
+                        if hint != InlineHint::Default {
+                            self.inline_groups.insert(n, hint);
+                        }
                     }
                     "module" => return Err(c.unsup("module-level inline asm")),
                     "uselistorder" | "uselistorder_bb" => {
@@ -777,12 +787,18 @@ impl ModState {
         let mut c = Cur::new(toks);
         c.i = at + 1;
         let mut kernel_cc = false;
+        let mut internal = false;
         // Linkage, visibility, calling convention, return attributes.
         while !is_type_start(c.peek()) {
             match c.peek() {
                 Tok::Word(w) => {
                     if w == "ptx_kernel" {
                         kernel_cc = true;
+                    }
+                    // Only the module can name such a function: the inliner may delete
+                    // it once no call is left.
+                    if w == "internal" || w == "private" {
+                        internal = true;
                     }
                     let takes = matches!(w, "cc" | "align" | "dereferenceable");
                     c.bump();
@@ -845,7 +861,11 @@ impl ModState {
         // Function attributes, up to the body (or the end of a declaration).
         let mut convergent = false;
         let mut must_progress = false;
+        let mut inline = InlineHint::Default;
         loop {
+            if let Some(h) = inline_hint(c.peek()) {
+                inline = stronger_hint(inline, h);
+            }
             match c.peek() {
                 Tok::Punct(b'{') if define => break,
                 Tok::Word("convergent") => {
@@ -859,6 +879,9 @@ impl ModState {
                 Tok::AttrRef(n) => {
                     convergent |= self.convergent_groups.get(&n).copied().unwrap_or(false);
                     must_progress |= self.mustprogress_groups.get(&n).copied().unwrap_or(false);
+                    if let Some(&h) = self.inline_groups.get(&n) {
+                        inline = stronger_hint(inline, h);
+                    }
                     c.bump();
                 }
                 Tok::Word(w) if w == "prefix" || w == "prologue" => {
@@ -974,6 +997,8 @@ impl ModState {
         let mut f = Function::new(name.clone(), kind, sig);
         f.convergent = convergent;
         f.must_progress = must_progress;
+        f.internal = internal;
+        f.inline = inline;
         f.byval = byval_params;
         let id = self.module.functions.push(f);
         self.fn_pos
@@ -1088,6 +1113,33 @@ impl ModState {
 }
 
 /// Can this token start a constant (so a global has an initializer)?
+/// The inliner request an attribute token makes, if it is `alwaysinline`, `noinline` or
+/// `inlinehint`.
+fn inline_hint(t: Tok<'_>) -> Option<InlineHint> {
+    match t {
+        Tok::Word("alwaysinline") => Some(InlineHint::Always),
+        Tok::Word("noinline") => Some(InlineHint::Never),
+        Tok::Word("inlinehint") => Some(InlineHint::Hint),
+        _ => None,
+    }
+}
+
+/// Of two requests on one function, the one that wins: `noinline`, then `alwaysinline`,
+/// then `inlinehint` (LLVM's inliner checks them in that order).
+fn stronger_hint(a: InlineHint, b: InlineHint) -> InlineHint {
+    let rank = |h| match h {
+        InlineHint::Default => 0,
+        InlineHint::Hint => 1,
+        InlineHint::Always => 2,
+        InlineHint::Never => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
 fn starts_const(t: Tok<'_>) -> bool {
     match t {
         Tok::Int(_) | Tok::Float(_) | Tok::HexFloat(..) | Tok::Global(_) | Tok::CStr(_) => true,

@@ -19,7 +19,7 @@ define void @k(i32 addrspace(1)* %o, %struct.S* %p) {
 !nvvm.annotations = !{!0}
 !0 = !{void (i32 addrspace(1)*, %struct.S*)* @k, !"kernel", i32 1}
 ; output:
-; func @use(ptr) -> i32 {
+; func @use(ptr) -> i32 internal {
 ; block0(v0: ptr):
 ;     v2 = iconst.i32 0
 ;     v1 = load.i32 v0

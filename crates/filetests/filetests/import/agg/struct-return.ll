@@ -35,7 +35,7 @@ exit:
 !nvvm.annotations = !{!0}
 !0 = !{void (i32 addrspace(1)*, i32)* @k, !"kernel", i32 1}
 ; output:
-; func @mk(i32, i32, i8, ptr.local) {
+; func @mk(i32, i32, i8, ptr.local) internal {
 ; block0(v0: i32, v1: i32, v2: i8, v3: ptr.local):
 ;     v5 = iconst.i32 0
 ;     v6 = iconst.i64 4

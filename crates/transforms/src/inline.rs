@@ -1,0 +1,487 @@
+//! `inline`: a module pass that inlines calls to device functions, bottom-up over the call
+//! graph, then deletes the internal functions left without a call (LLVM's `inline`
+//! followed by its `globaldce`).
+//!
+//! **Order.** The call graph's strongly connected components are found with an iterative
+//! Tarjan (no recursion), which emits them callees first; the calls of each function are
+//! considered once, after every function it calls has been processed, so a callee is
+//! costed with its own calls already inlined, as LLVM's CGSCC inliner does.
+//!
+//! **Decision.** A direct call of a defined device function in another component is
+//! inlined when
+//!
+//! - the callee is `alwaysinline` (`InlineHint::Always`), or
+//! - the callee is `internal` and this is its only call in the module (LLVM's "last call
+//!   to static" bonus: inlining it deletes the callee, so the code does not grow), or
+//! - its cost is at most the `inline-threshold` knob (225, LLVM's default), or
+//!   `inlinehint-threshold` (325) for an `inlinehint` callee. The cost is
+//!   LLVM's rough `InlineCost` model: 5 (`InstrCost`) per instruction of the callee
+//!   (terminators included), less 5 for each argument and 5 for the call itself, which
+//!   inlining removes (LLVM's call penalty and argument setup credits).
+//!
+//! It is never inlined when the callee is `noinline`, a kernel, or recursive (its
+//! component has several functions or calls itself); calls inside a recursive component
+//! to functions outside it are inlined as any other.
+//!
+//! **Inlining.** The call's block is split after the call; the callee's blocks are copied
+//! between the two halves (its slots become new slots of the caller), its parameters are
+//! the call's arguments, and each `return v` becomes `jump cont(v)` to the continuation,
+//! whose block parameter replaces the call's result. The entry block (which has no
+//! predecessors) is not copied as a block: its instructions continue the call's block.
+//! The caller becomes `convergent` if the callee was, and loses `mustprogress` if the
+//! callee did not promise it (its loops may not be deleted as endless-and-effect-free).
+//!
+//! **Requires** a verified module. **Establishes** nothing about loops: an inlined loop is
+//! in whatever form the callee had (the loop passes after `inline` canonicalize it).
+//! **Preserves** no analysis of a function it changed; functions it did not change keep
+//! theirs. **Gives up** (remarks) on `noinline` callees (`NoInline`), recursive ones
+//! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`).
+//! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `disable-inlining` (no inlining
+//! and no deletion at all).
+
+use crate::manager::{ModulePass, ModulePassContext, ModulePassResult, PassError};
+use gyre_ir::instructions::{BlockCall, InstructionData, JumpTableData, ValueList};
+use gyre_ir::{
+    Block, EntityRef, FuncId, FuncKind, Function, InlineHint, Inst, Module, PrimaryMap, Slot, Value,
+};
+
+const NAME: &str = "inline";
+
+/// LLVM's `InstrCost`: the cost of one instruction.
+pub const INSTR_COST: i64 = 5;
+
+/// The inliner (see the module documentation).
+#[derive(Default)]
+pub struct Inliner {
+    /// Callee value -> caller value, for the call site being inlined (dense by value).
+    values: Vec<Option<Value>>,
+    /// Callee block -> caller block.
+    blocks: Vec<Option<Block>>,
+    /// Callee slot -> caller slot.
+    slots: Vec<Option<Slot>>,
+}
+
+/// The cost of inlining a call to `callee` with `args` arguments (see the module
+/// documentation): may be negative for a tiny callee.
+pub fn inline_cost(callee: &Function, args: usize) -> i64 {
+    let insts = callee.num_laid_out_insts() as i64;
+    INSTR_COST * insts - INSTR_COST * (args as i64 + 1)
+}
+
+/// Strongly connected components of the call graph `succs` (edges caller -> callee), callees
+/// first (Tarjan's order), computed without recursion.
+pub fn call_graph_sccs(succs: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = succs.len();
+    const NONE: usize = usize::MAX;
+    let mut index = vec![NONE; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut sccs = Vec::new();
+    let mut next = 0usize;
+    // The DFS stack: (node, next successor to visit).
+    let mut dfs: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if index[root] != NONE {
+            continue;
+        }
+        dfs.push((root, 0));
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut k)) = dfs.last_mut() {
+            if let Some(&w) = succs[v].get(*k) {
+                *k += 1;
+                if index[w] == NONE {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    dfs.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            dfs.pop();
+            if let Some(&(parent, _)) = dfs.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut scc = Vec::new();
+                loop {
+                    let w = stack.pop().expect("v is on the stack");
+                    on_stack[w] = false;
+                    scc.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                scc.reverse();
+                sccs.push(scc);
+            }
+        }
+    }
+    sccs
+}
+
+/// The callees of the `call` instructions of `f`, in layout order, with the calls.
+fn calls_of(f: &Function) -> Vec<(Inst, FuncId)> {
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            if let InstructionData::Call { func, .. } = f.dfg.inst(i) {
+                out.push((i, *func));
+            }
+        }
+    }
+    out
+}
+
+impl ModulePass for Inliner {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn run(
+        &mut self,
+        module: &mut Module,
+        cx: &mut ModulePassContext<'_>,
+    ) -> Result<ModulePassResult, PassError> {
+        let mut res = ModulePassResult::default();
+        let threshold = i64::from(cx.knobs.inline_threshold());
+        let hint_threshold = i64::from(cx.knobs.inlinehint_threshold());
+        if cx.knobs.disable_inlining() {
+            return Ok(res);
+        }
+        let n = module.functions.len();
+        // The call graph (distinct callees per caller) and every function's call count.
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut num_calls = vec![0u64; n];
+        let mut self_call = vec![false; n];
+        for (id, f) in module.functions.iter() {
+            for (_, callee) in calls_of(f) {
+                if callee.index() >= n {
+                    return Err(PassError(format!(
+                        "inline: @{} calls a function that does not exist ({callee})",
+                        f.name
+                    )));
+                }
+                num_calls[callee.index()] += 1;
+                self_call[id.index()] |= callee == id;
+                if !succs[id.index()].contains(&callee.index()) {
+                    succs[id.index()].push(callee.index());
+                }
+            }
+        }
+        let sccs = call_graph_sccs(&succs);
+        let mut scc_of = vec![0usize; n];
+        let mut recursive = vec![false; n];
+        for (k, scc) in sccs.iter().enumerate() {
+            for &f in scc {
+                scc_of[f] = k;
+                recursive[f] = scc.len() > 1 || self_call[f];
+            }
+        }
+        let mut changed = vec![false; n];
+        for scc in &sccs {
+            for &fi in scc {
+                let fid = FuncId::new(fi);
+                for (call, callee) in calls_of(&module.functions[fid]) {
+                    let ci = callee.index();
+                    let c = &module.functions[callee];
+                    let skip = if scc_of[ci] == scc_of[fi] || recursive[ci] {
+                        Some(("Recursive", format!("@{} is recursive", c.name)))
+                    } else if c.inline == InlineHint::Never {
+                        Some(("NoInline", format!("@{} is noinline", c.name)))
+                    } else if c.kind == FuncKind::Kernel {
+                        Some(("CalleeIsKernel", format!("@{} is a kernel", c.name)))
+                    } else if c.entry_block().is_none() {
+                        Some(("NoBody", format!("@{} has no body", c.name)))
+                    } else {
+                        let nargs = module.functions[fid].dfg.inst_args(call).len();
+                        let cost = inline_cost(c, nargs);
+                        let last_call = c.internal && num_calls[ci] == 1;
+                        let (limit, knob) = if c.inline == InlineHint::Hint {
+                            (hint_threshold, "inlinehint-threshold")
+                        } else {
+                            (threshold, "inline-threshold")
+                        };
+                        if c.inline == InlineHint::Always || last_call || cost <= limit {
+                            None
+                        } else {
+                            Some((
+                                "TooCostly",
+                                format!("@{}: cost {cost} > {knob} {limit}", c.name),
+                            ))
+                        }
+                    };
+                    if let Some((kind, msg)) = skip {
+                        let f = &module.functions[fid];
+                        let block = f.layout.inst_block(call);
+                        cx.remark(NAME, f, block, kind, msg);
+                        cx.stats.add(NAME, "NumNotInlined", 1);
+                        continue;
+                    }
+                    // The callee's calls are copied: count them.
+                    for (_, cc) in calls_of(&module.functions[callee]) {
+                        num_calls[cc.index()] += 1;
+                    }
+                    num_calls[ci] -= 1;
+                    let placeholder = Function::new("", FuncKind::Device, Default::default());
+                    let mut caller = std::mem::replace(&mut module.functions[fid], placeholder);
+                    self.inline_call(&mut caller, call, &module.functions[callee]);
+                    module.functions[fid] = caller;
+                    changed[fi] = true;
+                    cx.stats.add(NAME, "NumInlined", 1);
+                }
+            }
+        }
+        // Delete internal device functions no call reaches any more (LLVM's globaldce),
+        // with a worklist: a deleted function's calls no longer count.
+        let mut dead = vec![false; n];
+        let mut work: Vec<usize> = (0..n).filter(|&k| num_calls[k] == 0).collect();
+        while let Some(k) = work.pop() {
+            let f = &module.functions[FuncId::new(k)];
+            if dead[k] || !f.internal || f.kind != FuncKind::Device {
+                continue;
+            }
+            dead[k] = true;
+            for (_, c) in calls_of(f) {
+                num_calls[c.index()] -= 1;
+                if num_calls[c.index()] == 0 {
+                    work.push(c.index());
+                }
+            }
+        }
+        res.changed = (0..n)
+            .filter(|&k| changed[k] && !dead[k])
+            .map(FuncId::new)
+            .collect();
+        if dead.iter().any(|&d| d) {
+            res.removed = (0..n).filter(|&k| dead[k]).map(FuncId::new).collect();
+            cx.stats.add(NAME, "NumDeleted", res.removed.len() as u64);
+            remove_functions(module, &dead);
+        }
+        Ok(res)
+    }
+}
+
+/// Remove the functions marked `dead` from `module`, renumbering the others (in order) and
+/// the calls to them. No call to a dead function may remain.
+fn remove_functions(module: &mut Module, dead: &[bool]) {
+    let mut new_id = vec![None; dead.len()];
+    let mut next = 0;
+    for (k, &d) in dead.iter().enumerate() {
+        if !d {
+            new_id[k] = Some(FuncId::new(next));
+            next += 1;
+        }
+    }
+    let old = std::mem::take(&mut module.functions);
+    let mut functions = PrimaryMap::with_capacity(next);
+    for (id, mut f) in old.into_iter() {
+        if dead[id.index()] {
+            continue;
+        }
+        let calls: Vec<Inst> = calls_of(&f).into_iter().map(|(i, _)| i).collect();
+        for i in calls {
+            if let InstructionData::Call { func, .. } = f.dfg.inst_mut(i) {
+                *func = new_id[func.index()].expect("no call to a deleted function");
+            }
+        }
+        functions.push(f);
+    }
+    module.functions = functions;
+}
+
+impl Inliner {
+    /// Replace `call` (a call of `callee` in `caller`) by a copy of `callee`'s body.
+    fn inline_call(&mut self, caller: &mut Function, call: Inst, callee: &Function) {
+        let call_block = caller.layout.inst_block(call).expect("call in the layout");
+        let args: Vec<Value> = caller.dfg.inst_args(call).to_vec();
+        // Split after the call (a call is never a terminator, so something follows).
+        let after = caller
+            .layout
+            .next_inst(call)
+            .expect("a block ends in a terminator");
+        let cont = caller.dfg.make_block();
+        caller.layout.split_block(cont, after);
+        caller.layout.remove_inst(call);
+        // The call's result becomes the continuation's parameter: its uses stay as they are.
+        let result = caller.dfg.detach_result(call);
+        if let Some(r) = result {
+            let ty = caller.dfg.value_type(r);
+            caller.dfg.attach_block_param(cont, r, ty);
+        }
+
+        self.values.clear();
+        self.values.resize(callee.dfg.num_values(), None);
+        self.blocks.clear();
+        self.blocks.resize(callee.dfg.num_blocks(), None);
+        self.slots.clear();
+        self.slots.resize(callee.slots.len(), None);
+        for (s, d) in callee.slots.iter() {
+            self.slots[s.index()] = Some(caller.slots.push(*d));
+        }
+        // The entry block has no predecessors (the verifier requires it): its
+        // instructions continue the call's block, its parameters are the arguments.
+        let entry = callee
+            .entry_block()
+            .expect("checked: the callee has a body");
+        // Blocks (with parameters) and instruction results, before any instruction: a
+        // use may come before its definition in layout order.
+        let mut prev = call_block;
+        for b in callee.layout.blocks() {
+            let params = callee.dfg.block_params(b);
+            if b == entry {
+                self.blocks[b.index()] = Some(call_block);
+                for (&p, &a) in params.iter().zip(&args) {
+                    self.values[p.index()] = Some(a);
+                }
+            } else {
+                let nb = caller.dfg.make_block();
+                caller.layout.insert_block_after(nb, prev);
+                prev = nb;
+                self.blocks[b.index()] = Some(nb);
+                for &p in params {
+                    let ty = callee.dfg.value_type(p);
+                    self.values[p.index()] = Some(caller.dfg.append_block_param(nb, ty));
+                }
+            }
+            for i in callee.layout.block_insts(b) {
+                if let Some(r) = callee.dfg.inst_result(i) {
+                    let ty = callee.dfg.value_type(r);
+                    self.values[r.index()] = Some(caller.dfg.make_detached_value(ty));
+                }
+            }
+        }
+        let has_result = result.is_some();
+        for b in callee.layout.blocks() {
+            let nb = self.blocks[b.index()].expect("mapped above");
+            for i in callee.layout.block_insts(b) {
+                let data = self.copy_inst(caller, callee, i, cont, has_result);
+                let inst = caller.dfg.make_inst(data);
+                if let Some(r) = callee.dfg.inst_result(i) {
+                    let v = self.values[r.index()].expect("mapped above");
+                    caller
+                        .dfg
+                        .attach_result_value(inst, v, callee.dfg.value_type(r));
+                }
+                caller.layout.append_inst(inst, nb);
+            }
+        }
+        caller.convergent |= callee.convergent;
+        caller.must_progress &= callee.must_progress;
+    }
+
+    /// The data of callee instruction `i` for the caller: values, blocks and slots mapped,
+    /// lists in the caller's pool; `return` becomes a jump to `cont`.
+    fn copy_inst(
+        &self,
+        caller: &mut Function,
+        callee: &Function,
+        i: Inst,
+        cont: Block,
+        has_result: bool,
+    ) -> InstructionData {
+        let val = |v: Value| self.values[v.index()].expect("callee value defined");
+        let pool_args = |bc: &BlockCall| -> Vec<Value> {
+            callee
+                .dfg
+                .block_call_args(bc)
+                .iter()
+                .map(|&v| val(v))
+                .collect()
+        };
+        let blk = |b: Block| self.blocks[b.index()].expect("callee block mapped");
+        let pool = &mut caller.dfg.value_lists;
+        match callee.dfg.inst(i) {
+            InstructionData::Call { func, .. } => {
+                let args: Vec<Value> = callee.dfg.inst_args(i).iter().map(|&v| val(v)).collect();
+                InstructionData::Call {
+                    func: *func,
+                    args: ValueList::from_slice(&args, pool),
+                }
+            }
+            InstructionData::Return { .. } => {
+                let args: Vec<Value> = if has_result {
+                    callee.dfg.inst_args(i).iter().map(|&v| val(v)).collect()
+                } else {
+                    Vec::new()
+                };
+                InstructionData::Jump {
+                    dest: BlockCall::new(cont, &args, pool),
+                }
+            }
+            InstructionData::Jump { dest } => InstructionData::Jump {
+                dest: BlockCall::new(blk(dest.block), &pool_args(dest), pool),
+            },
+            InstructionData::Brif { arg, blocks } => InstructionData::Brif {
+                arg: val(*arg),
+                blocks: [
+                    BlockCall::new(blk(blocks[0].block), &pool_args(&blocks[0]), pool),
+                    BlockCall::new(blk(blocks[1].block), &pool_args(&blocks[1]), pool),
+                ],
+            },
+            InstructionData::BrTable { arg, table } => {
+                let jt = callee.dfg.jump_table(*table);
+                let default = BlockCall::new(blk(jt.default.block), &pool_args(&jt.default), pool);
+                let cases = jt
+                    .cases
+                    .iter()
+                    .map(|(k, bc)| (*k, BlockCall::new(blk(bc.block), &pool_args(bc), pool)))
+                    .collect();
+                let table = caller
+                    .dfg
+                    .make_jump_table(JumpTableData::new(default, cases));
+                InstructionData::BrTable {
+                    arg: val(*arg),
+                    table,
+                }
+            }
+            InstructionData::SlotAddr { slot } => InstructionData::SlotAddr {
+                slot: self.slots[slot.index()].expect("callee slot mapped"),
+            },
+            other => {
+                let mut data = other.clone();
+                // No pool data here: the operands are inline.
+                for v in data.arguments_mut(&mut caller.dfg.value_lists) {
+                    *v = val(*v);
+                }
+                data
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sccs_come_callees_first() {
+        // 0 -> 1 -> 2 -> 1, 0 -> 3, 3 -> 3
+        let succs = vec![vec![1, 3], vec![2], vec![1], vec![3]];
+        let sccs = call_graph_sccs(&succs);
+        let pos = |f: usize| sccs.iter().position(|s| s.contains(&f)).unwrap();
+        assert_eq!(sccs.len(), 3);
+        assert_eq!(pos(1), pos(2));
+        assert!(pos(1) < pos(0) && pos(3) < pos(0));
+        assert_eq!(sccs[pos(0)], vec![0]);
+    }
+
+    #[test]
+    fn deep_call_chains_do_not_overflow() {
+        let n = 200_000;
+        let succs: Vec<Vec<usize>> = (0..n)
+            .map(|k| if k + 1 < n { vec![k + 1] } else { vec![] })
+            .collect();
+        let sccs = call_graph_sccs(&succs);
+        assert_eq!(sccs.len(), n);
+        assert_eq!(sccs[0], vec![n - 1]);
+    }
+}
