@@ -21,9 +21,13 @@
 //!    (for a loop that exits at its header, the entry values).
 //!
 //! In every case the loop is gone: it is reported with
-//! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its nest: scalar
-//! evolution is computed for the nest only ([`ScalarEvolution::compute_nest`]), dominance
-//! inside the loop is a walk of the loop, and after cases 2 and 3 the CFG's edges and the
+//! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its own blocks
+//! where that decides (so a deep nest costs linear time): effects are looked for in the
+//! loop's own blocks before its subloops', case 3 computes scalar evolution for the own
+//! blocks only ([`ScalarEvolution::compute_loop_own`], which also gives dominance inside
+//! the loop) and its symbolic evaluation does not enter subloops; only case 2, on a nest
+//! without effects, computes the nest's ([`ScalarEvolution::compute_nest`]: every loop of
+//! it must terminate). After cases 2 and 3 the CFG's edges and the
 //! loop forest are updated in place ([`LoopInfo::remove_loop`],
 //! [`gyre_analysis::Cfg::update_block`]); the dominator tree is dropped (no loop pass of
 //! `-O` needs it, and the incremental updater recomputed it whole on removed regions).
