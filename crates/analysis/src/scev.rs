@@ -1172,6 +1172,11 @@ impl ScalarEvolution {
         for (i, &b) in sc.own.iter().enumerate() {
             sc.node[b.index()] = (gen, i as u32);
         }
+        if sc.node[h.index()].0 != gen {
+            // Not expected: the header is an own block of its loop.
+            self.nest = sc;
+            return self.compute_nest(func, cfg, li, l);
+        }
         sc.child_node.clear();
         let children = li.children(l);
         for (k, &c) in children.iter().enumerate() {
@@ -1233,13 +1238,14 @@ impl ScalarEvolution {
             sc.succ[sc.fill[s as usize] as usize] = t;
             sc.fill[s as usize] += 1;
         }
-        // Reverse postorder from the header (node 0: `own_blocks` lists it first).
+        // Reverse postorder from the header (whatever its place in `own_blocks`).
+        let root = sc.node[h.index()].1;
         const UNSEEN: u32 = u32::MAX;
         sc.rpo_ix.clear();
         sc.rpo_ix.resize(n, UNSEEN);
         let mut post: Vec<u32> = Vec::with_capacity(n);
-        let mut stack: Vec<(u32, u32)> = vec![(0, sc.succ_start[0])];
-        sc.rpo_ix[0] = 0;
+        let mut stack: Vec<(u32, u32)> = vec![(root, sc.succ_start[root as usize])];
+        sc.rpo_ix[root as usize] = 0;
         while let Some(&mut (x, ref mut next)) = stack.last_mut() {
             if *next < sc.succ_start[x as usize + 1] {
                 let t = sc.succ[*next as usize];

@@ -59,7 +59,7 @@ fn deep(zero: &[usize], stores: bool) -> String {
         if i + 1 < d {
             let _ = write!(s, "block{pre}:\n    jump block{}(v2)\n", h + 3);
         }
-        let _ = write!(s, "block{latch}:\n");
+        let _ = writeln!(s, "block{latch}:");
         if stores {
             let _ = write!(
                 s,
