@@ -193,6 +193,18 @@ struct NestScratch {
     kids: Vec<u32>,
     dfs: Vec<(u32, bool)>,
     exiting: Vec<Vec<Block>>,
+    /// [`ScalarEvolution::compute_loop_own`]: the loop's own blocks, the graph's node of
+    /// each (per block index: computation, node), its children's nodes, its edges
+    /// (source, target) grouped by target with each target's first edge, and each node's
+    /// RPO index.
+    own: Vec<Block>,
+    node: Vec<(u32, u32)>,
+    child_node: FxHashMap<u32, u32>,
+    edges: Vec<(u32, u32)>,
+    pred_start: Vec<u32>,
+    succ: Vec<u32>,
+    succ_start: Vec<u32>,
+    rpo_ix: Vec<u32>,
 }
 
 /// An empty [`LoopCounts`], the answer for loops outside the computed nest.
@@ -1111,6 +1123,296 @@ impl ScalarEvolution {
         self.local_num = local.num;
         self.nest = sc;
         self.valid = true;
+    }
+
+    /// Classify the integer values of the blocks of `l` that are in no subloop (its own
+    /// blocks) and compute the exit counts of its own exiting blocks, in time linear in
+    /// those blocks and `l`'s children, whatever the size of the subloops: the per-visit
+    /// way for a loop pass that asks only about `l`'s own exits (a pass visiting every
+    /// loop of a deep nest would otherwise pay for the whole nest at every level).
+    ///
+    /// For those blocks and exits the answers are [`ScalarEvolution::compute_nest`]'s on
+    /// `l`: in LCSSA form a value of a subloop reaches `l`'s own blocks only through a
+    /// parameter of the subloop's exit block, which is unknown in both (a recurrence read
+    /// after its loop has no iteration to be evaluated at); dominance among the own
+    /// blocks is computed on `l` with each child loop collapsed to one node, whose edges
+    /// are read from the predecessors of the own blocks and of the children's headers (no
+    /// subloop is walked). Where an own block uses a value of a subloop directly (not
+    /// LCSSA form), it computes the whole nest instead. Values of subloops are not
+    /// classified and subloops have no counts; `l`'s [`LoopCounts::exits`] lists only its
+    /// own exiting blocks, and when `l` has a subloop its backedge-taken count is left
+    /// unknown (an exit from a subloop may bound it). [`ScalarEvolution::scope_dominates`]
+    /// answers for the own blocks. `l` must not be in or contain an irreducible cycle
+    /// (nothing is classified otherwise).
+    pub fn compute_loop_own(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+        if li.children(l).is_empty() {
+            // The nest is the loop itself.
+            return self.compute_nest(func, cfg, li, l);
+        }
+        self.clear();
+        self.scope = Some(l);
+        let h = li.header(l);
+        if li.contains_irreducible(l) || li.in_irreducible_cycle(h) {
+            self.valid = true;
+            return;
+        }
+        let mut sc = std::mem::take(&mut self.nest);
+        sc.own.clear();
+        li.own_blocks(l, &mut sc.own);
+        if !own_blocks_lcssa(func, li, l, &sc.own) {
+            self.nest = sc;
+            return self.compute_nest(func, cfg, li, l);
+        }
+        let gen = self.gen;
+        let nb = func.dfg.num_blocks();
+        if sc.node.len() < nb {
+            sc.node.resize(nb, (0, 0));
+        }
+        let n_own = sc.own.len();
+        for (i, &b) in sc.own.iter().enumerate() {
+            sc.node[b.index()] = (gen, i as u32);
+        }
+        if sc.node[h.index()].0 != gen {
+            // Not expected: the header is an own block of its loop.
+            self.nest = sc;
+            return self.compute_nest(func, cfg, li, l);
+        }
+        sc.child_node.clear();
+        let children = li.children(l);
+        for (k, &c) in children.iter().enumerate() {
+            sc.child_node.insert(c.as_u32(), (n_own + k) as u32);
+        }
+        let n = n_own + children.len();
+        // The node of a block of `l`: its own, or the child loop holding it.
+        let node_of = |sc: &NestScratch, b: Block| -> Option<u32> {
+            match sc.node.get(b.index()) {
+                Some(&(g, i)) if g == gen => Some(i),
+                _ => {
+                    let mut m = li.innermost_loop(b)?;
+                    if !li.contains_loop(l, m) || m == l {
+                        return None;
+                    }
+                    while let Some(p) = li.parent(m).filter(|&p| p != l) {
+                        m = p;
+                    }
+                    sc.child_node.get(&m.as_u32()).copied()
+                }
+            }
+        };
+        // Edges of the collapsed graph, grouped by target: the predecessors of each own
+        // block, and of each child's header from outside that child.
+        sc.edges.clear();
+        sc.pred_start.clear();
+        for t in 0..n {
+            sc.pred_start.push(sc.edges.len() as u32);
+            let (blk, inside) = if t < n_own {
+                (sc.own[t], None)
+            } else {
+                let c = children[t - n_own];
+                (li.header(c), Some(c))
+            };
+            for &p in cfg.preds(blk) {
+                if inside.is_some_and(|c| li.contains(c, p)) {
+                    continue;
+                }
+                if let Some(s) = node_of(&sc, p) {
+                    sc.edges.push((s, t as u32));
+                }
+            }
+        }
+        sc.pred_start.push(sc.edges.len() as u32);
+        // Successor lists by counting sort on the source.
+        sc.succ_start.clear();
+        sc.succ_start.resize(n + 1, 0);
+        for &(s, _) in &sc.edges {
+            sc.succ_start[s as usize + 1] += 1;
+        }
+        for i in 0..n {
+            sc.succ_start[i + 1] += sc.succ_start[i];
+        }
+        sc.fill.clear();
+        sc.fill.extend_from_slice(&sc.succ_start);
+        sc.succ.clear();
+        sc.succ.resize(sc.edges.len(), 0);
+        for &(s, t) in &sc.edges {
+            sc.succ[sc.fill[s as usize] as usize] = t;
+            sc.fill[s as usize] += 1;
+        }
+        // Reverse postorder from the header (whatever its place in `own_blocks`).
+        let root = sc.node[h.index()].1;
+        const UNSEEN: u32 = u32::MAX;
+        sc.rpo_ix.clear();
+        sc.rpo_ix.resize(n, UNSEEN);
+        let mut post: Vec<u32> = Vec::with_capacity(n);
+        let mut stack: Vec<(u32, u32)> = vec![(root, sc.succ_start[root as usize])];
+        sc.rpo_ix[root as usize] = 0;
+        while let Some(&mut (x, ref mut next)) = stack.last_mut() {
+            if *next < sc.succ_start[x as usize + 1] {
+                let t = sc.succ[*next as usize];
+                *next += 1;
+                if sc.rpo_ix[t as usize] == UNSEEN {
+                    sc.rpo_ix[t as usize] = 0;
+                    stack.push((t, sc.succ_start[t as usize]));
+                }
+            } else {
+                post.push(x);
+                stack.pop();
+            }
+        }
+        let order_nodes: Vec<u32> = post.iter().rev().copied().collect();
+        for (i, &x) in order_nodes.iter().enumerate() {
+            sc.rpo_ix[x as usize] = i as u32;
+        }
+        // Immediate dominators (Cooper, Harvey and Kennedy), by RPO index.
+        let m = order_nodes.len();
+        let idom = &mut sc.idom;
+        idom.clear();
+        idom.resize(m, u32::MAX);
+        idom[0] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 1..m {
+                let x = order_nodes[i] as usize;
+                let mut new = u32::MAX;
+                for &(s, _) in &sc.edges[sc.pred_start[x] as usize..sc.pred_start[x + 1] as usize] {
+                    let pi = sc.rpo_ix[s as usize];
+                    if pi == UNSEEN || idom[pi as usize] == u32::MAX {
+                        continue;
+                    }
+                    new = if new == u32::MAX {
+                        pi
+                    } else {
+                        let (mut a, mut b) = (pi, new);
+                        while a != b {
+                            while a > b {
+                                a = idom[a as usize];
+                            }
+                            while b > a {
+                                b = idom[b as usize];
+                            }
+                        }
+                        a
+                    };
+                }
+                if new != idom[i] {
+                    idom[i] = new;
+                    changed = true;
+                }
+            }
+        }
+        // Preorder intervals of the tree, written for the own blocks.
+        sc.first.clear();
+        sc.first.resize(m + 1, 0);
+        for &d in &idom[1..] {
+            sc.first[d as usize + 1] += 1;
+        }
+        for i in 0..m {
+            sc.first[i + 1] += sc.first[i];
+        }
+        sc.fill.clear();
+        sc.fill.extend_from_slice(&sc.first);
+        sc.kids.clear();
+        sc.kids.resize(m.saturating_sub(1), 0);
+        for (i, &d) in idom.iter().enumerate().skip(1) {
+            sc.kids[sc.fill[d as usize] as usize] = i as u32;
+            sc.fill[d as usize] += 1;
+        }
+        let mut local = LocalDom {
+            num: std::mem::take(&mut self.local_num),
+            gen,
+        };
+        if local.num.len() < nb {
+            local.num.resize(nb, (0, 0, 0));
+        }
+        // (preorder, last preorder below) per RPO index.
+        let mut interval: Vec<(u32, u32)> = vec![(0, 0); m];
+        let mut counter = 0u32;
+        sc.dfs.clear();
+        sc.dfs.push((0, false));
+        while let Some((i, done)) = sc.dfs.pop() {
+            if done {
+                interval[i as usize].1 = counter - 1;
+                continue;
+            }
+            interval[i as usize] = (counter, counter);
+            counter += 1;
+            sc.dfs.push((i, true));
+            let (a, z) = (
+                sc.first[i as usize] as usize,
+                sc.first[i as usize + 1] as usize,
+            );
+            for k in a..z {
+                sc.dfs.push((sc.kids[k], false));
+            }
+        }
+        // The own blocks in RPO (the order classification needs), numbered.
+        sc.rpo.clear();
+        for (i, &x) in order_nodes.iter().enumerate() {
+            if (x as usize) < n_own {
+                let b = sc.own[x as usize];
+                let (p, q) = interval[i];
+                local.num[b.index()] = (gen, p, q);
+                sc.rpo.push(b);
+            }
+        }
+        // Only `l` is numbered: no expression of this computation names another loop.
+        if self.loops.len() < li.num_loops() {
+            self.loops.resize(
+                li.num_loops(),
+                LoopMeta {
+                    pre: 0,
+                    last: 0,
+                    depth: 0,
+                    header: Block::new(0),
+                    gen: 0,
+                    slot: 0,
+                },
+            );
+            self.counts.resize(li.num_loops(), LoopCounts::default());
+        }
+        self.loops[l.index()] = LoopMeta {
+            pre: 0,
+            last: 0,
+            depth: li.depth(l),
+            header: h,
+            gen,
+            slot: 0,
+        };
+        sc.order.clear();
+        sc.order.push(l);
+        for &b in &sc.rpo {
+            self.set_block_loop(b, l.as_u32());
+        }
+        self.classify(
+            func,
+            cfg,
+            &Dom::Local(&local),
+            li,
+            &sc.rpo,
+            &sc.order,
+            &mut sc.exiting,
+        );
+        // An exit from a subloop (not listed) may bound the count below every own exit's.
+        self.counts[l.index()].backedge_taken = ExitCount::default();
+        self.local_num = local.num;
+        self.nest = sc;
+        self.valid = true;
+    }
+
+    /// Does block `a` dominate block `b`, both blocks of the last computation's scope
+    /// (for [`ScalarEvolution::compute_loop_own`], its own blocks)? `None` when either is
+    /// not numbered there (outside the scope, unreachable from its header, or not
+    /// computed by a nest or loop computation).
+    pub fn scope_dominates(&self, a: Block, b: Block) -> Option<bool> {
+        let get = |x: Block| match self.local_num.get(x.index()) {
+            Some(&(g, p, q)) if g == self.gen && self.scope.is_some() && p != u32::MAX => {
+                Some((p, q))
+            }
+            _ => None,
+        };
+        let ((pa, la), (pb, _)) = (get(a)?, get(b)?);
+        Some(pa <= pb && pb <= la)
     }
 
     fn set_block_loop(&mut self, b: Block, l: u32) {
@@ -2238,6 +2540,39 @@ fn eval_binary(op: Opcode, flags: IntFlags, bits: u32, a: u64, b: u64) -> Option
         _ => return None,
     };
     Some(r & m)
+}
+
+/// Do the own blocks `own` of `l` use no value defined in a subloop of `l`, in their
+/// instructions and in the arguments they pass (LCSSA form, as far as they go)? O(their
+/// instructions).
+fn own_blocks_lcssa(func: &Function, li: &LoopInfo, l: Loop, own: &[Block]) -> bool {
+    let in_sub = |v: Value| {
+        def_block(func, v).is_some_and(|d| {
+            li.innermost_loop(d)
+                .is_some_and(|m| m != l && li.contains_loop(l, m))
+        })
+    };
+    for &b in own {
+        for i in func.layout.block_insts(b) {
+            if func
+                .dfg
+                .inst(i)
+                .arguments(&func.dfg.value_lists)
+                .iter()
+                .any(|&v| in_sub(v))
+            {
+                return false;
+            }
+            let mut bad = false;
+            func.dfg.for_each_dest(i, |bc| {
+                bad |= func.dfg.block_call_args(bc).iter().any(|&v| in_sub(v));
+            });
+            if bad {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The value a parameter of a block of loop `l` (not its header) always holds, when every

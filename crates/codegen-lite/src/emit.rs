@@ -1041,15 +1041,15 @@ impl FnEmitter<'_> {
         let dfg = &f.dfg;
         let params = dfg.block_params(entry);
         let mut home: Vec<Option<Block>> = vec![None; params.len()];
-        let ncd = |mut a: Block, mut b: Block| {
-            while a != b {
-                if dt.depth(a) >= dt.depth(b) {
-                    a = dt.idom(a).unwrap_or(entry);
-                } else {
-                    b = dt.idom(b).unwrap_or(entry);
-                }
+        // The nearest common dominator of the home so far and a new use: the home's
+        // lowest ancestor that dominates the use. Climbing from the home (never from the
+        // use) makes each home only rise, so a parameter costs its uses plus the tree's
+        // depth (climbing from each use, as deep as a 10,000-deep nest, was quadratic).
+        let ncd = |mut h: Block, b: Block| {
+            while h != entry && !dt.dominates(h, b) {
+                h = dt.idom(h).unwrap_or(entry);
             }
-            a
+            h
         };
         for &b in cfg.rpo() {
             for inst in f.layout.block_insts(b) {

@@ -21,9 +21,13 @@
 //!    (for a loop that exits at its header, the entry values).
 //!
 //! In every case the loop is gone: it is reported with
-//! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its nest: scalar
-//! evolution is computed for the nest only ([`ScalarEvolution::compute_nest`]), dominance
-//! inside the loop is a walk of the loop, and after cases 2 and 3 the CFG's edges and the
+//! [`LoopUpdater::mark_loop_deleted`]. Work per loop is proportional to its own blocks
+//! where that decides (so a deep nest costs linear time): effects are looked for in the
+//! loop's own blocks before its subloops', case 3 computes scalar evolution for the own
+//! blocks only ([`ScalarEvolution::compute_loop_own`], which also gives dominance inside
+//! the loop) and its symbolic evaluation does not enter subloops; only case 2, on a nest
+//! without effects, computes the nest's ([`ScalarEvolution::compute_nest`]: every loop of
+//! it must terminate). After cases 2 and 3 the CFG's edges and the
 //! loop forest are updated in place ([`LoopInfo::remove_loop`],
 //! [`gyre_analysis::Cfg::update_block`]); the dominator tree is dropped (no loop pass of
 //! `-O` needs it, and the incremental updater recomputed it whole on removed regions).
@@ -96,12 +100,25 @@ const NAME: &str = "loop-deletion";
 #[derive(Default)]
 pub struct LoopDeletion {
     s: Scratch,
-    /// Scalar evolution of the visited loop's nest (computed only when a count is needed).
+    /// Scalar evolution of the visited loop (computed only when a count is needed).
     se: ScalarEvolution,
-    /// Is `se` computed for the loop being visited?
-    se_ready: bool,
+    /// What `se` covers for the loop being visited.
+    se_scope: SeScope,
     /// Scratch of [`dead_region`].
     region: RegionScratch,
+}
+
+/// What [`LoopDeletion::se`] was computed for, on the current visit.
+#[derive(Copy, Clone, PartialEq, Eq, Default)]
+enum SeScope {
+    /// Nothing yet.
+    #[default]
+    None,
+    /// The loop's own blocks ([`ScalarEvolution::compute_loop_own`]): its own exits.
+    Own,
+    /// The loop's whole nest ([`ScalarEvolution::compute_nest`]), which answers for its
+    /// own exits the same.
+    Nest,
 }
 
 #[derive(Default)]
@@ -208,7 +225,7 @@ impl LoopPass for LoopDeletion {
         if disabled {
             return Ok(PassResult::UNCHANGED);
         }
-        self.se_ready = false;
+        self.se_scope = SeScope::None;
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
         // The loop forest and the CFG's edges are all this needs (the adaptor keeps
         // both); scalar evolution is computed for the loop's nest only, when a count is
@@ -379,41 +396,39 @@ fn defined_in(func: &Function, li: &LoopInfo, l: Loop, v: Value) -> bool {
     b.is_some_and(|b| li.contains(l, b))
 }
 
-/// Does `e`, a block of `l`, dominate every latch of `l`? No latch is reachable from the
-/// header by a path inside `l` that avoids `e` (a path from the header leaving the loop
-/// comes back through the header, so paths inside the loop are all there is). O(loop).
-fn dominates_latches(s: &mut Scratch, func: &Function, li: &LoopInfo, l: Loop, e: Block) -> bool {
-    let header = li.header(l);
-    if e == header {
-        return true;
-    }
-    let g = s.next_gen(func.dfg.num_blocks());
-    s.list.clear();
-    s.list.push(header);
-    s.mark[header.index()] = g;
-    while let Some(b) = s.list.pop() {
-        let (mark, list) = (&mut s.mark, &mut s.list);
-        func.for_each_successor(b, |t| {
-            if t != e && mark[t.index()] != g && li.contains(l, t) {
-                mark[t.index()] = g;
-                list.push(t);
-            }
-        });
-    }
-    li.latches(l).iter().all(|&lt| s.mark[lt.index()] != g)
+/// Does `e`, an own block of `l`, dominate every latch of `l`? Asked of the dominance
+/// inside `l` that scalar evolution computed for it (a path from the header leaving the
+/// loop comes back through the header, so paths inside the loop are all there is), which
+/// collapses subloops: O(1) per latch.
+fn dominates_latches(se: &ScalarEvolution, li: &LoopInfo, l: Loop, e: Block) -> bool {
+    e == li.header(l)
+        || li
+            .latches(l)
+            .iter()
+            .all(|&lt| se.scope_dominates(e, lt) == Some(true))
 }
 
 impl LoopDeletion {
-    /// Compute the scalar evolution of `l`'s nest, once per visit.
+    /// Compute the scalar evolution of `l`'s nest, once per visit: O(nest).
     fn nest_scev(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
-        if !self.se_ready {
+        if self.se_scope != SeScope::Nest {
             self.se.compute_nest(func, cfg, li, l);
-            self.se_ready = true;
+            self.se_scope = SeScope::Nest;
         }
     }
 
-    /// The blocks of `l` in reverse post-order of a walk from its header that stays in
-    /// `l` and does not follow edges back to the header, into `self.s.blocks`. O(loop).
+    /// Compute the scalar evolution of `l`'s own blocks (enough for its own exits), once
+    /// per visit: O(own blocks), so that visiting every level of a deep nest stays linear.
+    fn own_scev(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
+        if self.se_scope == SeScope::None {
+            self.se.compute_loop_own(func, cfg, li, l);
+            self.se_scope = SeScope::Own;
+        }
+    }
+
+    /// The own blocks of `l` and the headers of its subloops (not entered), in reverse
+    /// post-order of a walk from its header that stays in `l` and does not follow edges
+    /// back to the header, into `self.s.blocks`. O(own blocks).
     fn local_rpo(&mut self, func: &Function, cfg: &Cfg, li: &LoopInfo, l: Loop) {
         let _ = func;
         let header = li.header(l);
@@ -425,6 +440,13 @@ impl LoopDeletion {
         s.mark[header.index()] = g;
         while let Some(&mut (b, ref mut next)) = s.stack.last_mut() {
             let succs = cfg.succs(b);
+            // A subloop's header is a leaf: the evaluation stops there if it is reached,
+            // and its blocks are not walked (O(own blocks) per visit on a deep nest).
+            let succs = if b == header || li.innermost_loop(b) == Some(l) {
+                succs
+            } else {
+                &[]
+            };
             if let Some(&t) = succs.get(*next) {
                 *next += 1;
                 if t != header && s.mark[t.index()] != g && li.contains(l, t) {
@@ -554,25 +576,39 @@ impl LoopDeletion {
     ) -> Result<(Option<Block>, Vec<Value>), (Keep, String)> {
         let li = &cx.analyses.loops;
         let cfg = &cx.analyses.cfg;
-        // Effects first: a loop with one is kept whatever else holds.
-        for b in li.blocks(l) {
-            for i in func.layout.block_insts(b) {
-                let data = func.dfg.inst(i);
-                let op = data.opcode();
-                let volatile =
-                    matches!(data, InstructionData::Load { flags, .. } if flags.volatile);
-                if op.has_side_effects() || op.is_convergent() || volatile {
-                    let what = if volatile {
-                        "a volatile load".to_string()
+        // Effects first: a loop with one is kept whatever else holds. The loop's own
+        // blocks are scanned before its subloops', so that a nest with an effect at every
+        // level costs each visit its own blocks only.
+        let mut own = core::mem::take(&mut self.s.list);
+        own.clear();
+        li.own_blocks(l, &mut own);
+        let nested = li.blocks(l).filter(|&b| li.innermost_loop(b) != Some(l));
+        let found = own.iter().copied().chain(nested).find_map(|b| {
+            func.layout
+                .block_insts(b)
+                .find_map(|i| {
+                    let data = func.dfg.inst(i);
+                    let op = data.opcode();
+                    let volatile =
+                        matches!(data, InstructionData::Load { flags, .. } if flags.volatile);
+                    if op.has_side_effects() || op.is_convergent() || volatile {
+                        Some(if volatile {
+                            "a volatile load".to_string()
+                        } else {
+                            format!("'{op}'")
+                        })
                     } else {
-                        format!("'{op}'")
-                    };
-                    return Err((
-                        Keep::HasSideEffects,
-                        format!("{b} holds {what}, which has an effect: the loop is kept"),
-                    ));
-                }
-            }
+                        None
+                    }
+                })
+                .map(|what| (b, what))
+        });
+        self.s.list = own;
+        if let Some((b, what)) = found {
+            return Err((
+                Keep::HasSideEffects,
+                format!("{b} holds {what}, which has an effect: the loop is kept"),
+            ));
         }
         let exits = li.exit_edges(l, cfg);
         let Some(&(_, exit)) = exits.first() else {
@@ -675,7 +711,7 @@ impl LoopDeletion {
             // Scalar evolution covers no loop with an irreducible cycle inside.
             return symbolic && self.first_iteration_exits(func, l, li, cfg, preheader);
         }
-        self.nest_scev(func, cfg, li, l);
+        self.own_scev(func, cfg, li, l);
         // Scalar evolution: an exiting block that dominates every latch and exits on its
         // first visit.
         for k in 0..self.se.loop_counts(l).exits.len() {
@@ -685,10 +721,7 @@ impl LoopDeletion {
             // An exiting block of a subloop may exit after some of the subloop's
             // iterations, still on the first iteration of `l`: only `l`'s own blocks are
             // known to exit on their first visit.
-            if !zero
-                || li.innermost_loop(e) != Some(l)
-                || !dominates_latches(&mut self.s, func, li, l, e)
-            {
+            if !zero || li.innermost_loop(e) != Some(l) || !dominates_latches(&self.se, li, l, e) {
                 continue;
             }
             let Some(term) = func.terminator(e) else {

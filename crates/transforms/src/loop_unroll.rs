@@ -46,7 +46,7 @@ use crate::loop_cleanup::{
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
 use crate::utils::split::Place;
-use gyre_analysis::scev::edge_args;
+use gyre_analysis::scev::{def_block, edge_args};
 use gyre_analysis::{Loop, ScalarEvolution};
 use gyre_ir::{Block, EntityRef, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -81,7 +81,8 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// loop become ordinary blocks of it, their parameters fed from inside it).
 ///
 /// **Preserves**: the CFG's edges (its order goes stale) and the loop forest, updated in
-/// place; not the dominator tree, post-dominator tree, uniformity or `nonlocal-uses`.
+/// place, and `nonlocal-uses` (kept sound: the copies' uses are marked); not the
+/// dominator tree, post-dominator tree or uniformity.
 /// When the folds leave an exit block with no predecessor (an exit that is never taken),
 /// unreachable code is removed from the whole function and the forms re-established
 /// (`loop-simplify`, `lcssa`), keeping what those computed.
@@ -788,7 +789,29 @@ impl LoopUnroll {
                 a.loops.remove_block(b);
             }
         }
-        Ok(Analyses::CFG.union(Analyses::LOOPS))
+        // Keep `nonlocal-uses` sound in time proportional to the copies (recomputing it
+        // function-wide at the next loop-rotate, once per unrolled loop, was quadratic):
+        // every use an edit moves to another block — a forwarded parameter's incoming
+        // value, a header's start value, a merged block's operands — is in a live copy,
+        // and uses after the loop go through the exits' arguments, passed from the copies
+        // (LCSSA). New values are unmarked, which reads "may be used elsewhere".
+        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        if a.nonlocal.is_valid() {
+            for &b in &s.copies {
+                if !func.layout.is_block_inserted(b) {
+                    continue;
+                }
+                for i in func.layout.block_insts(b) {
+                    func.dfg.for_each_inst_value(i, |v| {
+                        if def_block(func, v) != Some(b) {
+                            a.nonlocal.set(v, true);
+                        }
+                    });
+                }
+            }
+            kept = kept.union(Analyses::NONLOCAL_USES);
+        }
+        Ok(kept)
     }
 }
 
