@@ -358,9 +358,11 @@ fn run() -> Result<(), String> {
         .copied()
         .filter(|f| a.families.is_empty() || a.families.iter().any(|g| g == f))
         .collect();
-    let limit = a.limit.unwrap_or(if a.quick { 5.0 } else { 120.0 });
-    // The median of 5 or 7 shrugs off one or two runs slowed by the other builds.
-    let reps = a.reps.unwrap_or(if a.quick { 5 } else { 7 });
+    // `--quick` stays under two minutes on the loaded 2-core machine: LLVM's runs are
+    // cut at 3 s (most of them time out at 1k-10k blocks anyway).
+    let limit = a.limit.unwrap_or(if a.quick { 3.0 } else { 120.0 });
+    // The median of 3 or 7 shrugs off one (three) runs slowed by the other builds.
+    let reps = a.reps.unwrap_or(if a.quick { 3 } else { 7 });
     let scratch = std::env::temp_dir().join(format!("gyre-perf-report-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let llvm = if a.llvm {
@@ -395,9 +397,16 @@ fn run() -> Result<(), String> {
             .map_err(|e| e.to_string())?
             .progress_chars("=> "),
     );
+    // Each step's start on standard error too (above the bar), so a log says where the
+    // time went.
+    let started = std::time::Instant::now();
+    let step = |pb: &ProgressBar, msg: String| {
+        pb.suspend(|| eprintln!("[{:7.1} s] {msg}", started.elapsed().as_secs_f64()));
+        pb.set_message(msg);
+    };
     // The CFG analyses beside Cranelift: the `analyses` binary next to this one.
     if a.analyses {
-        pb.set_message("analyses vs Cranelift");
+        step(&pb, "analyses vs Cranelift".into());
         let exe = std::env::current_exe()
             .map_err(|e| e.to_string())?
             .with_file_name("analyses");
@@ -436,7 +445,7 @@ fn run() -> Result<(), String> {
                 pb.inc(4);
                 continue;
             }
-            pb.set_message(format!("{fam} {n}: Gyre in-process"));
+            step(&pb, format!("{fam} {n}: Gyre in-process"));
             let m = kernels::build(fam, n)?;
             let ll = gyre_llvm::export_module(&m, &gyre_llvm::ExportOptions::default());
             let file = scratch.join(format!("{fam}-{n}.ll"));
@@ -482,13 +491,13 @@ fn run() -> Result<(), String> {
             };
             drop((m, ll));
             pb.inc(1);
-            pb.set_message(format!("{fam} {n}: gyre compile -O"));
+            step(&pb, format!("{fam} {n}: gyre compile -O"));
             if let Some(g) = &settings.gyre {
                 row.gyre_process = speed::gyre_process(g, &file, &settings);
             }
             pb.inc(1);
             if let Some((opt, llc)) = &settings.llvm {
-                pb.set_message(format!("{fam} {n}: opt -time-passes"));
+                step(&pb, format!("{fam} {n}: opt -time-passes"));
                 if !rows_dead {
                     let (rows, o) = speed::llvm_rows(opt, &file, &settings);
                     rows_dead = !matches!(o, Outcome::Ok { .. });
@@ -496,7 +505,7 @@ fn run() -> Result<(), String> {
                     row.llvm_rows = o;
                 }
                 pb.inc(1);
-                pb.set_message(format!("{fam} {n}: opt -O2 + llc"));
+                step(&pb, format!("{fam} {n}: opt -O2 + llc"));
                 if !procs_dead {
                     let (o, l) = speed::llvm_processes(opt, llc, &file, &settings);
                     procs_dead = o.wall().is_none() || l.wall().is_none();
@@ -512,7 +521,7 @@ fn run() -> Result<(), String> {
         }
     }
     // Quality.
-    pb.set_message("code quality");
+    step(&pb, "code quality".into());
     // The examples' figures from `cargo xtask perf` (which has their launches), or
     // static counts only.
     let examples = a.examples_json.as_ref().map(|p| {
@@ -556,6 +565,7 @@ fn run() -> Result<(), String> {
     }
     pb.inc(1);
     pb.finish_and_clear();
+    eprintln!("[{:7.1} s] measured", started.elapsed().as_secs_f64());
     // Machine and versions.
     let cpu = read_field("/proc/cpuinfo", "model name").unwrap_or_else(|| "?".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
