@@ -994,6 +994,18 @@ mod tests {
     }
 
     #[test]
+    fn examples_quality_json_escapes_and_marks_unplanned_examples() {
+        let json = examples_quality_json(&[Err((
+            "examples/x.gir".into(),
+            "a \"quoted\" reason\non two lines".into(),
+        ))]);
+        assert_eq!(
+            json,
+            "[\n  {\"kernel\": \"x.gir\", \"gyre\": null, \"llvm\": null, \"note\": \"a \\\"quoted\\\" reason on two lines\"}\n]\n"
+        );
+    }
+
+    #[test]
     fn every_example_is_planned_and_its_kernel_exists() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let subjects = examples(&root);

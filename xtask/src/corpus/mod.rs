@@ -499,7 +499,7 @@ pub fn run_planned(
         approx: Vec::new(),
         interp_closeness: Closeness::default(),
         seconds: 0.0,
-        dynamic_shared: uses_dynamic_shared(&src),
+        dynamic_shared: uses_dynamic_shared(src),
         gyre_quality: None,
         llvm_quality: None,
         ptx_bodies: 0,
