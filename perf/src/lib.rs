@@ -16,6 +16,7 @@
 //!   processes;
 //! - [`process`] runs a process under `/usr/bin/time`, a time limit and a memory limit;
 //! - [`quality`] reads the corpus quality JSON and counts PTX instructions;
+//! - [`sim`] runs the small generated kernels' PTX (Gyre's and llc's) in ptx-sim;
 //! - [`plot`] draws the SVGs; [`report`] renders docs/perf.md.
 #![warn(missing_docs)]
 
@@ -29,4 +30,5 @@ pub mod plot;
 pub mod process;
 pub mod quality;
 pub mod report;
+pub mod sim;
 pub mod speed;

@@ -83,6 +83,22 @@ pub fn parse_quality_json(text: &str) -> Result<Vec<KernelQuality>, String> {
         .collect()
 }
 
+/// The `"note"` of each entry of a quality JSON that has one (why a figure is missing),
+/// as `(kernel, note)`; the examples' JSON of `cargo xtask perf` writes them.
+pub fn parse_notes(text: &str) -> Vec<(String, String)> {
+    let Ok(Value::Array(arr)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    arr.iter()
+        .filter_map(|k| {
+            Some((
+                k.get("kernel")?.as_str()?.to_string(),
+                k.get("note")?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
 /// The geometric mean of `ratios` (None when empty).
 pub fn geomean(ratios: &[f64]) -> Option<f64> {
     if ratios.is_empty() {
@@ -275,6 +291,18 @@ mod tests {
             md.contains("| wmma.ll | does not compile | 111 | - |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn reads_notes() {
+        let text = r#"[{"kernel": "a.gir", "gyre": null, "llvm": null, "note": "sim: no runs"},
+                       {"kernel": "b.gir", "gyre": null, "llvm": null}]"#;
+        assert_eq!(
+            parse_notes(text),
+            [("a.gir".to_string(), "sim: no runs".to_string())]
+        );
+        assert_eq!(parse_quality_json(text).expect("parses").len(), 2);
+        assert!(parse_notes("nonsense").is_empty());
     }
 
     #[test]

@@ -27,9 +27,14 @@ pub const ANALYSES: &[(&str, &str)] = &[
 pub const LLVM_ANALYSES: &str =
     "require<domtree>,require<postdomtree>,require<loops>,require<divergence>";
 
-/// Gyre pass name -> (LLVM 14 pass name, its `-time-passes` row). Gyre's `simplify` (the
-/// e-graph simplifier) has no exact counterpart; `instcombine` is LLVM's nearest.
+/// Gyre pass name -> (LLVM 14 pass name, its `-time-passes` row), each checked under
+/// `opt-14 -passes=`. Gyre's `simplify` (the e-graph simplifier) has no exact
+/// counterpart; `instcombine` is LLVM's nearest. Gyre's `loop-unroll` unrolls fully only,
+/// as LLVM's `loop-unroll-full`. A module-level inliner is LLVM's CGSCC `inline` (see
+/// [`llvm_pipeline`] for the `function(...)` wrapping that needs). A pass not listed
+/// gets a row without an LLVM column.
 pub const PASS_MAP: &[(&str, &str, &str)] = &[
+    ("inline", "cgscc(inline)", "InlinerPass"),
     ("loop-simplify", "loop-simplify", "LoopSimplifyPass"),
     ("lcssa", "lcssa", "LCSSAPass"),
     ("loop-rotate", "loop-rotate", "LoopRotatePass"),
@@ -69,15 +74,57 @@ pub fn pipeline_passes(pipeline: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// Is this LLVM pipeline text (a top-level element) a module-level one? opt 14 parses a
+/// pipeline at the level of its first element, so function passes after a CGSCC or
+/// module pass must be wrapped in `function(...)`.
+fn module_level(text: &str) -> bool {
+    ["cgscc(", "module("].iter().any(|p| text.starts_with(p))
+}
+
 /// LLVM 14's pipeline matching Gyre's `pipeline`: each pass mapped by [`PASS_MAP`] (its
 /// parameters kept), adaptors kept, passes without a counterpart left out (returned as
-/// the second element).
+/// the second element). When a top-level element maps to a module-level pass (the
+/// inliner), the runs of function-level elements around it go into `function(...)`.
 pub fn llvm_pipeline(pipeline: &str) -> Result<(String, Vec<String>), String> {
     let elems = parse_pipeline(pipeline).map_err(|e| e.message)?;
+    let mut missing = Vec::new();
+    let mut top: Vec<String> = Vec::new();
+    for e in &elems {
+        let (t, m) = llvm_element(e)?;
+        missing.extend(m);
+        if !t.is_empty() {
+            top.push(t);
+        }
+    }
+    if !top.iter().any(|t| module_level(t)) {
+        return Ok((top.join(","), missing));
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Vec<String> = Vec::new();
+    for t in top {
+        if module_level(&t) {
+            if !run.is_empty() {
+                parts.push(format!("function({})", run.join(",")));
+                run.clear();
+            }
+            parts.push(t);
+        } else {
+            run.push(t);
+        }
+    }
+    if !run.is_empty() {
+        parts.push(format!("function({})", run.join(",")));
+    }
+    Ok((parts.join(","), missing))
+}
+
+/// One top-level element of [`llvm_pipeline`]: its LLVM text (empty when nothing in it
+/// maps) and the passes without a counterpart.
+fn llvm_element(top: &PipelineElement) -> Result<(String, Vec<String>), String> {
     let mut text = String::new();
     let mut missing = Vec::new();
     // (element, entering?) pairs; closing an adaptor writes its `)`.
-    let mut stack: Vec<(&PipelineElement, bool)> = elems.iter().rev().map(|e| (e, true)).collect();
+    let mut stack: Vec<(&PipelineElement, bool)> = vec![(top, true)];
     let mut need_comma = false;
     while let Some((e, entering)) = stack.pop() {
         if !entering {
@@ -197,6 +244,15 @@ impl SpeedRow {
     }
 }
 
+/// Does LLVM 14 have a `-time-passes` row for Gyre's phase `phase` (so that a missing
+/// figure is the run's time-out or crash, not a phase LLVM lacks)?
+pub fn llvm_has_row(phase: &str) -> bool {
+    phase == IMPORT
+        || phase == O_TOTAL
+        || ANALYSES.iter().any(|(g, l)| *g == phase && !l.is_empty())
+        || PASS_MAP.iter().any(|(g, _, _)| *g == phase)
+}
+
 /// The row name of the whole `-O` pipeline run (adaptors and analyses included).
 pub const O_TOTAL: &str = "-O total";
 /// The row name of PTX emission.
@@ -264,8 +320,14 @@ pub fn pregrow(m: &mut Module) {
     }
 }
 
+/// A phase whose warm-up run takes longer than this many seconds is not repeated: that
+/// run is its figure (noise is small beside it, and repeating a quadratic phase on a
+/// deep nest would take most of a `--quick` run).
+pub const SLOW_PHASE_S: f64 = 1.0;
+
 /// Gyre in-process: the phases of compiling `ll` (LLVM IR text) with `-O`, median
-/// seconds over `reps` runs (after a warm-up run up to 100k blocks).
+/// seconds over `reps` runs (after a warm-up run up to 100k blocks; a phase whose
+/// warm-up takes over [`SLOW_PHASE_S`] is measured by that run alone).
 pub fn gyre_in_process(ll: &str, reps: usize) -> Result<Vec<(String, f64)>, String> {
     let t = Instant::now();
     let m = gyre_llvm::import_module(ll).map_err(|e| e.render("kernel.ll"))?;
@@ -280,8 +342,12 @@ pub fn gyre_in_process(ll: &str, reps: usize) -> Result<Vec<(String, f64)>, Stri
         for r in 0..runs {
             let t = Instant::now();
             f()?;
+            let e = t.elapsed().as_secs_f64();
+            if warm && r == 0 && e > SLOW_PHASE_S {
+                return Ok(e);
+            }
             if !(warm && r == 0) {
-                v.push(t.elapsed().as_secs_f64());
+                v.push(e);
             }
         }
         Ok::<f64, String>(median(v))
@@ -338,10 +404,13 @@ pub fn gyre_in_process(ll: &str, reps: usize) -> Result<Vec<(String, f64)>, Stri
             se.compute(f, &cfg, &dt, &li);
             acc[5] += t.elapsed().as_secs_f64();
         }
-        if !(warm && r == 0) {
+        if !(warm && r == 0) || acc.iter().sum::<f64>() > SLOW_PHASE_S {
             for (s, a) in sums.iter_mut().zip(acc) {
                 s.push(a);
             }
+        }
+        if warm && r == 0 && acc.iter().sum::<f64>() > SLOW_PHASE_S {
+            break;
         }
     }
     for ((name, _), v) in ANALYSES.iter().zip(sums) {
@@ -363,7 +432,8 @@ pub fn gyre_in_process(ll: &str, reps: usize) -> Result<Vec<(String, f64)>, Stri
         let t = Instant::now();
         let rep = pm.run_module(&mut c).map_err(|e| format!("{e:?}"))?;
         let total = t.elapsed().as_secs_f64();
-        if warm && r == 0 {
+        let slow = warm && r == 0 && total > SLOW_PHASE_S;
+        if warm && r == 0 && !slow {
             continue;
         }
         totals.push(total);
@@ -374,6 +444,9 @@ pub fn gyre_in_process(ll: &str, reps: usize) -> Result<Vec<(String, f64)>, Stri
             }
         }
         optimized = Some(c);
+        if slow {
+            break;
+        }
     }
     for (name, v) in per_pass {
         out.push((name, median(v)));
@@ -523,9 +596,67 @@ mod tests {
             "loop-simplify,lcssa,loop(loop-rotate,simple-loop-unswitch<nontrivial>),instcombine"
         );
         assert_eq!(missing, ["frob", "frob"]);
+        // A module-level inliner first: opt 14 then needs the function passes wrapped.
+        let (l, missing) =
+            llvm_pipeline("inline,loop-simplify,loop(loop-rotate),simplify,inline,lcssa")
+                .expect("parses");
+        assert_eq!(
+            l,
+            "cgscc(inline),function(loop-simplify,loop(loop-rotate),instcombine),cgscc(inline),function(lcssa)"
+        );
+        assert!(missing.is_empty());
         // Whatever -O is today, every pass in it is in the flattened list.
         let today = pipeline_passes(DEFAULT_PIPELINE).expect("-O parses");
         assert!(today.iter().any(|p| p == "loop-rotate"), "{today:?}");
+    }
+
+    /// The matching pipelines are accepted by LLVM 14's `opt` and run every mapped pass
+    /// (each has its `-time-passes` row) on a kernel with loops.
+    #[test]
+    fn matching_pipelines_run_under_opt_14() {
+        let Some(opt) = ["opt-14", "opt"].into_iter().find(|p| {
+            std::process::Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("LLVM version 14."))
+        }) else {
+            eprintln!("skipped: no LLVM 14 opt");
+            return;
+        };
+        let m = crate::kernels::build("nest", 200).expect("builds");
+        let ll = gyre_llvm::export_module(&m, &gyre_llvm::ExportOptions::default());
+        let dir = std::env::temp_dir().join(format!("gyre-perf-map-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("k.ll");
+        std::fs::write(&file, ll).expect("write");
+        let with_inline = format!("inline,{DEFAULT_PIPELINE}");
+        for gyre in [DEFAULT_PIPELINE, with_inline.as_str()] {
+            let (text, missing) = llvm_pipeline(gyre).expect("maps");
+            assert!(missing.is_empty(), "{gyre}: unmapped {missing:?}");
+            let out = std::process::Command::new(opt)
+                .args([
+                    "-disable-output",
+                    "-time-passes",
+                    &format!("-passes={text}"),
+                ])
+                .arg(&file)
+                .output()
+                .expect("runs opt");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && !err.contains("invalid"),
+                "{text}: {err}"
+            );
+            let rows = time_passes_rows(&err, "Pass execution timing report");
+            for p in pipeline_passes(gyre).expect("parses") {
+                let (_, _, row) = PASS_MAP.iter().find(|m| m.0 == p).expect("mapped");
+                assert!(
+                    rows.iter().any(|(n, _)| n == row),
+                    "{text}: no {row} row in {err}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     const REPORT: &str = "\

@@ -341,6 +341,102 @@ fn examples(root: &Path) -> Vec<Planned> {
         .collect()
 }
 
+/// The examples through the corpus harness's stages, each on its launch above: Gyre
+/// compiles the example's module, LLVM its export (`opt -O2 | llc -O2 -mcpu=sm_70`),
+/// and both PTX texts run in ptx-sim against the interpreter on one random input. The
+/// reports carry the quality figures (static, dynamic, `ptxas -v`) that
+/// `cargo xtask perf` hands the perf report (`corpus::report::quality_json`); an
+/// example that cannot be read is an `Err` with its name.
+pub fn examples_quality(
+    root: &Path,
+    tools: &corpus::Tools,
+) -> Vec<Result<corpus::Report, (String, String)>> {
+    let dir = std::env::temp_dir().join(format!("gyre-examples-quality-{}", std::process::id()));
+    let setup = corpus::Setup {
+        corpus: dir.clone(),
+        tools: tools.clone(),
+        only: None,
+        runs: 1,
+    };
+    let out = examples(root)
+        .into_iter()
+        .map(|planned| {
+            let s = planned?;
+            let file = s.name.trim_start_matches("examples/").to_string();
+            std::fs::create_dir_all(&dir).map_err(|e| (s.name.clone(), e.to_string()))?;
+            let path = dir.join(format!("{file}.ll"));
+            std::fs::write(&path, &s.ll).map_err(|e| (s.name.clone(), e.to_string()))?;
+            let entry = corpus::Entry {
+                file,
+                symbol: s.kernel.clone(),
+                features: String::new(),
+                launch: String::new(),
+            };
+            Ok(corpus::run_planned(
+                &setup,
+                &entry,
+                &path,
+                &s.ll,
+                s.plan,
+                Some(s.input),
+            ))
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// [`examples_quality`]'s results in the format of `cargo xtask corpus --quality-json`
+/// (see `corpus::report::quality_json`), each row with a `"note"` when the ptx-sim stage
+/// did not pass (why there is no dynamic count) and a row with both sides `null` and the
+/// reason for an example that could not be planned.
+pub fn examples_quality_json(results: &[Result<corpus::Report, (String, String)>]) -> String {
+    let esc = |t: &str| {
+        t.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', " ")
+    };
+    let side = |q: Option<corpus::Quality>| match q {
+        None => "null".to_string(),
+        Some(q) => format!(
+            "{{\"static\": {}, \"dynamic\": {}, \"regs\": {}, \"spill_bytes\": {}}}",
+            q.static_insts,
+            q.dynamic.map_or("null".to_string(), |d| d.to_string()),
+            q.regs,
+            q.spill_bytes
+        ),
+    };
+    let rows: Vec<String> = results
+        .iter()
+        .map(|r| match r {
+            Ok(r) => {
+                let note = match (&r.sim, r.first_failure()) {
+                    (_, Some((stage, why))) => format!(", \"note\": \"{stage}: {}\"", esc(why)),
+                    (corpus::Outcome::Pass(_), None) => String::new(),
+                    (corpus::Outcome::NotComparable(why) | corpus::Outcome::Skipped(why), None) => {
+                        format!(", \"note\": \"sim: {}\"", esc(why))
+                    }
+                    (corpus::Outcome::Fail(why), None) => {
+                        format!(", \"note\": \"sim: {}\"", esc(why))
+                    }
+                };
+                format!(
+                    "  {{\"kernel\": \"{}\", \"gyre\": {}, \"llvm\": {}{note}}}",
+                    esc(&r.entry.file),
+                    side(r.gyre_quality),
+                    side(r.llvm_quality)
+                )
+            }
+            Err((name, why)) => format!(
+                "  {{\"kernel\": \"{}\", \"gyre\": null, \"llvm\": null, \"note\": \"{}\"}}",
+                esc(name.trim_start_matches("examples/")),
+                esc(why)
+            ),
+        })
+        .collect();
+    format!("[\n{}\n]\n", rows.join(",\n"))
+}
+
 /// The corpus kernels Gyre imports, planned as `cargo xtask corpus` runs them.
 fn corpus_subjects(dir: &Path) -> Result<Vec<Planned>, String> {
     let mut out = Vec::new();
@@ -895,6 +991,18 @@ mod tests {
         assert!(measured.contains("Measured on **NVIDIA H200**"));
         assert!(measured.contains("| **no**: x[0] differs | yes | 1.0000 | 2.0000 | 0.50 |"));
         assert!(measured.contains("equal to the interpreter on the GPU: 0 of 1"));
+    }
+
+    #[test]
+    fn examples_quality_json_escapes_and_marks_unplanned_examples() {
+        let json = examples_quality_json(&[Err((
+            "examples/x.gir".into(),
+            "a \"quoted\" reason\non two lines".into(),
+        ))]);
+        assert_eq!(
+            json,
+            "[\n  {\"kernel\": \"x.gir\", \"gyre\": null, \"llvm\": null, \"note\": \"a \\\"quoted\\\" reason on two lines\"}\n]\n"
+        );
     }
 
     #[test]

@@ -246,6 +246,29 @@ fn perf(args: &[String]) -> Result<(), String> {
             target.join("release/gyre").to_string_lossy().into_owned(),
         ]);
         let quick = rest.iter().any(|a| a == "--quick");
+        if !rest.iter().any(|a| a == "--examples-json") {
+            // The examples' dynamic counts need their launches, which live here (the
+            // GPU table's), and the corpus harness's ptx-sim stage: measured in-process,
+            // handed over as JSON.
+            let json = target.join("perf-examples.json");
+            let results = xtask::gpu_table::examples_quality(&root, &xtask::corpus::Tools::find());
+            for r in &results {
+                match r {
+                    Err((name, why)) => eprintln!("xtask: {name}: {why}"),
+                    Ok(r) => {
+                        if let Some((stage, why)) = r.first_failure() {
+                            eprintln!("xtask: {}: {stage}: {why}", r.entry.file);
+                        }
+                    }
+                }
+            }
+            std::fs::write(&json, xtask::gpu_table::examples_quality_json(&results))
+                .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
+            cmd_args.extend([
+                "--examples-json".into(),
+                json.to_string_lossy().into_owned(),
+            ]);
+        }
         let given = rest.iter().any(|a| a == "--quality-json");
         if !quick && !given {
             // The corpus harness writes per-kernel quality figures when it has the

@@ -1101,6 +1101,23 @@ fn exec(
                 }
                 r[*d as usize] = ty.canon(out);
             }
+            Op::Shf {
+                left,
+                wrap,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                let v = (rs(r, cx, *a) & 0xffff_ffff) | ((rs(r, cx, *b) & 0xffff_ffff) << 32);
+                let c = rs(r, cx, *c) & 0xffff_ffff;
+                let n = if *wrap { c & 31 } else { c.min(32) };
+                r[*d as usize] = if *left {
+                    (v << n) >> 32
+                } else {
+                    (v >> n) & 0xffff_ffff
+                };
+            }
             Op::Prmt { d, a, b, c } => {
                 let src = (rs(r, cx, *a) & 0xffff_ffff) | ((rs(r, cx, *b) & 0xffff_ffff) << 32);
                 let sel = rs(r, cx, *c);

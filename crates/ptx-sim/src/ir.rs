@@ -458,6 +458,16 @@ pub(crate) enum Op {
         pos: Src,
         len: Src,
     },
+    /// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c`: the 64-bit value `b:a` shifted by `c`
+    /// (modulo 32 when `wrap`, at most 32 when not), its high (left) or low (right) word.
+    Shf {
+        left: bool,
+        wrap: bool,
+        d: u32,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
     Prmt {
         d: u32,
         a: Src,

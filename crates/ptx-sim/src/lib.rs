@@ -51,7 +51,7 @@
 //!   qualifiers (ignored), `cvta` (to and from generic for global, shared,
 //!   local, const), integer `add sub mul{.lo,.hi,.wide} mul24{.lo,.hi} mad{.lo,.hi,.wide}
 //!   div rem abs neg min max and or xor not cnot shl shr popc clz brev bfind
-//!   bfe bfi prmt` (default mode) and `add.sat`/`sub.sat` on `.s32`; float
+//!   bfe bfi prmt` (default mode), `shf.{l,r}.{wrap,clamp}.b32` and `add.sat`/`sub.sat` on `.s32`; float
 //!   `add sub mul div fma mad sqrt rcp rsqrt abs neg min max (.NaN) copysign
 //!   sin cos ex2 lg2 tanh testp` on `.f32`/`.f64`; `setp` (all comparisons,
 //!   `p|q` destinations, `.and/.or/.xor` combination), `set`, `selp`, `cvt`

@@ -1702,6 +1702,37 @@ impl Dec<'_> {
                     len,
                 }
             }
+            "shf" => {
+                if one_ty(self)? != Ty::B32 {
+                    return self.err("shf requires .b32");
+                }
+                let left = match (mods.iter().any(|m| m == "l"), mods.iter().any(|m| m == "r")) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => return self.err("shf requires one of .l and .r"),
+                };
+                let wrap = match (
+                    mods.iter().any(|m| m == "wrap"),
+                    mods.iter().any(|m| m == "clamp"),
+                ) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => return self.err("shf requires one of .wrap and .clamp"),
+                };
+                self.nops(ops, 4)?;
+                let d = self.dreg(&ops[0])?;
+                let a = self.src(&ops[1], Ty::B32)?;
+                let b = self.src(&ops[2], Ty::B32)?;
+                let c = self.src(&ops[3], Ty::U32)?;
+                Op::Shf {
+                    left,
+                    wrap,
+                    d,
+                    a,
+                    b,
+                    c,
+                }
+            }
             "prmt" => {
                 if one_ty(self)? != Ty::B32 {
                     return self.err("prmt requires .b32");

@@ -545,6 +545,11 @@ fn integer_64bit_math() {
             "mov.u32 %r1, 0; bfi.b32 %r2, 0xF, %r1, 8, 4; cvt.u64.u32 %x, %r2;",
             "mov.u64 %a, 5; cnot.b64 %x, %a;",
             "mov.u64 %a, 5; not.b64 %x, %a;",
+            // Funnel shifts (llc's rotates and 64-bit shifts by parts).
+            "mov.u32 %r1, 0x89ABCDEF; mov.u32 %r2, 0x01234567; shf.l.wrap.b32 %r3, %r1, %r2, 36; cvt.u64.u32 %x, %r3;",
+            "mov.u32 %r1, 0x89ABCDEF; mov.u32 %r2, 0x01234567; shf.l.clamp.b32 %r3, %r1, %r2, 36; cvt.u64.u32 %x, %r3;",
+            "mov.u32 %r1, 0x89ABCDEF; mov.u32 %r2, 0x01234567; shf.r.wrap.b32 %r3, %r1, %r2, 8; cvt.u64.u32 %x, %r3;",
+            "mov.u32 %r1, 0x89ABCDEF; mov.u32 %r2, 0x01234567; shf.r.clamp.b32 %r3, %r1, %r2, 40; cvt.u64.u32 %x, %r3;",
         ],
     );
     let want: Vec<u64> = vec![
@@ -578,6 +583,14 @@ fn integer_64bit_math() {
         0xF00,
         0,
         !5u64,
+        // b:a = 0x01234567_89ABCDEF; left by 36 wraps to 4: high word 0x12345678.
+        0x1234_5678,
+        // Clamped to 32: the high word is a.
+        0x89AB_CDEF,
+        // Right by 8: the low word 0x6789ABCD.
+        0x6789_ABCD,
+        // Clamped to 32: the low word is b.
+        0x0123_4567,
     ];
     for (i, (g, w)) in r.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "case {i}: got {g:#x} want {w:#x}");

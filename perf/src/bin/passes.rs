@@ -11,8 +11,8 @@
 //! computation of the CFG, dominator tree and loop forest.
 //!
 //! Families: `nest` (sequential 3-deep `while` nests, 9 blocks each), `deep` (one
-//! `while` nest, 3 blocks per level), `random` (the kernel generator's UB-free kernels,
-//! `gyre_ir::gen` with `target_blocks`), `unswitch-nest` (the nests of `nest` whose inner
+//! `while` nest, 3 blocks per level), `random` (the kernel generator's UB-free, reducible
+//! kernels with `target_blocks`: the report's, `gyre_perf::kernels::build`), `unswitch-nest` (the nests of `nest` whose inner
 //! body branches on a kernel argument: uniform and invariant, 11 blocks each).
 //!
 //! `--pass unswitch` times `loop(simple-loop-unswitch<nontrivial>)` beside LLVM 14's
@@ -31,7 +31,6 @@
 //! [-C knob=value]... [--family NAME]...
 //! [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]` (default sizes 1000 10000 100000).
 
-use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::Module;
 use gyre_perf::llvm::{find_opt, time_pass};
 use gyre_transforms::knobs::apply_setting;
@@ -238,14 +237,10 @@ fn build(family: &str, n: usize) -> Module {
         "unswitch-nest" => {
             gyre_ir::parse_module(&unswitch_nest(n)).expect("the unswitch-nest kernel parses")
         }
-        _ => {
-            let opts = GenOptions {
-                target_blocks: Some(n),
-                allow_calls: false,
-                ..GenOptions::default()
-            };
-            generate_kernel_module(&opts, &mut SplitMix64::new(0x5eed + n as u64)).0
-        }
+        // The report's `random` kernel: UB-free and reducible. (This binary used to take
+        // the generator's defaults, which allow irreducible cycles: 3,745 at 100k blocks,
+        // whose loops every pass skips.)
+        _ => gyre_perf::kernels::build("random", n).expect("the random kernel builds"),
     };
     let mut pm =
         PassManager::from_pipeline("loop-simplify,lcssa", Knobs::default(), Options::default())

@@ -2,7 +2,7 @@
 //! plots in docs/perf/ (see perf/README.md).
 //!
 //! Usage: `report [--quick] [--family NAME]... [--reps N] [--limit S] [--mem-gib G]
-//! [--gyre PATH] [--quality-json PATH] [--no-llvm] [--no-analyses] [--out FILE]
+//! [--gyre PATH] [--quality-json PATH] [--examples-json PATH] [--no-llvm] [--no-analyses] [--out FILE]
 //! [--svg-dir DIR] [--max-blocks FAMILY=N] [sizes...]`.
 
 use gyre_perf::kernels;
@@ -25,6 +25,8 @@ struct Args {
     mem_gib: u64,
     gyre: Option<PathBuf>,
     quality_json: Option<PathBuf>,
+    /// The examples' figures from `cargo xtask perf` (`--examples-json`).
+    examples_json: Option<PathBuf>,
     llvm: bool,
     analyses: bool,
     out: PathBuf,
@@ -50,13 +52,15 @@ fn parse_args() -> Result<Args, String> {
         mem_gib: 8,
         gyre: None,
         quality_json: None,
+        examples_json: None,
         llvm: true,
         analyses: true,
-        out: root().join("docs/perf.md"),
-        svg_dir: root().join("docs/perf"),
-        // At 1M blocks `random`'s `.ll` is about 800 MB and `exit-ladder`'s 350 MB: more
-        // memory than this shared machine can give one run.
-        caps: vec![("random".into(), 100_000), ("exit-ladder".into(), 100_000)],
+        // Set after the arguments: a `--quick` run must not overwrite the full report.
+        out: PathBuf::new(),
+        svg_dir: PathBuf::new(),
+        // No cap by default: every family runs at every size; where Gyre's in-process
+        // phases would run past the limit, only its process is measured (see `run`).
+        caps: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -69,6 +73,7 @@ fn parse_args() -> Result<Args, String> {
             "--mem-gib" => a.mem_gib = val("G")?.parse().map_err(|_| "--mem-gib G")?,
             "--gyre" => a.gyre = Some(val("a path")?.into()),
             "--quality-json" => a.quality_json = Some(val("a path")?.into()),
+            "--examples-json" => a.examples_json = Some(val("a path")?.into()),
             "--no-llvm" => a.llvm = false,
             "--no-analyses" => a.analyses = false,
             "--out" => a.out = val("a path")?.into(),
@@ -81,13 +86,25 @@ fn parse_args() -> Result<Args, String> {
                 a.caps.push((f.to_string(), n));
             }
             "--help" | "-h" => {
-                println!("report [--quick] [--family nest|deep|random|exit-ladder]... [--reps N] [--limit S] [--mem-gib G] [--gyre PATH] [--quality-json PATH] [--no-llvm] [--no-analyses] [--out FILE] [--svg-dir DIR] [--max-blocks FAMILY=N] [sizes...]");
+                println!("report [--quick] [--family nest|deep|random|exit-ladder]... [--reps N] [--limit S] [--mem-gib G] [--gyre PATH] [--quality-json PATH] [--examples-json PATH] [--no-llvm] [--no-analyses] [--out FILE] [--svg-dir DIR] [--max-blocks FAMILY=N] [sizes...]");
                 std::process::exit(0);
             }
             s => a
                 .sizes
                 .push(s.parse().map_err(|_| format!("unknown argument `{s}`"))?),
         }
+    }
+    // docs/perf.md is the full report; a quick run goes to target/perf-quick/.
+    let dir = if a.quick {
+        root().join("target/perf-quick")
+    } else {
+        root().join("docs")
+    };
+    if a.out.as_os_str().is_empty() {
+        a.out = dir.join("perf.md");
+    }
+    if a.svg_dir.as_os_str().is_empty() {
+        a.svg_dir = a.out.parent().unwrap_or(&dir).join("perf");
     }
     for f in &a.families {
         if !kernels::FAMILIES.contains(&f.as_str()) {
@@ -184,19 +201,31 @@ fn ptxas_figures(ptxas: &Path, ptx: &Path) -> Option<(u64, u64)> {
     Some((regs, spill))
 }
 
-/// Static counts (and `ptxas -v` figures) of examples/ and small generated kernels,
-/// Gyre `-O` against `opt -O2` + `llc -O2 -mcpu=sm_70` on the unoptimized module.
+/// Small generated kernels in the quality table.
+const GENERATED: u64 = 8;
+
+/// Static counts (and `ptxas -v` figures) of examples/ (unless `with_examples` is false:
+/// `--examples-json` gives them) and small generated kernels, Gyre `-O` against
+/// `opt -O2` + `llc -O2 -mcpu=sm_70` on the unoptimized module; the generated kernels'
+/// dynamic counts from ptx-sim on the generator's random inputs (see [`gyre_perf::sim`]),
+/// or a note saying why there is none.
 fn local_quality(
     opt: &Path,
     llc: &Path,
     ptxas: Option<&Path>,
     scratch: &Path,
+    with_examples: bool,
+    notes: &mut Vec<String>,
 ) -> Vec<KernelQuality> {
-    let mut mods: Vec<(String, gyre_ir::Module)> = Vec::new();
+    type Contract = gyre_ir::generate::KernelContract;
+    let mut mods: Vec<(String, gyre_ir::Module, Option<Contract>)> = Vec::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     files.sort();
+    if !with_examples {
+        files.clear();
+    }
     for f in files {
         let name = f
             .file_name()
@@ -214,25 +243,25 @@ fn local_quality(
             continue;
         };
         if let Some(m) = m {
-            mods.push((name, m));
+            mods.push((name, m, None));
         }
     }
-    for seed in 1..=8u64 {
+    for seed in 1..=GENERATED {
         let opts = gyre_ir::generate::GenOptions {
             target_blocks: Some(30),
             allow_calls: false,
             allow_irreducible: false,
             ..Default::default()
         };
-        let (m, _) = gyre_ir::generate::generate_kernel_module(
+        let (m, contract) = gyre_ir::generate::generate_kernel_module(
             &opts,
             &mut gyre_ir::generate::SplitMix64::new(seed),
         );
-        mods.push((format!("generated seed {seed}"), m));
+        mods.push((format!("generated seed {seed}"), m, Some(contract)));
     }
     let sm = gyre_codegen_lite::Sm::from_number(70).expect("sm_70");
     let mut out = Vec::new();
-    for (name, m) in mods {
+    for (name, m, contract) in mods {
         let mut g = m.clone();
         let mut pm = match gyre_transforms::PassManager::from_pipeline(
             DEFAULT_PIPELINE,
@@ -281,18 +310,24 @@ fn local_quality(
         let Ok(lptx_text) = std::fs::read_to_string(&lptx) else {
             continue;
         };
-        let figs = |text: &str, path: &Path| {
+        let dynamic = contract.map(|c| {
+            gyre_perf::sim::generated_dynamic(&m, &c, 0, &gptx, &lptx_text)
+                .map_err(|e| notes.push(format!("`{name}`: no dynamic counts: {e}")))
+                .ok()
+        });
+        let (gd, ld) = dynamic.flatten().unzip();
+        let figs = |text: &str, path: &Path, dynamic: Option<u64>| {
             let p = ptxas.and_then(|p| ptxas_figures(p, path));
             Figures {
                 static_insts: quality::static_count(text),
-                dynamic: None,
+                dynamic,
                 regs: p.map(|p| p.0),
                 spill_bytes: p.map(|p| p.1),
             }
         };
         out.push(KernelQuality {
-            gyre: Some(figs(&gptx, &gptx_path)),
-            llvm: Some(figs(&lptx_text, &lptx)),
+            gyre: Some(figs(&gptx, &gptx_path, gd)),
+            llvm: Some(figs(&lptx_text, &lptx, ld)),
             kernel: name,
         });
     }
@@ -323,9 +358,11 @@ fn run() -> Result<(), String> {
         .copied()
         .filter(|f| a.families.is_empty() || a.families.iter().any(|g| g == f))
         .collect();
-    let limit = a.limit.unwrap_or(if a.quick { 5.0 } else { 120.0 });
-    // The median of 5 or 7 shrugs off one or two runs slowed by the other builds.
-    let reps = a.reps.unwrap_or(if a.quick { 5 } else { 7 });
+    // `--quick` stays under two minutes on the loaded 2-core machine: LLVM's runs are
+    // cut at 3 s (most of them time out at 1k-10k blocks anyway).
+    let limit = a.limit.unwrap_or(if a.quick { 3.0 } else { 120.0 });
+    // The median of 3 or 7 shrugs off one (three) runs slowed by the other builds.
+    let reps = a.reps.unwrap_or(if a.quick { 3 } else { 7 });
     let scratch = std::env::temp_dir().join(format!("gyre-perf-report-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let llvm = if a.llvm {
@@ -360,9 +397,16 @@ fn run() -> Result<(), String> {
             .map_err(|e| e.to_string())?
             .progress_chars("=> "),
     );
+    // Each step's start on standard error too (above the bar), so a log says where the
+    // time went.
+    let started = std::time::Instant::now();
+    let step = |pb: &ProgressBar, msg: String| {
+        pb.suspend(|| eprintln!("[{:7.1} s] {msg}", started.elapsed().as_secs_f64()));
+        pb.set_message(msg);
+    };
     // The CFG analyses beside Cranelift: the `analyses` binary next to this one.
     if a.analyses {
-        pb.set_message("analyses vs Cranelift");
+        step(&pb, "analyses vs Cranelift".into());
         let exe = std::env::current_exe()
             .map_err(|e| e.to_string())?
             .with_file_name("analyses");
@@ -390,6 +434,9 @@ fn run() -> Result<(), String> {
     for &fam in &families {
         // LLVM's larger sizes are skipped once a smaller one timed out or crashed.
         let (mut rows_dead, mut procs_dead) = (false, false);
+        // (blocks, seconds of one run of every in-process phase) of the last size
+        // measured in-process: the next size's estimate, linear in blocks.
+        let mut last_in_process: Option<(usize, f64)> = None;
         for &n in &sizes {
             if let Some((_, cap)) = a.caps.iter().find(|(f, c)| f == fam && n > *c) {
                 report.notes.push(format!(
@@ -398,17 +445,41 @@ fn run() -> Result<(), String> {
                 pb.inc(4);
                 continue;
             }
-            pb.set_message(format!("{fam} {n}: Gyre in-process"));
+            step(&pb, format!("{fam} {n}: Gyre in-process"));
             let m = kernels::build(fam, n)?;
             let ll = gyre_llvm::export_module(&m, &gyre_llvm::ExportOptions::default());
             let file = scratch.join(format!("{fam}-{n}.ll"));
             std::fs::write(&file, &ll).map_err(|e| e.to_string())?;
-            let gyre =
-                speed::gyre_in_process(&ll, reps).map_err(|e| format!("{fam} {n}: Gyre: {e}"))?;
+            let blocks = kernels::blocks(&m);
+            // The phases are timed without a limit in this process, so a size whose
+            // linear estimate exceeds the limit gets its process row only (which is
+            // limited: the 1M-block target is still measured).
+            let estimate = last_in_process.map(|(b, t)| t * blocks as f64 / b.max(1) as f64);
+            let gyre = match estimate {
+                Some(e) if e > limit => {
+                    let (b, t) = last_in_process.unwrap_or_default();
+                    report.notes.push(format!(
+                        "`{fam}` at {blocks} blocks: Gyre's in-process phases not measured: one run of them took {t:.1} s at {b} blocks, so about {e:.0} s here even if linear, over the {limit:.0} s limit; `gyre compile -O` is measured as a process (under the limit)."
+                    ));
+                    Vec::new()
+                }
+                _ => {
+                    let g = speed::gyre_in_process(&ll, reps)
+                        .map_err(|e| format!("{fam} {n}: Gyre: {e}"))?;
+                    // The per-pass rows are inside `-O total`.
+                    let one_run: f64 = g
+                        .iter()
+                        .filter(|(p, _)| !report.passes.contains(p))
+                        .map(|(_, t)| t)
+                        .sum();
+                    last_in_process = Some((blocks, one_run));
+                    g
+                }
+            };
             let mut row = SpeedRow {
                 family: fam.to_string(),
                 target: n,
-                blocks: kernels::blocks(&m),
+                blocks,
                 insts: kernels::insts(&m),
                 ll_bytes: ll.len(),
                 gyre,
@@ -420,13 +491,13 @@ fn run() -> Result<(), String> {
             };
             drop((m, ll));
             pb.inc(1);
-            pb.set_message(format!("{fam} {n}: gyre compile -O"));
+            step(&pb, format!("{fam} {n}: gyre compile -O"));
             if let Some(g) = &settings.gyre {
                 row.gyre_process = speed::gyre_process(g, &file, &settings);
             }
             pb.inc(1);
             if let Some((opt, llc)) = &settings.llvm {
-                pb.set_message(format!("{fam} {n}: opt -time-passes"));
+                step(&pb, format!("{fam} {n}: opt -time-passes"));
                 if !rows_dead {
                     let (rows, o) = speed::llvm_rows(opt, &file, &settings);
                     rows_dead = !matches!(o, Outcome::Ok { .. });
@@ -434,7 +505,7 @@ fn run() -> Result<(), String> {
                     row.llvm_rows = o;
                 }
                 pb.inc(1);
-                pb.set_message(format!("{fam} {n}: opt -O2 + llc"));
+                step(&pb, format!("{fam} {n}: opt -O2 + llc"));
                 if !procs_dead {
                     let (o, l) = speed::llvm_processes(opt, llc, &file, &settings);
                     procs_dead = o.wall().is_none() || l.wall().is_none();
@@ -450,11 +521,43 @@ fn run() -> Result<(), String> {
         }
     }
     // Quality.
-    pb.set_message("code quality");
+    step(&pb, "code quality".into());
+    // The examples' figures from `cargo xtask perf` (which has their launches), or
+    // static counts only.
+    let examples = a.examples_json.as_ref().map(|p| {
+        std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))
+            .and_then(|t| Ok((quality::parse_quality_json(&t)?, quality::parse_notes(&t))))
+    });
+    let mut notes = Vec::new();
+    let examples = match examples {
+        Some(Ok((ks, ns))) => {
+            notes.extend(ns.into_iter().map(|(k, n)| format!("`{k}`: {n}")));
+            Some(ks)
+        }
+        Some(Err(e)) => {
+            notes.push(format!("the examples' JSON: {e}; static counts only"));
+            None
+        }
+        None => {
+            notes.push("examples: static counts only (`cargo xtask perf` passes their dynamic counts with `--examples-json`)".into());
+            None
+        }
+    };
     if let Some((opt, llc)) = &settings.llvm {
         let ptxas = find_ptxas();
-        report.local_quality = local_quality(opt, llc, ptxas.as_deref(), &scratch);
+        let local = local_quality(
+            opt,
+            llc,
+            ptxas.as_deref(),
+            &scratch,
+            examples.is_none(),
+            &mut notes,
+        );
+        report.local_quality = examples.unwrap_or_default();
+        report.local_quality.extend(local);
     }
+    report.local_notes = notes;
     if let Some(p) = &a.quality_json {
         report.corpus_quality = std::fs::read_to_string(p)
             .map_err(|e| format!("cannot read {}: {e}", p.display()))
@@ -462,6 +565,7 @@ fn run() -> Result<(), String> {
     }
     pb.inc(1);
     pb.finish_and_clear();
+    eprintln!("[{:7.1} s] measured", started.elapsed().as_secs_f64());
     // Machine and versions.
     let cpu = read_field("/proc/cpuinfo", "model name").unwrap_or_else(|| "?".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -554,7 +658,14 @@ fn run() -> Result<(), String> {
     ];
     // Plots.
     std::fs::create_dir_all(&a.svg_dir).map_err(|e| e.to_string())?;
-    let rel = |name: &str| format!("perf/{name}");
+    // Plot links relative to the markdown file when the plots are beside it.
+    let svg_rel = a
+        .out
+        .parent()
+        .and_then(|d| a.svg_dir.strip_prefix(d).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| a.svg_dir.clone());
+    let rel = |name: &str| svg_rel.join(name).to_string_lossy().into_owned();
     for fam in &families {
         let rows: Vec<&SpeedRow> = report.speed.iter().filter(|r| r.family == *fam).collect();
         let mut series = Vec::new();
@@ -602,9 +713,8 @@ fn run() -> Result<(), String> {
             report.plots.push((title, rel(&name)));
         }
     }
-    let mut bars_of = |ks: &[KernelQuality], name: &str, title: &str| {
-        let bars: Vec<(String, f64)> = ks
-            .iter()
+    let static_bars = |ks: &[KernelQuality]| -> Vec<(String, f64)> {
+        ks.iter()
             .filter_map(|k| {
                 let (g, l) = k.both()?;
                 (l.static_insts > 0).then(|| {
@@ -614,24 +724,10 @@ fn run() -> Result<(), String> {
                     )
                 })
             })
-            .collect();
-        if ratio_bars(&a.svg_dir.join(name), title, &bars).is_ok() {
-            report.plots.push((title.to_string(), rel(name)));
-        }
+            .collect()
     };
-    bars_of(
-        &report.local_quality.clone(),
-        "quality-examples.svg",
-        "Static PTX instructions, Gyre / LLVM: examples and generated kernels",
-    );
-    if let Ok(ks) = &report.corpus_quality.clone() {
-        bars_of(
-            ks,
-            "quality-corpus.svg",
-            "Static PTX instructions, Gyre / LLVM: corpus",
-        );
-        let dy: Vec<(String, f64)> = ks
-            .iter()
+    let dynamic_bars = |ks: &[KernelQuality]| -> Vec<(String, f64)> {
+        ks.iter()
             .filter_map(|k| {
                 let (g, l) = k.both()?;
                 Some((
@@ -639,12 +735,35 @@ fn run() -> Result<(), String> {
                     g.dynamic? as f64 / l.dynamic?.max(1) as f64,
                 ))
             })
-            .collect();
-        let title = "Dynamic PTX instructions (ptx-sim), Gyre / LLVM: corpus";
-        if ratio_bars(&a.svg_dir.join("quality-corpus-dynamic.svg"), title, &dy).is_ok() {
-            report
-                .plots
-                .push((title.into(), rel("quality-corpus-dynamic.svg")));
+            .collect()
+    };
+    let mut charts = vec![
+        (
+            static_bars(&report.local_quality),
+            "quality-examples.svg",
+            "Static PTX instructions, Gyre / LLVM: examples and generated kernels",
+        ),
+        (
+            dynamic_bars(&report.local_quality),
+            "quality-examples-dynamic.svg",
+            "Dynamic PTX instructions (ptx-sim), Gyre / LLVM: examples and generated kernels",
+        ),
+    ];
+    if let Ok(ks) = &report.corpus_quality {
+        charts.push((
+            static_bars(ks),
+            "quality-corpus.svg",
+            "Static PTX instructions, Gyre / LLVM: corpus",
+        ));
+        charts.push((
+            dynamic_bars(ks),
+            "quality-corpus-dynamic.svg",
+            "Dynamic PTX instructions (ptx-sim), Gyre / LLVM: corpus",
+        ));
+    }
+    for (bars, name, title) in charts {
+        if !bars.is_empty() && ratio_bars(&a.svg_dir.join(name), title, &bars).is_ok() {
+            report.plots.push((title.to_string(), rel(name)));
         }
     }
     let md = render(&report);

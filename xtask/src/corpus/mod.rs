@@ -462,11 +462,26 @@ fn skipped(why: &str) -> Outcome {
 
 /// All stages of one kernel. `Err` only for a harness problem (unreadable file).
 pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
-    let start = std::time::Instant::now();
     let path = setup.corpus.join(&e.file);
     let src = std::fs::read_to_string(&path)
         .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
     let plan = launches::plan(&e.file, &e.features, &e.launch);
+    Ok(run_planned(setup, e, &path, &src, plan, None))
+}
+
+/// All stages of one kernel whose LLVM IR `src` is in the file `path` (`e.file` names
+/// it, without `/`), launched by `plan`. Gyre imports `src`, unless `given` is the
+/// module `src` was exported from (an example: Gyre compiles the module itself, LLVM
+/// its export, as the perf report's quality table does).
+pub fn run_planned(
+    setup: &Setup,
+    e: &Entry,
+    path: &Path,
+    src: &str,
+    plan: Plan,
+    given: Option<Module>,
+) -> Report {
+    let start = std::time::Instant::now();
     let mut r = Report {
         entry: e.clone(),
         import: skipped(""),
@@ -484,13 +499,13 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         approx: Vec::new(),
         interp_closeness: Closeness::default(),
         seconds: 0.0,
-        dynamic_shared: uses_dynamic_shared(&src),
+        dynamic_shared: uses_dynamic_shared(src),
         gyre_quality: None,
         llvm_quality: None,
         ptx_bodies: 0,
     };
     // LLVM's side does not depend on Gyre's import.
-    let llc_ptx = llc_compile(setup, &e.file, &path, &src);
+    let llc_ptx = llc_compile(setup, &e.file, path, src);
     r.llc = match &llc_ptx {
         // Whether ptx-sim can read llc's PTX is known even when Gyre cannot import the
         // kernel: it names the PTX the simulator still lacks.
@@ -503,12 +518,16 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
     if let Ok(ptx) = &llc_ptx {
         r.llvm_quality = Some(quality(setup, ptx, &Producer::Llc.kernel_name(&e.symbol)));
     }
-    let input = match gyre_llvm::import_module(&src) {
+    let imported = match given {
+        Some(m) => Ok(m),
+        None => gyre_llvm::import_module(src),
+    };
+    let input = match imported {
         Ok(m) => m,
         Err(errs) => {
             r.import = Outcome::Fail(errs.to_string().replace('\n', "; "));
             r.seconds = start.elapsed().as_secs_f64();
-            return Ok(r);
+            return r;
         }
     };
     r.import = Outcome::Pass(String::new());
@@ -518,7 +537,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             *s = skipped("does not verify");
         }
         r.seconds = start.elapsed().as_secs_f64();
-        return Ok(r);
+        return r;
     }
     r.verify = Outcome::Pass(String::new());
     let mut optimized = input.clone();
@@ -537,7 +556,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
             *s = skipped("-O failed");
         }
         r.seconds = start.elapsed().as_secs_f64();
-        return Ok(r);
+        return r;
     }
     r.opt = Outcome::Pass(String::new());
     let (ptx_outcome, gyre_ptx, other_ptx) = gyre_ptx(setup, &optimized);
@@ -549,12 +568,12 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
     if let Some(ptx) = &gyre_ptx {
         r.gyre_quality = Some(quality(setup, ptx, &Producer::Gyre.kernel_name(kernel)));
     }
-    let host = host_globals(&src, &input);
+    let host = host_globals(src, &input);
     let Some(fid) = input.func_by_name(kernel) else {
         r.interp = Outcome::Fail(format!("no kernel @{kernel} in the imported module"));
         r.sim = skipped("no kernel");
         r.seconds = start.elapsed().as_secs_f64();
-        return Ok(r);
+        return r;
     };
     let params = input.functions[fid].sig.params.clone();
     let byval: Vec<(usize, usize)> = input.functions[fid]
@@ -615,7 +634,7 @@ pub fn run_one(setup: &Setup, e: &Entry) -> Result<Report, String> {
         }
     };
     r.seconds = start.elapsed().as_secs_f64();
-    Ok(r)
+    r
 }
 
 /// The `externally_initialized` globals of `src` that the imported module has. A
