@@ -140,6 +140,29 @@ pub fn inputs(case: &Case, k: u64) -> gyre_interp::Inputs {
     inputs
 }
 
+/// How many of the [`inputs`] variants (`0..UB_CHECKED_INPUTS`) the kernel targets run;
+/// the shrinker keeps a candidate kernel UB-free on each of them.
+pub const UB_CHECKED_INPUTS: u64 = 2;
+
+/// The undefined behaviour of `module` (the case's kernel, or an edit of it) on
+/// [`inputs`] `k`, if it has any: an interpreter error other than the step limit.
+/// `None` for a case whose contract is not UB-free (nothing is promised).
+pub fn undefined_behaviour(case: &Case, module: &Module, k: u64) -> Option<String> {
+    if !case.contract.ub_free {
+        return None;
+    }
+    let mut inputs = inputs(case, k);
+    match gyre_interp::run_kernel(
+        module,
+        case.kernel_name(),
+        &inputs.launch,
+        &mut inputs.memory,
+    ) {
+        Err(e) if e.kind() != gyre_interp::ErrorKind::StepLimit => Some(format!("inputs {k}: {e}")),
+        _ => None,
+    }
+}
+
 /// How many times [`STEP_LIMIT`] the transformed kernel may run when the original
 /// finished: a transform may legitimately execute more instructions than the original
 /// (the round trip through LLVM IR once turned each scaled `ptradd` into three

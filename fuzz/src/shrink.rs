@@ -5,6 +5,14 @@
 //! targets (and blocks no longer reachable go), an instruction without a result (a store,
 //! an atomic, a barrier, a call) goes, a result is replaced by a zero constant, and dead
 //! pure instructions go. Text shrinks by dropping line ranges, then byte ranges.
+//!
+//! Those edits can break a UB-free kernel's contract (a removed store leaves a local
+//! slot uninitialized, a zeroed `b | 1` divides by zero, a zeroed clamp no longer
+//! guards a conversion), and the interpreter comparison counts two errors of the same
+//! kind as the same behaviour, so such a candidate can keep the failure's signature while
+//! hiding what it was about. A candidate kernel therefore must also stay free of
+//! undefined behaviour on every input the original ran without any
+//! ([`crate::case::undefined_behaviour`]).
 
 use crate::{run_check, signature, Input, Target};
 use gyre_ir::verifier::verify_module;
@@ -28,6 +36,11 @@ pub fn shrink(target: &Target, input: Input, failure: String, budget: Duration) 
             (Input::Bytes(b), f)
         }
         Input::Kernel(mut case) => {
+            // The inputs on which the original has no undefined behaviour (all of them
+            // for a generated UB-free kernel); candidates must keep it so.
+            let clean: Vec<u64> = (0..crate::case::UB_CHECKED_INPUTS)
+                .filter(|&k| crate::case::undefined_behaviour(&case, &case.module, k).is_none())
+                .collect();
             let mut failure = failure;
             let mut progress = true;
             while progress && Instant::now() < deadline {
@@ -42,11 +55,19 @@ pub fn shrink(target: &Target, input: Input, failure: String, budget: Duration) 
                     }
                     let mut candidate = case.clone();
                     candidate.module = m;
+                    let defined = |c: &crate::Case| {
+                        clean
+                            .iter()
+                            .all(|&k| crate::case::undefined_behaviour(c, &c.module, k).is_none())
+                    };
                     let candidate = Input::Kernel(candidate);
                     if let Some(f) = still_fails(&candidate) {
                         let Input::Kernel(c) = candidate else {
                             unreachable!()
                         };
+                        if !defined(&c) {
+                            continue;
+                        }
                         case = c;
                         failure = f;
                         progress = true;

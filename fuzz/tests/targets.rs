@@ -166,6 +166,105 @@ fn campaign_shrinks_a_planted_failure() {
     gyre_ir::verifier::verify_module(&small.kernel().module).expect("shrunk module verifies");
 }
 
+/// Stored kernels (seeds and shrunk regressions) with a UB-free contract keep it: the
+/// original runs without undefined behaviour on every input the kernel targets use, so a
+/// replay compares behaviours, not two errors of the same kind. (The `roundtrip_llvm`
+/// regression 54009023 was shrunk before the shrinker checked this: it read a local slot
+/// whose initializing store had been removed, a poison branch condition on inputs 0.)
+#[test]
+fn stored_kernels_have_no_undefined_behaviour() {
+    use gyre_fuzz::case::{undefined_behaviour, UB_CHECKED_INPUTS};
+    use gyre_fuzz::InputKind;
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for t in gyre_fuzz::TARGETS
+        .iter()
+        .filter(|t| t.kind == InputKind::Kernel)
+    {
+        for what in ["seeds", "regressions"] {
+            for path in stored_inputs(t, what) {
+                let data = std::fs::read(&path).expect("readable");
+                let input = Input::from_file(t.kind, &data).expect("a kernel case");
+                let case = input.kernel();
+                checked += usize::from(case.contract.ub_free);
+                for k in 0..UB_CHECKED_INPUTS {
+                    if let Some(e) = undefined_behaviour(case, &case.module, k) {
+                        failures.push(format!("{}: {e}", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    println!("{checked} UB-free stored kernels");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Shrinking keeps a UB-free kernel free of undefined behaviour. The planted failure (a
+/// `udiv` or `sdiv`) survives zeroing the division's guarded divisor (`b | 1`), which
+/// divides by zero.
+#[test]
+fn shrinking_keeps_kernels_free_of_undefined_behaviour() {
+    use gyre_fuzz::case::{undefined_behaviour, UB_CHECKED_INPUTS};
+    use gyre_fuzz::{Features, InputKind, Target};
+    use gyre_ir::Opcode;
+    fn check(input: &Input) -> Result<Features, String> {
+        let m = &input.kernel().module;
+        let div = m.functions.values().any(|f| {
+            f.layout.blocks().any(|b| {
+                f.layout
+                    .block_insts(b)
+                    .any(|i| matches!(f.dfg.inst(i).opcode(), Opcode::Udiv | Opcode::Sdiv))
+            })
+        });
+        if div {
+            Err("planted: a division".into())
+        } else {
+            Ok(vec![])
+        }
+    }
+    fn generate(seed: u64) -> Input {
+        Input::Kernel(gyre_fuzz::Case::generate(seed, |o| {
+            o.max_blocks = o.max_blocks.min(20);
+        }))
+    }
+    static PLANTED: Target = Target {
+        name: "planted_division",
+        doc: "test",
+        kind: InputKind::Kernel,
+        generate,
+        check,
+    };
+    let mut shrunk = 0;
+    for seed in 0..20u64 {
+        let big = generate(seed);
+        if check(&big).is_ok() {
+            continue;
+        }
+        let (small, _) = gyre_fuzz::shrink::shrink(
+            &PLANTED,
+            big.clone(),
+            "planted: a division".into(),
+            std::time::Duration::from_secs(10),
+        );
+        for k in 0..UB_CHECKED_INPUTS {
+            if undefined_behaviour(big.kernel(), &big.kernel().module, k).is_none() {
+                let e = undefined_behaviour(small.kernel(), &small.kernel().module, k);
+                assert!(
+                    e.is_none(),
+                    "seed {seed}: {}\n{}",
+                    e.unwrap_or_default(),
+                    small.kernel().to_text()
+                );
+            }
+        }
+        shrunk += 1;
+        if shrunk == 3 {
+            break;
+        }
+    }
+    assert_eq!(shrunk, 3, "too few kernels with a division");
+}
+
 /// A kernel case survives its file format: module, contract, seed and choices.
 #[test]
 fn case_files_round_trip() {

@@ -150,3 +150,46 @@ fn random_inputs_follow_the_contract() {
         assert_eq!(again.memory.bytes("p1"), inputs.memory.bytes("p1"));
     }
 }
+
+/// Kernels generated with options drawn by `GenOptions::random` (every feature set and
+/// size the fuzz targets use, all UB-free), as the fuzz targets draw them, run on the
+/// targets' random inputs without undefined behaviour: no poison branch, division by
+/// zero, out-of-bounds access, race... Only the step limit may stop them (deep nests may
+/// legitimately run long). (Issue 27 suspected the generator of a poison `fptoui` loop
+/// bound; the kernel behind it was the fuzz shrinker's edit, see docs/fuzzing.md.)
+#[test]
+fn random_option_kernels_have_no_undefined_behaviour() {
+    use gyre_interp::ErrorKind;
+    use gyre_ir::generate::{generate_kernel_module, SplitMix64};
+    let (mut runs, mut finished, mut steps) = (0, 0, 0u64);
+    for seed in 0..1000u64 {
+        let mut rng = SplitMix64::new(seed);
+        let opts = GenOptions::random(&mut rng);
+        let (m, contract) = generate_kernel_module(&opts, &mut rng);
+        let kernel = m.functions[contract.kernel].name.clone();
+        for k in 0..3u64 {
+            let mut inputs = random_inputs(&contract, seed.wrapping_mul(31).wrapping_add(k));
+            inputs.launch.config.step_limit = 2_000_000;
+            runs += 1;
+            match run_kernel(&m, &kernel, &inputs.launch, &mut inputs.memory) {
+                Ok(o) => {
+                    finished += 1;
+                    steps += o.steps;
+                }
+                Err(e) if e.kind() == ErrorKind::StepLimit => {}
+                Err(e) => panic!(
+                    "seed {seed} inputs {k}, {opts:?}, launch {:?}x{:?}: {e}\n{}",
+                    inputs.launch.grid,
+                    inputs.launch.block,
+                    text(&m)
+                ),
+            }
+        }
+    }
+    // Most runs finish, and do real work, so the check covers whole executions.
+    assert!(
+        finished * 10 > runs * 9,
+        "only {finished} of {runs} runs finished"
+    );
+    assert!(steps > finished * 1000, "only {steps} steps");
+}
