@@ -53,6 +53,7 @@ pub const KNOWN: &[(&str, &str)] = &[
         "SimpleLoopUnswitch/2007-07-18-DomInfo.ll@byte_regex_compile",
         "header-phi-fold",
     ),
+    ("IndVarSimplify/2007-01-06-TripCount.ll@test", "exit-fold"),
     ("LoopDeletion/zero-btc.ll@test_multi_exit1", "exit-fold"),
     ("LoopDeletion/zero-btc.ll@test_multi_exit3", "exit-fold"),
     ("LoopDeletion/zero-btc.ll@test_live_outer", "exit-fold"),
