@@ -1050,16 +1050,7 @@ impl ScalarEvolution {
                     new = if new == u32::MAX {
                         pi
                     } else {
-                        let (mut x, mut y) = (pi, new);
-                        while x != y {
-                            while x > y {
-                                x = idom[x as usize];
-                            }
-                            while y > x {
-                                y = idom[y as usize];
-                            }
-                        }
-                        x
+                        intersect(idom, pi, new)
                     };
                 }
                 if new != idom[i] {
@@ -1283,16 +1274,7 @@ impl ScalarEvolution {
                     new = if new == u32::MAX {
                         pi
                     } else {
-                        let (mut a, mut b) = (pi, new);
-                        while a != b {
-                            while a > b {
-                                a = idom[a as usize];
-                            }
-                            while b > a {
-                                b = idom[b as usize];
-                            }
-                        }
-                        a
+                        intersect(idom, pi, new)
                     };
                 }
                 if new != idom[i] {
@@ -2705,6 +2687,20 @@ pub fn const_count(bits: u32, a: u64, t: u64, b: u64, pred: IntCC) -> Option<u64
         inv = inv.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inv)));
     }
     Some(((dist >> tz).wrapping_mul(inv)) & rm)
+}
+
+/// The nearest common dominator of the nodes numbered `a` and `b` (reverse-postorder
+/// numbers, `idom` indexed by them): Cooper, Harvey and Kennedy's two-finger walk.
+fn intersect(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while a > b {
+            a = idom[a as usize];
+        }
+        while b > a {
+            b = idom[b as usize];
+        }
+    }
+    a
 }
 
 #[cfg(test)]
