@@ -32,7 +32,8 @@ pub fn random_pipeline(rng: &mut impl RandomSource) -> String {
         }
         match p.kind {
             PassKind::Loop => loop_group.push(text),
-            PassKind::Function => {
+            // Module passes (the inliner) run at the top level, like function passes.
+            PassKind::Function | PassKind::Module => {
                 if !loop_group.is_empty() && rng.below(2) == 0 {
                     elems.push(format!("loop({})", loop_group.join(",")));
                     loop_group.clear();
