@@ -1060,23 +1060,7 @@ impl ScalarEvolution {
             }
         }
         // Preorder intervals of the tree (children lists by counting sort, explicit stack).
-        let n = rpo.len();
-        sc.first.clear();
-        sc.first.resize(n + 1, 0);
-        for &d in &idom[1..] {
-            sc.first[d as usize + 1] += 1;
-        }
-        for i in 0..n {
-            sc.first[i + 1] += sc.first[i];
-        }
-        sc.fill.clear();
-        sc.fill.extend_from_slice(&sc.first);
-        sc.kids.clear();
-        sc.kids.resize(n.saturating_sub(1), 0);
-        for (i, &d) in idom.iter().enumerate().skip(1) {
-            sc.kids[sc.fill[d as usize] as usize] = i as u32;
-            sc.fill[d as usize] += 1;
-        }
+        children_by_counting_sort(idom, &mut sc.first, &mut sc.fill, &mut sc.kids);
         let mut counter = 0u32;
         sc.dfs.clear();
         sc.dfs.push((0, false));
@@ -1284,22 +1268,7 @@ impl ScalarEvolution {
             }
         }
         // Preorder intervals of the tree, written for the own blocks.
-        sc.first.clear();
-        sc.first.resize(m + 1, 0);
-        for &d in &idom[1..] {
-            sc.first[d as usize + 1] += 1;
-        }
-        for i in 0..m {
-            sc.first[i + 1] += sc.first[i];
-        }
-        sc.fill.clear();
-        sc.fill.extend_from_slice(&sc.first);
-        sc.kids.clear();
-        sc.kids.resize(m.saturating_sub(1), 0);
-        for (i, &d) in idom.iter().enumerate().skip(1) {
-            sc.kids[sc.fill[d as usize] as usize] = i as u32;
-            sc.fill[d as usize] += 1;
-        }
+        children_by_counting_sort(idom, &mut sc.first, &mut sc.fill, &mut sc.kids);
         let mut local = LocalDom {
             num: std::mem::take(&mut self.local_num),
             gen,
@@ -2687,6 +2656,34 @@ pub fn const_count(bits: u32, a: u64, t: u64, b: u64, pred: IntCC) -> Option<u64
         inv = inv.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inv)));
     }
     Some(((dist >> tz).wrapping_mul(inv)) & rm)
+}
+
+/// The children of each node of a dominator tree given by `idom` (numbered nodes, the root
+/// 0): node `d`'s children are `kids[first[d]..first[d + 1]]`, by a counting sort; `fill`
+/// is scratch. Both per-loop computations use it to number the tree in preorder.
+fn children_by_counting_sort(
+    idom: &[u32],
+    first: &mut Vec<u32>,
+    fill: &mut Vec<u32>,
+    kids: &mut Vec<u32>,
+) {
+    let n = idom.len();
+    first.clear();
+    first.resize(n + 1, 0);
+    for &d in &idom[1..] {
+        first[d as usize + 1] += 1;
+    }
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    fill.clear();
+    fill.extend_from_slice(first);
+    kids.clear();
+    kids.resize(n.saturating_sub(1), 0);
+    for (i, &d) in idom.iter().enumerate().skip(1) {
+        kids[fill[d as usize] as usize] = i as u32;
+        fill[d as usize] += 1;
+    }
 }
 
 /// The nearest common dominator of the nodes numbered `a` and `b` (reverse-postorder
