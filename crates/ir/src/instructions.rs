@@ -939,6 +939,31 @@ pub enum InstructionData {
 }
 
 impl InstructionData {
+    /// The operands whose type the result has by rule (`iadd` both, `select` its two
+    /// choices, `ptradd` its base, an atomic its value, ...): the text format leaves the
+    /// result type of these instructions out and infers it from any of them. Empty for
+    /// instructions whose result type is fixed or written (constants, casts, loads,
+    /// compares) and for those without a result.
+    pub fn type_operands(&self) -> &[Value] {
+        use InstructionData as D;
+        match self {
+            D::Unary { opcode, arg } if !opcode.is_cast() => std::slice::from_ref(arg),
+            D::Binary { args, .. } => args,
+            D::Ternary {
+                opcode: Opcode::Select,
+                args,
+            } => &args[1..],
+            D::Ternary { args, .. } => args,
+            D::PtrAdd { args, .. } => &args[..1],
+            D::AtomicRmw { args, .. } => &args[1..],
+            D::AtomicCas { args, .. } => &args[1..],
+            D::Shfl { args, .. } => &args[..1],
+            _ => &[],
+        }
+    }
+}
+
+impl InstructionData {
     /// The opcode of the instruction.
     pub fn opcode(&self) -> Opcode {
         match *self {

@@ -6,13 +6,15 @@
 //! lines; block labels start at column 0, slot declarations and instructions are
 //! indented four spaces.
 
-use crate::entities::Inst;
+use crate::dfg::ValueDef;
+use crate::entities::{Inst, Value};
 use crate::function::{FuncKind, Function};
 use crate::instructions::{BlockCall, InstructionData, MemOrder, MemScope, Opcode};
 use crate::module::{GlobalData, Linkage, Module};
 use crate::parser::lexer::is_name_byte;
 use crate::types::Type;
 use core::fmt::{self, Write};
+use cranelift_entity::SecondaryMap;
 
 /// Write a module: globals, then functions separated by blank lines.
 pub fn write_module(w: &mut dyn Write, module: &Module) -> fmt::Result {
@@ -67,6 +69,7 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
         crate::InlineHint::Never => w.write_str(" noinline")?,
     }
     w.write_str(" {\n")?;
+    let untyped = results_needing_type(func);
     for (slot, d) in func.slots.iter() {
         writeln!(w, "    {slot} = local {} align {}", d.size, d.align)?;
     }
@@ -86,11 +89,85 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
         w.write_str(":\n")?;
         for inst in func.layout.block_insts(block) {
             w.write_str("    ")?;
-            write_inst(w, func, module, inst)?;
+            let spell = untyped.as_ref().is_some_and(|t| {
+                func.dfg
+                    .inst_result(inst)
+                    .is_some_and(|r| !t[r] && !func.dfg.inst(inst).type_operands().is_empty())
+            });
+            write_inst_spelled(w, func, module, inst, spell)?;
             w.write_char('\n')?;
         }
     }
     w.write_str("}\n")
+}
+
+/// Which results the parser could not type from their operands: `None` when all can
+/// (always, in code whose definitions dominate their uses); otherwise `Some(typed)`, and
+/// an operand-typed result `r` with `!typed[r]` must have its type written. Such a result
+/// is in (or hangs off) a cycle of operand-typed instructions, as `v1 = iadd v2, v2` and
+/// `v2 = ineg v1` in an unreachable block, where dominance is not required.
+fn results_needing_type(func: &Function) -> Option<SecondaryMap<Value, bool>> {
+    let dfg = &func.dfg;
+    let mut typed: SecondaryMap<Value, bool> = SecondaryMap::new();
+    let anchored = |typed: &SecondaryMap<Value, bool>, a: Value| match dfg.value_def(a) {
+        ValueDef::Result(i) => typed[a] || dfg.inst(i).type_operands().is_empty(),
+        _ => true,
+    };
+    // One pass in layout order settles every result whose operands come first.
+    let mut pending = false;
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            let Some(r) = dfg.inst_result(inst) else {
+                continue;
+            };
+            let ops = dfg.inst(inst).type_operands();
+            if ops.is_empty() {
+                continue;
+            }
+            if ops.iter().any(|&a| anchored(&typed, a)) {
+                typed[r] = true;
+            } else {
+                pending = true;
+            }
+        }
+    }
+    if !pending {
+        return None;
+    }
+    // The rest: propagate from typed operands along (operand, user) edges.
+    let mut edges: Vec<(Value, Value)> = Vec::new();
+    let mut queue: Vec<Value> = Vec::new();
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            let Some(r) = dfg.inst_result(inst) else {
+                continue;
+            };
+            let ops = dfg.inst(inst).type_operands();
+            if ops.is_empty() || typed[r] {
+                continue;
+            }
+            if ops.iter().any(|&a| anchored(&typed, a)) {
+                typed[r] = true;
+                queue.push(r);
+            } else {
+                edges.extend(ops.iter().map(|&a| (a, r)));
+            }
+        }
+    }
+    edges.sort_unstable();
+    while let Some(x) = queue.pop() {
+        let from = edges.partition_point(|e| e.0 < x);
+        for &(a, u) in &edges[from..] {
+            if a != x {
+                break;
+            }
+            if !typed[u] {
+                typed[u] = true;
+                queue.push(u);
+            }
+        }
+    }
+    Some(typed)
 }
 
 /// Write one instruction (no indentation, no newline), e.g. `v3 = iadd nsw v1, v2`.
@@ -99,6 +176,18 @@ pub fn write_inst(
     func: &Function,
     module: Option<&Module>,
     inst: Inst,
+) -> fmt::Result {
+    write_inst_spelled(w, func, module, inst, false)
+}
+
+/// [`write_inst`], with the result type written (`iadd.i32`) also where the text format
+/// leaves it to inference when `spell` holds.
+fn write_inst_spelled(
+    w: &mut dyn Write,
+    func: &Function,
+    module: Option<&Module>,
+    inst: Inst,
+    spell: bool,
 ) -> fmt::Result {
     use InstructionData as D;
     let dfg = &func.dfg;
@@ -112,6 +201,8 @@ pub fn write_inst(
         Some(t) => write!(w, ".{t}"),
         None => Ok(()),
     };
+    // The optional suffix of an operand-typed instruction.
+    let spelled = |w: &mut dyn Write| if spell { suffix(w) } else { Ok(()) };
     let pool = &dfg.value_lists;
     let list = |w: &mut dyn Write, vals: &[crate::Value]| {
         for (i, v) in vals.iter().enumerate() {
@@ -148,6 +239,8 @@ pub fn write_inst(
             w.write_str(opcode.name())?;
             if opcode.is_cast() {
                 suffix(w)?;
+            } else {
+                spelled(w)?;
             }
             write!(w, " {arg}")
         }
@@ -157,17 +250,24 @@ pub fn write_inst(
             flags,
         } => {
             w.write_str(opcode.name())?;
+            spelled(w)?;
             for f in flags.names() {
                 write!(w, " {f}")?;
             }
             write!(w, " {}, {}", args[0], args[1])
         }
         D::Ternary { opcode, args } => {
-            write!(w, "{opcode} {}, {}, {}", args[0], args[1], args[2])
+            w.write_str(opcode.name())?;
+            spelled(w)?;
+            write!(w, " {}, {}, {}", args[0], args[1], args[2])
         }
         D::IntCompare { cond, args } => write!(w, "icmp {cond} {}, {}", args[0], args[1]),
         D::FloatCompare { cond, args } => write!(w, "fcmp {cond} {}, {}", args[0], args[1]),
-        D::PtrAdd { args, scale } => write!(w, "ptradd {}, {}, {scale}", args[0], args[1]),
+        D::PtrAdd { args, scale } => {
+            w.write_str("ptradd")?;
+            spelled(w)?;
+            write!(w, " {}, {}, {scale}", args[0], args[1])
+        }
         D::Load { ptr, flags } => {
             w.write_str("load")?;
             suffix(w)?;
@@ -190,19 +290,21 @@ pub fn write_inst(
             scope,
         } => {
             write!(w, "atomic_{op}")?;
+            spelled(w)?;
             order_scope(w, *order, *scope)?;
             write!(w, " {}, {}", args[0], args[1])
         }
         D::AtomicCas { args, order, scope } => {
             w.write_str("atomic_cas")?;
+            spelled(w)?;
             order_scope(w, *order, *scope)?;
             write!(w, " {}, {}, {}", args[0], args[1], args[2])
         }
-        D::Shfl { mode, args } => write!(
-            w,
-            "shfl_{mode} {}, {}, {}, {}",
-            args[0], args[1], args[2], args[3]
-        ),
+        D::Shfl { mode, args } => {
+            write!(w, "shfl_{mode}")?;
+            spelled(w)?;
+            write!(w, " {}, {}, {}, {}", args[0], args[1], args[2], args[3])
+        }
         D::Vote { mode, args } => write!(w, "vote_{mode} {}, {}", args[0], args[1]),
         D::WarpSync { mask } => write!(w, "warp_sync {mask}"),
         D::Vprintf { args } => write!(w, "vprintf {}, {}", args[0], args[1]),

@@ -9,6 +9,7 @@
 use super::error::{ParseError, ParseErrors};
 use super::lexer::{line_of, Lexer, Tok, Token};
 use super::positions::{escape_input, FuncPositions, SourceMap};
+use crate::dfg::ValueDef;
 use crate::entities::{Block, FuncId, GlobalId, Inst, Slot, Value};
 use crate::function::{FuncKind, Function, Signature, SlotData};
 use crate::instructions::{
@@ -166,6 +167,24 @@ const SHFL_NAMES: [&str; 4] = ["shfl_up", "shfl_down", "shfl_bfly", "shfl_idx"];
 
 /// `vote_<mode>` spellings, indexed by `VoteMode as usize`.
 const VOTE_NAMES: [&str; 4] = ["vote_any", "vote_all", "vote_uni", "vote_ballot"];
+
+/// Does `opcode` take its result type from an operand ([`InstructionData::type_operands`])?
+/// Such an instruction's type suffix is optional (`iadd.i32 v1, v2`).
+fn infers_type(opcode: Opcode) -> bool {
+    opcode.is_int_binary()
+        || opcode.is_float_binary()
+        || ((opcode.is_int_unary() || opcode.is_float_unary()) && !opcode.is_cast())
+        || matches!(
+            opcode,
+            Opcode::Freeze
+                | Opcode::Fma
+                | Opcode::Select
+                | Opcode::PtrAdd
+                | Opcode::AtomicRmw
+                | Opcode::AtomicCas
+                | Opcode::Shfl
+        )
+}
 
 /// How an instruction's result type is found.
 enum TyRule {
@@ -1478,6 +1497,18 @@ impl<'a> Parser<'a> {
             opcode,
             Opcode::Iconst | Opcode::Fconst | Opcode::Load | Opcode::Clock
         ) || opcode.is_cast();
+        // Instructions typed like an operand may still spell their type out: the printer
+        // does so where inference from the operands would go round in a cycle (possible
+        // only in unreachable code, where dominance is not required).
+        let may_suffix = !wants_suffix && infers_type(opcode);
+        let written = match (may_suffix, suffix) {
+            (true, Some((s, pos))) => match Type::from_name(s) {
+                Some(t) => Some(t),
+                None => return Err(self.error(pos, format!("unknown type `{s}`"))),
+            },
+            _ => None,
+        };
+        let suffix = if may_suffix { None } else { suffix };
         let sty = match (wants_suffix, suffix) {
             (true, Some((s, pos))) => match Type::from_name(s) {
                 Some(t) => t,
@@ -1784,7 +1815,57 @@ impl<'a> Parser<'a> {
             Opcode::Sreg => unreachable!("`sreg` is rejected as a mnemonic above"),
             o => return Err(self.error(op.pos, format!("unknown opcode `{o}`"))),
         };
-        Ok(r)
+        match (written, r) {
+            (Some(t), (data, Same(_), pending)) => Ok((data, Known(t), pending)),
+            (_, r) => Ok(r),
+        }
+    }
+
+    /// The slow path of [`Self::infer_types`], taken only when following first operands
+    /// went round a cycle (unreachable code): a result still untyped takes the type of
+    /// any of its [`InstructionData::type_operands`] that has one, propagated from the
+    /// typed values along reverse operand edges (linear in the untyped values' operands).
+    fn infer_from_any_operand(fs: &mut FuncState<'a>) {
+        let untyped = |fs: &FuncState<'a>, n: usize| {
+            fs.vals[n].kind == ValKind::Result && fs.vals[n].ty.is_none()
+        };
+        // Edges (operand, user) between untyped results; typed operands seed the queue.
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut queue: Vec<u32> = Vec::new();
+        for n in 0..fs.vals.len() {
+            if !untyped(fs, n) {
+                continue;
+            }
+            let ValueDef::Result(inst) = fs.func.dfg.value_def(Value::new(n)) else {
+                continue;
+            };
+            let mut found = None;
+            for &a in fs.func.dfg.inst(inst).type_operands() {
+                let i = a.index();
+                let known = fs.vals.get(i).filter(|c| c.kind != ValKind::Undef);
+                match known.and_then(|c| c.ty) {
+                    Some(t) => found = found.or(Some(t)),
+                    None => edges.push((i as u32, n as u32)),
+                }
+            }
+            if let Some(t) = found {
+                fs.vals[n].ty = Some(t);
+                queue.push(n as u32);
+            }
+        }
+        edges.sort_unstable();
+        while let Some(x) = queue.pop() {
+            let from = edges.partition_point(|e| e.0 < x);
+            for &(a, u) in &edges[from..] {
+                if a != x {
+                    break;
+                }
+                if fs.vals[u as usize].ty.is_none() {
+                    fs.vals[u as usize].ty = fs.vals[x as usize].ty;
+                    queue.push(u);
+                }
+            }
+        }
     }
 
     /// Report blocks, slots and values used but never defined (at their first use).
@@ -1864,6 +1945,7 @@ impl<'a> Parser<'a> {
     /// chain of such links. Each value is visited a bounded number of times: linear.
     fn infer_types(&mut self, fs: &mut FuncState<'a>) {
         let mut chain: Vec<usize> = Vec::new();
+        let mut cyclic: Vec<usize> = Vec::new();
         for n in 0..fs.vals.len() {
             let v = fs.vals[n];
             if v.kind != ValKind::Result || v.ty.is_some() || v.infer != Infer::Fresh {
@@ -1877,10 +1959,8 @@ impl<'a> Parser<'a> {
                     break c.ty;
                 }
                 if c.infer == Infer::Visiting {
-                    self.error(
-                        fs.vals[n].pos,
-                        format!("cannot infer the type of v{n}: it depends on itself"),
-                    );
+                    // A cycle through first operands; another operand may still say.
+                    cyclic.push(n);
                     break None;
                 }
                 if c.kind != ValKind::Result || c.infer == Infer::Done || c.dep == NONE {
@@ -1893,6 +1973,19 @@ impl<'a> Parser<'a> {
             for &c in &chain {
                 fs.vals[c].infer = Infer::Done;
                 fs.vals[c].ty = ty;
+            }
+        }
+        if !cyclic.is_empty() {
+            Self::infer_from_any_operand(fs);
+            for &n in &cyclic {
+                if fs.vals[n].ty.is_none() {
+                    self.error(
+                        fs.vals[n].pos,
+                        format!(
+                            "cannot infer the type of v{n}: it depends on itself (write it, as in `iadd.i32`)"
+                        ),
+                    );
+                }
             }
         }
         for (n, v) in fs.vals.iter().enumerate() {
