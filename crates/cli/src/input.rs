@@ -5,13 +5,19 @@ use gyre_ir::parser::SourceMap;
 use gyre_ir::Module;
 use std::io::{Read, Write};
 
-/// The largest input file `gyre` reads (256 MiB): far above any real module, and low
-/// enough that an endless input (`/dev/zero`, a pipe that never closes) ends in an
-/// error instead of exhausting memory.
+/// The most `gyre` reads from a stream (standard input, a pipe, a device), 256 MiB: far
+/// above any real module, and low enough that an endless input (`/dev/zero`, a pipe that
+/// never closes) ends in an error instead of exhausting memory.
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
-/// Read at most `limit` bytes of a file (or standard input for `-`); more is an error.
-pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
+/// The largest regular file `gyre` reads: 4 GiB − 1, as source positions are 32-bit. A
+/// regular file has a known, finite size, so the stream limit does not apply to it (a
+/// million-block kernel's `.ll` text is about 1 GiB).
+pub const MAX_FILE_BYTES: u64 = u32::MAX as u64;
+
+/// Read a file (or standard input for `-`): at most `limit` bytes of a stream or device,
+/// at most [`MAX_FILE_BYTES`] (and at least `limit`) of a regular file; more is an error.
+pub fn read_bytes_limited(path: &str, mut limit: u64) -> Result<Vec<u8>, CliError> {
     let name = if path == "-" { "<stdin>" } else { path };
     let cannot = |e: std::io::Error| CliError(format!("{name}: cannot read: {e}"));
     let mut buf = Vec::new();
@@ -28,6 +34,9 @@ pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
         // growth): growing by doubling copied a large input several times and touched
         // up to twice its size in fresh pages.
         if let Ok(meta) = file.metadata() {
+            if meta.is_file() {
+                limit = limit.max(MAX_FILE_BYTES);
+            }
             buf.reserve(meta.len().min(limit) as usize + 1);
         }
         file.take(limit + 1).read_to_end(&mut buf).map_err(cannot)?;
@@ -40,7 +49,8 @@ pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, CliError> {
     Ok(buf)
 }
 
-/// Read a file (or standard input for `-`) as text, at most [`MAX_INPUT_BYTES`].
+/// Read a file (or standard input for `-`) as text: at most [`MAX_INPUT_BYTES`] of a
+/// stream, [`MAX_FILE_BYTES`] of a regular file.
 pub fn read_source(path: &str) -> Result<(String, String), CliError> {
     let bytes = read_bytes_limited(path, MAX_INPUT_BYTES)?;
     let name = if path == "-" { "<stdin>" } else { path };
@@ -126,5 +136,25 @@ pub fn write_output(path: Option<&str>, text: &str) -> Result<(), CliError> {
             Ok(())
         }
         Some(p) => std::fs::write(p, text).map_err(|e| CliError(format!("{p}: cannot write: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte limit cuts off streams and devices, never a regular file (whose size is
+    /// known and finite): a million-block `.ll` file is larger than the stream limit.
+    #[test]
+    fn limit_applies_to_streams_only() {
+        let path = std::env::temp_dir().join(format!("gyre-input-{}.txt", std::process::id()));
+        std::fs::write(&path, vec![b'x'; 1000]).unwrap();
+        let read = read_bytes_limited(path.to_str().unwrap(), 16);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(read.map(|b| b.len()).map_err(|e| e.0), Ok(1000));
+        let Err(err) = read_bytes_limited("/dev/zero", 16) else {
+            panic!("/dev/zero read whole");
+        };
+        assert!(err.0.contains("input larger than 16 bytes"), "{}", err.0);
     }
 }
