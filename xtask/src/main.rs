@@ -226,6 +226,15 @@ fn perf(args: &[String]) -> Result<(), String> {
     };
     cmd_args.extend(["--bin".into(), bin.into(), "--".into()]);
     if bin == "report" {
+        // The report runs the `analyses` binary beside it (Cranelift rows); `cargo run
+        // --bin report` alone does not build it.
+        let mut build: Vec<&str> = cmd_args[..cmd_args.len() - 3]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        build[0] = "build";
+        build.extend(["--bin", "analyses"]);
+        run(&root, "cargo", &build, &[])?;
         // The whole-process rows time the real `gyre compile -O`.
         run(
             &root,
