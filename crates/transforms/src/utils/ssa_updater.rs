@@ -304,6 +304,32 @@ impl SsaUpdater {
         self.entry_value(block, cx)
     }
 
+    /// [`value_in_middle`](Self::value_in_middle) of every block of `blocks` (repeats
+    /// allowed), appended to `out` in the same order, with one liveness walk and one
+    /// placement for all of them (what promoting a memory location's loads needs: a
+    /// per-block query would rescan the frontiers of every definition each time).
+    pub fn values_in_middle(
+        &mut self,
+        func: &mut Function,
+        cx: &SsaContext<'_>,
+        blocks: &[Block],
+        out: &mut Vec<Value>,
+    ) -> Result<(), SsaUpdateError> {
+        self.begin(func, cx)?;
+        self.seeds
+            .extend(blocks.iter().copied().filter(|&b| cx.cfg.is_reachable(b)));
+        self.flush(func, cx)?;
+        for &b in blocks {
+            let v = if cx.cfg.is_reachable(b) {
+                self.entry_value(b, cx)?
+            } else {
+                self.fallback_value()
+            };
+            out.push(v);
+        }
+        Ok(())
+    }
+
     /// The value a use by `inst` reads:
     /// - for a terminator (its operands and branch arguments alike), the value at the end
     ///   of its block;
