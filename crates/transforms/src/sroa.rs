@@ -40,7 +40,7 @@ use crate::utils::ssa_updater::{SsaContext, SsaUpdater};
 use crate::utils::uses::{replace_uses_batch, UseLists};
 use gyre_analysis::DominanceFrontiers;
 use gyre_ir::{
-    AddrSpace, Block, EntityRef, Function, Inst, InstructionData, Opcode, PrimaryMap,
+    AddrSpace, Block, EntityRef, Function, Inst, InstructionData, IntFlags, Opcode, PrimaryMap,
     SecondaryMap, Slot, Type, Value, ValueDef,
 };
 
@@ -131,9 +131,9 @@ impl Refusal {
             Refusal::VariableIndex(_) => "a ptradd indexes it with a variable".to_string(),
             Refusal::Volatile(_) => format!("a volatile {op} accesses it"),
             Refusal::OutOfBounds(_) => format!("a {op} accesses bytes outside it"),
-            Refusal::PartialOverlap(_) => {
-                format!("a {op} overlaps another access at a different offset or size")
-            }
+            Refusal::PartialOverlap(_) => format!(
+                "a {op} partly overlaps another access, leaving a range of a size no integer has"
+            ),
             Refusal::MixedWidths(_) => {
                 format!("a {op} accesses its bytes with another bit width")
             }
@@ -149,6 +149,15 @@ struct Access {
     offset: u32,
     ty: Type,
     inst: Inst,
+}
+
+/// The part of an access that one variable holds: `bytes` bytes from byte `rel` of the
+/// access.
+#[derive(Copy, Clone)]
+struct Piece {
+    var: u32,
+    rel: u32,
+    bytes: u32,
 }
 
 /// A promoted scalar: its slot's location and the type it is kept in.
@@ -172,13 +181,21 @@ struct Scratch {
     refused: Vec<Option<Refusal>>,
     accesses: Vec<Access>,
     order: Vec<u32>,
-    /// Per access instruction: its variable plus one (0: not promoted).
-    var_of: SecondaryMap<Inst, u32>,
+    /// Per access instruction: its pieces in `pieces` (start, count; count 0: not
+    /// promoted).
+    var_of: SecondaryMap<Inst, (u32, u32)>,
+    pieces: Vec<Piece>,
     vars: Vec<Var>,
-    /// `(variable, instruction)` in layout order, then sorted by variable (stable).
-    seq: Vec<(u32, Inst)>,
+    /// Access boundaries of one slot, the type and variable of each range between them.
+    bounds: Vec<u32>,
+    range_ty: Vec<Option<Type>>,
+    range_var: Vec<u32>,
+    /// `(variable, instruction, piece)` in layout order, then sorted by variable (stable).
+    seq: Vec<(u32, Inst, u32)>,
+    /// The value each load piece reads.
+    piece_val: Vec<Value>,
     pending_blocks: Vec<Block>,
-    pending_loads: Vec<Inst>,
+    pending_pieces: Vec<u32>,
     entry_vals: Vec<Value>,
     zeros: Vec<(Type, Value)>,
     remove: Vec<Inst>,
@@ -265,6 +282,56 @@ fn cast(func: &mut Function, v: Value, to: Type, before: Inst) -> Value {
     func.insert_inst_before(before, data, Some(to))
         .1
         .expect("a bitcast has a result")
+}
+
+/// The indices of the ranges between `bounds` that `[offset, offset + bytes)` covers.
+fn ranges_of(bounds: &[u32], offset: u32, bytes: u32) -> (usize, usize) {
+    let lo = bounds.partition_point(|&b| b < offset);
+    let hi = bounds.partition_point(|&b| b < offset + bytes);
+    (lo, hi)
+}
+
+fn unary(func: &mut Function, opcode: Opcode, arg: Value, ty: Type, before: Inst) -> Value {
+    let data = InstructionData::Unary { opcode, arg };
+    func.insert_inst_before(before, data, Some(ty))
+        .1
+        .expect("a unary operation has a result")
+}
+
+fn binary(func: &mut Function, opcode: Opcode, a: Value, b: Value, before: Inst) -> Value {
+    let ty = func.dfg.value_type(a);
+    let data = InstructionData::Binary {
+        opcode,
+        args: [a, b],
+        flags: IntFlags::NONE,
+    };
+    func.insert_inst_before(before, data, Some(ty))
+        .1
+        .expect("a binary operation has a result")
+}
+
+fn iconst(func: &mut Function, ty: Type, imm: i64, before: Inst) -> Value {
+    func.insert_inst_before(before, InstructionData::IntConst { imm }, Some(ty))
+        .1
+        .expect("a constant has a result")
+}
+
+/// The bytes of stored value `v` that `piece` covers (`v` itself for a whole access):
+/// the integer of `v`'s width shifted right by the piece's offset (little-endian) and
+/// truncated to its size.
+fn extract(func: &mut Function, v: Value, piece: Piece, before: Inst) -> Value {
+    let vt = func.dfg.value_type(v);
+    if piece.rel == 0 && piece.bytes == vt.bytes() {
+        return v;
+    }
+    let it = Type::int(vt.bits()).expect("a split access is 2 to 8 bytes");
+    let mut x = cast(func, v, it, before);
+    if piece.rel > 0 {
+        let sh = iconst(func, it, i64::from(piece.rel * 8), before);
+        x = binary(func, Opcode::Lshr, x, sh, before);
+    }
+    let pt = Type::int(piece.bytes * 8).expect("checked by partition");
+    unary(func, Opcode::Trunc, x, pt, before)
 }
 
 impl Scratch {
@@ -385,61 +452,92 @@ impl Scratch {
         self.worklist.push(v);
     }
 
-    /// Group each accepted slot's accesses into variables, refusing slots whose accesses
-    /// overlap partially or mix widths.
+    /// Split each accepted slot into variables: the byte ranges between consecutive
+    /// boundaries (starts and ends) of its accesses, each covered range one variable. An
+    /// access that covers several ranges is split into pieces (a wide `memcpy` piece over
+    /// two fields); refuses a slot with a covered range that is not 1, 2, 4 or 8 bytes
+    /// long (no integer type holds it) or with two bit widths on one range (`i1`, `i8`).
     fn partition(&mut self) {
         let acc = &self.accesses;
         self.order.clear();
         self.order.extend(0..acc.len() as u32);
-        // Sorted by instruction too, so variable numbers do not depend on hash or
-        // worklist order.
+        // Sorted by instruction too, so variable numbers do not depend on the worklist.
         self.order.sort_unstable_by_key(|&k| {
             let a = acc[k as usize];
             (a.slot, a.offset, a.ty.bytes(), a.inst.as_u32())
         });
-        // First pass: refusals.
+        self.pieces.clear();
         let mut k = 0;
         while k < self.order.len() {
-            let a = acc[self.order[k] as usize];
-            let mut end = a.offset + a.ty.bytes();
-            let (mut go, mut gb, mut bits) = (a.offset, a.ty.bytes(), a.ty.bits());
-            let mut j = k + 1;
-            while j < self.order.len() && acc[self.order[j] as usize].slot == a.slot {
-                let b = acc[self.order[j] as usize];
-                if self.refused[a.slot as usize].is_none() {
-                    if b.offset == go && b.ty.bytes() == gb {
-                        if b.ty.bits() != bits {
-                            self.refused[a.slot as usize] = Some(Refusal::MixedWidths(b.inst));
-                        }
-                    } else if b.offset < end {
-                        self.refused[a.slot as usize] = Some(Refusal::PartialOverlap(b.inst));
-                    } else {
-                        (go, gb, bits) = (b.offset, b.ty.bytes(), b.ty.bits());
-                    }
-                }
-                end = end.max(b.offset + b.ty.bytes());
-                j += 1;
+            let slot = acc[self.order[k] as usize].slot;
+            let mut end = k;
+            while end < self.order.len() && acc[self.order[end] as usize].slot == slot {
+                end += 1;
             }
-            k = j;
-        }
-        // Second pass: variables of the accepted slots, one per (slot, offset, size).
-        let mut last: Option<(u32, u32, u32)> = None;
-        for &k in &self.order {
-            let a = acc[k as usize];
-            if self.refused[a.slot as usize].is_some() {
+            let run = k..end;
+            k = end;
+            if self.refused[slot as usize].is_some() {
                 continue;
             }
-            let key = (a.slot, a.offset, a.ty.bytes());
-            if last != Some(key) {
-                last = Some(key);
-                self.vars.push(Var { ty: a.ty });
+            self.bounds.clear();
+            for &j in &self.order[run.clone()] {
+                let a = acc[j as usize];
+                self.bounds.push(a.offset);
+                self.bounds.push(a.offset + a.ty.bytes());
             }
-            let var = self.vars.len() - 1;
-            if self.vars[var].ty != a.ty {
-                // Same width (checked above): share the integer of that width.
-                self.vars[var].ty = Type::int(a.ty.bits()).expect("a width of 8 to 64 bits");
+            self.bounds.sort_unstable();
+            self.bounds.dedup();
+            let n = self.bounds.len() - 1;
+            self.range_ty.clear();
+            self.range_ty.resize(n, None);
+            let mut refusal = None;
+            for &j in &self.order[run.clone()] {
+                let a = acc[j as usize];
+                let (lo, hi) = ranges_of(&self.bounds, a.offset, a.ty.bytes());
+                for r in lo..hi {
+                    let len = self.bounds[r + 1] - self.bounds[r];
+                    let Some(int) = Type::int(len * 8) else {
+                        refusal.get_or_insert(Refusal::PartialOverlap(a.inst));
+                        continue;
+                    };
+                    let t = if hi - lo == 1 { a.ty } else { int };
+                    self.range_ty[r] = match self.range_ty[r] {
+                        None => Some(t),
+                        Some(u) if u == t => Some(u),
+                        Some(u) if u.bits() != t.bits() => {
+                            refusal.get_or_insert(Refusal::MixedWidths(a.inst));
+                            Some(u)
+                        }
+                        // Same width, two types: the integer, reinterpreted by bitcasts.
+                        Some(_) => Some(int),
+                    };
+                }
             }
-            self.var_of[a.inst] = var as u32 + 1;
+            if let Some(r) = refusal {
+                self.refused[slot as usize] = Some(r);
+                continue;
+            }
+            // Variables of the covered ranges, then each access's pieces.
+            self.range_var.clear();
+            for r in 0..n {
+                self.range_var.push(self.vars.len() as u32);
+                if let Some(ty) = self.range_ty[r] {
+                    self.vars.push(Var { ty });
+                }
+            }
+            for &j in &self.order[run] {
+                let a = acc[j as usize];
+                let (lo, hi) = ranges_of(&self.bounds, a.offset, a.ty.bytes());
+                let start = self.pieces.len() as u32;
+                for r in lo..hi {
+                    self.pieces.push(Piece {
+                        var: self.range_var[r],
+                        rel: self.bounds[r] - a.offset,
+                        bytes: self.bounds[r + 1] - self.bounds[r],
+                    });
+                }
+                self.var_of[a.inst] = (start, (hi - lo) as u32);
+            }
         }
     }
 
@@ -449,7 +547,9 @@ impl Scratch {
         if let Some(&(_, z)) = self.zeros.iter().find(|(t, _)| *t == ty) {
             return z;
         }
-        let entry = func.entry_block().expect("a function with slots has blocks");
+        let entry = func
+            .entry_block()
+            .expect("a function with slots has blocks");
         let (data, ty0) = match ty {
             Type::F32 | Type::F64 => (InstructionData::FloatConst { bits: 0 }, ty),
             Type::Ptr(_) => (InstructionData::IntConst { imm: 0 }, Type::I64),
@@ -458,7 +558,10 @@ impl Scratch {
         let z = match self.zeros.iter().find(|(t, _)| *t == ty0) {
             Some(&(_, z)) => z,
             None => {
-                let first = func.layout.first_inst(entry).expect("the entry has a terminator");
+                let first = func
+                    .layout
+                    .first_inst(entry)
+                    .expect("the entry has a terminator");
                 let z = func.insert_inst_before(first, data, Some(ty0)).1;
                 let z = z.expect("constants have a result");
                 self.zeros.push((ty0, z));
@@ -471,7 +574,10 @@ impl Scratch {
         let ValueDef::Result(zi) = func.dfg.value_def(z) else {
             unreachable!("zeros are instructions")
         };
-        let after = func.layout.next_inst(zi).expect("the entry has a terminator");
+        let after = func
+            .layout
+            .next_inst(zi)
+            .expect("the entry has a terminator");
         let v = cast(func, z, ty, after);
         self.zeros.push((ty, v));
         v
@@ -485,17 +591,30 @@ impl Scratch {
         ssa: &SsaContext<'_>,
         up: &mut SsaUpdater,
     ) -> Result<(u64, u64, u64), String> {
+        let (mut loads, mut stores) = (0, 0);
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
-                if let Some(&v) = self.var_of.get(i).filter(|&&v| v != 0) {
-                    self.seq.push((v - 1, i));
+                let Some(&(start, count)) = self.var_of.get(i) else {
+                    continue;
+                };
+                for p in start..start + count {
+                    self.seq.push((self.pieces[p as usize].var, i, p));
+                }
+                if count > 0 {
+                    self.remove.push(i);
+                    match func.dfg.inst(i) {
+                        InstructionData::Load { .. } => loads += 1,
+                        _ => stores += 1,
+                    }
                 }
             }
         }
         // Stable: each variable's accesses stay in layout order.
-        self.seq.sort_by_key(|&(v, _)| v);
+        self.seq.sort_by_key(|&(v, _, _)| v);
+        self.piece_val.clear();
+        self.piece_val.resize(self.pieces.len(), Value::new(0));
         let entry = func.entry_block().ok_or("no entry block")?;
-        let (mut loads, mut stores, mut params) = (0, 0, 0);
+        let mut params = 0;
         let mut k = 0;
         while k < self.seq.len() {
             let var = self.seq[k].0;
@@ -505,11 +624,11 @@ impl Scratch {
             up.set_unreachable_value(zero);
             up.add_available_value(entry, zero);
             self.pending_blocks.clear();
-            self.pending_loads.clear();
+            self.pending_pieces.clear();
             // The block being walked: (block, reachable, value so far, stored in it).
             let mut cur: Option<(Block, bool, Option<Value>, bool)> = None;
             while k < self.seq.len() && self.seq[k].0 == var {
-                let inst = self.seq[k].1;
+                let (_, inst, p) = self.seq[k];
                 k += 1;
                 let b = func.layout.inst_block(inst).expect("laid out");
                 if cur.map(|c| c.0) != Some(b) {
@@ -520,29 +639,23 @@ impl Scratch {
                     cur = Some((b, ssa.cfg.is_reachable(b), start, false));
                 }
                 let c = cur.as_mut().expect("set above");
-                self.remove.push(inst);
                 match *func.dfg.inst(inst) {
                     InstructionData::Load { .. } => {
-                        loads += 1;
-                        let r = func.dfg.inst_result(inst).expect("load");
-                        let lt = func.dfg.value_type(r);
                         if !c.1 {
-                            // Never runs: any value will do, and a dominating one
-                            // avoids cycles among unreachable loads.
-                            let z = self.zero(func, lt);
-                            self.map.insert(r, z);
+                            // Never runs: the whole load becomes zero (`finish_loads`).
+                            self.piece_val[p as usize] = zero;
                         } else if let Some(v) = c.2 {
-                            let w = cast(func, v, lt, inst);
-                            self.map.insert(r, w);
+                            self.piece_val[p as usize] = v;
                         } else {
                             self.pending_blocks.push(b);
-                            self.pending_loads.push(inst);
+                            self.pending_pieces.push(p);
                         }
                     }
                     InstructionData::Store { args: [val, _], .. } => {
-                        stores += 1;
                         if c.1 {
-                            c.2 = Some(cast(func, val, ty, inst));
+                            let piece = self.pieces[p as usize];
+                            let v = extract(func, val, piece, inst);
+                            c.2 = Some(cast(func, v, ty, inst));
                             c.3 = true;
                         }
                     }
@@ -556,16 +669,59 @@ impl Scratch {
                 self.entry_vals.clear();
                 up.values_in_middle(func, ssa, &self.pending_blocks, &mut self.entry_vals)
                     .map_err(|e| e.to_string())?;
-                for j in 0..self.pending_loads.len() {
-                    let inst = self.pending_loads[j];
-                    let r = func.dfg.inst_result(inst).expect("load");
-                    let w = cast(func, self.entry_vals[j], func.dfg.value_type(r), inst);
-                    self.map.insert(r, w);
+                for (j, &p) in self.pending_pieces.iter().enumerate() {
+                    self.piece_val[p as usize] = self.entry_vals[j];
                 }
             }
             params += up.new_params().len() as u64;
         }
+        self.finish_loads(func, ssa);
         Ok((loads, stores, params))
+    }
+
+    /// Map each promoted load's result to its pieces' values, combined (an integer of the
+    /// load's width, each piece zero-extended and shifted into place, little-endian) and
+    /// reinterpreted as the load's type.
+    fn finish_loads(&mut self, func: &mut Function, ssa: &SsaContext<'_>) {
+        for k in 0..self.remove.len() {
+            let inst = self.remove[k];
+            if !matches!(func.dfg.inst(inst), InstructionData::Load { .. }) {
+                continue;
+            }
+            let r = func.dfg.inst_result(inst).expect("a load has a result");
+            let lt = func.dfg.value_type(r);
+            let (start, count) = self.var_of[inst];
+            let reachable = func
+                .layout
+                .inst_block(inst)
+                .is_some_and(|b| ssa.cfg.is_reachable(b));
+            let w = if !reachable {
+                // Never runs: any value will do, and a dominating one avoids cycles
+                // among unreachable loads.
+                self.zero(func, lt)
+            } else if count == 1 {
+                cast(func, self.piece_val[start as usize], lt, inst)
+            } else {
+                let it = Type::int(lt.bits()).expect("a split access is 2 to 8 bytes");
+                let mut acc: Option<Value> = None;
+                for p in start..start + count {
+                    let piece = self.pieces[p as usize];
+                    let pt = Type::int(piece.bytes * 8).expect("checked by partition");
+                    let v = cast(func, self.piece_val[p as usize], pt, inst);
+                    let mut v = unary(func, Opcode::Zext, v, it, inst);
+                    if piece.rel > 0 {
+                        let sh = iconst(func, it, i64::from(piece.rel * 8), inst);
+                        v = binary(func, Opcode::Shl, v, sh, inst);
+                    }
+                    acc = Some(match acc {
+                        None => v,
+                        Some(a) => binary(func, Opcode::Or, a, v, inst),
+                    });
+                }
+                cast(func, acc.expect("a split load has pieces"), lt, inst)
+            };
+            self.map.insert(r, w);
+        }
     }
 
     /// Remove the promoted slots' accesses and addresses, replace the loads' results and
