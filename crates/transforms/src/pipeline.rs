@@ -21,7 +21,8 @@ use core::fmt;
 /// pipeline), then the e-graph simplifier. Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
-pub const DEFAULT_PIPELINE: &str = "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
+pub const DEFAULT_PIPELINE: &str =
+    "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
