@@ -10,10 +10,14 @@
 //!    with a constant index (the offset grows by `index * scale`) and `addrspace_cast` to
 //!    the generic or local space (the LLVM importer casts every `alloca` to a generic
 //!    pointer), over a use-list index of the function. Every other use refuses the slot.
-//! 2. **Partition.** The accesses of an accepted slot, sorted by offset, form one scalar
-//!    per `(offset, size)`; accesses of one scalar whose types differ but have the same
-//!    width share an integer scalar of that width and are reinterpreted with `bitcast`
-//!    (an `f32` stored and read back as `i32`, a pointer as `i64`).
+//! 2. **Partition.** The starts and ends of an accepted slot's accesses cut it into byte
+//!    ranges; each range some access covers is one scalar (LLVM's SROA partitions slices
+//!    the same way). Accesses of one range whose types differ but have the same width
+//!    share an integer scalar of that width and are reinterpreted with `bitcast` (an
+//!    `f32` stored and read back as `i32`, a pointer as `i64`). An access that covers
+//!    several ranges (an `i64` piece of a struct copy over two `f32` fields) is split:
+//!    a store stores each piece (`lshr` and `trunc` of its value as an integer), a load
+//!    reassembles them (`zext`, `shl`, `or`, little-endian as memory is).
 //! 3. **Promotion.** Per scalar, in layout order: a load after a store of the same block
 //!    reads the stored value; the last store of each block is the scalar's value at its
 //!    end ([`SsaUpdater::add_available_value`]); the loads before any store of their
@@ -45,6 +49,10 @@ use gyre_ir::{
 };
 
 const NAME: &str = "sroa";
+/// Rounds per function: each round after the first needs a slot whose address was stored
+/// in a slot promoted by the round before (a chain of references), which real code keeps
+/// short.
+const MAX_ROUNDS: usize = 4;
 
 /// The `sroa` function pass.
 ///
@@ -55,8 +63,9 @@ const NAME: &str = "sroa";
 /// **Promotes** a slot when every use of its address — through `ptradd` with a constant
 /// index and `addrspace_cast` to `ptr` or `ptr.local`, in any number of steps — is the
 /// address operand of a non-volatile `load` or `store` whose bytes lie inside the slot, and
-/// the accessed ranges either coincide or do not overlap, with one bit width per range.
-/// A slot with no access at all (dead, or only stored to) is removed with its stores.
+/// the ranges between the boundaries of its accesses are 1, 2, 4 or 8 bytes long, each
+/// with one bit width. A slot with no access at all (dead, or only stored to) is removed
+/// with its stores.
 ///
 /// **Gives up** on a slot (it stays in local memory, with a remark of the kind named
 /// here, counted in `NumSlotsKept`) when its address
@@ -67,10 +76,10 @@ const NAME: &str = "sroa";
 ///   there too);
 /// - is accessed by a volatile load or store (`Volatile`);
 /// - is accessed outside the slot's bytes (`OutOfBounds`; undefined behaviour if it runs);
-/// - is accessed at overlapping but different ranges (`PartialOverlap`: an `i64` over two
-///   `i32`s, as a wide `memcpy` expansion makes) or at one range with two bit widths
-///   (`MixedWidths`: `i1` and `i8`). LLVM would split or combine the integers; Gyre keeps
-///   the slot.
+/// - is accessed at partly overlapping ranges that leave a range no integer type holds
+///   (`PartialOverlap`: an `i32` and an `i8` at its last byte leave 3 bytes), or at one
+///   range with two bit widths (`MixedWidths`: `i1` and `i8`). LLVM would still split
+///   or widen the integers; Gyre keeps the slot.
 ///
 /// **Preserves**: the CFG, dominator and post-dominator trees and the loop forest (it
 /// adds block parameters and branch arguments, never edges). Not uniformity, scalar
@@ -82,7 +91,44 @@ const NAME: &str = "sroa";
 /// variables), `NumLoadsRemoved`, `NumStoresRemoved`, `NumBlockParams` (parameters the SSA
 /// updater added).
 ///
-/// Running it twice changes nothing the second time: the kept slots are refused again.
+/// **Example** (the join block's parameter is the slot's value):
+///
+/// ```
+/// use gyre_transforms::{Knobs, Options, PassManager};
+/// let mut m = gyre_ir::parse_module(
+///     "kernel @k(i32, ptr.global) {
+///         slot0 = local 4 align 4
+///     block0(v0: i32, v1: ptr.global):
+///         v2 = slot_addr slot0
+///         v3 = iconst.i32 0
+///         v4 = icmp slt v0, v3
+///         brif v4, block1, block2
+///     block1:
+///         store v0, v2
+///         jump block3
+///     block2:
+///         store v3, v2
+///         jump block3
+///     block3:
+///         v5 = load.i32 v2
+///         store v5, v1
+///         return
+///     }",
+/// )
+/// .unwrap();
+/// let mut pm = PassManager::from_pipeline("sroa", Knobs::default(), Options::default()).unwrap();
+/// let report = pm.run_module(&mut m).unwrap();
+/// assert_eq!(report.stats.get("sroa", "NumSlotsPromoted"), 1);
+/// assert_eq!(report.stats.get("sroa", "NumBlockParams"), 1);
+/// assert!(m.functions.values().all(|f| f.slots.is_empty()));
+/// ```
+///
+/// A slot whose address is stored in another slot is kept while that slot is; once that
+/// slot is promoted the address flows straight to its accesses, and the pass goes round
+/// again (at most 4 rounds per function, each linear).
+///
+/// Running it twice changes nothing the second time (short of a chain of more than 4
+/// slots each holding the address of the next): the kept slots are refused again.
 #[derive(Default)]
 pub struct Sroa {
     s: Scratch,
@@ -127,7 +173,7 @@ impl Refusal {
     fn message(self, func: &Function, slot: Slot) -> String {
         let op = func.dfg.inst(self.inst()).opcode().name();
         let why = match self {
-            Refusal::Escapes(_) => format!("its address escapes into a {op}"),
+            Refusal::Escapes(_) => format!("its address escapes (used by {op})"),
             Refusal::VariableIndex(_) => "a ptradd indexes it with a variable".to_string(),
             Refusal::Volatile(_) => format!("a volatile {op} accesses it"),
             Refusal::OutOfBounds(_) => format!("a {op} accesses bytes outside it"),
@@ -212,40 +258,59 @@ impl FunctionPass for Sroa {
         func: &mut Function,
         cx: &mut PassContext<'_>,
     ) -> Result<PassResult, PassError> {
-        if func.slots.is_empty() {
-            return Ok(PassResult::UNCHANGED);
-        }
-        self.s.analyze(func);
-        let s = &mut self.s;
-        let mut kept = 0;
-        for (k, r) in s.refused.iter().enumerate() {
-            if let Some(r) = *r {
-                kept += 1;
-                let slot = Slot::new(k);
-                let block = func.layout.inst_block(r.inst());
-                cx.remark(NAME, func, block, r.kind(), r.message(func, slot));
-            }
-        }
-        cx.stats.add(NAME, "NumSlotsKept", kept);
-        if kept == s.refused.len() as u64 {
-            return Ok(PassResult::UNCHANGED);
-        }
         let fname = func.name.clone();
         let err = |m: String| PassError(format!("{NAME}: @{fname}: {m}"));
-        let (mut loads, mut stores, mut params) = (0u64, 0u64, 0u64);
-        if !s.vars.is_empty() {
-            cx.analyses
-                .ensure(func, Analyses::CFG.union(Analyses::DOMTREE))
-                .map_err(|e| err(e.into()))?;
-            let cache = &*cx.analyses;
-            self.df.compute(func, &cache.cfg, &cache.domtree);
-            let ssa = SsaContext::new(&cache.cfg, &cache.domtree, &self.df);
-            let (l, st, p) = s.promote(func, &ssa, &mut self.up).map_err(err)?;
-            (loads, stores, params) = (l, st, p);
+        let mut changed = false;
+        // Refusals of the last analysis (none yet: the remarks below read them).
+        self.s.refused.clear();
+        let [mut promoted, mut scalars, mut loads, mut stores, mut params] = [0u64; 5];
+        for _ in 0..MAX_ROUNDS {
+            if func.slots.is_empty() {
+                break;
+            }
+            self.s.analyze(func);
+            let s = &mut self.s;
+            if s.refused.iter().all(Option::is_some) {
+                break;
+            }
+            if !s.vars.is_empty() {
+                cx.analyses
+                    .ensure(func, Analyses::CFG.union(Analyses::DOMTREE))
+                    .map_err(|e| err(e.into()))?;
+                let cache = &*cx.analyses;
+                self.df.compute(func, &cache.cfg, &cache.domtree);
+                let ssa = SsaContext::new(&cache.cfg, &cache.domtree, &self.df);
+                let (l, st, p) = s.promote(func, &ssa, &mut self.up).map_err(&err)?;
+                (loads, stores, params) = (loads + l, stores + st, params + p);
+            }
+            promoted += s.finish(func).map_err(&err)?;
+            scalars += s.vars.len() as u64;
+            changed = true;
+            // A slot whose address was stored in a promoted one (a reference kept in a
+            // local struct) now reaches its accesses directly: go round again, as LLVM's
+            // SROA revisits the allocas its promotions expose.
+            let stored = |r: &Option<Refusal>| match *r {
+                Some(Refusal::Escapes(i)) => func.dfg.inst(i).opcode() == Opcode::Store,
+                _ => false,
+            };
+            if !s.refused.iter().any(stored) {
+                break;
+            }
         }
-        let promoted = s.finish(func).map_err(err)?;
+        // The kept slots of the last analysis, numbered as they are now (in order).
+        let mut kept = 0;
+        for r in self.s.refused.iter().flatten() {
+            let slot = Slot::new(kept);
+            kept += 1;
+            let block = func.layout.inst_block(r.inst());
+            cx.remark(NAME, func, block, r.kind(), r.message(func, slot));
+        }
+        cx.stats.add(NAME, "NumSlotsKept", kept as u64);
+        if !changed {
+            return Ok(PassResult::UNCHANGED);
+        }
         cx.stats.add(NAME, "NumSlotsPromoted", promoted);
-        cx.stats.add(NAME, "NumScalars", s.vars.len() as u64);
+        cx.stats.add(NAME, "NumScalars", scalars);
         cx.stats.add(NAME, "NumLoadsRemoved", loads);
         cx.stats.add(NAME, "NumStoresRemoved", stores);
         cx.stats.add(NAME, "NumBlockParams", params);

@@ -851,6 +851,36 @@ block3:
     }
 
     #[test]
+    fn bulk_entry_values_agree_with_single_queries() {
+        // In order and with a repeat, in one call, then one at a time on a fresh copy:
+        // the same values and the same parameters.
+        let blocks = [b(2), b(3), b(1), b(2)];
+        let mut f = parse_function(LOOP).expect("parses");
+        let an = Analyses::of(&f);
+        let mut up = SsaUpdater::new();
+        up.reset(Type::I32);
+        up.add_available_value(b(0), v(1));
+        up.add_available_value(b(2), v(3));
+        let mut bulk_vals = Vec::new();
+        up.values_in_middle(&mut f, &an.cx(), &blocks, &mut bulk_vals)
+            .expect("updates");
+        let bulk_params = up.new_params().to_vec();
+        let mut g = parse_function(LOOP).expect("parses");
+        let mut one = SsaUpdater::new();
+        one.reset(Type::I32);
+        one.add_available_value(b(0), v(1));
+        one.add_available_value(b(2), v(3));
+        let single: Vec<Value> = blocks
+            .iter()
+            .map(|&x| one.value_in_middle(&mut g, &an.cx(), x).expect("updates"))
+            .collect();
+        assert_eq!(bulk_vals, single);
+        assert_eq!(bulk_vals, [v(5), v(5), v(5), v(5)]);
+        assert_eq!(bulk_params, one.new_params());
+        assert_eq!(text(&f), text(&g));
+    }
+
+    #[test]
     fn later_queries_add_the_parameters_they_need() {
         // The first query (the end of a defining block) needs nothing; the second, at
         // the join, needs a parameter there.
