@@ -206,7 +206,7 @@ struct Piece {
     bytes: u32,
 }
 
-/// A promoted scalar: its slot's location and the type it is kept in.
+/// A promoted scalar: the type it is kept in.
 #[derive(Copy, Clone)]
 struct Var {
     ty: Type,
@@ -229,7 +229,7 @@ struct Scratch {
     order: Vec<u32>,
     /// Per access instruction: its pieces in `pieces` (start, count; count 0: not
     /// promoted).
-    var_of: SecondaryMap<Inst, (u32, u32)>,
+    pieces_of: SecondaryMap<Inst, (u32, u32)>,
     pieces: Vec<Piece>,
     vars: Vec<Var>,
     /// Access boundaries of one slot, the type and variable of each range between them.
@@ -401,7 +401,7 @@ fn extract(func: &mut Function, v: Value, piece: Piece, before: Inst) -> Value {
 
 impl Scratch {
     /// Find each slot's accesses and decide which slots are promoted (`refused`), giving
-    /// the accesses of the promoted ones their variables (`var_of`, `vars`).
+    /// the accesses of the promoted ones their variables (`pieces_of`, `vars`).
     fn analyze(&mut self, func: &Function) {
         let nslots = func.slots.len();
         self.refused.clear();
@@ -410,8 +410,8 @@ impl Scratch {
         self.addr_insts.clear();
         self.worklist.clear();
         self.vars.clear();
-        // Stale entries of `var_of` would promote instructions of another function.
-        self.var_of.clear();
+        // Stale entries of `pieces_of` would promote instructions of another function.
+        self.pieces_of.clear();
         self.zeros.clear();
         self.remove.clear();
         self.map.clear();
@@ -601,7 +601,7 @@ impl Scratch {
                         bytes: self.bounds[r + 1] - self.bounds[r],
                     });
                 }
-                self.var_of[a.inst] = (start, (hi - lo) as u32);
+                self.pieces_of[a.inst] = (start, (hi - lo) as u32);
             }
         }
     }
@@ -659,7 +659,7 @@ impl Scratch {
         let (mut loads, mut stores) = (0, 0);
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
-                let Some(&(start, count)) = self.var_of.get(i) else {
+                let Some(&(start, count)) = self.pieces_of.get(i) else {
                     continue;
                 };
                 for p in start..start + count {
@@ -755,7 +755,7 @@ impl Scratch {
             }
             let r = func.dfg.inst_result(inst).expect("a load has a result");
             let lt = func.dfg.value_type(r);
-            let (start, count) = self.var_of[inst];
+            let (start, count) = self.pieces_of[inst];
             let reachable = func
                 .layout
                 .inst_block(inst)

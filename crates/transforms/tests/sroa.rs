@@ -58,7 +58,7 @@ struct Totals {
 }
 
 fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), String> {
-    let constant = seed % 4 != 0;
+    let constant = !seed.is_multiple_of(4);
     let opts = GenOptions {
         const_slot_index: constant,
         ..opts.clone()
