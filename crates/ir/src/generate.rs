@@ -189,6 +189,10 @@ pub struct GenOptions {
     /// Inside loops, sometimes branch on the innermost loop's counter (IV-dependent
     /// branches). Off by default, so that the modules of existing seeds stay the same.
     pub allow_iv_branches: bool,
+    /// Index the local slot with constants only (each access picks an element at
+    /// generation time), so that scalar replacement (`sroa`) can promote it. Off by
+    /// default, so that the modules of existing seeds stay the same.
+    pub const_slot_index: bool,
 }
 
 impl Default for GenOptions {
@@ -217,6 +221,7 @@ impl Default for GenOptions {
             max_cta_threads: 256,
             max_device_funcs: 2,
             allow_iv_branches: false,
+            const_slot_index: false,
         }
     }
 }
@@ -277,6 +282,8 @@ impl GenOptions {
             max_cta_threads: [32, 64, 128, 256][rng.below(4) as usize],
             max_device_funcs: 1 + rng.below(3) as usize,
             allow_iv_branches,
+            // Not drawn: a new draw would change every later option of existing seeds.
+            const_slot_index: false,
         }
     }
 }
@@ -906,6 +913,11 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
 
     fn slot_ptr(&mut self) -> Value {
         let p = self.env.slot.expect("a slot when memory is allowed");
+        if self.o.const_slot_index {
+            let k = self.r.below(u64::from(SLOT_ELEMS));
+            let i = self.b.iconst(Type::I32, k as i64);
+            return self.b.ptradd(p, i, 4);
+        }
         let e = self.expr(Type::I32, 1);
         let idx = if self.o.ub_free {
             let k = self.b.iconst(Type::I32, i64::from(SLOT_ELEMS));

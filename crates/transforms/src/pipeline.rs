@@ -14,13 +14,15 @@
 use core::fmt;
 
 /// Gyre's default GPU pipeline (`-O`, `-O1`..`-O3`, `default<O2>`): the inliner first (as
-/// LLVM runs it before its function simplification and loop passes), then the loop passes
+/// LLVM runs it before its function simplification and loop passes), scalar replacement of
+/// the slots it leaves (`sroa`, as LLVM runs SROA right after inlining), then the loop passes
 /// in the order cicc runs them (loop-simplifycfg first, non-trivial unswitching after indvars,
 /// loop-deletion, then full unrolling last, as LLVM's `loop-full-unroll` ends its loop
 /// pipeline), then the e-graph simplifier. Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
-pub const DEFAULT_PIPELINE: &str = "inline,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
+pub const DEFAULT_PIPELINE: &str =
+    "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
@@ -28,7 +30,7 @@ pub const DEFAULT_PIPELINE: &str = "inline,loop-simplify,lcssa,loop(loop-simplif
 /// loops it hoists are invariant branches that non-trivial unswitching then clones at every
 /// level of a deep nest, which is quadratic (docs/passes.md, "licm").
 pub const LICM_PIPELINE: &str =
-    "inline,loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
+    "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify";
 
 /// The analyses `print<...>` can print.

@@ -187,6 +187,18 @@ pub const PASSES: &[PassInfo] = &[
         create_function: None,
         create_loop: None,
     },
+    // --- sroa (issue 23) ---
+    PassInfo {
+        name: "sroa",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Scalar replacement of local slots: split slots accessed at constant offsets into scalars and promote them to SSA values.",
+        create_function: Some(|p| {
+            no_params("sroa", p)?;
+            Ok(Box::new(crate::sroa::Sroa::default()))
+        }),
+        create_loop: None,
+    },
 ];
 
 /// The constructors of the module passes (kept apart from [`PassInfo`], whose other

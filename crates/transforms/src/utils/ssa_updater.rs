@@ -304,6 +304,32 @@ impl SsaUpdater {
         self.entry_value(block, cx)
     }
 
+    /// [`value_in_middle`](Self::value_in_middle) of every block of `blocks` (repeats
+    /// allowed), appended to `out` in the same order, with one liveness walk and one
+    /// placement for all of them (what promoting a memory location's loads needs: a
+    /// per-block query would rescan the frontiers of every definition each time).
+    pub fn values_in_middle(
+        &mut self,
+        func: &mut Function,
+        cx: &SsaContext<'_>,
+        blocks: &[Block],
+        out: &mut Vec<Value>,
+    ) -> Result<(), SsaUpdateError> {
+        self.begin(func, cx)?;
+        self.seeds
+            .extend(blocks.iter().copied().filter(|&b| cx.cfg.is_reachable(b)));
+        self.flush(func, cx)?;
+        for &b in blocks {
+            let v = if cx.cfg.is_reachable(b) {
+                self.entry_value(b, cx)?
+            } else {
+                self.fallback_value()
+            };
+            out.push(v);
+        }
+        Ok(())
+    }
+
     /// The value a use by `inst` reads:
     /// - for a terminator (its operands and branch arguments alike), the value at the end
     ///   of its block;
@@ -821,6 +847,36 @@ block3:
             up.rewrite_use(&mut f, &cx, i, v(1)).expect("rewrites");
         }
         let (g, _, _) = bulk(LOOP, v(1), &[(0, 1), (2, 3)]);
+        assert_eq!(text(&f), text(&g));
+    }
+
+    #[test]
+    fn bulk_entry_values_agree_with_single_queries() {
+        // In order and with a repeat, in one call, then one at a time on a fresh copy:
+        // the same values and the same parameters.
+        let blocks = [b(2), b(3), b(1), b(2)];
+        let mut f = parse_function(LOOP).expect("parses");
+        let an = Analyses::of(&f);
+        let mut up = SsaUpdater::new();
+        up.reset(Type::I32);
+        up.add_available_value(b(0), v(1));
+        up.add_available_value(b(2), v(3));
+        let mut bulk_vals = Vec::new();
+        up.values_in_middle(&mut f, &an.cx(), &blocks, &mut bulk_vals)
+            .expect("updates");
+        let bulk_params = up.new_params().to_vec();
+        let mut g = parse_function(LOOP).expect("parses");
+        let mut one = SsaUpdater::new();
+        one.reset(Type::I32);
+        one.add_available_value(b(0), v(1));
+        one.add_available_value(b(2), v(3));
+        let single: Vec<Value> = blocks
+            .iter()
+            .map(|&x| one.value_in_middle(&mut g, &an.cx(), x).expect("updates"))
+            .collect();
+        assert_eq!(bulk_vals, single);
+        assert_eq!(bulk_vals, [v(5), v(5), v(5), v(5)]);
+        assert_eq!(bulk_params, one.new_params());
         assert_eq!(text(&f), text(&g));
     }
 
