@@ -347,6 +347,9 @@ impl Inliner {
                 caller.layout.insert_block_after(nb, prev);
                 prev = nb;
                 self.blocks[b.index()] = Some(nb);
+                // An inlined loop keeps its unroll hints.
+                let attrs = callee.loop_attrs(b);
+                caller.set_loop_attrs(nb, attrs);
                 for &p in params {
                     let ty = callee.dfg.value_type(p);
                     self.values[p.index()] = Some(caller.dfg.append_block_param(nb, ty));
