@@ -336,6 +336,8 @@ knobs! {
         "The threshold for callees marked inlinehint (LLVM's default; clang marks C++ inline functions and templates).";
     disable_inlining: bool = false, "disable-inlining", "inline",
         "Turn the inliner off (LLVM's switch): not even alwaysinline callees are inlined.";
+    inline_threshold_multiplier: u32 = 5, "inline-threshold-multiplier", "inline",
+        "The target's factor on both inline thresholds (5: NVPTX's TTI getInliningThresholdMultiplier, calls being expensive on GPUs).";
 }
 
 impl Knobs {
