@@ -338,6 +338,9 @@ knobs! {
         "Turn the inliner off (LLVM's switch): not even alwaysinline callees are inlined.";
     inline_threshold_multiplier: u32 = 5, "inline-threshold-multiplier", "inline",
         "The target's factor on both inline thresholds (5: NVPTX's TTI getInliningThresholdMultiplier, calls being expensive on GPUs).";
+    // --- select-formation (issue 23) ---
+    select_formation_threshold: u32 = 4, "select-formation-threshold", "select-formation",
+        "The most speculated instructions plus selects select-formation spends to flatten one if-then(-else) (LLVM's two-entry-phi-node-folding-threshold).";
 }
 
 impl Knobs {

@@ -77,6 +77,8 @@ pub mod loop_unroll;
 pub mod licm;
 // --- inline (issue 23) ---
 pub mod inline;
+// --- select-formation (issue 23) ---
+pub mod select_formation;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
