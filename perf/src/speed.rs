@@ -53,6 +53,9 @@ pub const PASS_MAP: &[(&str, &str, &str)] = &[
     ("licm", "licm", "LICMPass"),
     ("simplify", "instcombine", "InstCombinePass"),
     ("loop-unroll", "loop-unroll-full", "LoopFullUnrollPass"),
+    ("sroa", "sroa", "SROAPass"),
+    // Select formation is one of SimplifyCFG's folds (FoldTwoEntryPHINode).
+    ("select-formation", "simplifycfg", "SimplifyCFGPass"),
 ];
 
 /// The passes of Gyre's `-O` pipeline ([`DEFAULT_PIPELINE`], read at run time since it

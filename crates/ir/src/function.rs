@@ -6,6 +6,7 @@ use crate::instructions::InstructionData;
 use crate::layout::Layout;
 use crate::types::Type;
 use cranelift_entity::PrimaryMap;
+use rustc_hash::FxHashMap;
 
 /// Whether a function is a kernel entry point or a device function.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -38,6 +39,45 @@ pub struct Signature {
     pub params: Vec<Type>,
     /// The return type, if the function returns a value (never for kernels).
     pub ret: Option<Type>,
+}
+
+/// What the source asks of loop unrolling for one loop (LLVM's `llvm.loop.unroll.*`
+/// loop metadata, clang's `#pragma unroll`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum UnrollHint {
+    /// No request: the unroller's cost model decides.
+    #[default]
+    Default,
+    /// Do not unroll (`llvm.loop.unroll.disable`, `#pragma unroll 1`, or a loop an
+    /// unroller already unrolled by a requested count).
+    Disable,
+    /// Unroll with the larger pragma threshold (`llvm.loop.unroll.enable`, `#pragma
+    /// unroll` without a count).
+    Enable,
+    /// Unroll fully if the trip count is known (`llvm.loop.unroll.full`).
+    Full,
+    /// Unroll by this many copies (`llvm.loop.unroll.count N`, `#pragma unroll N`).
+    Count(u32),
+}
+
+/// Attributes of one loop, kept on its header block (LLVM keeps them as `!llvm.loop`
+/// metadata on the latch's branch; Gyre's passes track a loop by its header). They are
+/// hints: a block that is not a loop header ignores them, and dropping them never changes
+/// what a program computes.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct LoopAttrs {
+    /// The loop terminates or has an effect (`llvm.loop.mustprogress`), as
+    /// [`Function::must_progress`] says of every loop of a function.
+    pub must_progress: bool,
+    /// What unrolling should do with the loop.
+    pub unroll: UnrollHint,
+}
+
+impl LoopAttrs {
+    /// No attribute set?
+    pub fn is_empty(&self) -> bool {
+        *self == LoopAttrs::default()
+    }
 }
 
 /// A per-thread local-memory slot (an `alloca`).
@@ -93,6 +133,9 @@ pub struct Function {
     pub slots: PrimaryMap<Slot, SlotData>,
     /// The `byval` parameters, by increasing index (empty for most functions).
     pub byval: Vec<ByValParam>,
+    /// Loop attributes by header block (sparse: most loops have none). Read and write
+    /// them through [`Function::loop_attrs`] and [`Function::set_loop_attrs`].
+    pub loop_attrs: FxHashMap<Block, LoopAttrs>,
 }
 
 impl Function {
@@ -118,6 +161,30 @@ impl Function {
             layout: Layout::new(),
             slots: PrimaryMap::new(),
             byval: Vec::new(),
+            loop_attrs: FxHashMap::default(),
+        }
+    }
+
+    /// The attributes of the loop headed by `header` (empty for any other block).
+    pub fn loop_attrs(&self, header: Block) -> LoopAttrs {
+        self.loop_attrs.get(&header).copied().unwrap_or_default()
+    }
+
+    /// Set the attributes of the loop headed by `header` (empty ones remove the entry).
+    pub fn set_loop_attrs(&mut self, header: Block, attrs: LoopAttrs) {
+        if attrs.is_empty() {
+            self.loop_attrs.remove(&header);
+        } else {
+            self.loop_attrs.insert(header, attrs);
+        }
+    }
+
+    /// The loop headed by `from` is now headed by `to` (rotation): its attributes move.
+    pub fn move_loop_attrs(&mut self, from: Block, to: Block) {
+        if from != to {
+            if let Some(a) = self.loop_attrs.remove(&from) {
+                self.loop_attrs.insert(to, a);
+            }
         }
     }
 

@@ -67,7 +67,9 @@ pub mod write;
 pub use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 pub use dfg::{DataFlowGraph, ValueDef};
 pub use entities::{Block, FuncId, GlobalId, Inst, JumpTable, Slot, Value};
-pub use function::{ByValParam, FuncKind, Function, InlineHint, Signature, SlotData};
+pub use function::{
+    ByValParam, FuncKind, Function, InlineHint, LoopAttrs, Signature, SlotData, UnrollHint,
+};
 pub use instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, ValueListPool, VoteMode,

@@ -86,6 +86,7 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
             }
             w.write_char(')')?;
         }
+        write_loop_attrs(w, func.loop_attrs(block))?;
         w.write_str(":\n")?;
         for inst in func.layout.block_insts(block) {
             w.write_str("    ")?;
@@ -168,6 +169,27 @@ fn results_needing_type(func: &Function) -> Option<SecondaryMap<Value, bool>> {
         }
     }
     Some(typed)
+}
+
+/// Write a loop header's attributes, ` loop(mustprogress, unroll_count=4)`, or nothing.
+fn write_loop_attrs(w: &mut dyn Write, a: crate::LoopAttrs) -> fmt::Result {
+    if a.is_empty() {
+        return Ok(());
+    }
+    w.write_str(" loop(")?;
+    let mut sep = "";
+    if a.must_progress {
+        w.write_str("mustprogress")?;
+        sep = ", ";
+    }
+    match a.unroll {
+        crate::UnrollHint::Default => {}
+        crate::UnrollHint::Disable => write!(w, "{sep}unroll_disable")?,
+        crate::UnrollHint::Enable => write!(w, "{sep}unroll_enable")?,
+        crate::UnrollHint::Full => write!(w, "{sep}unroll_full")?,
+        crate::UnrollHint::Count(n) => write!(w, "{sep}unroll_count={n}")?,
+    }
+    w.write_char(')')
 }
 
 /// Write one instruction (no indentation, no newline), e.g. `v3 = iadd nsw v1, v2`.

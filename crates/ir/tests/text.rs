@@ -1356,3 +1356,46 @@ block1:
     let again = parse_function(&f.display(None).to_string()).unwrap();
     assert_eq!(again.display(None).to_string(), printed);
 }
+
+/// Loop attributes on a block label print back exactly, each hint and both together;
+/// malformed lists are errors at the offending word.
+#[test]
+fn loop_attributes_round_trip_and_errors() {
+    let src = "func @f(i32) {\nblock0(v0: i32):\n    jump block1\nblock1 loop(mustprogress):\n    jump block2(v0)\nblock2(v1: i32) loop(mustprogress, unroll_count=4):\n    jump block3\nblock3 loop(unroll_disable):\n    jump block4\nblock4 loop(unroll_enable):\n    jump block5\nblock5 loop(unroll_full):\n    return\n}\n";
+    let m = parse_ok(src);
+    assert_eq!(print(&m), src);
+    let f = m.functions.values().next().expect("a function");
+    let b2 = gyre_ir::Block::from_u32(2);
+    assert_eq!(
+        f.loop_attrs(b2),
+        gyre_ir::LoopAttrs {
+            must_progress: true,
+            unroll: gyre_ir::UnrollHint::Count(4)
+        }
+    );
+    assert!(f.loop_attrs(gyre_ir::Block::from_u32(0)).is_empty());
+    let err = |label: &str| {
+        let src = format!("func @f() {{\nblock0:\n    jump block1\n{label}\n    return\n}}\n");
+        errors(&src)[0].clone()
+    };
+    assert_eq!(
+        err("block1 loop(unroll):"),
+        "4:13: unknown or repeated loop attribute `unroll`"
+    );
+    assert_eq!(
+        err("block1 loop(mustprogress, mustprogress):"),
+        "4:27: unknown or repeated loop attribute `mustprogress`"
+    );
+    assert_eq!(
+        err("block1 loop(unroll_disable, unroll_full):"),
+        "4:29: a loop has at most one unroll attribute"
+    );
+    assert_eq!(
+        err("block1 loop(unroll_count 4):"),
+        "4:26: expected `=` after `unroll_count`, found `4`"
+    );
+    assert_eq!(
+        err("block1 loop():"),
+        "4:13: expected a loop attribute, found `)`"
+    );
+}

@@ -18,13 +18,14 @@
 //!   dominance, which LLVM's verifier would reject in a reachable block's phis).
 //!
 //! Kernels are listed in `!nvvm.annotations`; a `convergent` function gets the
-//! attribute. Loads and stores claim natural alignment; atomics are `monotonic`.
+//! attribute. Loads and stores claim natural alignment; atomics are `monotonic`. A loop
+//! header's attributes become an `!llvm.loop` node on every back edge's branch.
 
 use crate::import::{f32_bits_to_f64_bits, trunc_bits};
 use core::fmt::Write;
 use gyre_ir::{
-    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Linkage, MemOrder, MemScope,
-    Module, Opcode, SecondaryMap, Type, Value, ValueDef, VoteMode,
+    AddrSpace, AtomicOp, Block, FuncKind, Function, InstructionData, Linkage, LoopAttrs, MemOrder,
+    MemScope, Module, Opcode, SecondaryMap, Type, UnrollHint, Value, ValueDef, VoteMode,
 };
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -46,6 +47,12 @@ pub fn export_module(m: &Module, opts: &ExportOptions) -> String {
         m,
         decls: RefCell::new(BTreeMap::new()),
         out: String::new(),
+        loop_md: String::new(),
+        next_md: m
+            .functions
+            .values()
+            .filter(|f| f.kind == FuncKind::Kernel)
+            .count(),
     };
     x.out.push_str("; Exported from Gyre IR.\n");
     x.out
@@ -97,6 +104,10 @@ pub fn export_module(m: &Module, opts: &ExportOptions) -> String {
                 global_name(&f.name)
             );
         }
+    }
+    if !x.loop_md.is_empty() {
+        x.out.push('\n');
+        x.out.push_str(&x.loop_md);
     }
     x.out
 }
@@ -175,6 +186,10 @@ struct Exporter<'m> {
     /// Intrinsic declarations by name (sorted, so output is deterministic).
     decls: RefCell<BTreeMap<String, String>>,
     out: String,
+    /// `!llvm.loop` nodes, printed after the annotations.
+    loop_md: String,
+    /// The next free metadata number (the annotations take the first ones).
+    next_md: usize,
 }
 
 /// Per-function printing state.
@@ -409,6 +424,34 @@ impl Exporter<'_> {
             }
             split[b] = marks;
         }
+        // Loop attributes go back on the latches' branches as `!llvm.loop`: every edge
+        // into an attributed header from a block it dominates (a back edge), on the
+        // trampoline when the edge is split.
+        let mut latch_md: FxHashMap<Block, usize> = FxHashMap::default();
+        let mut tramp_md: FxHashMap<String, usize> = FxHashMap::default();
+        if !f.loop_attrs.is_empty() {
+            let dom = crate::dom::Dominators::new(f, entry);
+            let dominates = |h: Block, p: Block| dom.dominates(h, p);
+            let mut node_of: FxHashMap<Block, usize> = FxHashMap::default();
+            for &b in &blocks {
+                let Some(t) = f.terminator(b) else { continue };
+                let mut k = 0;
+                f.dfg.for_each_dest(t, |bc| {
+                    let h = bc.block;
+                    if f.loop_attrs.contains_key(&h) && dominates(h, b) {
+                        let id = *node_of
+                            .entry(h)
+                            .or_insert_with(|| self.loop_node(f.loop_attrs(h)));
+                        if split[b].get(k).copied().unwrap_or(false) {
+                            tramp_md.insert(format!("block{}.e{k}", b.as_u32()), id);
+                        } else {
+                            latch_md.entry(b).or_insert(id);
+                        }
+                    }
+                    k += 1;
+                });
+            }
+        }
         // Header.
         let entry_params = f.dfg.block_params(entry);
         let mut byval_casts = String::new();
@@ -520,12 +563,53 @@ impl Exporter<'_> {
             for i in f.layout.block_insts(b) {
                 self.inst(&mut o, i, b, &split[b]);
             }
+            if let Some(id) = latch_md.get(&b) {
+                // The terminator's line was the last one written.
+                o.body.pop();
+                let _ = writeln!(o.body, ", !llvm.loop !{id}");
+            }
         }
         for (l, t) in &tramps {
-            let _ = writeln!(o.body, "{l}:\n  br label %block{}", t.as_u32());
+            let _ = write!(o.body, "{l}:\n  br label %block{}", t.as_u32());
+            match tramp_md.get(l) {
+                Some(id) => {
+                    let _ = writeln!(o.body, ", !llvm.loop !{id}");
+                }
+                None => o.body.push('\n'),
+            }
         }
         self.out.push_str(&o.body);
         self.out.push_str("}\n");
+    }
+
+    /// A new `distinct !{!self, !prop, ...}` loop node for `a`; its number.
+    fn loop_node(&mut self, a: LoopAttrs) -> usize {
+        let id = self.next_md;
+        let mut props = Vec::new();
+        if a.must_progress {
+            props.push("!\"llvm.loop.mustprogress\"".to_string());
+        }
+        match a.unroll {
+            UnrollHint::Default => {}
+            UnrollHint::Disable => props.push("!\"llvm.loop.unroll.disable\"".into()),
+            UnrollHint::Enable => props.push("!\"llvm.loop.unroll.enable\"".into()),
+            UnrollHint::Full => props.push("!\"llvm.loop.unroll.full\"".into()),
+            UnrollHint::Count(n) => props.push(format!("!\"llvm.loop.unroll.count\", i32 {n}")),
+        }
+        let refs: Vec<String> = (0..props.len())
+            .map(|j| format!("!{}", id + 1 + j))
+            .collect();
+        let _ = writeln!(
+            self.loop_md,
+            "!{id} = distinct !{{!{id}{}{}}}",
+            if refs.is_empty() { "" } else { ", " },
+            refs.join(", ")
+        );
+        for (j, p) in props.iter().enumerate() {
+            let _ = writeln!(self.loop_md, "!{} = !{{{p}}}", id + 1 + j);
+        }
+        self.next_md = id + 1 + props.len();
+        id
     }
 
     /// The label a branch from `from` uses for its `k`th destination.

@@ -7,6 +7,7 @@
 //! -march=nvptx64` and `lli` accept, so kernels can be cross-checked with LLVM.
 #![warn(missing_docs)]
 
+mod dom;
 mod export;
 mod import;
 mod lexer;

@@ -14,10 +14,18 @@
 //! - the callee is `internal` and this is its only call in the module (LLVM's "last call
 //!   to static" bonus: inlining it deletes the callee, so the code does not grow), or
 //! - its cost is at most the `inline-threshold` knob (225, LLVM's default), or
-//!   `inlinehint-threshold` (325) for an `inlinehint` callee. The cost is
-//!   LLVM's rough `InlineCost` model: 5 (`InstrCost`) per instruction of the callee
-//!   (terminators included), less 5 for each argument and 5 for the call itself, which
-//!   inlining removes (LLVM's call penalty and argument setup credits).
+//!   `inlinehint-threshold` (325) for an `inlinehint` callee, times
+//!   `inline-threshold-multiplier` (5: NVPTX's `getInliningThresholdMultiplier`, which
+//!   LLVM applies to every threshold because calls are expensive on the GPU: 1125 and
+//!   1625). The cost is LLVM's rough `InlineCost` model: 5 (`InstrCost`) per instruction
+//!   of the callee that LLVM's `CallAnalyzer` would charge, less 5 for each argument and
+//!   5 for the call itself, which inlining removes (LLVM's call penalty and argument
+//!   setup credits). Free, as in LLVM: constants (`iconst`, `fconst`, `global_addr`:
+//!   constants, not instructions, in LLVM IR), constant-offset `ptradd`s, unconditional
+//!   jumps and the first `return`; loads and stores through an argument that points into
+//!   one of the caller's slots, unless the callee lets that pointer escape (LLVM's SROA
+//!   argument savings). The callee is costed after its own calls were inlined
+//!   (bottom-up), but not simplified first, nor specialized to constant arguments.
 //!
 //! It is never inlined when the callee is `noinline`, a kernel, or recursive (its
 //! component has several functions or calls itself); calls inside a recursive component
@@ -36,14 +44,16 @@
 //! **Preserves** no analysis of a function it changed; functions it did not change keep
 //! theirs. **Gives up** (remarks) on `noinline` callees (`NoInline`), recursive ones
 //! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`).
-//! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `disable-inlining` (no inlining
-//! and no deletion at all).
+//! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `inline-threshold-multiplier`,
+//! `disable-inlining` (no inlining and no deletion at all).
 
 use crate::manager::{ModulePass, ModulePassContext, ModulePassResult, PassError};
 use gyre_ir::instructions::{BlockCall, InstructionData, JumpTableData, ValueList};
 use gyre_ir::{
-    Block, EntityRef, FuncId, FuncKind, Function, InlineHint, Inst, Module, PrimaryMap, Slot, Value,
+    Block, EntityRef, FuncId, FuncKind, Function, InlineHint, Inst, Module, Opcode, PrimaryMap,
+    Slot, Value,
 };
+use rustc_hash::FxHashMap;
 
 const NAME: &str = "inline";
 
@@ -61,11 +71,122 @@ pub struct Inliner {
     slots: Vec<Option<Slot>>,
 }
 
-/// The cost of inlining a call to `callee` with `args` arguments (see the module
-/// documentation): may be negative for a tiny callee.
-pub fn inline_cost(callee: &Function, args: usize) -> i64 {
-    let insts = callee.num_laid_out_insts() as i64;
-    INSTR_COST * insts - INSTR_COST * (args as i64 + 1)
+/// The cost of inlining a call to `callee` whose arguments are `sroa_args` (see the
+/// module documentation): `sroa_args[i]` says argument `i` points into one of the
+/// caller's slots, so the callee's plain loads and stores through it are free unless the
+/// pointer escapes (LLVM's SROA argument savings). May be negative for a tiny callee.
+pub fn inline_cost(callee: &Function, sroa_args: &[bool]) -> i64 {
+    use InstructionData as D;
+    let Some(entry) = callee.entry_block() else {
+        return 0;
+    };
+    // Which parameter (by index) each pointer value derives from, through constant
+    // `ptradd`s and address-space casts: layout order almost always defines before use;
+    // a second sweep catches the rest (a missed derivation only costs more).
+    let mut from: FxHashMap<Value, usize> = FxHashMap::default();
+    for (k, &p) in callee.dfg.block_params(entry).iter().enumerate() {
+        if sroa_args.get(k).copied().unwrap_or(false) {
+            from.insert(p, k);
+        }
+    }
+    let const_index = |v: Value| {
+        matches!(callee.dfg.value_def(v), gyre_ir::ValueDef::Result(i)
+            if callee.dfg.inst(i).opcode() == Opcode::Iconst)
+    };
+    for _ in 0..2 {
+        for b in callee.layout.blocks() {
+            for i in callee.layout.block_insts(b) {
+                let base = match *callee.dfg.inst(i) {
+                    D::PtrAdd { args, .. } if const_index(args[1]) => args[0],
+                    D::Unary {
+                        opcode: Opcode::AddrspaceCast,
+                        arg,
+                    } => arg,
+                    _ => continue,
+                };
+                if let (Some(&k), Some(r)) = (from.get(&base), callee.dfg.inst_result(i)) {
+                    from.insert(r, k);
+                }
+            }
+        }
+    }
+    let mut insts = 0i64;
+    let mut returned = false;
+    // Per SROA argument: the cost its free accesses saved, and whether it escaped.
+    let mut saved = vec![0i64; sroa_args.len()];
+    let mut escaped = vec![false; sroa_args.len()];
+    for b in callee.layout.blocks() {
+        for i in callee.layout.block_insts(b) {
+            let data = callee.dfg.inst(i);
+            let free = match *data {
+                // Constants: not instructions in LLVM IR, so LLVM never costs them.
+                D::IntConst { .. } | D::FloatConst { .. } | D::GlobalAddr { .. } => true,
+                // LLVM's `CallAnalyzer` models unconditional branches as free (they vanish
+                // when blocks merge) and the first return as free.
+                D::Jump { .. } => true,
+                D::Return { .. } if !returned => {
+                    returned = true;
+                    true
+                }
+                // Constant-offset GEPs are free; derived pointers were followed above.
+                D::PtrAdd { args, .. } if const_index(args[1]) => true,
+                D::Unary {
+                    opcode: Opcode::AddrspaceCast,
+                    arg,
+                } if from.contains_key(&arg) => true,
+                D::Load { ptr, flags } if !flags.volatile && from.contains_key(&ptr) => {
+                    saved[from[&ptr]] += INSTR_COST;
+                    true
+                }
+                D::Store { args, flags } if !flags.volatile && from.contains_key(&args[1]) => {
+                    saved[from[&args[1]]] += INSTR_COST;
+                    if let Some(&k) = from.get(&args[0]) {
+                        escaped[k] = true;
+                    }
+                    true
+                }
+                _ => {
+                    // Any other use of a derived pointer (a call argument, a compare, a
+                    // variable offset, a branch argument, an atomic) lets it escape.
+                    callee.dfg.for_each_inst_value(i, |v| {
+                        if let Some(&k) = from.get(&v) {
+                            escaped[k] = true;
+                        }
+                    });
+                    false
+                }
+            };
+            if !free {
+                insts += 1;
+            }
+        }
+    }
+    let lost: i64 = (0..saved.len())
+        .filter(|&k| escaped[k])
+        .map(|k| saved[k])
+        .sum();
+    INSTR_COST * insts + lost - INSTR_COST * (sroa_args.len() as i64 + 1)
+}
+
+/// Does `v` (a call argument in `f`) point into one of `f`'s slots (through constant
+/// `ptradd`s and address-space casts)?
+fn points_into_slot(f: &Function, mut v: Value) -> bool {
+    use InstructionData as D;
+    for _ in 0..16 {
+        let gyre_ir::ValueDef::Result(i) = f.dfg.value_def(v) else {
+            return false;
+        };
+        v = match *f.dfg.inst(i) {
+            D::SlotAddr { .. } => return true,
+            D::Unary {
+                opcode: Opcode::AddrspaceCast,
+                arg,
+            } => arg,
+            D::PtrAdd { args, .. } => args[0],
+            _ => return false,
+        };
+    }
+    false
 }
 
 /// Strongly connected components of the call graph `succs` (edges caller -> callee), callees
@@ -152,8 +273,10 @@ impl ModulePass for Inliner {
         cx: &mut ModulePassContext<'_>,
     ) -> Result<ModulePassResult, PassError> {
         let mut res = ModulePassResult::default();
-        let threshold = i64::from(cx.knobs.inline_threshold());
-        let hint_threshold = i64::from(cx.knobs.inlinehint_threshold());
+        // LLVM multiplies both thresholds by the target's factor (`updateThreshold`).
+        let mult = i64::from(cx.knobs.inline_threshold_multiplier());
+        let threshold = i64::from(cx.knobs.inline_threshold()) * mult;
+        let hint_threshold = i64::from(cx.knobs.inlinehint_threshold()) * mult;
         if cx.knobs.disable_inlining() {
             return Ok(res);
         }
@@ -202,13 +325,22 @@ impl ModulePass for Inliner {
                     } else if c.entry_block().is_none() {
                         Some(("NoBody", format!("@{} has no body", c.name)))
                     } else {
-                        let nargs = module.functions[fid].dfg.inst_args(call).len();
-                        let cost = inline_cost(c, nargs);
+                        let caller = &module.functions[fid];
+                        let sroa: Vec<bool> = caller
+                            .dfg
+                            .inst_args(call)
+                            .iter()
+                            .map(|&a| points_into_slot(caller, a))
+                            .collect();
+                        let cost = inline_cost(c, &sroa);
                         let last_call = c.internal && num_calls[ci] == 1;
                         let (limit, knob) = if c.inline == InlineHint::Hint {
-                            (hint_threshold, "inlinehint-threshold")
+                            (
+                                hint_threshold,
+                                "inlinehint-threshold x inline-threshold-multiplier",
+                            )
                         } else {
-                            (threshold, "inline-threshold")
+                            (threshold, "inline-threshold x inline-threshold-multiplier")
                         };
                         if c.inline == InlineHint::Always || last_call || cost <= limit {
                             None
@@ -347,6 +479,9 @@ impl Inliner {
                 caller.layout.insert_block_after(nb, prev);
                 prev = nb;
                 self.blocks[b.index()] = Some(nb);
+                // An inlined loop keeps its unroll hints.
+                let attrs = callee.loop_attrs(b);
+                caller.set_loop_attrs(nb, attrs);
                 for &p in params {
                     let ty = callee.dfg.value_type(p);
                     self.values[p.index()] = Some(caller.dfg.append_block_param(nb, ty));

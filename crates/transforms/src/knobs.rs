@@ -336,6 +336,11 @@ knobs! {
         "The threshold for callees marked inlinehint (LLVM's default; clang marks C++ inline functions and templates).";
     disable_inlining: bool = false, "disable-inlining", "inline",
         "Turn the inliner off (LLVM's switch): not even alwaysinline callees are inlined.";
+    inline_threshold_multiplier: u32 = 5, "inline-threshold-multiplier", "inline",
+        "The target's factor on both inline thresholds (5: NVPTX's TTI getInliningThresholdMultiplier, calls being expensive on GPUs).";
+    // --- select-formation (issue 23) ---
+    select_formation_threshold: u32 = 4, "select-formation-threshold", "select-formation",
+        "The most speculated instructions plus selects select-formation spends to flatten one if-then(-else) (LLVM's two-entry-phi-node-folding-threshold).";
 }
 
 impl Knobs {

@@ -79,6 +79,8 @@ pub mod licm;
 pub mod inline;
 // --- sroa (issue 23) ---
 pub mod sroa;
+// --- select-formation (issue 23) ---
+pub mod select_formation;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

@@ -48,7 +48,10 @@ use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
 use crate::utils::split::Place;
 use gyre_analysis::scev::{def_block, edge_args};
 use gyre_analysis::{Loop, ScalarEvolution};
-use gyre_ir::{Block, EntityRef, Function, Inst, InstructionData, Opcode, Value, ValueDef};
+use gyre_ir::{
+    Block, EntityRef, Function, Inst, InstructionData, LoopAttrs, Opcode, UnrollHint, Value,
+    ValueDef,
+};
 use rustc_hash::FxHashMap;
 
 const NAME: &str = "loop-unroll";
@@ -56,6 +59,10 @@ const NAME: &str = "loop-unroll";
 /// LLVM's `BEInsns`: the compare and branch of the back edge, which unrolling removes from
 /// every copy but one (`getUnrolledLoopSize`).
 const BE_INSNS: u64 = 2;
+
+/// The size limit for a loop whose source asks for unrolling (`unroll_full`,
+/// `unroll_enable`, `unroll_count`): LLVM's `-pragma-unroll-threshold` default.
+const PRAGMA_THRESHOLD: u32 = 16 * 1024;
 
 /// Instructions full unrolling may add to one function, at least: the budget is this or
 /// four times the function's size when the adaptor starts on it, whichever is larger, so
@@ -94,8 +101,14 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// (`TripCountTooLarge`) or an unrolled size of `unroll-threshold` or more (`TooLarge`),
 /// when partial unrolling is not allowed or no factor fits; `unroll-count` set below the
 /// trip count and not dividing it (`NeedsRemainder`: no remainder loops); the function's
-/// growth budget spent (`GrowthBudgetSpent`). `disable-loop-unrolling` turns the pass off
-/// silently (LLVM's pipeline then does not add it).
+/// growth budget spent (`GrowthBudgetSpent`); the loop marked `unroll_disable`
+/// (`Disabled`). `disable-loop-unrolling` turns the pass off silently (LLVM's pipeline
+/// then does not add it).
+///
+/// **Source hints** (the header's [`gyre_ir::LoopAttrs`], LLVM's `llvm.loop.unroll.*`):
+/// `unroll_disable` leaves the loop alone; `unroll_full`, `unroll_enable` and
+/// `unroll_count=N` raise the size limit to LLVM's pragma threshold, and `N` is the factor
+/// as the `unroll-count` knob's is (the knob wins when set).
 ///
 /// **GPU rule**: full unrolling, and partial unrolling by a divisor of the trip count, are
 /// legal for loops with convergent operations (barriers, shuffles, votes, calls): every
@@ -118,7 +131,7 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// of the unrolled code), `NumExitsFolded`, `NumBlocksMerged`, and one counter per reason
 /// for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`,
 /// `NumUnknownTripCount`, `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`,
-/// `NumGrowthBudgetSpent`).
+/// `NumGrowthBudgetSpent`, `NumDisabled`).
 #[derive(Default)]
 pub struct LoopUnroll {
     se: ScalarEvolution,
@@ -188,6 +201,7 @@ enum Skip {
     TooLarge,
     NeedsRemainder,
     GrowthBudgetSpent,
+    Disabled,
 }
 
 impl Skip {
@@ -201,6 +215,7 @@ impl Skip {
             Skip::TooLarge => "TooLarge",
             Skip::NeedsRemainder => "NeedsRemainder",
             Skip::GrowthBudgetSpent => "GrowthBudgetSpent",
+            Skip::Disabled => "Disabled",
         }
     }
     fn counter(self) -> &'static str {
@@ -213,6 +228,7 @@ impl Skip {
             Skip::TooLarge => "NumTooLarge",
             Skip::NeedsRemainder => "NumNeedsRemainder",
             Skip::GrowthBudgetSpent => "NumGrowthBudgetSpent",
+            Skip::Disabled => "NumDisabled",
         }
     }
 }
@@ -283,7 +299,7 @@ impl LoopPass for LoopUnroll {
         cx.analyses
             .ensure(func, Analyses::LOOPS)
             .map_err(|e| err(func, e.to_string()))?;
-        let limits = Limits {
+        let mut limits = Limits {
             threshold: cx.knobs.unroll_threshold(),
             full_max_count: cx.knobs.unroll_full_max_count(),
             user_count: cx.knobs.unroll_count(),
@@ -291,6 +307,33 @@ impl LoopPass for LoopUnroll {
             partial_threshold: cx.knobs.unroll_partial_threshold(),
             max_count: cx.knobs.unroll_max_count(),
         };
+        // The source's request (`#pragma unroll`, LLVM's `llvm.loop.unroll.*`), as
+        // LLVM's `computeUnrollCount` reads it: `disable` wins; a count or `full` or
+        // `enable` raises the size limit to `PRAGMA_THRESHOLD`. The `unroll-count` knob
+        // (LLVM's `-unroll-count`) still overrides a pragma count.
+        match func.loop_attrs(header).unroll {
+            UnrollHint::Default => {}
+            UnrollHint::Disable => {
+                cx.stats.add(NAME, Skip::Disabled.counter(), 1);
+                cx.remark(
+                    NAME,
+                    func,
+                    Some(header),
+                    Skip::Disabled.kind(),
+                    "the loop is marked unroll_disable (llvm.loop.unroll.disable)",
+                );
+                return Ok(PassResult::UNCHANGED);
+            }
+            UnrollHint::Enable | UnrollHint::Full => {
+                limits.threshold = limits.threshold.max(PRAGMA_THRESHOLD);
+            }
+            UnrollHint::Count(n) => {
+                limits.threshold = limits.threshold.max(PRAGMA_THRESHOLD);
+                if limits.user_count == 0 {
+                    limits.user_count = n;
+                }
+            }
+        }
         let plan = match self.check(func, header, cx, &limits) {
             Ok(p) => p,
             Err((skip, msg)) => {
@@ -598,6 +641,20 @@ impl LoopUnroll {
             last = *c.last().expect("copies");
             s.copies.extend_from_slice(&c);
         }
+        // The copies head no loop; a fully unrolled loop is gone. A loop partially
+        // unrolled by its `unroll_count` is not unrolled again (LLVM's
+        // `setLoopAlreadyUnrolled`).
+        for &c in &s.copies[n..] {
+            func.loop_attrs.remove(&c);
+        }
+        let header0 = s.copies[plan.header_at];
+        let mut attrs = func.loop_attrs(header0);
+        if full {
+            attrs = LoopAttrs::default();
+        } else if matches!(attrs.unroll, UnrollHint::Count(_)) {
+            attrs.unroll = UnrollHint::Disable;
+        }
+        func.set_loop_attrs(header0, attrs);
         let at = |k: usize, i: usize| k * n + i;
 
         // 2. Chain the copies: each latch enters the next copy's header; each header's

@@ -970,6 +970,8 @@ fn run_loop_pipeline(
             }
             if let Some(nh) = updater.new_header {
                 headers[h.index()] = nh;
+                // The loop's attributes (unroll hints) follow its header.
+                func.move_loop_attrs(header, nh);
             }
             fresh_loops.extend_from_slice(&updater.new_loops);
             if run.options.verify_each

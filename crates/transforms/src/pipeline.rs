@@ -18,12 +18,13 @@ use core::fmt;
 /// the slots it leaves (`sroa`, as LLVM runs SROA right after inlining), then the loop passes
 /// in the order cicc runs them (loop-simplifycfg first, non-trivial unswitching after indvars,
 /// loop-deletion, then full unrolling last, as LLVM's `loop-full-unroll` ends its loop
-/// pipeline), then the e-graph simplifier. Non-trivial unswitching is on, of
+/// pipeline), then the e-graph simplifier, then select formation (cheap if-thens become
+/// `select`s, as LLVM's SimplifyCFG does). Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
 pub const DEFAULT_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
-     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify";
+     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify,select-formation";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
 /// (`loop-mssa(licm,loop-rotate,licm,..)`). Not the default yet: the guards of rotated inner
@@ -31,7 +32,7 @@ pub const DEFAULT_PIPELINE: &str =
 /// level of a deep nest, which is quadratic (docs/passes.md, "licm").
 pub const LICM_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
-     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify";
+     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify,select-formation";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]

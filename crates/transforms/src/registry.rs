@@ -199,6 +199,18 @@ pub const PASSES: &[PassInfo] = &[
         }),
         create_loop: None,
     },
+    // --- select-formation (issue 23) ---
+    PassInfo {
+        name: "select-formation",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Turn if-thens and if-then-elses whose arms compute only cheap pure values into selects.",
+        create_function: Some(|p| {
+            no_params("select-formation", p)?;
+            Ok(Box::new(crate::select_formation::SelectFormation::default()))
+        }),
+        create_loop: None,
+    },
 ];
 
 /// The constructors of the module passes (kept apart from [`PassInfo`], whose other

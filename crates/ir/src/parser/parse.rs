@@ -11,7 +11,7 @@ use super::lexer::{line_of, Lexer, Tok, Token};
 use super::positions::{escape_input, FuncPositions, SourceMap};
 use crate::dfg::ValueDef;
 use crate::entities::{Block, FuncId, GlobalId, Inst, Slot, Value};
-use crate::function::{FuncKind, Function, Signature, SlotData};
+use crate::function::{FuncKind, Function, LoopAttrs, Signature, SlotData, UnrollHint};
 use crate::instructions::{
     AtomicOp, BlockCall, FloatCC, InstructionData, IntCC, IntFlags, JumpTableData, MemFlags,
     MemOrder, MemScope, Opcode, ShflMode, SpecialReg, ValueList, VoteMode,
@@ -1090,6 +1090,52 @@ impl<'a> Parser<'a> {
         r
     }
 
+    /// `loop(mustprogress, unroll_disable)` after a block label: the loop attributes of
+    /// the loop the block heads (each at most once; one unroll hint).
+    fn loop_attrs(&mut self) -> PResult<LoopAttrs> {
+        self.advance();
+        self.expect(Tok::LParen, "`(` after `loop`")?;
+        let mut a = LoopAttrs::default();
+        loop {
+            let t = self.tok;
+            if t.kind != Tok::Ident {
+                return Err(self.unexpected("a loop attribute"));
+            }
+            self.advance();
+            let hint = match t.text {
+                "mustprogress" if !a.must_progress => {
+                    a.must_progress = true;
+                    None
+                }
+                "unroll_disable" => Some(UnrollHint::Disable),
+                "unroll_enable" => Some(UnrollHint::Enable),
+                "unroll_full" => Some(UnrollHint::Full),
+                "unroll_count" => {
+                    self.expect(Tok::Equals, "`=` after `unroll_count`")?;
+                    Some(UnrollHint::Count(self.u32_lit("an unroll count")?))
+                }
+                _ => {
+                    return Err(self.error(
+                        t.pos,
+                        format!("unknown or repeated loop attribute `{}`", t.text),
+                    ))
+                }
+            };
+            if let Some(h) = hint {
+                if a.unroll != UnrollHint::Default {
+                    return Err(self.error(t.pos, "a loop has at most one unroll attribute"));
+                }
+                a.unroll = h;
+            }
+            if self.tok.kind != Tok::Comma {
+                break;
+            }
+            self.advance();
+        }
+        self.expect(Tok::RParen, "`,` or `)`")?;
+        Ok(a)
+    }
+
     fn block_label_inner(
         &mut self,
         fs: &mut FuncState<'a>,
@@ -1126,6 +1172,11 @@ impl<'a> Parser<'a> {
             }
             self.expect(Tok::RParen, "`,` or `)`")?;
         }
+        let attrs = if self.tok.kind == Tok::Ident && self.tok.text == "loop" {
+            self.loop_attrs()?
+        } else {
+            LoopAttrs::default()
+        };
         self.expect(Tok::Colon, "`:` after the block label")?;
         self.expect_eol()?;
         fs.ensure_block(n);
@@ -1143,6 +1194,7 @@ impl<'a> Parser<'a> {
         };
         let block = Block::from_u32(n);
         fs.func.layout.append_block(block);
+        fs.func.set_loop_attrs(block, attrs);
         fs.cur_block = Some(block);
         let mut ok = true;
         for (v, pos, ty) in params {

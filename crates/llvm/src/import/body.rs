@@ -15,14 +15,14 @@ use super::parse::{
     describe, is_type_start, parse_ret_type, parse_type, parse_value, skip_param_attrs, CVal, Cur,
     Operand, PResult,
 };
-use super::{float_bits, trunc_bits, Callee, ModState, PendingBody};
+use super::{float_bits, trunc_bits, Callee, MetaItem, ModState, PendingBody};
 use crate::lexer::{Tok, Token, Tokens};
 use crate::types::{LType, TyId};
 use cranelift_entity::packed_option::PackedOption;
 use gyre_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, FloatCC, Function, GlobalId, Inst, InstructionData,
-    IntCC, IntFlags, JumpTableData, MemFlags, MemOrder, MemScope, Opcode, SecondaryMap, ShflMode,
-    SlotData, SpecialReg, Type, Value, ValueDef, ValueList, VoteMode,
+    IntCC, IntFlags, JumpTableData, LoopAttrs, MemFlags, MemOrder, MemScope, Opcode, SecondaryMap,
+    ShflMode, SlotData, SpecialReg, Type, UnrollHint, Value, ValueDef, ValueList, VoteMode,
 };
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -149,6 +149,8 @@ struct Lower<'a> {
     /// For an LLVM block that was split: the Gyre block holding its terminator, the
     /// predecessor its successors' `phi` entries name.
     tail_of: FxHashMap<Block, Block>,
+    /// Latches whose branch carries `!llvm.loop !N`: the block and the node's number.
+    loop_md: Vec<(Block, &'a str)>,
 }
 
 /// Lower the body of `pb`.
@@ -190,6 +192,7 @@ pub(crate) fn lower_body<'t>(
         cur_head: entry,
         split_to: None,
         tail_of: FxHashMap::default(),
+        loop_md: Vec::new(),
     };
     let r = l.run(pb);
     if !l.errors.is_empty() {
@@ -198,6 +201,7 @@ pub(crate) fn lower_body<'t>(
         return Err(l.errors);
     }
     r.map_err(|e| vec![e])?;
+    l.loop_attrs();
     Ok(l.f)
 }
 
@@ -1876,6 +1880,9 @@ impl<'a> Lower<'a> {
             // A dropped intrinsic's result: nothing may use it.
             (None, _) => {}
         }
+        if op == "br" {
+            self.loop_attachment(b)?;
+        }
         self.c.skip_attachments()?;
         // Whatever follows must start a new statement on a new line.
         let prev = self.c.i.saturating_sub(1);
@@ -3360,6 +3367,66 @@ impl<'a> Lower<'a> {
 
     // ---- finishing ----------------------------------------------------------------------
 
+    /// Record a `, !llvm.loop !N` attachment of the branch ending `b` (other attachments
+    /// are left to [`Cur::skip_attachments`]).
+    fn loop_attachment(&mut self, b: Block) -> PResult<()> {
+        while self.c.is_punct(b',') {
+            let (Tok::Meta("llvm.loop"), Tok::Meta(n)) = (self.c.peek_at(1), self.c.peek_at(2))
+            else {
+                break;
+            };
+            self.c.bump();
+            self.c.bump();
+            self.c.skip_metadata_value()?;
+            if n.bytes().all(|c| c.is_ascii_digit()) && !n.is_empty() {
+                self.loop_md.push((b, n));
+            }
+        }
+        Ok(())
+    }
+
+    /// Turn the recorded `!llvm.loop` nodes into loop attributes of their headers. LLVM
+    /// keeps them on the latch's branch; Gyre on the header, the latch's successor that
+    /// dominates it. A branch that closes no loop drops them: they are hints.
+    fn loop_attrs(&mut self) {
+        if self.loop_md.is_empty() {
+            return;
+        }
+        let dom = crate::dom::Dominators::new(&self.f, self.entry);
+        for &(latch, node) in &self.loop_md {
+            let Some(items) = self.st.meta_nodes.get(node) else {
+                continue;
+            };
+            let mut attrs = LoopAttrs::default();
+            let mut i = 0;
+            while i < items.len() {
+                // Each property is its own node: `!{!"llvm.loop.unroll.count", i32 4}`.
+                if let MetaItem::Node(p) = &items[i] {
+                    if let Some(prop) = self.st.meta_nodes.get(p.as_str()) {
+                        loop_property(prop, &mut attrs);
+                    }
+                } else {
+                    loop_property(&items[i..], &mut attrs);
+                }
+                i += 1;
+            }
+            if attrs.is_empty() {
+                continue;
+            }
+            // The header: the successor that dominates the latch (a back edge's target;
+            // the innermost when the block closes several loops).
+            let mut header: Option<Block> = None;
+            self.f.for_each_successor(latch, |s| {
+                if dom.dominates(s, latch) && header.is_none_or(|h| dom.dominates(h, s)) {
+                    header = Some(s);
+                }
+            });
+            if let Some(h) = header {
+                self.f.set_loop_attrs(h, attrs);
+            }
+        }
+    }
+
     fn finish(&mut self) -> PResult<()> {
         // Every referenced label must be defined.
         // The first mention of each name is a different token: the earliest is unique.
@@ -3668,5 +3735,30 @@ fn container_of(n: u32) -> Type {
         9..=16 => Type::I16,
         17..=32 => Type::I32,
         _ => Type::I64,
+    }
+}
+
+/// Apply one `llvm.loop` property node's items (`!"llvm.loop.unroll.count", i32 4`) to
+/// `attrs`; properties Gyre has no use for are ignored (they are hints).
+fn loop_property(items: &[MetaItem], attrs: &mut LoopAttrs) {
+    let Some(MetaItem::Str(name)) = items.first() else {
+        return;
+    };
+    match name.as_slice() {
+        b"llvm.loop.mustprogress" => attrs.must_progress = true,
+        b"llvm.loop.unroll.disable" => attrs.unroll = UnrollHint::Disable,
+        b"llvm.loop.unroll.enable" => attrs.unroll = UnrollHint::Enable,
+        b"llvm.loop.unroll.full" => attrs.unroll = UnrollHint::Full,
+        b"llvm.loop.unroll.count" => {
+            if let Some(&MetaItem::Int(n)) = items.get(1) {
+                // `#pragma unroll 1` is a count of 1: no unrolling.
+                attrs.unroll = match u32::try_from(n) {
+                    Ok(0 | 1) => UnrollHint::Disable,
+                    Ok(n) => UnrollHint::Count(n),
+                    Err(_) => attrs.unroll,
+                };
+            }
+        }
+        _ => {}
     }
 }

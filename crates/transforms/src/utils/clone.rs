@@ -284,6 +284,11 @@ pub fn clone_blocks(
         at.insert(&mut func.layout, nb);
         at = Place::After(nb);
         map.insert_block(b, nb);
+        // A copied loop (unswitching) keeps its unroll hints; callers that do not copy
+        // a loop (unrolling) clear them.
+        if let Some(&a) = func.loop_attrs.get(&b) {
+            func.loop_attrs.insert(nb, a);
+        }
         for k in 0..func.dfg.block_params(b).len() {
             let p = func.dfg.block_params(b)[k];
             if map.get(p).is_none() {
