@@ -418,13 +418,15 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
         SecondaryMap::with_capacity(dfg.num_values());
     let mut edges: SecondaryMap<Block, u32> = SecondaryMap::with_capacity(dfg.num_blocks());
     let entry = f.entry_block();
+    // Only a block's last instruction branches (the verifier's terminator rule), so
+    // only terminators are visited.
     for &b in cfg.rpo() {
-        for inst in f.layout.block_insts(b) {
+        if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| edges[bc.block] += 1);
         }
     }
     for &b in cfg.rpo() {
-        for inst in f.layout.block_insts(b) {
+        if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| {
                 if edges[bc.block] != 1 || Some(bc.block) == entry {
                     return;

@@ -20,6 +20,10 @@ use gyre_ir::{Function, InstructionData, Opcode, Value, ValueDef};
 pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
     let dfg = &func.dfg;
     let mut marked: BitVec = BitVec::repeat(false, dfg.num_values());
+    // Only floats are marked: a function without any needs no scan.
+    if !dfg.values().any(|v| dfg.value_type(v).is_float()) {
+        return marked;
+    }
     let mut work: Vec<Value> = Vec::new();
     // Incoming arguments per block parameter, as (param, arg) pairs sorted by param.
     let mut incoming: Vec<(u32, u32)> = Vec::new();

@@ -64,8 +64,13 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     let dfg = &f.dfg;
     let n = dfg.num_values();
     let generic = |v: Value| dfg.value_type(v) == Type::Ptr(AddrSpace::Generic);
-    let mut sets = Sets((0..n as u32).collect());
     let mut out: SecondaryMap<Value, Option<AddrSpace>> = SecondaryMap::new();
+    // Only generic pointers get a space: a function without any (kernels that use
+    // typed pointers throughout) needs neither the sets nor the scans below.
+    if !dfg.values().any(generic) {
+        return out;
+    }
+    let mut sets = Sets((0..n as u32).collect());
     let mut any = false;
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
