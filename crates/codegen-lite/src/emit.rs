@@ -6,7 +6,7 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
-use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold};
+use crate::fold::{add_zext_aliases, address_folds, dense, single_edge_aliases, Fold};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
 use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
@@ -129,7 +129,33 @@ impl Piece for Opnd {
 }
 
 /// An edge stub of a `br_table`: its label, the edge's copies and the target.
-type Stub = (String, Vec<(Reg, Opnd)>, Block);
+type Stub = (StubLabel, Vec<(Reg, Opnd)>, Block);
+
+/// The label of an edge stub, `$L__E<n>`.
+#[derive(Copy, Clone)]
+struct StubLabel(u32);
+
+impl Piece for StubLabel {
+    fn put(&self, out: &mut Buf) {
+        put_prefixed(out, "$L__E", self.0);
+    }
+}
+
+/// A `br_table` case's branch target: the block, or the stub that copies first.
+#[derive(Copy, Clone)]
+enum Target {
+    Block(Label),
+    Stub(StubLabel),
+}
+
+impl Piece for Target {
+    fn put(&self, out: &mut Buf) {
+        match self {
+            Target::Block(l) => l.put(out),
+            Target::Stub(s) => s.put(out),
+        }
+    }
+}
 
 /// Which runtime helpers the module needs.
 #[derive(Default)]
@@ -715,7 +741,7 @@ pub(crate) fn emit_module(
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
-            regs: SecondaryMap::with_capacity(f.dfg.num_values()),
+            regs: dense(f.dfg.num_values()),
             counts: [0; 5],
             out: core::mem::take(&mut scratch),
             stubs: 0,
@@ -1699,11 +1725,12 @@ impl FnEmitter<'_> {
                 self.brif(inst, arg, t, e, next);
             }
             InstructionData::BrTable { arg, table } => {
-                let jt = dfg.jump_table(table).clone();
+                // Borrowed from the function, not from `self` (no copy of the table).
+                let jt = f.dfg.jump_table(table);
                 self.br_table(inst, arg, jt, next);
             }
             InstructionData::Return { ref args } => {
-                let args: Vec<Value> = args.as_slice(&dfg.value_lists).to_vec();
+                let args = args.as_slice(&f.dfg.value_lists);
                 if let Some(&a) = args.first() {
                     let ty = self.ty(a);
                     let pt = func_param_type(ty);
@@ -2269,9 +2296,9 @@ impl FnEmitter<'_> {
         self.reg_copies = regs;
     }
 
-    fn new_stub(&mut self) -> String {
+    fn new_stub(&mut self) -> StubLabel {
         self.stubs += 1;
-        format!("$L__E{}", self.stubs)
+        StubLabel(self.stubs)
     }
 
     fn brif(&mut self, inst: Inst, arg: Value, t: BlockCall, e: BlockCall, next: Option<Block>) {
@@ -2334,7 +2361,8 @@ impl FnEmitter<'_> {
             put!(self; "@!", c, " ", bra, " ", stub);
             self.copies(&ct);
             put!(self; "bra.uni ", label(tb));
-            let _ = writeln!(self.out, "{stub}:");
+            stub.put(&mut self.out);
+            self.out.push_str(":\n");
             self.copies(&ce);
             if next != Some(eb) {
                 put!(self; "bra.uni ", label(eb));
@@ -2348,7 +2376,7 @@ impl FnEmitter<'_> {
         &mut self,
         inst: Inst,
         arg: Value,
-        jt: gyre_ir::JumpTableData,
+        jt: &gyre_ir::JumpTableData,
         next: Option<Block>,
     ) {
         let ty = self.ty(arg);
@@ -2367,11 +2395,11 @@ impl FnEmitter<'_> {
         for (k, bc) in &jt.cases {
             let copies = self.edge_copies(bc);
             let target = if copies.is_empty() {
-                label(bc.block).to_string()
+                Target::Block(label(bc.block))
             } else {
                 let s = self.new_stub();
-                stubs.push((s.clone(), copies, bc.block));
-                s
+                stubs.push((s, copies, bc.block));
+                Target::Stub(s)
             };
             let p = self.tmp(Class::Pred);
             let kv = (*k as u64) & mask;
@@ -2384,7 +2412,8 @@ impl FnEmitter<'_> {
             put!(self; "bra.uni ", label(jt.default.block));
         }
         for (s, copies, b) in stubs {
-            let _ = writeln!(self.out, "{s}:");
+            s.put(&mut self.out);
+            self.out.push_str(":\n");
             self.copies(&copies);
             put!(self; "bra.uni ", label(b));
         }

@@ -56,7 +56,10 @@ pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
                 }
                 _ => {}
             }
-            dfg.for_each_dest(inst, |bc| {
+        }
+        // Only a block's last instruction branches (the verifier's terminator rule).
+        if let Some(term) = func.layout.last_inst(b) {
+            dfg.for_each_dest(term, |bc| {
                 let params = dfg.block_params(bc.block);
                 for (&a, &p) in dfg.block_call_args(bc).iter().zip(params) {
                     if is_float(p) {
