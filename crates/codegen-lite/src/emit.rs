@@ -2474,6 +2474,26 @@ mod tests {
         assert_eq!(text(a), "%rd12345+-4");
         assert_eq!(text(a), a.to_string());
         assert_eq!(text(Label(Block::new(907))), "$L__BB907");
+        // Registers, labels and stub labels (prefix and digits as one append), at every
+        // digit count, after other text.
+        for &n in ns.iter().filter(|&&n| n <= u64::from(u32::MAX)) {
+            let n32 = n as u32;
+            for c in CLASSES {
+                let mut b = Buf::default();
+                b.push_str("x ");
+                Reg { class: c, n: n32 }.put(&mut b);
+                b.push(';');
+                assert_eq!(b.into_string(), format!("x {}{n32};", c.prefix()));
+            }
+            assert_eq!(text(StubLabel(n32)), format!("$L__E{n32}"));
+            // Entity indices stop below `u32::MAX` (the reserved value).
+            if n32 < u32::MAX {
+                assert_eq!(
+                    text(Label(Block::new(n32 as usize))),
+                    format!("$L__BB{n32}")
+                );
+            }
+        }
         assert_eq!(label(Block::new(3)).to_string(), "$L__BB3");
         let mut b = Buf::default();
         b.push('é');
