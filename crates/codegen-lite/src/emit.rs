@@ -6,7 +6,7 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
-use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold};
+use crate::fold::{add_zext_aliases, address_folds, dense, single_edge_aliases, Fold};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
 use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
@@ -46,14 +46,34 @@ impl Class {
     fn index(self) -> usize {
         self as usize
     }
+    // Matches, not arrays indexed by class: an indexed array literal is built on the
+    // stack at each call, and registers are most of the text.
     fn prefix(self) -> &'static str {
-        ["%p", "%r", "%rd", "%f", "%fd"][self.index()]
+        match self {
+            Class::Pred => "%p",
+            Class::B32 => "%r",
+            Class::B64 => "%rd",
+            Class::F32 => "%f",
+            Class::F64 => "%fd",
+        }
     }
     fn decl(self) -> &'static str {
-        [".pred", ".b32", ".b64", ".f32", ".f64"][self.index()]
+        match self {
+            Class::Pred => ".pred",
+            Class::B32 => ".b32",
+            Class::B64 => ".b64",
+            Class::F32 => ".f32",
+            Class::F64 => ".f64",
+        }
     }
     fn mov(self) -> &'static str {
-        ["mov.pred", "mov.b32", "mov.b64", "mov.f32", "mov.f64"][self.index()]
+        match self {
+            Class::Pred => "mov.pred",
+            Class::B32 => "mov.b32",
+            Class::B64 => "mov.b64",
+            Class::F32 => "mov.f32",
+            Class::F64 => "mov.f64",
+        }
     }
 }
 
@@ -109,7 +129,33 @@ impl Piece for Opnd {
 }
 
 /// An edge stub of a `br_table`: its label, the edge's copies and the target.
-type Stub = (String, Vec<(Reg, Opnd)>, Block);
+type Stub = (StubLabel, Vec<(Reg, Opnd)>, Block);
+
+/// The label of an edge stub, `$L__E<n>`.
+#[derive(Copy, Clone)]
+struct StubLabel(u32);
+
+impl Piece for StubLabel {
+    fn put(&self, out: &mut Buf) {
+        put_prefixed(out, "$L__E", self.0);
+    }
+}
+
+/// A `br_table` case's branch target: the block, or the stub that copies first.
+#[derive(Copy, Clone)]
+enum Target {
+    Block(Label),
+    Stub(StubLabel),
+}
+
+impl Piece for Target {
+    fn put(&self, out: &mut Buf) {
+        match self {
+            Target::Block(l) => l.put(out),
+            Target::Stub(s) => s.put(out),
+        }
+    }
+}
 
 /// Which runtime helpers the module needs.
 #[derive(Default)]
@@ -278,6 +324,38 @@ fn put_u64(out: &mut Buf, n: u64) {
     out.0.extend_from_slice(&buf[k..]);
 }
 
+/// `prefix` and the decimal digits of `n` as one append (a register or a label: the
+/// most frequent pieces), assembled in a stack buffer so that the output grows once.
+#[inline]
+fn put_prefixed(out: &mut Buf, prefix: &'static str, n: u32) {
+    let mut buf = [0u8; 32];
+    let mut k = buf.len();
+    let mut n = n;
+    while n >= 100 {
+        let r = (n % 100) as usize;
+        n /= 100;
+        k -= 2;
+        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+    }
+    if n >= 10 {
+        let r = n as usize;
+        k -= 2;
+        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
+    } else {
+        k -= 1;
+        buf[k] = b'0' + n as u8;
+    }
+    // At most 10 digits and a short prefix; a longer one (never) is appended on its own.
+    let p = prefix.as_bytes();
+    if p.len() <= k {
+        k -= p.len();
+        buf[k..k + p.len()].copy_from_slice(p);
+    } else {
+        out.push_str(prefix);
+    }
+    out.0.extend_from_slice(&buf[k..]);
+}
+
 /// Upper-case hex digits of `n`, at least `width` of them (zero-padded).
 fn put_hex(out: &mut Buf, n: u64, width: u32) {
     let digits = (64 - n.leading_zeros()).div_ceil(4).max(width).max(1);
@@ -333,8 +411,7 @@ fn piece_string(p: &impl Piece) -> String {
 impl Piece for Reg {
     #[inline]
     fn put(&self, out: &mut Buf) {
-        out.push_str(self.class.prefix());
-        put_u64(out, u64::from(self.n));
+        put_prefixed(out, self.class.prefix(), self.n);
     }
 }
 
@@ -465,8 +542,13 @@ struct Label(Block);
 
 impl Piece for Label {
     fn put(&self, out: &mut Buf) {
-        out.push_str("$L__BB");
-        put_u64(out, self.0.index() as u64);
+        match u32::try_from(self.0.index()) {
+            Ok(n) => put_prefixed(out, "$L__BB", n),
+            Err(_) => {
+                out.push_str("$L__BB");
+                put_u64(out, self.0.index() as u64);
+            }
+        }
     }
 }
 
@@ -533,75 +615,20 @@ pub(crate) fn emit_module(
     analyses: &mut ModuleAnalyses,
 ) -> Result<String, CodegenError> {
     let mut helpers = Helpers::default();
-    // One buffer for all bodies, sized from the instruction counts so that it rarely
-    // grows (a grown buffer copies all the text so far), and one scratch buffer for the
-    // body being emitted (its declarations come first but are known only at the end).
+    // One output buffer, sized from the instruction counts so that it rarely grows (a
+    // grown buffer copies all the text so far); the module's header and globals are
+    // written first and each function after them, so the text is never copied as a
+    // whole. One scratch buffer holds the body being emitted (its declarations come
+    // first but are known only at the end).
     let estimate = |f: &Function| f.dfg.num_insts() * BYTES_PER_INST + f.layout.num_blocks() * 16;
-    let mut bodies = Buf::with_capacity(m.functions.values().map(estimate).sum::<usize>());
-    let mut scratch = Buf::default();
-    let needed = Analyses::CFG
-        .union(Analyses::LOOPS)
-        .union(Analyses::UNIFORMITY);
-    for (id, f) in m.functions.iter() {
-        let cache = analyses.get_mut(id);
-        cache.ensure(f, needed).map_err(|e| match e {
-            gyre_analysis::AnalysisError::Cfg(
-                ref c @ gyre_analysis::CfgError::InvalidTarget { inst, .. },
-            ) => CodegenError::Unsupported {
-                func: f.name.clone(),
-                inst,
-                what: c.to_string(),
-            },
-        })?;
-        // Irreducible cycles need nothing special: PTX branches anywhere, the block
-        // order places every reachable block once, parallel copies are per edge, and the
-        // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
-        let (cfg, li) = (&cache.cfg, &cache.loops);
-        let mut folds = address_folds(f, flags.fp_contract);
-        let mut alias = single_edge_aliases(f, cfg);
-        add_zext_aliases(f, &mut alias);
-        for v in f.dfg.values() {
-            // A value standing for a constant (a single-edge block parameter) is read
-            // through `v`, so the constant keeps its register.
-            if let Some(a) = alias[v] {
-                if folds[a] == Fold::Imm {
-                    folds[a] = Fold::None;
-                }
-            }
-        }
-        let mut e = FnEmitter {
-            m,
-            f,
-            uni: BranchUniformity::new(&cache.uniformity),
-            canon: if flags.canonical_nans {
-                nan::observed_floats(f, cfg)
-            } else {
-                BitVec::repeat(false, f.dfg.num_values())
-            },
-            folds,
-            alias,
-            spaces: infer_spaces(m, f),
-            li,
-            escaping: BitVec::new(),
-            regs: SecondaryMap::with_capacity(f.dfg.num_values()),
-            counts: [0; 5],
-            out: core::mem::take(&mut scratch),
-            stubs: 0,
-            slot_offsets: Vec::new(),
-            byval_offsets: Vec::new(),
-            copy_pool: Vec::new(),
-            reg_copies: Vec::new(),
-            moves: Vec::new(),
-            helpers: &mut helpers,
-            widened: FxHashMap::default(),
-        };
-        e.out.clear();
-        e.out.reserve(estimate(f));
-        e.emit_function(cfg, &cache.domtree, li, &mut bodies)?;
-        scratch = core::mem::take(&mut e.out);
-    }
-
-    let mut out = Buf::with_capacity(bodies.len() + 1024);
+    let globals_estimate: usize = m
+        .globals
+        .values()
+        .map(|g| 64 + g.name.len() + g.init.as_ref().map_or(0, |v| v.len() * 8 * 5))
+        .sum();
+    let mut out = Buf::with_capacity(
+        m.functions.values().map(estimate).sum::<usize>() + globals_estimate + 1024,
+    );
     let _ = writeln!(out, "//\n// Generated by gyre-codegen-lite\n//\n");
     let _ = writeln!(out, ".version {}", opts.sm.ptx_version());
     let _ = writeln!(out, ".target {}", opts.sm.target());
@@ -612,21 +639,9 @@ pub(crate) fn emit_module(
         let _ = writeln!(out, "{};", func_header(f));
         any_proto = true;
     }
-    for is64 in [false, true] {
-        if helpers.fmod[usize::from(is64)] {
-            let _ = writeln!(out, "{};", fmod::helper_decl(is64));
-            any_proto = true;
-        }
-    }
-    for (used, decl) in [
-        (helpers.vprintf, VPRINTF_DECL),
-        (helpers.assertfail, ASSERTFAIL_DECL),
-    ] {
-        if used {
-            let _ = writeln!(out, "{decl}");
-            any_proto = true;
-        }
-    }
+    // The runtime helpers' declarations go here, once the bodies have said which are
+    // used (rare: the text after this point is moved only then).
+    let helpers_at = out.len();
     if any_proto {
         out.push('\n');
     }
@@ -680,7 +695,92 @@ pub(crate) fn emit_module(
     if !m.globals.is_empty() {
         out.push('\n');
     }
-    out.push_buf(&bodies);
+
+    let mut scratch = Buf::default();
+    let needed = Analyses::CFG
+        .union(Analyses::LOOPS)
+        .union(Analyses::UNIFORMITY);
+    for (id, f) in m.functions.iter() {
+        let cache = analyses.get_mut(id);
+        cache.ensure(f, needed).map_err(|e| match e {
+            gyre_analysis::AnalysisError::Cfg(
+                ref c @ gyre_analysis::CfgError::InvalidTarget { inst, .. },
+            ) => CodegenError::Unsupported {
+                func: f.name.clone(),
+                inst,
+                what: c.to_string(),
+            },
+        })?;
+        // Irreducible cycles need nothing special: PTX branches anywhere, the block
+        // order places every reachable block once, parallel copies are per edge, and the
+        // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
+        let (cfg, li) = (&cache.cfg, &cache.loops);
+        let mut folds = address_folds(f, flags.fp_contract);
+        let mut alias = single_edge_aliases(f, cfg);
+        add_zext_aliases(f, &mut alias);
+        for v in f.dfg.values() {
+            // A value standing for a constant (a single-edge block parameter) is read
+            // through `v`, so the constant keeps its register.
+            if let Some(a) = alias[v] {
+                if folds[a] == Fold::Imm {
+                    folds[a] = Fold::None;
+                }
+            }
+        }
+        let mut e = FnEmitter {
+            m,
+            f,
+            uni: BranchUniformity::new(&cache.uniformity),
+            canon: if flags.canonical_nans {
+                nan::observed_floats(f, cfg)
+            } else {
+                BitVec::repeat(false, f.dfg.num_values())
+            },
+            folds,
+            alias,
+            spaces: infer_spaces(m, f),
+            li,
+            escaping: BitVec::new(),
+            regs: dense(f.dfg.num_values()),
+            counts: [0; 5],
+            out: core::mem::take(&mut scratch),
+            stubs: 0,
+            slot_offsets: Vec::new(),
+            byval_offsets: Vec::new(),
+            copy_pool: Vec::new(),
+            reg_copies: Vec::new(),
+            moves: Vec::new(),
+            helpers: &mut helpers,
+            widened: FxHashMap::default(),
+        };
+        e.out.clear();
+        e.out.reserve(estimate(f));
+        e.emit_function(cfg, &cache.domtree, li, &mut out)?;
+        scratch = core::mem::take(&mut e.out);
+    }
+
+    let mut decls = Buf::default();
+    for is64 in [false, true] {
+        if helpers.fmod[usize::from(is64)] {
+            let _ = writeln!(decls, "{};", fmod::helper_decl(is64));
+        }
+    }
+    for (used, decl) in [
+        (helpers.vprintf, VPRINTF_DECL),
+        (helpers.assertfail, ASSERTFAIL_DECL),
+    ] {
+        if used {
+            let _ = writeln!(decls, "{decl}");
+        }
+    }
+    if decls.len() > 0 {
+        if !any_proto {
+            // The blank line after the prototypes, which the device functions' did not
+            // write.
+            decls.push('\n');
+        }
+        out.0.splice(helpers_at..helpers_at, decls.0);
+    }
     for is64 in [false, true] {
         if helpers.fmod[usize::from(is64)] {
             out.push_str(&fmod::helper_def(is64));
@@ -928,8 +1028,7 @@ impl FnEmitter<'_> {
             });
         }
 
-        self.find_escaping(cfg);
-        let homes = self.param_homes(cfg, dt, li, entry);
+        let homes = self.scan_uses(cfg, dt, li, entry);
         for &(b, i) in homes.iter().filter(|h| h.0 == entry) {
             debug_assert_eq!(b, entry);
             self.load_param(i);
@@ -970,30 +1069,6 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
-    /// Mark the loop-header parameters whose registers are read outside their loop.
-    fn find_escaping(&mut self, cfg: &Cfg) {
-        let f = self.f;
-        let dfg = &f.dfg;
-        let mut escaping: BitVec = BitVec::repeat(false, dfg.num_values());
-        for &b in cfg.rpo() {
-            for inst in f.layout.block_insts(b) {
-                dfg.for_each_inst_value(inst, |mut v| {
-                    while let Some(a) = self.alias[v] {
-                        v = a;
-                    }
-                    if let ValueDef::Param(h, _) = dfg.value_def(v) {
-                        if let Some(l) = self.li.innermost_loop(h) {
-                            if self.li.header(l) == h && !self.li.contains(l, b) {
-                                escaping.set(v.index(), true);
-                            }
-                        }
-                    }
-                });
-            }
-        }
-        self.escaping = escaping;
-    }
-
     /// May the copies of an edge from `from` to `to` run before the branch that picks
     /// between `to` and `other`, on `other`'s path too? Yes for a back edge to a loop
     /// header whose parameters are never read outside the loop when `other` leaves the
@@ -1024,14 +1099,17 @@ impl FnEmitter<'_> {
                 .all(|p| !self.escaping[p.index()])
     }
 
-    /// Where each used parameter (by index) is loaded from the parameter space: the
-    /// nearest common dominator of its uses, or the nearest dominator of that outside
-    /// every loop, as llc sinks `ld.param` past an early-exit guard (threads that leave
-    /// early never load it). A kernel's `byval` parameters are copied in the entry.
-    /// Sorted by parameter index; a register of a parameter is then written on every
-    /// path to each use, once per execution.
-    fn param_homes(
-        &self,
+    /// One walk over every use, for two questions: which loop-header parameters have
+    /// registers read outside their loop (kept in [`FnEmitter::escaping`], see
+    /// [`FnEmitter::brif`]), and where each used function parameter (by index) is loaded
+    /// from the parameter space: the nearest common dominator of its uses, or the
+    /// nearest dominator of that outside every loop, as llc sinks `ld.param` past an
+    /// early-exit guard (threads that leave early never load it). A kernel's `byval`
+    /// parameters are copied in the entry. The homes are sorted by parameter index; a
+    /// register of a parameter is then written on every path to each use, once per
+    /// execution.
+    fn scan_uses(
+        &mut self,
         cfg: &Cfg,
         dt: &DomTree,
         li: &LoopInfo,
@@ -1039,8 +1117,10 @@ impl FnEmitter<'_> {
     ) -> Vec<(Block, usize)> {
         let f = self.f;
         let dfg = &f.dfg;
+        let alias = &self.alias;
         let params = dfg.block_params(entry);
         let mut home: Vec<Option<Block>> = vec![None; params.len()];
+        let mut escaping: BitVec = BitVec::repeat(false, dfg.num_values());
         // The nearest common dominator of the home so far and a new use: the home's
         // lowest ancestor that dominates the use. Climbing from the home (never from the
         // use) makes each home only rise, so a parameter costs its uses plus the tree's
@@ -1054,7 +1134,7 @@ impl FnEmitter<'_> {
         for &b in cfg.rpo() {
             for inst in f.layout.block_insts(b) {
                 dfg.for_each_inst_value(inst, |mut v| {
-                    while let Some(a) = self.alias[v] {
+                    while let Some(a) = alias[v] {
                         v = a;
                     }
                     if let ValueDef::Param(pb, i) = dfg.value_def(v) {
@@ -1062,10 +1142,16 @@ impl FnEmitter<'_> {
                             let h = &mut home[i as usize];
                             *h = Some(h.map_or(b, |h| ncd(h, b)));
                         }
+                        if let Some(l) = li.innermost_loop(pb) {
+                            if li.header(l) == pb && !li.contains(l, b) {
+                                escaping.set(v.index(), true);
+                            }
+                        }
                     }
                 });
             }
         }
+        self.escaping = escaping;
         let kernel = f.kind == FuncKind::Kernel;
         let mut out = Vec::new();
         for (i, h) in home.into_iter().enumerate() {
@@ -1639,11 +1725,12 @@ impl FnEmitter<'_> {
                 self.brif(inst, arg, t, e, next);
             }
             InstructionData::BrTable { arg, table } => {
-                let jt = dfg.jump_table(table).clone();
+                // Borrowed from the function, not from `self` (no copy of the table).
+                let jt = f.dfg.jump_table(table);
                 self.br_table(inst, arg, jt, next);
             }
             InstructionData::Return { ref args } => {
-                let args: Vec<Value> = args.as_slice(&dfg.value_lists).to_vec();
+                let args = args.as_slice(&f.dfg.value_lists);
                 if let Some(&a) = args.first() {
                     let ty = self.ty(a);
                     let pt = func_param_type(ty);
@@ -2209,9 +2296,9 @@ impl FnEmitter<'_> {
         self.reg_copies = regs;
     }
 
-    fn new_stub(&mut self) -> String {
+    fn new_stub(&mut self) -> StubLabel {
         self.stubs += 1;
-        format!("$L__E{}", self.stubs)
+        StubLabel(self.stubs)
     }
 
     fn brif(&mut self, inst: Inst, arg: Value, t: BlockCall, e: BlockCall, next: Option<Block>) {
@@ -2274,7 +2361,8 @@ impl FnEmitter<'_> {
             put!(self; "@!", c, " ", bra, " ", stub);
             self.copies(&ct);
             put!(self; "bra.uni ", label(tb));
-            let _ = writeln!(self.out, "{stub}:");
+            stub.put(&mut self.out);
+            self.out.push_str(":\n");
             self.copies(&ce);
             if next != Some(eb) {
                 put!(self; "bra.uni ", label(eb));
@@ -2288,7 +2376,7 @@ impl FnEmitter<'_> {
         &mut self,
         inst: Inst,
         arg: Value,
-        jt: gyre_ir::JumpTableData,
+        jt: &gyre_ir::JumpTableData,
         next: Option<Block>,
     ) {
         let ty = self.ty(arg);
@@ -2307,11 +2395,11 @@ impl FnEmitter<'_> {
         for (k, bc) in &jt.cases {
             let copies = self.edge_copies(bc);
             let target = if copies.is_empty() {
-                label(bc.block).to_string()
+                Target::Block(label(bc.block))
             } else {
                 let s = self.new_stub();
-                stubs.push((s.clone(), copies, bc.block));
-                s
+                stubs.push((s, copies, bc.block));
+                Target::Stub(s)
             };
             let p = self.tmp(Class::Pred);
             let kv = (*k as u64) & mask;
@@ -2324,7 +2412,8 @@ impl FnEmitter<'_> {
             put!(self; "bra.uni ", label(jt.default.block));
         }
         for (s, copies, b) in stubs {
-            let _ = writeln!(self.out, "{s}:");
+            s.put(&mut self.out);
+            self.out.push_str(":\n");
             self.copies(&copies);
             put!(self; "bra.uni ", label(b));
         }
@@ -2385,6 +2474,26 @@ mod tests {
         assert_eq!(text(a), "%rd12345+-4");
         assert_eq!(text(a), a.to_string());
         assert_eq!(text(Label(Block::new(907))), "$L__BB907");
+        // Registers, labels and stub labels (prefix and digits as one append), at every
+        // digit count, after other text.
+        for &n in ns.iter().filter(|&&n| n <= u64::from(u32::MAX)) {
+            let n32 = n as u32;
+            for c in CLASSES {
+                let mut b = Buf::default();
+                b.push_str("x ");
+                Reg { class: c, n: n32 }.put(&mut b);
+                b.push(';');
+                assert_eq!(b.into_string(), format!("x {}{n32};", c.prefix()));
+            }
+            assert_eq!(text(StubLabel(n32)), format!("$L__E{n32}"));
+            // Entity indices stop below `u32::MAX` (the reserved value).
+            if n32 < u32::MAX {
+                assert_eq!(
+                    text(Label(Block::new(n32 as usize))),
+                    format!("$L__BB{n32}")
+                );
+            }
+        }
         assert_eq!(label(Block::new(3)).to_string(), "$L__BB3");
         let mut b = Buf::default();
         b.push('é');

@@ -30,10 +30,10 @@
 //! O(instructions), one scan for use counts and one for decisions.
 
 use crate::FpContract;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::Cfg;
 use gyre_ir::{
-    Block, DataFlowGraph, Function, InstructionData, IntFlags, Opcode, Type, Value, ValueDef,
+    Block, DataFlowGraph, Function, Inst, InstructionData, IntFlags, Opcode, Type, Value, ValueDef,
 };
 
 /// How a value is emitted.
@@ -75,6 +75,14 @@ pub(crate) enum Fold {
     },
 }
 
+/// A map with an entry (the default) for each of the first `n` keys, so that indexing
+/// it never grows it.
+pub(crate) fn dense<K: EntityRef, V: Clone + Default>(n: usize) -> SecondaryMap<K, V> {
+    let mut m = SecondaryMap::with_capacity(n);
+    m.resize(n);
+    m
+}
+
 /// The signed value of an integer constant of type `ty`.
 fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
     match ty {
@@ -89,21 +97,34 @@ fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
 /// Decide the folds of `f`.
 pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<Value, Fold> {
     let dfg = &f.dfg;
-    // Sized up front: a map grown one index at a time reallocates all the way up.
+    // Every map covers all values up front: a map grown on first touch of each new
+    // index calls its resize path (and reallocates) all the way up.
     let n = dfg.num_values();
-    let mut folds: SecondaryMap<Value, Fold> = SecondaryMap::with_capacity(n);
-    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(n);
-    let mut addr_uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(n);
+    let mut folds: SecondaryMap<Value, Fold> = dense(n);
+    let mut uses: SecondaryMap<Value, u32> = dense(n);
+    let mut addr_uses: SecondaryMap<Value, u32> = dense(n);
     // Uses as the index (not also the base) of a `ptradd` with a scale `mad.wide` takes.
-    let mut index_uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(n);
+    let mut index_uses: SecondaryMap<Value, u32> = dense(n);
+    // The instructions the decisions below look at (`fadd`, `iadd`, `ptradd`), in
+    // program order, and the constants' results: the later walks visit only these.
+    let mut candidates: Vec<Inst> = Vec::new();
+    let mut constants: Vec<Value> = Vec::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             dfg.for_each_inst_value(inst, |v| uses[v] += 1);
             match *dfg.inst(inst) {
-                InstructionData::PtrAdd { args, scale }
-                    if args[0] != args[1] && scale <= i32::MAX as u32 =>
-                {
-                    index_uses[args[1]] += 1
+                InstructionData::PtrAdd { args, scale } => {
+                    candidates.push(inst);
+                    if args[0] != args[1] && scale <= i32::MAX as u32 {
+                        index_uses[args[1]] += 1
+                    }
+                }
+                InstructionData::Binary {
+                    opcode: Opcode::Fadd | Opcode::Iadd,
+                    ..
+                } => candidates.push(inst),
+                InstructionData::IntConst { .. } | InstructionData::FloatConst { .. } => {
+                    constants.extend(dfg.inst_result(inst));
                 }
                 InstructionData::Load { ptr, .. } => addr_uses[ptr] += 1,
                 InstructionData::Store { args, .. } => addr_uses[args[1]] += 1,
@@ -114,7 +135,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
         }
     }
     // Uses of each constant consumed by folded `ptradd`s.
-    let mut consumed: SecondaryMap<Value, u32> = SecondaryMap::new();
+    let mut consumed: SecondaryMap<Value, u32> = dense(n);
     let def = |v: Value| match dfg.value_def(v) {
         ValueDef::Result(i) => Some(dfg.inst(i)),
         _ => None,
@@ -166,112 +187,108 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
         FpContract::On => flags.contains(IntFlags::CONTRACT),
         FpContract::Fast => true,
     };
-    for b in f.layout.blocks() {
-        for inst in f.layout.block_insts(b) {
-            if let InstructionData::Binary {
-                opcode: Opcode::Fadd,
-                args,
-                flags,
-            } = *dfg.inst(inst)
-            {
-                if may_fuse(flags) && args[0] != args[1] {
-                    // At most one operand is fused; the emitter tries them in this order.
-                    let fusable = |v: Value| {
-                        uses[v] == 1
-                            && matches!(def(v), Some(&InstructionData::Binary {
-                                opcode: Opcode::Fmul,
-                                flags,
+    for &inst in &candidates {
+        if let InstructionData::Binary {
+            opcode: Opcode::Fadd,
+            args,
+            flags,
+        } = *dfg.inst(inst)
+        {
+            if may_fuse(flags) && args[0] != args[1] {
+                // At most one operand is fused; the emitter tries them in this order.
+                let fusable = |v: Value| {
+                    uses[v] == 1
+                        && matches!(def(v), Some(&InstructionData::Binary {
+                            opcode: Opcode::Fmul,
+                            flags,
+                            ..
+                        }) if may_fuse(flags))
+                };
+                if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
+                    folds[m] = Fold::Fused;
+                }
+            }
+            continue;
+        }
+        if let InstructionData::Binary {
+            opcode: Opcode::Iadd,
+            args,
+            ..
+        } = *dfg.inst(inst)
+        {
+            let ty = dfg.value_type(args[0]);
+            if matches!(ty, Type::I32 | Type::I64) && args[0] != args[1] {
+                // At most one operand; the emitter tries them in this order.
+                let fusable = |v: Value| {
+                    uses[v] == 1
+                        && matches!(
+                            def(v),
+                            Some(&InstructionData::Binary {
+                                opcode: Opcode::Imul,
                                 ..
-                            }) if may_fuse(flags))
-                    };
-                    if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
-                        folds[m] = Fold::Fused;
+                            })
+                        )
+                };
+                if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
+                    folds[m] = Fold::MulAdd;
+                }
+            }
+            continue;
+        }
+        let InstructionData::PtrAdd { args, scale } = *dfg.inst(inst) else {
+            continue;
+        };
+        let Some(r) = dfg.inst_result(inst) else {
+            continue;
+        };
+        let [base, index] = args;
+        match def(index) {
+            Some(&InstructionData::IntConst { imm }) if uses[r] > 0 && addr_uses[r] == uses[r] => {
+                let off = signed_imm(imm, dfg.value_type(index))
+                    .and_then(|c| c.checked_mul(i64::from(scale)));
+                if let Some(off) = off.filter(|o| i32::try_from(*o).is_ok()) {
+                    folds[r] = Fold::Addr { base, off };
+                    consumed[index] += 1;
+                    if consumed[index] == uses[index] {
+                        folds[index] = Fold::Unused;
                     }
                 }
-                continue;
             }
-            if let InstructionData::Binary {
-                opcode: Opcode::Iadd,
-                args,
-                ..
-            } = *dfg.inst(inst)
+            Some(&InstructionData::Unary {
+                opcode: Opcode::Sext,
+                arg,
+            }) if uses[index] == 1
+                && index_uses[index] == 1
+                && uses[arg] == 1
+                && uses[r] > 0
+                && addr_uses[r] == uses[r]
+                && dfg.value_type(arg) == Type::I32
+                && dfg.value_type(index) == Type::I64
+                && index_add(arg, scale).is_some() =>
             {
-                let ty = dfg.value_type(args[0]);
-                if matches!(ty, Type::I32 | Type::I64) && args[0] != args[1] {
-                    // At most one operand; the emitter tries them in this order.
-                    let fusable = |v: Value| {
-                        uses[v] == 1
-                            && matches!(
-                                def(v),
-                                Some(&InstructionData::Binary {
-                                    opcode: Opcode::Imul,
-                                    ..
-                                })
-                            )
-                    };
-                    if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
-                        folds[m] = Fold::MulAdd;
+                let (x, off) = index_add(arg, scale).expect("checked");
+                folds[index] = Fold::Ext;
+                folds[arg] = Fold::IndexAdd { x };
+                folds[r] = Fold::Shifted { off };
+                // The constant operand is used by the add alone here, never emitted.
+                if let Some(&InstructionData::Binary { args, .. }) = def(arg) {
+                    if let Some(c) = args.into_iter().find(|&v| v != x) {
+                        consumed[c] += 1;
                     }
                 }
-                continue;
             }
-            let InstructionData::PtrAdd { args, scale } = *dfg.inst(inst) else {
-                continue;
-            };
-            let Some(r) = dfg.inst_result(inst) else {
-                continue;
-            };
-            let [base, index] = args;
-            match def(index) {
-                Some(&InstructionData::IntConst { imm })
-                    if uses[r] > 0 && addr_uses[r] == uses[r] =>
-                {
-                    let off = signed_imm(imm, dfg.value_type(index))
-                        .and_then(|c| c.checked_mul(i64::from(scale)));
-                    if let Some(off) = off.filter(|o| i32::try_from(*o).is_ok()) {
-                        folds[r] = Fold::Addr { base, off };
-                        consumed[index] += 1;
-                        if consumed[index] == uses[index] {
-                            folds[index] = Fold::Unused;
-                        }
-                    }
-                }
-                Some(&InstructionData::Unary {
-                    opcode: Opcode::Sext,
-                    arg,
-                }) if uses[index] == 1
-                    && index_uses[index] == 1
-                    && uses[arg] == 1
-                    && uses[r] > 0
-                    && addr_uses[r] == uses[r]
-                    && dfg.value_type(arg) == Type::I32
-                    && dfg.value_type(index) == Type::I64
-                    && index_add(arg, scale).is_some() =>
-                {
-                    let (x, off) = index_add(arg, scale).expect("checked");
-                    folds[index] = Fold::Ext;
-                    folds[arg] = Fold::IndexAdd { x };
-                    folds[r] = Fold::Shifted { off };
-                    // The constant operand is used by the add alone here, never emitted.
-                    if let Some(&InstructionData::Binary { args, .. }) = def(arg) {
-                        if let Some(c) = args.into_iter().find(|&v| v != x) {
-                            consumed[c] += 1;
-                        }
-                    }
-                }
-                Some(&InstructionData::Unary {
-                    opcode: Opcode::Sext | Opcode::Zext,
-                    arg,
-                }) if index_uses[index] == uses[index]
-                    && dfg.value_type(arg) == Type::I32
-                    && dfg.value_type(index) == Type::I64 =>
-                {
-                    // Every use is such an index (this one included): each `ptradd`
-                    // widens the `i32` itself.
-                    folds[index] = Fold::Ext;
-                }
-                _ => {}
+            Some(&InstructionData::Unary {
+                opcode: Opcode::Sext | Opcode::Zext,
+                arg,
+            }) if index_uses[index] == uses[index]
+                && dfg.value_type(arg) == Type::I32
+                && dfg.value_type(index) == Type::I64 =>
+            {
+                // Every use is such an index (this one included): each `ptradd`
+                // widens the `i32` itself.
+                folds[index] = Fold::Ext;
             }
+            _ => {}
         }
     }
     for p in f.entry_block().map_or(&[][..], |e| dfg.block_params(e)) {
@@ -280,7 +297,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
         }
     }
     // Constants every use of which is an immediate slot (or a folded `ptradd` index).
-    let mut imm_uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    let mut imm_uses: SecondaryMap<Value, u32> = dense(n);
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             let data = dfg.inst(inst);
@@ -295,33 +312,31 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
             for &k in imm_slots(data, dfg) {
                 imm_uses[args[k]] += 1;
             }
-            // Branch arguments: an edge's copy moves an immediate as well as a register.
-            dfg.for_each_dest(inst, |bc| {
+        }
+        // Branch arguments: an edge's copy moves an immediate as well as a register. Only
+        // a block's last instruction branches (the verifier's terminator rule).
+        if let Some(term) = f.layout.last_inst(b) {
+            dfg.for_each_dest(term, |bc| {
                 for &a in dfg.block_call_args(bc) {
                     imm_uses[a] += 1;
                 }
             });
         }
     }
-    for b in f.layout.blocks() {
-        for inst in f.layout.block_insts(b) {
-            let Some(r) = dfg.inst_result(inst) else {
-                continue;
-            };
-            let constant = match *dfg.inst(inst) {
-                InstructionData::IntConst { .. } => {
-                    matches!(dfg.value_type(r), Type::I32 | Type::I64)
-                }
-                InstructionData::FloatConst { .. } => true,
-                _ => false,
-            };
-            if constant
-                && folds[r] == Fold::None
-                && uses[r] > 0
-                && imm_uses[r] + consumed[r] == uses[r]
-            {
-                folds[r] = Fold::Imm;
+    for &r in &constants {
+        let ValueDef::Result(inst) = dfg.value_def(r) else {
+            continue;
+        };
+        let constant = match *dfg.inst(inst) {
+            InstructionData::IntConst { .. } => {
+                matches!(dfg.value_type(r), Type::I32 | Type::I64)
             }
+            InstructionData::FloatConst { .. } => true,
+            _ => false,
+        };
+        if constant && folds[r] == Fold::None && uses[r] > 0 && imm_uses[r] + consumed[r] == uses[r]
+        {
+            folds[r] = Fold::Imm;
         }
     }
     folds
@@ -414,17 +429,18 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
 /// argument (which may itself be one; chains follow strict dominance, so they end).
 pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value, Option<Value>> {
     let dfg = &f.dfg;
-    let mut alias: SecondaryMap<Value, Option<Value>> =
-        SecondaryMap::with_capacity(dfg.num_values());
-    let mut edges: SecondaryMap<Block, u32> = SecondaryMap::with_capacity(dfg.num_blocks());
+    let mut alias: SecondaryMap<Value, Option<Value>> = dense(dfg.num_values());
+    let mut edges: SecondaryMap<Block, u32> = dense(dfg.num_blocks());
     let entry = f.entry_block();
+    // Only a block's last instruction branches (the verifier's terminator rule), so
+    // only terminators are visited.
     for &b in cfg.rpo() {
-        for inst in f.layout.block_insts(b) {
+        if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| edges[bc.block] += 1);
         }
     }
     for &b in cfg.rpo() {
-        for inst in f.layout.block_insts(b) {
+        if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| {
                 if edges[bc.block] != 1 || Some(bc.block) == entry {
                     return;

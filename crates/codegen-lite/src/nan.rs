@@ -20,6 +20,10 @@ use gyre_ir::{Function, InstructionData, Opcode, Value, ValueDef};
 pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
     let dfg = &func.dfg;
     let mut marked: BitVec = BitVec::repeat(false, dfg.num_values());
+    // Only floats are marked: a function without any needs no scan.
+    if !dfg.values().any(|v| dfg.value_type(v).is_float()) {
+        return marked;
+    }
     let mut work: Vec<Value> = Vec::new();
     // Incoming arguments per block parameter, as (param, arg) pairs sorted by param.
     let mut incoming: Vec<(u32, u32)> = Vec::new();
@@ -52,7 +56,10 @@ pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
                 }
                 _ => {}
             }
-            dfg.for_each_dest(inst, |bc| {
+        }
+        // Only a block's last instruction branches (the verifier's terminator rule).
+        if let Some(term) = func.layout.last_inst(b) {
+            dfg.for_each_dest(term, |bc| {
                 let params = dfg.block_params(bc.block);
                 for (&a, &p) in dfg.block_call_args(bc).iter().zip(params) {
                     if is_float(p) {

@@ -23,33 +23,56 @@ enum Item {
 /// The emission order of the reachable blocks.
 pub(crate) fn block_order(cfg: &Cfg, li: &LoopInfo) -> Vec<Block> {
     let nl = li.num_loops();
-    // Items per level: index 0 is the function, 1 + loop index a loop.
-    let mut items: Vec<Vec<Item>> = vec![Vec::new(); nl + 1];
+    let rpo = cfg.rpo();
+    // Items per level (index 0 is the function, 1 + loop index a loop), in RPO, as
+    // slices of one array (a counting sort by level: one vector per loop grew one push
+    // at a time, most of this function's cost on loop-heavy kernels).
     let level = |l: Option<Loop>| l.map_or(0, |l| l.index() + 1);
-    for &b in cfg.rpo() {
+    // The level of each block's item, and of its loop's item when it is a header.
+    let levels = |b: Block| {
         let l = li.innermost_loop(b);
-        if let Some(l) = l {
-            if li.header(l) == b {
-                items[level(li.parent(l))].push(Item::Loop(l));
-            }
+        let header = l
+            .filter(|&l| li.header(l) == b)
+            .map(|l| (level(li.parent(l)), l));
+        (header, level(l))
+    };
+    let mut start = vec![0u32; nl + 2];
+    for &b in rpo {
+        let (header, own) = levels(b);
+        if let Some((h, _)) = header {
+            start[h + 1] += 1;
         }
-        items[level(l)].push(Item::Block(b));
+        start[own + 1] += 1;
     }
-    let mut out = Vec::with_capacity(cfg.rpo().len());
-    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut next: Vec<u32> = start[..nl + 1].to_vec();
+    let mut items = vec![Item::Block(Block::new(0)); start[nl + 1] as usize];
+    let mut place = |lvl: usize, item: Item| {
+        items[next[lvl] as usize] = item;
+        next[lvl] += 1;
+    };
+    for &b in rpo {
+        let (header, own) = levels(b);
+        if let Some((h, l)) = header {
+            place(h, Item::Loop(l));
+        }
+        place(own, Item::Block(b));
+    }
+    let mut out = Vec::with_capacity(rpo.len());
+    // (level, next item index in `items`).
+    let mut stack: Vec<(usize, u32)> = vec![(0, start[0])];
     while let Some(top) = stack.last_mut() {
         let (lvl, i) = *top;
-        match items[lvl].get(i) {
-            None => {
-                stack.pop();
-            }
-            Some(&item) => {
-                top.1 += 1;
-                match item {
-                    Item::Block(b) => out.push(b),
-                    Item::Loop(l) => stack.push((l.index() + 1, 0)),
-                }
-            }
+        if i == start[lvl + 1] {
+            stack.pop();
+            continue;
+        }
+        top.1 += 1;
+        match items[i as usize] {
+            Item::Block(b) => out.push(b),
+            Item::Loop(l) => stack.push((l.index() + 1, start[l.index() + 1])),
         }
     }
     out

@@ -64,8 +64,14 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     let dfg = &f.dfg;
     let n = dfg.num_values();
     let generic = |v: Value| dfg.value_type(v) == Type::Ptr(AddrSpace::Generic);
-    let mut sets = Sets((0..n as u32).collect());
     let mut out: SecondaryMap<Value, Option<AddrSpace>> = SecondaryMap::new();
+    // Only generic pointers get a space: a function without any (kernels that use
+    // typed pointers throughout) needs neither the sets nor the scans below.
+    if !dfg.values().any(generic) {
+        return out;
+    }
+    let mut sets = Sets((0..n as u32).collect());
+    out = crate::fold::dense(n);
     let mut any = false;
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
@@ -86,9 +92,16 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
                         sets.union(args[2].index(), r.index());
                     }
                 }
+                InstructionData::Load { .. }
+                | InstructionData::Store { .. }
+                | InstructionData::AtomicRmw { .. }
+                | InstructionData::AtomicCas { .. } => any = true,
                 _ => {}
             }
-            dfg.for_each_dest(inst, |bc| {
+        }
+        // Only a block's last instruction branches (the verifier's terminator rule).
+        if let Some(term) = f.layout.last_inst(b) {
+            dfg.for_each_dest(term, |bc| {
                 for (&p, &a) in dfg
                     .block_params(bc.block)
                     .iter()
@@ -99,13 +112,6 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
                     }
                 }
             });
-            if let InstructionData::Load { .. }
-            | InstructionData::Store { .. }
-            | InstructionData::AtomicRmw { .. }
-            | InstructionData::AtomicCas { .. } = dfg.inst(inst)
-            {
-                any = true;
-            }
         }
     }
     if !any {
