@@ -8,7 +8,8 @@
 //! its text in the input, and [`Tokens::tok`] hands out a [`Tok`] borrowing from it.
 //! Only a quoted string with `\XX` escapes is decoded into a side table, so lexing
 //! allocates nothing per token. Lines and columns are not stored either: a table of
-//! line starts turns a token's byte offset into both when an error needs them.
+//! line starts, built by the first error that needs one, turns a token's byte offset
+//! into both.
 
 use crate::{ErrorKind, ImportError};
 use std::cell::OnceCell;
@@ -165,7 +166,7 @@ impl<'a> Tokens<'a> {
     }
 
     /// The payload of `r` (see [`Lexed`]).
-    #[inline]
+    #[inline(always)]
     fn payload(&self, r: &Raw) -> u32 {
         if r.len != WIDE {
             u32::from(r.len)
@@ -192,7 +193,7 @@ impl<'a> Tokens<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn text_str(&self, r: &Raw) -> &str {
         if r.aux & DECODED != 0 {
             // Decoded names were made valid UTF-8 by the lexer.
@@ -347,19 +348,8 @@ impl<'a> Tokens<'a> {
     pub fn line_col(&self, pos: u32) -> (u32, u32) {
         // Every newline byte ends a line, in strings and comments too (as the lexer
         // counts them).
-        let starts = self.line_starts.get_or_init(|| {
-            let b = self.src.as_bytes();
-            std::iter::once(0)
-                .chain(
-                    b.iter()
-                        .enumerate()
-                        .filter(|&(_, &c)| c == b'\n')
-                        .map(|(i, _)| i as u32 + 1),
-                )
-                .collect()
-        });
-        let line = starts.partition_point(|&s| s <= pos).max(1);
-        (line as u32, pos - starts[line - 1] + 1)
+        let starts = self.line_starts.get_or_init(|| line_starts(self.src));
+        line_col_in(starts, pos)
     }
 
     /// Do tokens `a <= b` start on the same line? (Linear in the bytes between them.)
@@ -367,6 +357,25 @@ impl<'a> Tokens<'a> {
         let (pa, pb) = (self.raw[a].start as usize, self.raw[b].start as usize);
         pa >= pb || !self.src.as_bytes()[pa..pb].contains(&b'\n')
     }
+}
+
+/// The byte offset of the start of every line of `src` (line 1 starts at 0). Every
+/// newline byte ends a line, in strings and comments too, as the lexer counts them.
+pub(crate) fn line_starts(src: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(
+            src.bytes()
+                .enumerate()
+                .filter(|&(_, c)| c == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        )
+        .collect()
+}
+
+/// The 1-based line and byte column of the byte offset `pos`, given [`line_starts`].
+pub(crate) fn line_col_in(starts: &[u32], pos: u32) -> (u32, u32) {
+    let line = starts.partition_point(|&s| s <= pos).max(1);
+    (line as u32, pos - starts[line - 1] + 1)
 }
 
 /// The low 64 bits of hexadecimal digits.
@@ -615,22 +624,25 @@ impl<'a> Lexer<'a> {
     }
 
     fn next(&mut self) -> Result<Lexed, ImportError> {
-        // Skip whitespace and comments.
-        loop {
-            match self.peek(0) {
+        // Skip whitespace and comments, with the position in a local (a quarter of the
+        // input is indentation).
+        let src = self.src;
+        let mut p = self.pos;
+        while let Some(&c) = src.get(p) {
+            match c {
+                b' ' | b'\t' | b'\r' | 0x0c => p += 1,
                 b'\n' => {
-                    self.pos += 1;
-                    self.newline(self.pos);
+                    p += 1;
+                    self.newline(p);
                 }
-                b' ' | b'\t' | b'\r' | 0x0c => self.pos += 1,
                 b';' => {
-                    while self.pos < self.src.len() && self.src[self.pos] != b'\n' {
-                        self.pos += 1;
-                    }
+                    let rest = &src[p..];
+                    p += rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
                 }
                 _ => break,
             }
         }
+        self.pos = p;
         let start = self.pos;
         let mk = |kind, aux, len| Lexed {
             kind,

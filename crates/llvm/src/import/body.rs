@@ -94,12 +94,14 @@ struct BlockRef {
 }
 
 #[derive(Clone)]
-struct PhiRec<'a> {
+struct PhiRec {
     ty: TyId,
     /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
     leaf: Option<usize>,
     tok: usize,
-    incoming: Vec<(Block, Operand<'a>, usize)>,
+    /// Its entries: a range of [`Lower::phi_incoming`] (shared by the leaves of an
+    /// aggregate `phi`).
+    incoming: (u32, u32),
 }
 
 struct Edge {
@@ -130,8 +132,13 @@ struct Lower<'a> {
     gaddrs: FxHashMap<(GlobalId, Type), Value>,
     const_insts: Vec<Inst>,
     forward: Vec<(Value, &'a str, usize)>,
-    /// The `phi`s of each block, in order (dense: most blocks of a loop nest have one).
-    phis: SecondaryMap<Block, Vec<PhiRec<'a>>>,
+    /// The `phi`s of each block, in order: a range of `phi_recs` (a block's `phi`s are
+    /// parsed one after another). Flat vectors: two allocations per `phi` were a tenth
+    /// of the allocations of an import.
+    phis: SecondaryMap<Block, (u32, u32)>,
+    phi_recs: Vec<PhiRec>,
+    /// `(predecessor, value, token)` of every `phi` entry.
+    phi_incoming: Vec<(Block, Operand<'a>, usize)>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -182,6 +189,8 @@ pub(crate) fn lower_body<'t>(
         const_insts: Vec::new(),
         forward: Vec::new(),
         phis: SecondaryMap::new(),
+        phi_recs: Vec::new(),
+        phi_incoming: Vec::new(),
         edges: Vec::new(),
         agg_ret: None,
         call_agg: None,
@@ -456,23 +465,23 @@ impl<'a> Lower<'a> {
     }
 
     fn block_ref(&mut self, name: &'a str, tok: usize) -> Block {
-        if let Some(r) = self.blocks.get(name) {
+        // One lookup for both the hit and the miss.
+        let slot = self.blocks.slot(Cow::Borrowed(name));
+        if let Some(r) = slot {
             return r.block;
         }
         let b = self.f.dfg.make_block();
-        self.blocks.insert(
-            Cow::Borrowed(name),
-            BlockRef {
-                block: b,
-                defined: false,
-                tok,
-            },
-        );
+        *slot = Some(BlockRef {
+            block: b,
+            defined: false,
+            tok,
+        });
         b
     }
 
     fn define_block(&mut self, name: Cow<'a, str>, tok: usize) -> PResult<Block> {
-        let b = match self.blocks.get_mut(&name) {
+        let slot = self.blocks.slot(name.clone());
+        let b = match slot {
             Some(r) if r.defined => {
                 return Err(self.perr(tok, format!("label %{name} redefined")));
             }
@@ -482,14 +491,11 @@ impl<'a> Lower<'a> {
             }
             None => {
                 let b = self.f.dfg.make_block();
-                self.blocks.insert(
-                    name,
-                    BlockRef {
-                        block: b,
-                        defined: true,
-                        tok,
-                    },
-                );
+                *slot = Some(BlockRef {
+                    block: b,
+                    defined: true,
+                    tok,
+                });
                 b
             }
         };
@@ -887,7 +893,8 @@ impl<'a> Lower<'a> {
         let st = self.scalar_emul(ty, at)?;
         match op {
             &Operand::Local(name) => {
-                let v = match self.names.get(name) {
+                // One lookup: a miss fills the same slot with a placeholder.
+                let v = match self.names.slot(Cow::Borrowed(name)) {
                     Some(NameState::Def(v)) | Some(NameState::Fwd(v)) => *v,
                     Some(NameState::CasPair(..)) => {
                         return Err(self.unsup(
@@ -902,9 +909,9 @@ impl<'a> Lower<'a> {
                         ))
                     }
                     Some(NameState::Failed) => return Ok(self.f.dfg.make_detached_value(st)),
-                    None => {
+                    slot @ None => {
                         let ph = self.f.dfg.make_detached_value(st);
-                        self.names.insert(Cow::Borrowed(name), NameState::Fwd(ph));
+                        *slot = Some(NameState::Fwd(ph));
                         self.forward.push((ph, name, at));
                         ph
                     }
@@ -1623,7 +1630,7 @@ impl<'a> Lower<'a> {
                     Some(_) => Type::I8,
                     None => self.scalar_emul(ty, op_i)?,
                 };
-                let mut incoming = Vec::new();
+                let inc_start = self.phi_incoming.len();
                 loop {
                     self.c.expect_punct(b'[')?;
                     let vi = self.c.i;
@@ -1633,36 +1640,46 @@ impl<'a> Lower<'a> {
                     let l = self.c.expect_local()?;
                     let pb = self.block_ref(l, li);
                     self.c.expect_punct(b']')?;
-                    incoming.push((pb, v, vi));
+                    self.phi_incoming.push((pb, v, vi));
                     if !(self.c.is_punct(b',') && self.c.peek_at(1) == Tok::Punct(b'[')) {
                         break;
                     }
                     self.c.bump();
                 }
+                let incoming = (
+                    inc_start as u32,
+                    (self.phi_incoming.len() - inc_start) as u32,
+                );
                 match leaves {
                     // An aggregate phi is one block parameter per leaf.
                     Some(ls) => {
                         let mut out = Vec::with_capacity(ls.len());
                         for (k, (_, _, lt)) in ls.into_iter().enumerate() {
                             out.push(self.f.dfg.append_block_param(b, lt));
-                            self.phis[b].push(PhiRec {
-                                ty,
-                                leaf: Some(k),
-                                tok: op_i,
-                                incoming: incoming.clone(),
-                            });
+                            self.push_phi(
+                                b,
+                                PhiRec {
+                                    ty,
+                                    leaf: Some(k),
+                                    tok: op_i,
+                                    incoming,
+                                },
+                            );
                         }
                         agg = Some(out);
                         None
                     }
                     None => {
                         let v = self.f.dfg.append_block_param(b, st);
-                        self.phis[b].push(PhiRec {
-                            ty,
-                            leaf: None,
-                            tok: op_i,
-                            incoming,
-                        });
+                        self.push_phi(
+                            b,
+                            PhiRec {
+                                ty,
+                                leaf: None,
+                                tok: op_i,
+                                incoming,
+                            },
+                        );
                         Some(v)
                     }
                 }
@@ -1923,6 +1940,23 @@ impl<'a> Lower<'a> {
     }
 
     /// A `%label` reference after `label`.
+    /// Record the next `phi` of block `b`. A block's `phi`s come before its other
+    /// instructions, with no other block's in between, so they stay one range.
+    fn push_phi(&mut self, b: Block, p: PhiRec) {
+        let r = &mut self.phis[b];
+        if r.1 == 0 {
+            r.0 = self.phi_recs.len() as u32;
+        }
+        r.1 += 1;
+        self.phi_recs.push(p);
+    }
+
+    /// The `phi`s of block `b`.
+    fn phis_of(&self, b: Block) -> &[PhiRec] {
+        let (start, n) = self.phis[b];
+        &self.phi_recs[start as usize..(start + n) as usize]
+    }
+
     fn label(&mut self) -> PResult<(Block, usize)> {
         let li = self.c.i;
         let l = self.c.expect_local()?;
@@ -3401,7 +3435,7 @@ impl<'a> Lower<'a> {
             if e.target == self.entry {
                 return Err(self.perr(e.tok, "branch to the entry block"));
             }
-            let nphis = self.phis[e.target].len();
+            let nphis = self.phis[e.target].1 as usize;
             if nphis == 0 {
                 continue;
             }
@@ -3415,7 +3449,7 @@ impl<'a> Lower<'a> {
             args.clear();
             args.extend(row.into_iter().flatten().map_while(|v| *v));
             if args.len() != nphis {
-                let phis = &self.phis[e.target];
+                let phis = self.phis_of(e.target);
                 let missing = row
                     .and_then(|r| r.iter().position(Option::is_none))
                     .unwrap_or(0);
@@ -3524,11 +3558,16 @@ impl<'a> Lower<'a> {
         row_of: &mut FxHashMap<(Block, Block), u32>,
         rows: &mut Vec<Option<Value>>,
     ) -> PResult<()> {
-        let phis = std::mem::take(&mut self.phis[target]);
-        let n = phis.len();
+        // Taken out while `use_operand` needs `self` (nothing adds phis now).
+        let recs = std::mem::take(&mut self.phi_recs);
+        let incoming = std::mem::take(&mut self.phi_incoming);
+        let (start, n) = self.phis[target];
+        let phis = &recs[start as usize..(start + n) as usize];
+        let n = n as usize;
         let mut result = Ok(());
         'phis: for (j, p) in phis.iter().enumerate() {
-            for (b, op, tok) in &p.incoming {
+            let (i0, ni) = p.incoming;
+            for (b, op, tok) in &incoming[i0 as usize..(i0 + ni) as usize] {
                 if !reach[*b] {
                     continue;
                 }
@@ -3563,7 +3602,8 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        self.phis[target] = phis;
+        self.phi_recs = recs;
+        self.phi_incoming = incoming;
         result
     }
 }

@@ -58,10 +58,12 @@ fn key(p: &str) -> Option<u64> {
     if b.len() > 7 {
         return None;
     }
-    let mut w = [0u8; 8];
-    w[..b.len()].copy_from_slice(b);
-    w[7] = b.len() as u8;
-    Some(u64::from_le_bytes(w))
+    // Byte by byte: a slice copy of a variable length was a `memcpy` call per lookup.
+    let mut w = (b.len() as u64) << 56;
+    for (i, &c) in b.iter().enumerate() {
+        w |= u64::from(c) << (8 * i);
+    }
+    Some(w)
 }
 
 /// The prefix a [`key`] was made from.
@@ -75,14 +77,22 @@ fn unkey(k: u64) -> String {
 #[inline]
 fn split(name: &str) -> Option<(&str, u32)> {
     let b = name.as_bytes();
-    let k = b.len() - b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-    let digits = &b[k..];
-    if digits.is_empty() || digits.len() > 9 || (digits.len() > 1 && digits[0] == b'0') {
+    // One backward pass reads the digits and their value (every name is split).
+    let mut k = b.len();
+    let mut n = 0u32;
+    let mut scale = 1u32;
+    while k > 0 && b[k - 1].is_ascii_digit() {
+        if b.len() - k == 9 {
+            return None;
+        }
+        n += u32::from(b[k - 1] - b'0') * scale;
+        scale = scale.wrapping_mul(10);
+        k -= 1;
+    }
+    let digits = b.len() - k;
+    if digits == 0 || (digits > 1 && b[k] == b'0') {
         return None;
     }
-    let n = digits
-        .iter()
-        .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
     // `k` is just before an ASCII digit: a character boundary.
     Some((&name[..k], n))
 }
@@ -123,7 +133,7 @@ impl<'a, V> NameTable<'a, V> {
     }
 
     /// The entry of `name`, mutably.
-    #[inline]
+    #[cfg(test)]
     pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
         match self.slot_of(name) {
             Some((k, n)) => self.dense[k].1[n].as_mut(),
@@ -201,6 +211,11 @@ mod tests {
         assert_eq!(split(""), None);
         assert_eq!(split("a1234567890"), None);
         assert_eq!(split("é7"), Some(("é", 7)));
+        assert_eq!(split("a123456789"), Some(("a", 123_456_789)));
+        assert_eq!(split("999999999"), Some(("", 999_999_999)));
+        assert_eq!(split("1234567890"), None);
+        assert_eq!(split("00"), None);
+        assert_eq!(split("x10"), Some(("x", 10)));
     }
 
     #[test]
