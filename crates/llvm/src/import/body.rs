@@ -86,11 +86,12 @@ enum NameState {
     Failed,
 }
 
+/// 12 bytes: one per label of a body (token indices fit in 32 bits, the input does).
 struct BlockRef {
     block: Block,
     defined: bool,
     /// First mention, for "undefined label" errors.
-    tok: usize,
+    tok: u32,
 }
 
 #[derive(Clone)]
@@ -104,13 +105,14 @@ struct PhiRec {
     incoming: (u32, u32),
 }
 
+/// 16 bytes: one per branch destination of a body. The predecessor is the block of
+/// `inst`.
 struct Edge {
     inst: Inst,
     /// Index among the terminator's destinations (`for_each_dest` order).
-    idx: usize,
-    pred: Block,
+    idx: u32,
     target: Block,
-    tok: usize,
+    tok: u32,
 }
 
 /// An index of a GEP: a known constant or a value.
@@ -137,8 +139,10 @@ struct Lower<'a> {
     /// of the allocations of an import.
     phis: SecondaryMap<Block, (u32, u32)>,
     phi_recs: Vec<PhiRec>,
-    /// `(predecessor, value, token)` of every `phi` entry.
-    phi_incoming: Vec<(Block, Operand<'a>, usize)>,
+    /// `(predecessor, token of the value)` of every `phi` entry: the value is parsed
+    /// again from its tokens when the branch arguments are made (8 bytes an entry
+    /// instead of a kept [`Operand`]).
+    phi_incoming: Vec<(Block, u32)>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -345,7 +349,7 @@ impl<'a> Lower<'a> {
                             BlockRef {
                                 block: self.entry,
                                 defined: true,
-                                tok: ti,
+                                tok: ti as u32,
                             },
                         );
                         self.entry
@@ -369,7 +373,7 @@ impl<'a> Lower<'a> {
                                     BlockRef {
                                         block: self.entry,
                                         defined: true,
-                                        tok: ti,
+                                        tok: ti as u32,
                                     },
                                 );
                                 self.entry
@@ -474,7 +478,7 @@ impl<'a> Lower<'a> {
         *slot = Some(BlockRef {
             block: b,
             defined: false,
-            tok,
+            tok: tok as u32,
         });
         b
     }
@@ -494,7 +498,7 @@ impl<'a> Lower<'a> {
                 *slot = Some(BlockRef {
                     block: b,
                     defined: true,
-                    tok,
+                    tok: tok as u32,
                 });
                 b
             }
@@ -1634,13 +1638,14 @@ impl<'a> Lower<'a> {
                 loop {
                     self.c.expect_punct(b'[')?;
                     let vi = self.c.i;
-                    let v = parse_value(&mut self.c, &mut self.st.types)?;
+                    // Checked now, read again by `incoming_args`.
+                    parse_value(&mut self.c, &mut self.st.types)?;
                     self.c.expect_punct(b',')?;
                     let li = self.c.i;
                     let l = self.c.expect_local()?;
                     let pb = self.block_ref(l, li);
                     self.c.expect_punct(b']')?;
-                    self.phi_incoming.push((pb, v, vi));
+                    self.phi_incoming.push((pb, vi as u32));
                     if !(self.c.is_punct(b',') && self.c.peek_at(1) == Tok::Punct(b'[')) {
                         break;
                     }
@@ -1968,10 +1973,9 @@ impl<'a> Lower<'a> {
         for (idx, &(t, tok)) in targets.iter().enumerate() {
             self.edges.push(Edge {
                 inst,
-                idx,
-                pred: b,
+                idx: idx as u32,
                 target: t,
-                tok,
+                tok: tok as u32,
             });
         }
     }
@@ -3402,7 +3406,7 @@ impl<'a> Lower<'a> {
             .iter()
             .filter(|(_, r)| !r.defined)
             .min_by_key(|(_, r)| r.tok)
-            .map(|(n, r)| (r.tok, n.to_string()));
+            .map(|(n, r)| (r.tok as usize, n.to_string()));
         if let Some((tok, name)) = undefined {
             return Err(self.perr(tok, format!("undefined label %{name}")));
         }
@@ -3429,11 +3433,14 @@ impl<'a> Lower<'a> {
         let mut args: Vec<Value> = Vec::new();
         let edges = std::mem::take(&mut self.edges);
         for e in &edges {
-            if !reach[e.pred] {
+            let Some(pred) = self.f.layout.inst_block(e.inst) else {
+                continue;
+            };
+            if !reach[pred] {
                 continue;
             }
             if e.target == self.entry {
-                return Err(self.perr(e.tok, "branch to the entry block"));
+                return Err(self.perr(e.tok as usize, "branch to the entry block"));
             }
             let nphis = self.phis[e.target].1 as usize;
             if nphis == 0 {
@@ -3444,7 +3451,7 @@ impl<'a> Lower<'a> {
                 self.incoming_args(e.target, &reach, &mut row_of, &mut rows)?;
             }
             let row = row_of
-                .get(&(e.target, e.pred))
+                .get(&(e.target, pred))
                 .map(|&s| &rows[s as usize..s as usize + nphis]);
             args.clear();
             args.extend(row.into_iter().flatten().map_while(|v| *v));
@@ -3453,7 +3460,7 @@ impl<'a> Lower<'a> {
                 let missing = row
                     .and_then(|r| r.iter().position(Option::is_none))
                     .unwrap_or(0);
-                let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok).pos);
+                let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok as usize).pos);
                 return Err(self.perr(
                     phis[missing].tok,
                     format!("phi has no value for the predecessor branching at {el}:{ec}"),
@@ -3461,7 +3468,7 @@ impl<'a> Lower<'a> {
             }
             let mut k = 0;
             self.f.dfg.for_each_dest_mut(e.inst, |bc, pool| {
-                if k == e.idx {
+                if k == e.idx as usize {
                     bc.args = ValueList::from_slice(&args, pool);
                 }
                 k += 1;
@@ -3567,14 +3574,18 @@ impl<'a> Lower<'a> {
         let mut result = Ok(());
         'phis: for (j, p) in phis.iter().enumerate() {
             let (i0, ni) = p.incoming;
-            for (b, op, tok) in &incoming[i0 as usize..(i0 + ni) as usize] {
-                if !reach[*b] {
+            for &(b, tok) in &incoming[i0 as usize..(i0 + ni) as usize] {
+                if !reach[b] {
                     continue;
                 }
-                let v = match p.leaf {
-                    None => self.use_operand(op, p.ty, *tok),
-                    Some(k) => self.agg_operand(op, p.ty, *tok).map(|vs| vs[k]),
-                };
+                let tok = tok as usize;
+                // Parsed without error when the phi was read: the same again.
+                let mut c = Cur::new(self.c.toks);
+                c.i = tok;
+                let v = parse_value(&mut c, &mut self.st.types).and_then(|op| match p.leaf {
+                    None => self.use_operand(&op, p.ty, tok),
+                    Some(k) => self.agg_operand(&op, p.ty, tok).map(|vs| vs[k]),
+                });
                 let v = match v {
                     Ok(v) => v,
                     Err(e) => {
@@ -3583,7 +3594,7 @@ impl<'a> Lower<'a> {
                     }
                 };
                 // A split predecessor branches from its tail.
-                let pred = self.tail_of.get(b).copied().unwrap_or(*b);
+                let pred = self.tail_of.get(&b).copied().unwrap_or(b);
                 let start = *row_of.entry((target, pred)).or_insert_with(|| {
                     let s = rows.len();
                     rows.resize(s + n, None);
@@ -3595,7 +3606,7 @@ impl<'a> Lower<'a> {
                     Some(f) if f != v => {
                         result =
                             Err(self
-                                .perr(*tok, "phi has different values for the same predecessor"));
+                                .perr(tok, "phi has different values for the same predecessor"));
                         break 'phis;
                     }
                     Some(_) => {}
