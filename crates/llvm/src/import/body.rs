@@ -78,8 +78,9 @@ enum NameState {
     /// success flag is `old == expected`). Only `extractvalue` may use it.
     CasPair(Value, Value),
     /// A first-class aggregate (struct or array) value: one Gyre value per scalar
-    /// leaf, in memory order ([`crate::types::Types::leaves`]).
-    Agg(Vec<Value>),
+    /// leaf, in memory order ([`crate::types::Types::leaves`]), kept in
+    /// [`Lower::aggs`] at this index (so a name's entry is 12 bytes, not 32).
+    Agg(u32),
     /// Defined by an instruction that was rejected as unsupported: uses get a dummy
     /// value, so the rest of the body is still scanned for unsupported constructs
     /// without errors that are only consequences of the first.
@@ -127,6 +128,8 @@ struct Lower<'a> {
     f: Function,
     /// Value names: borrowed from the input, owned only for implicit numbers.
     names: NameTable<'a, NameState>,
+    /// The leaves of the aggregate values ([`NameState::Agg`]).
+    aggs: Vec<Vec<Value>>,
     blocks: NameTable<'a, BlockRef>,
     next_num: u64,
     entry: Block,
@@ -185,6 +188,7 @@ pub(crate) fn lower_body<'t>(
         c,
         f,
         names: NameTable::new(defs + labels + pb.params.len() + 1),
+        aggs: Vec::new(),
         blocks: NameTable::new(defs + labels + pb.params.len() + 1),
         next_num: 0,
         entry,
@@ -529,7 +533,9 @@ impl<'a> Lower<'a> {
         self.note_number(&name);
         match self.names.get(&name) {
             None => {
-                self.names.insert(name, NameState::Agg(vs));
+                self.aggs.push(vs);
+                let k = (self.aggs.len() - 1) as u32;
+                self.names.insert(name, NameState::Agg(k));
                 Ok(())
             }
             Some(NameState::Fwd(_)) => Err(self.unsup(
@@ -561,7 +567,7 @@ impl<'a> Lower<'a> {
         match op {
             Operand::Local(name) => {
                 let vs = match self.names.get(name) {
-                    Some(NameState::Agg(vs)) => vs.clone(),
+                    Some(&NameState::Agg(k)) => self.aggs[k as usize].clone(),
                     Some(NameState::Failed) => {
                         return Ok(leaves
                             .iter()
