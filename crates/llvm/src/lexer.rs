@@ -602,21 +602,26 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
-        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
+        let bytes = &self.src[start..self.pos];
         let len = (self.pos - start) as u32;
+        // Most integers are small and non-negative: keep the value, not the text (and
+        // skip the UTF-8 check of the text, which is ASCII).
+        if !is_float
+            && !bytes.is_empty()
+            && bytes.len() <= 9
+            && bytes.iter().all(u8::is_ascii_digit)
+        {
+            let v = bytes
+                .iter()
+                .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+            return Ok(raw(Kind::SmallInt, 0, v));
+        }
+        let text = std::str::from_utf8(bytes).unwrap_or("");
         if is_float {
             text.parse::<f64>()
                 .map(|_| raw(Kind::Float, 0, len))
                 .map_err(|_| self.err(start, format!("malformed number `{text}`")))
         } else {
-            // Most integers are small and non-negative: keep the value, not the text.
-            let digits = text.as_bytes();
-            if !digits.is_empty() && digits.len() <= 9 && digits.iter().all(u8::is_ascii_digit) {
-                let v = digits
-                    .iter()
-                    .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
-                return Ok(raw(Kind::SmallInt, 0, v));
-            }
             text.parse::<i128>()
                 .map(|_| raw(Kind::Int, 0, len))
                 .map_err(|_| self.err(start, format!("integer literal `{text}` too large")))
