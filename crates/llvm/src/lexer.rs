@@ -921,7 +921,8 @@ mod tests {
         // Payloads above 16 bits live beside the records: long names and strings, large
         // small integers and group numbers, and the same tokens around them.
         let long = "n".repeat(70_000);
-        let src = format!("%{long} 65534 65535 999999999 #70000 \"{long}\" c\"{long}\" x {long}: %a");
+        let src =
+            format!("%{long} 65534 65535 999999999 #70000 \"{long}\" c\"{long}\" x {long}: %a");
         let t = lex(&src).unwrap();
         assert!(t.wide.len() >= 6, "{}", t.wide.len());
         let got: Vec<Tok<'_>> = (0..t.len()).map(|i| t.tok(i)).collect();
@@ -945,7 +946,9 @@ mod tests {
         assert_eq!(t.local(0), Some(long.as_str()));
         assert_eq!(std::mem::size_of::<Raw>(), 8);
         // A string with escapes whose decoded index would be wide is found too.
-        let many: String = (0..70_000).map(|i| format!("\"a\\{:02x}\" ", i % 200 + 32)).collect();
+        let many: String = (0..70_000)
+            .map(|i| format!("\"a\\{:02x}\" ", i % 200 + 32))
+            .collect();
         let t = lex(&many).unwrap();
         assert_eq!(t.tok(69_999), Tok::Str(&[b'a', (69_999 % 200 + 32) as u8]));
     }

@@ -3610,9 +3610,9 @@ impl<'a> Lower<'a> {
                 match *slot {
                     None => *slot = Some(v),
                     Some(f) if f != v => {
-                        result =
-                            Err(self
-                                .perr(tok, "phi has different values for the same predecessor"));
+                        result = Err(
+                            self.perr(tok, "phi has different values for the same predecessor")
+                        );
                         break 'phis;
                     }
                     Some(_) => {}

@@ -247,9 +247,31 @@ mod tests {
         assert_eq!(split("x10"), Some(("x", 10)));
         // The one-pass form agrees with the two steps.
         for name in [
-            "v12", "0", "123", "x.1", "v01", "v", "", "a1234567890", "é7", "a123456789",
-            "999999999", "1234567890", "00", "x10", "block.i7", "arrayidx3", "abcdefg0",
-            "abcdefgh0", "é", "7é", "v0", "v00", "-1", ".5", "a/9",
+            "v12",
+            "0",
+            "123",
+            "x.1",
+            "v01",
+            "v",
+            "",
+            "a1234567890",
+            "é7",
+            "a123456789",
+            "999999999",
+            "1234567890",
+            "00",
+            "x10",
+            "block.i7",
+            "arrayidx3",
+            "abcdefg0",
+            "abcdefgh0",
+            "é",
+            "7é",
+            "v0",
+            "v00",
+            "-1",
+            ".5",
+            "a/9",
         ] {
             let two = split(name).and_then(|(p, n)| Some((key(p)?, n)));
             assert_eq!(split_key(name), two, "{name}");
