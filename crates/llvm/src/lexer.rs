@@ -1,16 +1,18 @@
 //! Tokens of LLVM IR text.
 //!
 //! The lexer is a single forward scan over the bytes (linear time, no backtracking past
-//! one token) producing [`Tokens`]: one compact 12-byte record per token. It knows
+//! one token) producing [`Tokens`]: one compact 8-byte record per token. It knows
 //! nothing about the grammar: keywords, types and attribute names are all [`Tok::Word`].
 //!
 //! Names, words, numbers and strings are not copied: a record holds the byte range of
 //! its text in the input, and [`Tokens::tok`] hands out a [`Tok`] borrowing from it.
 //! Only a quoted string with `\XX` escapes is decoded into a side table, so lexing
 //! allocates nothing per token. Lines and columns are not stored either: a table of
-//! line starts turns a token's byte offset into both when an error needs them.
+//! line starts, built by the first error that needs one, turns a token's byte offset
+//! into both.
 
 use crate::{ErrorKind, ImportError};
+use std::cell::OnceCell;
 
 /// One token, borrowing its text from the input (or from the decoded-string table).
 #[derive(Copy, Clone, PartialEq, Debug)]
@@ -83,16 +85,31 @@ enum Kind {
 /// `aux` bit of a text token whose text is `decoded[len]` instead of input bytes.
 const DECODED: u8 = 0x80;
 
-/// One token as stored: 12 bytes. For text kinds (names, words, strings) the text is
+/// One token as the lexer makes it. For text kinds (names, words, strings) the text is
 /// `len` bytes at `start + (aux & 3)` (the sigil and quote skipped), or, with the
 /// [`DECODED`] bit, the decoded string `len`.
 #[derive(Copy, Clone, Debug)]
-struct Raw {
+struct Lexed {
     kind: Kind,
     aux: u8,
     start: u32,
     len: u32,
 }
+
+/// One token as stored: 8 bytes, a [`Lexed`] whose `len` (a length, a value or an
+/// index) is cut to 16 bits. The records are a third of an import's peak memory, and
+/// almost every payload fits; a larger one is [`WIDE`] here and kept in
+/// [`Tokens::wide`] under the token's start (every token starts at its own byte).
+#[derive(Copy, Clone, Debug)]
+struct Raw {
+    start: u32,
+    kind: Kind,
+    aux: u8,
+    len: u16,
+}
+
+/// [`Raw::len`] of a token whose payload is in [`Tokens::wide`].
+const WIDE: u16 = u16::MAX;
 
 /// The tokens of one input; the last one is [`Tok::Eof`].
 #[derive(Debug)]
@@ -101,11 +118,16 @@ pub(crate) struct Tokens<'a> {
     raw: Vec<Raw>,
     /// Quoted strings with escapes, decoded (names as valid UTF-8).
     decoded: Vec<Box<[u8]>>,
-    /// Byte offset of the start of every line (line 1 starts at 0).
-    line_starts: Vec<u32>,
+    /// Byte offset of the start of every line (line 1 starts at 0), made by the first
+    /// [`Tokens::line_col`]: only errors need it, and a table of every line cost a
+    /// push per line and 4 bytes per line for every import.
+    line_starts: OnceCell<Vec<u32>>,
     /// Every top-level `{ ... }` group (function bodies), counted while lexing so that
     /// lowering need not scan a body twice.
     groups: Vec<Group>,
+    /// `(start, payload)` of every token whose payload does not fit its record, in
+    /// input order.
+    wide: Vec<(u32, u32)>,
 }
 
 /// A top-level brace group: its `{` token, its matching `}` token ([`NO_CLOSE`] while
@@ -143,31 +165,49 @@ impl<'a> Tokens<'a> {
         }
     }
 
-    #[inline]
-    fn text(&self, r: &Raw) -> &[u8] {
-        if r.aux & DECODED != 0 {
-            &self.decoded[r.len as usize]
+    /// The payload of `r` (see [`Lexed`]).
+    #[inline(always)]
+    fn payload(&self, r: &Raw) -> u32 {
+        if r.len != WIDE {
+            u32::from(r.len)
         } else {
-            let s = r.start as usize + (r.aux & 3) as usize;
-            &self.src.as_bytes()[s..s + r.len as usize]
+            self.wide_len(r.start)
+        }
+    }
+
+    #[cold]
+    fn wide_len(&self, start: u32) -> u32 {
+        match self.wide.binary_search_by_key(&start, |&(s, _)| s) {
+            Ok(k) => self.wide[k].1,
+            Err(_) => 0,
         }
     }
 
     #[inline]
+    fn text(&self, r: &Raw) -> &[u8] {
+        if r.aux & DECODED != 0 {
+            &self.decoded[self.payload(r) as usize]
+        } else {
+            let s = r.start as usize + (r.aux & 3) as usize;
+            &self.src.as_bytes()[s..s + self.payload(r) as usize]
+        }
+    }
+
+    #[inline(always)]
     fn text_str(&self, r: &Raw) -> &str {
         if r.aux & DECODED != 0 {
             // Decoded names were made valid UTF-8 by the lexer.
-            std::str::from_utf8(&self.decoded[r.len as usize]).unwrap_or("")
+            std::str::from_utf8(&self.decoded[self.payload(r) as usize]).unwrap_or("")
         } else {
             let s = r.start as usize + (r.aux & 3) as usize;
-            self.src.get(s..s + r.len as usize).unwrap_or("")
+            self.src.get(s..s + self.payload(r) as usize).unwrap_or("")
         }
     }
 
     /// The text of a number token (`aux` is not an offset there).
     fn number_text(&self, r: &Raw) -> &str {
         let s = r.start as usize;
-        self.src.get(s..s + r.len as usize).unwrap_or("")
+        self.src.get(s..s + self.payload(r) as usize).unwrap_or("")
     }
 
     /// The punctuation character of token `i`, if it is one (without decoding it).
@@ -196,7 +236,7 @@ impl<'a> Tokens<'a> {
     #[inline]
     pub fn small_int(&self, i: usize) -> Option<u32> {
         let r = &self.raw[i];
-        (r.kind == Kind::SmallInt).then_some(r.len)
+        (r.kind == Kind::SmallInt).then(|| self.payload(r))
     }
 
     /// Is token `i` a label (`name:`)?
@@ -288,7 +328,7 @@ impl<'a> Tokens<'a> {
             Kind::Word => Tok::Word(self.text_str(r)),
             Kind::Str => Tok::Str(self.text(r)),
             Kind::CStr => Tok::CStr(self.text(r)),
-            Kind::SmallInt => Tok::Int(i128::from(r.len)),
+            Kind::SmallInt => Tok::Int(i128::from(self.payload(r))),
             // The lexer checked that these parse.
             Kind::Int => Tok::Int(self.number_text(r).parse().unwrap_or(0)),
             Kind::Float => Tok::Float(self.number_text(r).parse().unwrap_or(0.0)),
@@ -297,7 +337,7 @@ impl<'a> Tokens<'a> {
                 let digits = &t[2 + usize::from(r.aux != 0)..];
                 Tok::HexFloat(char::from(r.aux), hex_low64(digits))
             }
-            Kind::AttrRef => Tok::AttrRef(r.len),
+            Kind::AttrRef => Tok::AttrRef(self.payload(r)),
             Kind::Punct => Tok::Punct(r.aux),
             Kind::Ellipsis => Tok::Ellipsis,
             Kind::Eof => Tok::Eof,
@@ -306,8 +346,10 @@ impl<'a> Tokens<'a> {
 
     /// The 1-based line and byte column of the byte offset `pos`.
     pub fn line_col(&self, pos: u32) -> (u32, u32) {
-        let line = self.line_starts.partition_point(|&s| s <= pos).max(1);
-        (line as u32, pos - self.line_starts[line - 1] + 1)
+        // Every newline byte ends a line, in strings and comments too (as the lexer
+        // counts them).
+        let starts = self.line_starts.get_or_init(|| line_starts(self.src));
+        line_col_in(starts, pos)
     }
 
     /// Do tokens `a <= b` start on the same line? (Linear in the bytes between them.)
@@ -315,6 +357,25 @@ impl<'a> Tokens<'a> {
         let (pa, pb) = (self.raw[a].start as usize, self.raw[b].start as usize);
         pa >= pb || !self.src.as_bytes()[pa..pb].contains(&b'\n')
     }
+}
+
+/// The byte offset of the start of every line of `src` (line 1 starts at 0). Every
+/// newline byte ends a line, in strings and comments too, as the lexer counts them.
+pub(crate) fn line_starts(src: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(
+            src.bytes()
+                .enumerate()
+                .filter(|&(_, c)| c == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        )
+        .collect()
+}
+
+/// The 1-based line and byte column of the byte offset `pos`, given [`line_starts`].
+pub(crate) fn line_col_in(starts: &[u32], pos: u32) -> (u32, u32) {
+    let line = starts.partition_point(|&s| s <= pos).max(1);
+    (line as u32, pos - starts[line - 1] + 1)
 }
 
 /// The low 64 bits of hexadecimal digits.
@@ -347,7 +408,6 @@ struct Lexer<'a> {
     pos: usize,
     line: u32,
     line_start: usize,
-    line_starts: Vec<u32>,
     decoded: Vec<Box<[u8]>>,
 }
 
@@ -376,7 +436,6 @@ impl<'a> Lexer<'a> {
     fn newline(&mut self, after: usize) {
         self.line += 1;
         self.line_start = after;
-        self.line_starts.push(after as u32);
     }
 
     #[inline]
@@ -490,8 +549,8 @@ impl<'a> Lexer<'a> {
         Ok((1, n as u32))
     }
 
-    fn number(&mut self, start: usize) -> Result<Raw, ImportError> {
-        let raw = |kind, aux, len| Raw {
+    fn number(&mut self, start: usize) -> Result<Lexed, ImportError> {
+        let raw = |kind, aux, len| Lexed {
             kind,
             aux,
             start: start as u32,
@@ -543,46 +602,54 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
-        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
+        let bytes = &self.src[start..self.pos];
         let len = (self.pos - start) as u32;
+        // Most integers are small and non-negative: keep the value, not the text (and
+        // skip the UTF-8 check of the text, which is ASCII).
+        if !is_float
+            && !bytes.is_empty()
+            && bytes.len() <= 9
+            && bytes.iter().all(u8::is_ascii_digit)
+        {
+            let v = bytes
+                .iter()
+                .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+            return Ok(raw(Kind::SmallInt, 0, v));
+        }
+        let text = std::str::from_utf8(bytes).unwrap_or("");
         if is_float {
             text.parse::<f64>()
                 .map(|_| raw(Kind::Float, 0, len))
                 .map_err(|_| self.err(start, format!("malformed number `{text}`")))
         } else {
-            // Most integers are small and non-negative: keep the value, not the text.
-            let digits = text.as_bytes();
-            if !digits.is_empty() && digits.len() <= 9 && digits.iter().all(u8::is_ascii_digit) {
-                let v = digits
-                    .iter()
-                    .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
-                return Ok(raw(Kind::SmallInt, 0, v));
-            }
             text.parse::<i128>()
                 .map(|_| raw(Kind::Int, 0, len))
                 .map_err(|_| self.err(start, format!("integer literal `{text}` too large")))
         }
     }
 
-    fn next(&mut self) -> Result<Raw, ImportError> {
-        // Skip whitespace and comments.
-        loop {
-            match self.peek(0) {
+    fn next(&mut self) -> Result<Lexed, ImportError> {
+        // Skip whitespace and comments, with the position in a local (a quarter of the
+        // input is indentation).
+        let src = self.src;
+        let mut p = self.pos;
+        while let Some(&c) = src.get(p) {
+            match c {
+                b' ' | b'\t' | b'\r' | 0x0c => p += 1,
                 b'\n' => {
-                    self.pos += 1;
-                    self.newline(self.pos);
+                    p += 1;
+                    self.newline(p);
                 }
-                b' ' | b'\t' | b'\r' | 0x0c => self.pos += 1,
                 b';' => {
-                    while self.pos < self.src.len() && self.src[self.pos] != b'\n' {
-                        self.pos += 1;
-                    }
+                    let rest = &src[p..];
+                    p += rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
                 }
                 _ => break,
             }
         }
+        self.pos = p;
         let start = self.pos;
-        let mk = |kind, aux, len| Raw {
+        let mk = |kind, aux, len| Lexed {
             kind,
             aux,
             start: start as u32,
@@ -701,12 +768,12 @@ pub(crate) fn lex(src: &str) -> Result<Tokens<'_>, ImportError> {
         pos: if src.starts_with('\u{feff}') { 3 } else { 0 },
         line: 1,
         line_start: 0,
-        line_starts: vec![0],
         decoded: Vec::new(),
     };
     // About one token per 5 bytes of clang's and the generators' output.
     let mut raw: Vec<Raw> = Vec::with_capacity(src.len() / 5 + 16);
     let mut groups: Vec<Group> = Vec::new();
+    let mut wide: Vec<(u32, u32)> = Vec::new();
     let mut depth = 0u32;
     loop {
         let t = lx.next()?;
@@ -743,20 +810,39 @@ pub(crate) fn lex(src: &str) -> Result<Tokens<'_>, ImportError> {
                 }
             }
             Kind::Eof => {
-                raw.push(t);
+                push(&mut raw, &mut wide, t);
                 raw.shrink_to_fit();
                 return Ok(Tokens {
                     src,
                     raw,
                     decoded: lx.decoded,
-                    line_starts: lx.line_starts,
+                    line_starts: OnceCell::new(),
                     groups,
+                    wide,
                 });
             }
             _ => {}
         }
-        raw.push(t);
+        push(&mut raw, &mut wide, t);
     }
+}
+
+/// Store `t` as an 8-byte record (its payload in `wide` if it does not fit).
+#[inline]
+fn push(raw: &mut Vec<Raw>, wide: &mut Vec<(u32, u32)>, t: Lexed) {
+    let len = match u16::try_from(t.len) {
+        Ok(l) if l != WIDE => l,
+        _ => {
+            wide.push((t.start, t.len));
+            WIDE
+        }
+    };
+    raw.push(Raw {
+        start: t.start,
+        kind: t.kind,
+        aux: t.aux,
+        len,
+    });
 }
 
 #[cfg(test)]
@@ -828,6 +914,43 @@ mod tests {
             toks("#dbg_value("),
             vec![Tok::Word("#dbg_value"), Tok::Punct(b'('), Tok::Eof]
         );
+    }
+
+    #[test]
+    fn wide_payloads() {
+        // Payloads above 16 bits live beside the records: long names and strings, large
+        // small integers and group numbers, and the same tokens around them.
+        let long = "n".repeat(70_000);
+        let src =
+            format!("%{long} 65534 65535 999999999 #70000 \"{long}\" c\"{long}\" x {long}: %a");
+        let t = lex(&src).unwrap();
+        assert!(t.wide.len() >= 6, "{}", t.wide.len());
+        let got: Vec<Tok<'_>> = (0..t.len()).map(|i| t.tok(i)).collect();
+        assert_eq!(
+            got,
+            vec![
+                Tok::Local(&long),
+                Tok::Int(65534),
+                Tok::Int(65535),
+                Tok::Int(999_999_999),
+                Tok::AttrRef(70000),
+                Tok::Str(long.as_bytes()),
+                Tok::CStr(long.as_bytes()),
+                Tok::Word("x"),
+                Tok::Label(&long),
+                Tok::Local("a"),
+                Tok::Eof
+            ]
+        );
+        assert_eq!(t.small_int(2), Some(65535));
+        assert_eq!(t.local(0), Some(long.as_str()));
+        assert_eq!(std::mem::size_of::<Raw>(), 8);
+        // A string with escapes whose decoded index would be wide is found too.
+        let many: String = (0..70_000)
+            .map(|i| format!("\"a\\{:02x}\" ", i % 200 + 32))
+            .collect();
+        let t = lex(&many).unwrap();
+        assert_eq!(t.tok(69_999), Tok::Str(&[b'a', (69_999 % 200 + 32) as u8]));
     }
 
     #[test]

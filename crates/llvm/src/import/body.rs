@@ -78,37 +78,42 @@ enum NameState {
     /// success flag is `old == expected`). Only `extractvalue` may use it.
     CasPair(Value, Value),
     /// A first-class aggregate (struct or array) value: one Gyre value per scalar
-    /// leaf, in memory order ([`crate::types::Types::leaves`]).
-    Agg(Vec<Value>),
+    /// leaf, in memory order ([`crate::types::Types::leaves`]), kept in
+    /// [`Lower::aggs`] at this index (so a name's entry is 12 bytes, not 32).
+    Agg(u32),
     /// Defined by an instruction that was rejected as unsupported: uses get a dummy
     /// value, so the rest of the body is still scanned for unsupported constructs
     /// without errors that are only consequences of the first.
     Failed,
 }
 
+/// 12 bytes: one per label of a body (token indices fit in 32 bits, the input does).
 struct BlockRef {
     block: Block,
     defined: bool,
     /// First mention, for "undefined label" errors.
-    tok: usize,
+    tok: u32,
 }
 
 #[derive(Clone)]
-struct PhiRec<'a> {
+struct PhiRec {
     ty: TyId,
     /// For a leaf of an aggregate `phi`: its position among the leaves of `ty`.
     leaf: Option<usize>,
     tok: usize,
-    incoming: Vec<(Block, Operand<'a>, usize)>,
+    /// Its entries: a range of [`Lower::phi_incoming`] (shared by the leaves of an
+    /// aggregate `phi`).
+    incoming: (u32, u32),
 }
 
+/// 16 bytes: one per branch destination of a body. The predecessor is the block of
+/// `inst`.
 struct Edge {
     inst: Inst,
     /// Index among the terminator's destinations (`for_each_dest` order).
-    idx: usize,
-    pred: Block,
+    idx: u32,
     target: Block,
-    tok: usize,
+    tok: u32,
 }
 
 /// An index of a GEP: a known constant or a value.
@@ -123,6 +128,8 @@ struct Lower<'a> {
     f: Function,
     /// Value names: borrowed from the input, owned only for implicit numbers.
     names: NameTable<'a, NameState>,
+    /// The leaves of the aggregate values ([`NameState::Agg`]).
+    aggs: Vec<Vec<Value>>,
     blocks: NameTable<'a, BlockRef>,
     next_num: u64,
     entry: Block,
@@ -130,8 +137,15 @@ struct Lower<'a> {
     gaddrs: FxHashMap<(GlobalId, Type), Value>,
     const_insts: Vec<Inst>,
     forward: Vec<(Value, &'a str, usize)>,
-    /// The `phi`s of each block, in order (dense: most blocks of a loop nest have one).
-    phis: SecondaryMap<Block, Vec<PhiRec<'a>>>,
+    /// The `phi`s of each block, in order: a range of `phi_recs` (a block's `phi`s are
+    /// parsed one after another). Flat vectors: two allocations per `phi` were a tenth
+    /// of the allocations of an import.
+    phis: SecondaryMap<Block, (u32, u32)>,
+    phi_recs: Vec<PhiRec>,
+    /// `(predecessor, token of the value)` of every `phi` entry: the value is parsed
+    /// again from its tokens when the branch arguments are made (8 bytes an entry
+    /// instead of a kept [`Operand`]).
+    phi_incoming: Vec<(Block, u32)>,
     edges: Vec<Edge>,
     /// For a function returning an aggregate: its LLVM type and the hidden out-pointer.
     agg_ret: Option<(TyId, Value)>,
@@ -176,6 +190,7 @@ pub(crate) fn lower_body<'t>(
         c,
         f,
         names: NameTable::new(defs + labels + pb.params.len() + 1),
+        aggs: Vec::new(),
         blocks: NameTable::new(defs + labels + pb.params.len() + 1),
         next_num: 0,
         entry,
@@ -184,6 +199,8 @@ pub(crate) fn lower_body<'t>(
         const_insts: Vec::new(),
         forward: Vec::new(),
         phis: SecondaryMap::new(),
+        phi_recs: Vec::new(),
+        phi_incoming: Vec::new(),
         edges: Vec::new(),
         agg_ret: None,
         call_agg: None,
@@ -340,7 +357,7 @@ impl<'a> Lower<'a> {
                             BlockRef {
                                 block: self.entry,
                                 defined: true,
-                                tok: ti,
+                                tok: ti as u32,
                             },
                         );
                         self.entry
@@ -364,7 +381,7 @@ impl<'a> Lower<'a> {
                                     BlockRef {
                                         block: self.entry,
                                         defined: true,
-                                        tok: ti,
+                                        tok: ti as u32,
                                     },
                                 );
                                 self.entry
@@ -460,23 +477,23 @@ impl<'a> Lower<'a> {
     }
 
     fn block_ref(&mut self, name: &'a str, tok: usize) -> Block {
-        if let Some(r) = self.blocks.get(name) {
+        // One lookup for both the hit and the miss.
+        let slot = self.blocks.slot(Cow::Borrowed(name));
+        if let Some(r) = slot {
             return r.block;
         }
         let b = self.f.dfg.make_block();
-        self.blocks.insert(
-            Cow::Borrowed(name),
-            BlockRef {
-                block: b,
-                defined: false,
-                tok,
-            },
-        );
+        *slot = Some(BlockRef {
+            block: b,
+            defined: false,
+            tok: tok as u32,
+        });
         b
     }
 
     fn define_block(&mut self, name: Cow<'a, str>, tok: usize) -> PResult<Block> {
-        let b = match self.blocks.get_mut(&name) {
+        let slot = self.blocks.slot(name.clone());
+        let b = match slot {
             Some(r) if r.defined => {
                 return Err(self.perr(tok, format!("label %{name} redefined")));
             }
@@ -486,14 +503,11 @@ impl<'a> Lower<'a> {
             }
             None => {
                 let b = self.f.dfg.make_block();
-                self.blocks.insert(
-                    name,
-                    BlockRef {
-                        block: b,
-                        defined: true,
-                        tok,
-                    },
-                );
+                *slot = Some(BlockRef {
+                    block: b,
+                    defined: true,
+                    tok: tok as u32,
+                });
                 b
             }
         };
@@ -523,7 +537,9 @@ impl<'a> Lower<'a> {
         self.note_number(&name);
         match self.names.get(&name) {
             None => {
-                self.names.insert(name, NameState::Agg(vs));
+                self.aggs.push(vs);
+                let k = (self.aggs.len() - 1) as u32;
+                self.names.insert(name, NameState::Agg(k));
                 Ok(())
             }
             Some(NameState::Fwd(_)) => Err(self.unsup(
@@ -555,7 +571,7 @@ impl<'a> Lower<'a> {
         match op {
             Operand::Local(name) => {
                 let vs = match self.names.get(name) {
-                    Some(NameState::Agg(vs)) => vs.clone(),
+                    Some(&NameState::Agg(k)) => self.aggs[k as usize].clone(),
                     Some(NameState::Failed) => {
                         return Ok(leaves
                             .iter()
@@ -891,7 +907,8 @@ impl<'a> Lower<'a> {
         let st = self.scalar_emul(ty, at)?;
         match op {
             &Operand::Local(name) => {
-                let v = match self.names.get(name) {
+                // One lookup: a miss fills the same slot with a placeholder.
+                let v = match self.names.slot(Cow::Borrowed(name)) {
                     Some(NameState::Def(v)) | Some(NameState::Fwd(v)) => *v,
                     Some(NameState::CasPair(..)) => {
                         return Err(self.unsup(
@@ -906,9 +923,9 @@ impl<'a> Lower<'a> {
                         ))
                     }
                     Some(NameState::Failed) => return Ok(self.f.dfg.make_detached_value(st)),
-                    None => {
+                    slot @ None => {
                         let ph = self.f.dfg.make_detached_value(st);
-                        self.names.insert(Cow::Borrowed(name), NameState::Fwd(ph));
+                        *slot = Some(NameState::Fwd(ph));
                         self.forward.push((ph, name, at));
                         ph
                     }
@@ -1627,46 +1644,57 @@ impl<'a> Lower<'a> {
                     Some(_) => Type::I8,
                     None => self.scalar_emul(ty, op_i)?,
                 };
-                let mut incoming = Vec::new();
+                let inc_start = self.phi_incoming.len();
                 loop {
                     self.c.expect_punct(b'[')?;
                     let vi = self.c.i;
-                    let v = parse_value(&mut self.c, &mut self.st.types)?;
+                    // Checked now, read again by `incoming_args`.
+                    parse_value(&mut self.c, &mut self.st.types)?;
                     self.c.expect_punct(b',')?;
                     let li = self.c.i;
                     let l = self.c.expect_local()?;
                     let pb = self.block_ref(l, li);
                     self.c.expect_punct(b']')?;
-                    incoming.push((pb, v, vi));
+                    self.phi_incoming.push((pb, vi as u32));
                     if !(self.c.is_punct(b',') && self.c.peek_at(1) == Tok::Punct(b'[')) {
                         break;
                     }
                     self.c.bump();
                 }
+                let incoming = (
+                    inc_start as u32,
+                    (self.phi_incoming.len() - inc_start) as u32,
+                );
                 match leaves {
                     // An aggregate phi is one block parameter per leaf.
                     Some(ls) => {
                         let mut out = Vec::with_capacity(ls.len());
                         for (k, (_, _, lt)) in ls.into_iter().enumerate() {
                             out.push(self.f.dfg.append_block_param(b, lt));
-                            self.phis[b].push(PhiRec {
-                                ty,
-                                leaf: Some(k),
-                                tok: op_i,
-                                incoming: incoming.clone(),
-                            });
+                            self.push_phi(
+                                b,
+                                PhiRec {
+                                    ty,
+                                    leaf: Some(k),
+                                    tok: op_i,
+                                    incoming,
+                                },
+                            );
                         }
                         agg = Some(out);
                         None
                     }
                     None => {
                         let v = self.f.dfg.append_block_param(b, st);
-                        self.phis[b].push(PhiRec {
-                            ty,
-                            leaf: None,
-                            tok: op_i,
-                            incoming,
-                        });
+                        self.push_phi(
+                            b,
+                            PhiRec {
+                                ty,
+                                leaf: None,
+                                tok: op_i,
+                                incoming,
+                            },
+                        );
                         Some(v)
                     }
                 }
@@ -1930,6 +1958,23 @@ impl<'a> Lower<'a> {
     }
 
     /// A `%label` reference after `label`.
+    /// Record the next `phi` of block `b`. A block's `phi`s come before its other
+    /// instructions, with no other block's in between, so they stay one range.
+    fn push_phi(&mut self, b: Block, p: PhiRec) {
+        let r = &mut self.phis[b];
+        if r.1 == 0 {
+            r.0 = self.phi_recs.len() as u32;
+        }
+        r.1 += 1;
+        self.phi_recs.push(p);
+    }
+
+    /// The `phi`s of block `b`.
+    fn phis_of(&self, b: Block) -> &[PhiRec] {
+        let (start, n) = self.phis[b];
+        &self.phi_recs[start as usize..(start + n) as usize]
+    }
+
     fn label(&mut self) -> PResult<(Block, usize)> {
         let li = self.c.i;
         let l = self.c.expect_local()?;
@@ -1941,10 +1986,9 @@ impl<'a> Lower<'a> {
         for (idx, &(t, tok)) in targets.iter().enumerate() {
             self.edges.push(Edge {
                 inst,
-                idx,
-                pred: b,
+                idx: idx as u32,
                 target: t,
-                tok,
+                tok: tok as u32,
             });
         }
     }
@@ -3435,7 +3479,7 @@ impl<'a> Lower<'a> {
             .iter()
             .filter(|(_, r)| !r.defined)
             .min_by_key(|(_, r)| r.tok)
-            .map(|(n, r)| (r.tok, n.to_string()));
+            .map(|(n, r)| (r.tok as usize, n.to_string()));
         if let Some((tok, name)) = undefined {
             return Err(self.perr(tok, format!("undefined label %{name}")));
         }
@@ -3462,13 +3506,16 @@ impl<'a> Lower<'a> {
         let mut args: Vec<Value> = Vec::new();
         let edges = std::mem::take(&mut self.edges);
         for e in &edges {
-            if !reach[e.pred] {
+            let Some(pred) = self.f.layout.inst_block(e.inst) else {
+                continue;
+            };
+            if !reach[pred] {
                 continue;
             }
             if e.target == self.entry {
-                return Err(self.perr(e.tok, "branch to the entry block"));
+                return Err(self.perr(e.tok as usize, "branch to the entry block"));
             }
-            let nphis = self.phis[e.target].len();
+            let nphis = self.phis[e.target].1 as usize;
             if nphis == 0 {
                 continue;
             }
@@ -3477,16 +3524,16 @@ impl<'a> Lower<'a> {
                 self.incoming_args(e.target, &reach, &mut row_of, &mut rows)?;
             }
             let row = row_of
-                .get(&(e.target, e.pred))
+                .get(&(e.target, pred))
                 .map(|&s| &rows[s as usize..s as usize + nphis]);
             args.clear();
             args.extend(row.into_iter().flatten().map_while(|v| *v));
             if args.len() != nphis {
-                let phis = &self.phis[e.target];
+                let phis = self.phis_of(e.target);
                 let missing = row
                     .and_then(|r| r.iter().position(Option::is_none))
                     .unwrap_or(0);
-                let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok).pos);
+                let (el, ec) = self.c.toks.line_col(self.tok_at(e.tok as usize).pos);
                 return Err(self.perr(
                     phis[missing].tok,
                     format!("phi has no value for the predecessor branching at {el}:{ec}"),
@@ -3494,7 +3541,7 @@ impl<'a> Lower<'a> {
             }
             let mut k = 0;
             self.f.dfg.for_each_dest_mut(e.inst, |bc, pool| {
-                if k == e.idx {
+                if k == e.idx as usize {
                     bc.args = ValueList::from_slice(&args, pool);
                 }
                 k += 1;
@@ -3591,18 +3638,27 @@ impl<'a> Lower<'a> {
         row_of: &mut FxHashMap<(Block, Block), u32>,
         rows: &mut Vec<Option<Value>>,
     ) -> PResult<()> {
-        let phis = std::mem::take(&mut self.phis[target]);
-        let n = phis.len();
+        // Taken out while `use_operand` needs `self` (nothing adds phis now).
+        let recs = std::mem::take(&mut self.phi_recs);
+        let incoming = std::mem::take(&mut self.phi_incoming);
+        let (start, n) = self.phis[target];
+        let phis = &recs[start as usize..(start + n) as usize];
+        let n = n as usize;
         let mut result = Ok(());
         'phis: for (j, p) in phis.iter().enumerate() {
-            for (b, op, tok) in &p.incoming {
-                if !reach[*b] {
+            let (i0, ni) = p.incoming;
+            for &(b, tok) in &incoming[i0 as usize..(i0 + ni) as usize] {
+                if !reach[b] {
                     continue;
                 }
-                let v = match p.leaf {
-                    None => self.use_operand(op, p.ty, *tok),
-                    Some(k) => self.agg_operand(op, p.ty, *tok).map(|vs| vs[k]),
-                };
+                let tok = tok as usize;
+                // Parsed without error when the phi was read: the same again.
+                let mut c = Cur::new(self.c.toks);
+                c.i = tok;
+                let v = parse_value(&mut c, &mut self.st.types).and_then(|op| match p.leaf {
+                    None => self.use_operand(&op, p.ty, tok),
+                    Some(k) => self.agg_operand(&op, p.ty, tok).map(|vs| vs[k]),
+                });
                 let v = match v {
                     Ok(v) => v,
                     Err(e) => {
@@ -3611,7 +3667,7 @@ impl<'a> Lower<'a> {
                     }
                 };
                 // A split predecessor branches from its tail.
-                let pred = self.tail_of.get(b).copied().unwrap_or(*b);
+                let pred = self.tail_of.get(&b).copied().unwrap_or(b);
                 let start = *row_of.entry((target, pred)).or_insert_with(|| {
                     let s = rows.len();
                     rows.resize(s + n, None);
@@ -3621,16 +3677,17 @@ impl<'a> Lower<'a> {
                 match *slot {
                     None => *slot = Some(v),
                     Some(f) if f != v => {
-                        result =
-                            Err(self
-                                .perr(*tok, "phi has different values for the same predecessor"));
+                        result = Err(
+                            self.perr(tok, "phi has different values for the same predecessor")
+                        );
                         break 'phis;
                     }
                     Some(_) => {}
                 }
             }
         }
-        self.phis[target] = phis;
+        self.phi_recs = recs;
+        self.phi_incoming = incoming;
         result
     }
 }

@@ -98,6 +98,7 @@ pub fn import_module_with(src: &str, opts: &ImportOptions) -> Result<Module, Imp
         // A safety net: input that slips past the checks above must not become
         // invalid IR. Errors are placed at the function they are about.
         if let Err(ve) = gyre_ir::verifier::verify_module(&st.module) {
+            let starts = crate::lexer::line_starts(src);
             let mut errors: Vec<crate::ImportError> =
                 ve.0.iter()
                     .map(|e| {
@@ -105,7 +106,7 @@ pub fn import_module_with(src: &str, opts: &ImportOptions) -> Result<Module, Imp
                             .context
                             .split_once('@')
                             .and_then(|(_, n)| st.fn_pos.get(n).copied())
-                            .unwrap_or((1, 1));
+                            .map_or((1, 1), |pos| crate::lexer::line_col_in(&starts, pos));
                         crate::ImportError {
                             line,
                             col,
@@ -198,8 +199,9 @@ pub(crate) struct ModState {
     annotations: Vec<String>,
     /// Declared externals that get a stub body (in declaration order).
     stubs: Vec<String>,
-    /// Where each defined function's name is, for errors about a whole function.
-    fn_pos: FxHashMap<String, (u32, u32)>,
+    /// Where (byte offset) each defined function's name is, for errors about a whole
+    /// function: made a line and column only for an error.
+    fn_pos: FxHashMap<String, u32>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -1001,8 +1003,7 @@ impl ModState {
         f.inline = inline;
         f.byval = byval_params;
         let id = self.module.functions.push(f);
-        self.fn_pos
-            .insert(name.clone(), c.toks.line_col(name_tok.pos));
+        self.fn_pos.insert(name.clone(), name_tok.pos);
         self.funcs.insert(
             name,
             FuncInfo {

@@ -52,16 +52,18 @@ impl fmt::Display for Name<'_> {
 
 /// A prefix of at most 7 bytes as one word (its bytes and its length), so that finding
 /// it among the table's prefixes compares integers, not strings.
-#[inline]
+#[cfg(test)]
 fn key(p: &str) -> Option<u64> {
     let b = p.as_bytes();
     if b.len() > 7 {
         return None;
     }
-    let mut w = [0u8; 8];
-    w[..b.len()].copy_from_slice(b);
-    w[7] = b.len() as u8;
-    Some(u64::from_le_bytes(w))
+    // Byte by byte: a slice copy of a variable length was a `memcpy` call per lookup.
+    let mut w = (b.len() as u64) << 56;
+    for (i, &c) in b.iter().enumerate() {
+        w |= u64::from(c) << (8 * i);
+    }
+    Some(w)
 }
 
 /// The prefix a [`key`] was made from.
@@ -72,19 +74,60 @@ fn unkey(k: u64) -> String {
 
 /// `name` as a prefix and a number in canonical decimal (no leading zero, at most nine
 /// digits), if it ends in one.
-#[inline]
+#[cfg(test)]
 fn split(name: &str) -> Option<(&str, u32)> {
     let b = name.as_bytes();
-    let k = b.len() - b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-    let digits = &b[k..];
-    if digits.is_empty() || digits.len() > 9 || (digits.len() > 1 && digits[0] == b'0') {
+    // One backward pass reads the digits and their value (every name is split).
+    let mut k = b.len();
+    let mut n = 0u32;
+    let mut scale = 1u32;
+    while k > 0 && b[k - 1].is_ascii_digit() {
+        if b.len() - k == 9 {
+            return None;
+        }
+        n += u32::from(b[k - 1] - b'0') * scale;
+        scale = scale.wrapping_mul(10);
+        k -= 1;
+    }
+    let digits = b.len() - k;
+    if digits == 0 || (digits > 1 && b[k] == b'0') {
         return None;
     }
-    let n = digits
-        .iter()
-        .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
     // `k` is just before an ASCII digit: a character boundary.
     Some((&name[..k], n))
+}
+
+/// `split` and then `key` in one pass over the bytes: the [`key`] of the prefix and the
+/// number, if `name` is a prefix of at most 7 bytes and a number in canonical decimal.
+/// Every name a body defines or uses goes through this: no string slicing (and its
+/// character-boundary checks), one read of each byte.
+#[inline]
+fn split_key(name: &str) -> Option<(u64, u32)> {
+    let b = name.as_bytes();
+    let mut n = 0u32;
+    let mut scale = 1u32;
+    let mut digits = 0usize;
+    for &c in b.iter().rev() {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        if digits == 9 {
+            return None;
+        }
+        n += u32::from(d) * scale;
+        scale = scale.wrapping_mul(10);
+        digits += 1;
+    }
+    let k = b.len() - digits;
+    if digits == 0 || k > 7 || (digits > 1 && b[k] == b'0') {
+        return None;
+    }
+    let mut w = (k as u64) << 56;
+    for (i, &c) in b[..k].iter().enumerate() {
+        w |= u64::from(c) << (8 * i);
+    }
+    Some((w, n))
 }
 
 impl<'a, V> NameTable<'a, V> {
@@ -104,11 +147,10 @@ impl<'a, V> NameTable<'a, V> {
     /// prefix has a vector and the vector reaches the number.
     #[inline]
     fn slot_of(&self, name: &str) -> Option<(usize, usize)> {
-        let (p, n) = split(name)?;
+        let (pk, n) = split_key(name)?;
         if n > self.limit {
             return None;
         }
-        let pk = key(p)?;
         let k = self.dense.iter().position(|&(q, _)| q == pk)?;
         ((n as usize) < self.dense[k].1.len()).then_some((k, n as usize))
     }
@@ -123,7 +165,7 @@ impl<'a, V> NameTable<'a, V> {
     }
 
     /// The entry of `name`, mutably.
-    #[inline]
+    #[cfg(test)]
     pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
         match self.slot_of(name) {
             Some((k, n)) => self.dense[k].1[n].as_mut(),
@@ -139,10 +181,7 @@ impl<'a, V> NameTable<'a, V> {
     /// The place of `name`'s entry (`None` if it has none), made if needed: one lookup
     /// to read and then set an entry.
     pub fn slot(&mut self, name: Cow<'a, str>) -> &mut Option<V> {
-        let split_key = split(&name)
-            .filter(|&(_, n)| n <= self.limit)
-            .and_then(|(p, n)| Some((key(p)?, n)));
-        if let Some((pk, n)) = split_key {
+        if let Some((pk, n)) = split_key(&name).filter(|&(_, n)| n <= self.limit) {
             let k = match self.dense.iter().position(|&(q, _)| q == pk) {
                 Some(k) => Some(k),
                 None if self.dense.len() < MAX_PREFIXES => {
@@ -201,6 +240,42 @@ mod tests {
         assert_eq!(split(""), None);
         assert_eq!(split("a1234567890"), None);
         assert_eq!(split("é7"), Some(("é", 7)));
+        assert_eq!(split("a123456789"), Some(("a", 123_456_789)));
+        assert_eq!(split("999999999"), Some(("", 999_999_999)));
+        assert_eq!(split("1234567890"), None);
+        assert_eq!(split("00"), None);
+        assert_eq!(split("x10"), Some(("x", 10)));
+        // The one-pass form agrees with the two steps.
+        for name in [
+            "v12",
+            "0",
+            "123",
+            "x.1",
+            "v01",
+            "v",
+            "",
+            "a1234567890",
+            "é7",
+            "a123456789",
+            "999999999",
+            "1234567890",
+            "00",
+            "x10",
+            "block.i7",
+            "arrayidx3",
+            "abcdefg0",
+            "abcdefgh0",
+            "é",
+            "7é",
+            "v0",
+            "v00",
+            "-1",
+            ".5",
+            "a/9",
+        ] {
+            let two = split(name).and_then(|(p, n)| Some((key(p)?, n)));
+            assert_eq!(split_key(name), two, "{name}");
+        }
     }
 
     #[test]
