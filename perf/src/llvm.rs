@@ -236,8 +236,23 @@ pub fn time_pass(
     row: &str,
     limit: Duration,
 ) -> Result<Option<f64>, String> {
+    time_pass_with(opt, file, pipeline, &[], row, limit)
+}
+
+/// [`time_pass`] with extra `opt` options before the file (e.g.
+/// `-enable-nontrivial-unswitch`, without which LLVM 14 unswitches nothing non-trivially
+/// on a target with divergent branches such as NVPTX, whatever the pipeline says).
+pub fn time_pass_with(
+    opt: &Path,
+    file: &Path,
+    pipeline: &str,
+    flags: &[&str],
+    row: &str,
+    limit: Duration,
+) -> Result<Option<f64>, String> {
     let passes = format!("-passes={pipeline}");
-    let args = ["-disable-output", passes.as_str(), "-time-passes"];
+    let mut args = vec!["-disable-output", passes.as_str(), "-time-passes"];
+    args.extend_from_slice(flags);
     match run_opt(opt, &args, file, limit)? {
         None => Ok(None),
         Some(report) => wall_time(&report, row)

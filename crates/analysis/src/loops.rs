@@ -116,6 +116,10 @@ pub struct LoopInfo {
     blocks: Vec<Block>,
     children: Vec<Loop>,
     top_level: Vec<Loop>,
+    /// Per loop id: its index in `top_level` when it is outermost (a hint, checked before
+    /// use), so that replacing an outermost loop does not scan the list: a scan per
+    /// unswitched nest made a function with many nests quadratic.
+    top_at: Vec<u32>,
     latches: Vec<Block>,
     irreducible: Vec<IrreducibleCycle>,
     // Scratch, reused across runs.
@@ -186,6 +190,14 @@ struct NestScratch {
     new_top: Vec<Loop>,
 }
 
+/// Record that the outermost loop `l` is at index `at` of the top-level list.
+fn set_top_at(top_at: &mut Vec<u32>, l: Loop, at: usize) {
+    if top_at.len() <= l.index() {
+        top_at.resize(l.index() + 1, u32::MAX);
+    }
+    top_at[l.index()] = at as u32;
+}
+
 impl LoopInfo {
     /// An empty, invalid loop forest.
     pub fn new() -> LoopInfo {
@@ -206,6 +218,7 @@ impl LoopInfo {
         self.blocks.clear();
         self.children.clear();
         self.top_level.clear();
+        self.top_at.clear();
         self.latches.clear();
         self.irreducible.clear();
         self.in_irreducible.clear();
@@ -394,6 +407,7 @@ impl LoopInfo {
                     (start, pd.depth + 1)
                 }
                 None => {
+                    set_top_at(&mut self.top_at, Loop::new(i), self.top_level.len());
                     self.top_level.push(Loop::new(i));
                     pos += size;
                     (pos - size, 1)
@@ -960,12 +974,40 @@ impl LoopInfo {
             self.region_ix[b.index()] = NONE;
         }
         // The new outermost loops (in program order) take the old one's place.
-        if let Some(at) = self.top_level.iter().position(|&t| t == old) {
-            self.top_level.splice(at..=at, new_top.iter().copied());
+        if let Some(at) = self.top_position(old) {
+            self.splice_top(at, new_top);
         } else {
-            self.top_level.extend_from_slice(new_top);
+            for &t in new_top.iter() {
+                set_top_at(&mut self.top_at, t, self.top_level.len());
+                self.top_level.push(t);
+            }
         }
         true
+    }
+
+    /// The index of the outermost loop `l` in `top_level`: O(1) through its hint, which
+    /// every change of the list keeps current; a scan only if it is stale.
+    fn top_position(&self, l: Loop) -> Option<usize> {
+        let hint = self.top_at.get(l.index()).map(|&k| k as usize);
+        if let Some(k) = hint.filter(|&k| self.top_level.get(k) == Some(&l)) {
+            return Some(k);
+        }
+        self.top_level.iter().position(|&t| t == l)
+    }
+
+    /// Replace `top_level[at]` by `with`, keeping the order and the hints: O(1) when one
+    /// loop replaces one (an unswitched inner loop rebuilt with its nest), otherwise the
+    /// list's tail moves (a memmove and one hint each).
+    fn splice_top(&mut self, at: usize, with: &[Loop]) {
+        if with.len() == 1 {
+            self.top_level[at] = with[0];
+            set_top_at(&mut self.top_at, with[0], at);
+            return;
+        }
+        self.top_level.splice(at..=at, with.iter().copied());
+        for k in at..self.top_level.len() {
+            set_top_at(&mut self.top_at, self.top_level[k], k);
+        }
     }
 
     /// `block` was taken out of the function: it is in no loop any more, and
@@ -1099,8 +1141,8 @@ impl LoopInfo {
         }
         match parent.expand() {
             None => {
-                if let Some(pos) = self.top_level.iter().position(|&x| x == l) {
-                    self.top_level.splice(pos..=pos, kids.iter().copied());
+                if let Some(pos) = self.top_position(l) {
+                    self.splice_top(pos, &kids);
                 }
             }
             Some(p) => {

@@ -39,10 +39,12 @@
 //! ([`gyre_analysis::LoopInfo::replace_nest`]). Dominance, needed by the cost model only
 //! inside the loop, is computed for the loop alone; uniformity is read once per function
 //! visit and extended to the copies (see [`SimpleLoopUnswitch`]). The dominator tree is
-//! left to be recomputed by whoever needs it next. Shapes whose nesting changes beyond the
-//! copies (an exit outside the parent loop, a block of a copy no longer on a cycle, a copy
-//! or loop left without an exit into its parent, an irreducible nest) fall back to one
-//! run of `loop-simplify` and `lcssa` over the function, as every change did before.
+//! left to be recomputed by whoever needs it next. An exit leaving several loop levels
+//! is repaired locally too: its dedicated blocks lie outside every loop the edge leaves,
+//! and the values of those loops become their parameters. Shapes whose nesting changes
+//! beyond the copies (a block of a copy no longer on a cycle, a copy or loop left without
+//! an exit into its parent, an irreducible nest) fall back to one run of `loop-simplify`
+//! and `lcssa` over the function, as every change did before.
 
 use crate::analyses::Analyses;
 use crate::lcssa::Lcssa;
@@ -307,10 +309,7 @@ impl LoopPass for SimpleLoopUnswitch {
             }
             if cfg.trivial {
                 if let Some(t) = find_trivial(func, cx, l) {
-                    if !self.trivial_local(func, cx, l, &t)? {
-                        self.apply_trivial(func, cx, l, t);
-                        self.resimplify(func, cx)?;
-                    }
+                    self.trivial_local(func, cx, l, &t)?;
                     changed = true;
                     continue;
                 }
@@ -825,6 +824,8 @@ impl SimpleLoopUnswitch {
         let (chain, _) = header_chain(func, cx, l);
         let every_iteration = chain.contains(&cand.block);
         let local = can_update_locally(cx, l);
+        // The exits, read before the copies change the CFG.
+        let exits = li.unique_exit_blocks(l, &cx.analyses.cfg);
         let blocks: Vec<Block> = if local {
             loop_blocks_in_layout(func, li, l)
         } else {
@@ -833,8 +834,6 @@ impl SimpleLoopUnswitch {
                 .filter(|&b| li.contains(l, b))
                 .collect()
         };
-        // The exits, read before the copies change the CFG.
-        let exits = li.unique_exit_blocks(l, &cx.analyses.cfg);
         let last = *blocks.last().expect("a loop has blocks");
         let pre_term = func.terminator(pre).expect("terminator");
         let InstructionData::Jump { dest: enter } = *func.dfg.inst(pre_term) else {
@@ -1085,19 +1084,19 @@ impl SimpleLoopUnswitch {
     /// Trivial unswitching with the analyses kept current: after the hoisting
     /// ([`SimpleLoopUnswitch::apply_trivial`]) the preheader, which branches now, gets a
     /// new preheader block, and an exit still reached from inside the loop gets a
-    /// dedicated block for those edges (what `loop-simplify` would do). The CFG's edges
-    /// and the loop forest are updated in place. Returns `false`, changing nothing, when
-    /// an exit lies outside the loop around `l` (a dedicated block there would not be
-    /// dedicated for that loop): the caller hoists and re-establishes the forms on the
-    /// function. When the hoist leaves `l` without an exit into the loop around it, the
-    /// forms are re-established on the function here.
+    /// dedicated block for those edges (what `loop-simplify` would do). An exit outside
+    /// the loop around `l` (the edges leave several levels) also gets a dedicated block
+    /// for the preheader's new edge, which leaves that loop now, and the values of the
+    /// loops left become parameters of the new blocks (LCSSA). The CFG's edges and the
+    /// loop forest are updated in place. When the hoist leaves `l` without an exit into
+    /// the loop around it, the forms are re-established on the function here.
     fn trivial_local(
         &mut self,
         func: &mut Function,
         cx: &mut PassContext<'_>,
         l: Loop,
         t: &Trivial,
-    ) -> Result<bool, PassError> {
+    ) -> Result<(), PassError> {
         let li = &cx.analyses.loops;
         let parent = li.parent(l);
         let header = li.header(l);
@@ -1138,11 +1137,9 @@ impl SimpleLoopUnswitch {
         }
         exits.sort_unstable();
         exits.dedup();
-        if let Some(q) = parent {
-            if exits.iter().any(|&e| !li.contains(q, e)) {
-                return Ok(false);
-            }
-        }
+        // Per exit, the outermost loop its edges leave (`l` when the exit is in the loop
+        // around `l`).
+        let lefts: Vec<Loop> = exits.iter().map(|&e| outermost_left(li, l, e)).collect();
         let pre_term = func.terminator(pre).expect("terminator");
         used.extend_from_slice(func.dfg.inst_args(pre_term));
         func.dfg.for_each_dest(pre_term, |bc| {
@@ -1169,13 +1166,15 @@ impl SimpleLoopUnswitch {
             });
             if !exits_into_q {
                 self.resimplify(func, cx)?;
-                return Ok(true);
+                return Ok(());
             }
         }
         let cfg = &mut cx.analyses.cfg;
         let li = &mut cx.analyses.loops;
         li.add_block(np, parent);
-        for &e in &exits {
+        for (&e, &left) in exits.iter().zip(&lefts) {
+            // A value defined in a loop the edges leave becomes a parameter of the new
+            // block (LCSSA for each of those loops); others are passed on as they are.
             let mut inside: Vec<Block> = cfg
                 .preds(e)
                 .iter()
@@ -1184,19 +1183,31 @@ impl SimpleLoopUnswitch {
                 .collect();
             inside.sort_unstable();
             inside.dedup();
-            if inside.is_empty() {
-                continue;
+            if !inside.is_empty() {
+                let li_ref = &*li;
+                let el = split_predecessors(func, e, &inside, Place::Before(e), |f, v| {
+                    def_block(f, v).is_some_and(|d| !li_ref.contains(left, d))
+                });
+                cfg.update_block(func, el).map_err(err)?;
+                for &p in &inside {
+                    cfg.update_block(func, p).map_err(err)?;
+                }
+                let x = li.innermost_loop(e);
+                li.add_block(el, x);
             }
-            let li_ref = &*li;
-            let el = split_predecessors(func, e, &inside, Place::Before(e), |f, v| {
-                def_block(f, v).is_some_and(|d| !li_ref.contains(l, d))
-            });
-            cfg.update_block(func, el).map_err(err)?;
-            for &p in &inside {
-                cfg.update_block(func, p).map_err(err)?;
+            if left != l {
+                // The exit lies outside the loop around `l`: the preheader's new edge
+                // leaves that loop (and those up to `left`) too, so it gets a dedicated
+                // block of its own.
+                let li_ref = &*li;
+                let ep = split_predecessors(func, e, &[pre], Place::Before(e), |f, v| {
+                    def_block(f, v).is_some_and(|d| !li_ref.contains(left, d))
+                });
+                cfg.update_block(func, ep).map_err(err)?;
+                cfg.update_block(func, pre).map_err(err)?;
+                let x = li.innermost_loop(e);
+                li.add_block(ep, x);
             }
-            let x = li.innermost_loop(e);
-            li.add_block(el, x);
         }
         if cx.analyses.nonlocal.is_valid() {
             for v in used {
@@ -1208,7 +1219,7 @@ impl SimpleLoopUnswitch {
                 .union(Analyses::LOOPS)
                 .union(Analyses::NONLOCAL_USES),
         );
-        Ok(true)
+        Ok(())
     }
 
     /// The end of a non-trivial unswitch with the analyses kept current: delete what the
@@ -1322,18 +1333,20 @@ impl SimpleLoopUnswitch {
                 return Ok(None);
             }
         }
-        // A copy left without an exit runs forever once entered, so it is no longer
-        // inside the loop around `l` (every exit of `l` is there): the nesting and LCSSA
-        // change beyond the copies, and the caller re-establishes the forms instead.
-        if li.parent(l).is_some() {
+        // A copy left without an exit into the loop around `l` (none, or only exits
+        // leaving several levels) cannot get back to that loop's header, so it is no
+        // longer inside it: the nesting and LCSSA change beyond the copies, and the caller
+        // re-establishes the forms instead.
+        if let Some(q) = li.parent(l) {
             for (j, keep) in live.iter().enumerate() {
                 let j = j as u32;
                 let copy_of = &self.copy_of;
                 let exits_left = keep.iter().any(|&b| {
                     func.terminator(b).is_some_and(|t| {
                         let mut out = false;
-                        func.dfg
-                            .for_each_dest(t, |bc| out |= copy_of.get(bc.block) != Some(j));
+                        func.dfg.for_each_dest(t, |bc| {
+                            out |= copy_of.get(bc.block) != Some(j) && li.contains(q, bc.block)
+                        });
                         out
                     })
                 });
@@ -1396,6 +1409,10 @@ impl SimpleLoopUnswitch {
                 continue;
             }
             let e = exits[k as usize];
+            // The loops the edges to `e` leave: `l` up to `left`. A value defined in one
+            // of them becomes a parameter of the new block (LCSSA for each; when `e` is
+            // in `l`'s parent that is `l` alone), other values are passed on as they are.
+            let left = outermost_left(&cx.analyses.loops, l, e);
             let mut g = 0;
             while g < group.len() {
                 let j = group[g].1;
@@ -1406,13 +1423,16 @@ impl SimpleLoopUnswitch {
                     }
                     g += 1;
                 }
-                let copy_of = &self.copy_of;
+                let (copy_of, li) = (&self.copy_of, &cx.analyses.loops);
                 new_blocks.push(split_predecessors(
                     func,
                     e,
                     &preds,
                     Place::Before(e),
-                    |f, v| def_block(f, v).is_some_and(|d| !copy_of.contains(d)),
+                    |f, v| {
+                        def_block(f, v)
+                            .is_some_and(|d| !copy_of.contains(d) && !li.contains(left, d))
+                    },
                 ));
             }
         }
@@ -1484,24 +1504,25 @@ impl SimpleLoopUnswitch {
 
 /// Can a non-trivial unswitch of `l` keep the loop forest and the forms current by
 /// itself? It rebuilds the loops of `l`'s outermost loop only, which needs that nest
-/// reducible, and splits the exits per copy, which keeps them dedicated for the loops
-/// around `l` only if each exit of `l` lies in `l`'s parent.
+/// reducible. (Exits leaving several loop levels are repaired locally too: see
+/// [`SimpleLoopUnswitch::finish_local`].)
 fn can_update_locally(cx: &PassContext<'_>, l: Loop) -> bool {
     let li = &cx.analyses.loops;
     let mut outer = l;
     while let Some(p) = li.parent(outer) {
         outer = p;
     }
-    if li.contains_irreducible(outer) {
-        return false;
+    !li.contains_irreducible(outer)
+}
+
+/// The outermost loop that `l` is in and `e` (an exit block of `l`) is not: the loops an
+/// edge from `l` to `e` leaves are `l` up to it.
+fn outermost_left(li: &gyre_analysis::LoopInfo, l: Loop, e: Block) -> Loop {
+    let mut m = l;
+    while let Some(p) = li.parent(m).filter(|&p| !li.contains(p, e)) {
+        m = p;
     }
-    match li.parent(l) {
-        Some(q) => li
-            .unique_exit_blocks(l, &cx.analyses.cfg)
-            .iter()
-            .all(|&e| li.contains(q, e)),
-        None => true,
-    }
+    m
 }
 
 /// The blocks of `l` in layout order. Walks the layout from the header forward, then

@@ -16,7 +16,9 @@
 //! body branches on a kernel argument: uniform and invariant, 11 blocks each).
 //!
 //! `--pass unswitch` times `loop(simple-loop-unswitch<nontrivial>)` beside LLVM 14's
-//! `SimpleLoopUnswitchPass` row instead (default families `unswitch-nest` and `random`).
+//! `SimpleLoopUnswitchPass` row instead (default families `unswitch-nest` and `random`),
+//! with `opt -enable-nontrivial-unswitch`: on the NVPTX triple LLVM 14 otherwise unswitches
+//! nothing non-trivially (it has no uniformity analysis), so its row would time a scan.
 //! `--pass indvars` times `indvars` after `loop-rotate` in the same loop pipeline on both
 //! sides (`loop(loop-rotate,indvars)`, LLVM's `IndVarSimplifyPass` row). `-C name=value`
 //! sets a Gyre knob (`-C iv-loop-level=100000` makes Gyre simplify every loop, as LLVM
@@ -29,10 +31,12 @@
 //!
 //! Usage: `passes [--pass rotate|unswitch|indvars|loop-deletion|loop-simplifycfg]
 //! [-C knob=value]... [--family NAME]...
-//! [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]` (default sizes 1000 10000 100000).
+//! [--reps N] [--no-llvm] [--llvm-timeout S] [--keep-ll DIR] [sizes...]` (default sizes 1000 10000 100000).
+//! `--keep-ll DIR` keeps the exported LLVM files there (`FAMILY-N.ll`), e.g. to count
+//! `opt`'s instructions under callgrind.
 
 use gyre_ir::Module;
-use gyre_perf::llvm::{find_opt, time_pass};
+use gyre_perf::llvm::{find_opt, time_pass_with};
 use gyre_transforms::knobs::apply_setting;
 use gyre_transforms::{Knobs, Options, PassManager};
 use std::fmt::Write as _;
@@ -47,6 +51,8 @@ struct Timed {
     pass: &'static str,
     llvm: &'static str,
     llvm_row: &'static str,
+    /// Extra `opt` options.
+    llvm_flags: &'static [&'static str],
     counters: &'static [&'static str],
     default_families: &'static [&'static str],
 }
@@ -56,6 +62,7 @@ const ROTATE: Timed = Timed {
     pass: "loop-rotate",
     llvm: "loop(loop-rotate)",
     llvm_row: "LoopRotatePass",
+    llvm_flags: &[],
     counters: &["NumRotated"],
     default_families: &["nest", "deep", "random"],
 };
@@ -65,6 +72,10 @@ const UNSWITCH: Timed = Timed {
     pass: "simple-loop-unswitch",
     llvm: "loop(simple-loop-unswitch<nontrivial>)",
     llvm_row: "SimpleLoopUnswitchPass",
+    // LLVM 14 does no non-trivial unswitching on a target with divergent branches
+    // (NVPTX, the exported modules' triple) unless forced: without the flag its row times
+    // a pass that clones nothing (bug 48819; Gyre asks the uniformity analysis instead).
+    llvm_flags: &["-enable-nontrivial-unswitch"],
     counters: &[
         "NumTrivial",
         "NumSwitchesTrivial",
@@ -79,6 +90,7 @@ const INDVARS: Timed = Timed {
     pass: "indvars",
     llvm: "loop(loop-rotate,indvars)",
     llvm_row: "IndVarSimplifyPass",
+    llvm_flags: &[],
     counters: &["NumLFTR"],
     default_families: &["nest", "deep", "random"],
 };
@@ -88,6 +100,7 @@ const DELETION: Timed = Timed {
     pass: "loop-deletion",
     llvm: "loop(loop-deletion)",
     llvm_row: "LoopDeletionPass",
+    llvm_flags: &[],
     counters: &["NumDeleted", "NumBackedgesBroken", "NumNeverEntered"],
     default_families: &["nest", "deep", "random"],
 };
@@ -97,6 +110,7 @@ const SIMPLIFYCFG: Timed = Timed {
     pass: "loop-simplifycfg",
     llvm: "loop(loop-simplifycfg)",
     llvm_row: "LoopSimplifyCFGPass",
+    llvm_flags: &[],
     counters: &["NumTerminatorsFolded", "NumBlocksMerged"],
     default_families: &["nest", "deep", "random"],
 };
@@ -294,6 +308,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut families, mut sizes) = (Vec::new(), Vec::new());
     let (mut reps, mut llvm, mut timeout) = (5usize, true, 120u64);
+    let mut keep_ll: Option<std::path::PathBuf> = None;
     let mut timed = &ROTATE;
     let mut knobs = Knobs::default();
     while let Some(a) = args.next() {
@@ -315,6 +330,7 @@ fn main() {
             "--family" => families.push(args.next().expect("--family NAME")),
             "--reps" => reps = args.next().and_then(|s| s.parse().ok()).expect("--reps N"),
             "--no-llvm" => llvm = false,
+            "--keep-ll" => keep_ll = Some(args.next().expect("--keep-ll DIR").into()),
             "--llvm-timeout" => {
                 timeout = args
                     .next()
@@ -322,7 +338,7 @@ fn main() {
                     .expect("--llvm-timeout S")
             }
             "--help" | "-h" => {
-                println!("passes [--pass rotate|unswitch|indvars|loop-deletion|loop-simplifycfg] [-C knob=value]... [--family nest|deep|random|unswitch-nest]... [--reps N] [--no-llvm] [--llvm-timeout S] [sizes...]");
+                println!("passes [--pass rotate|unswitch|indvars|loop-deletion|loop-simplifycfg] [-C knob=value]... [--family nest|deep|random|unswitch-nest]... [--reps N] [--no-llvm] [--llvm-timeout S] [--keep-ll DIR] [sizes...]");
                 return;
             }
             s => sizes.push(s.parse::<usize>().expect("a size in blocks")),
@@ -387,14 +403,25 @@ fn main() {
                 let file = dir.join(format!("{family}-{n}.ll"));
                 let text = gyre_llvm::export_module(&m, &gyre_llvm::ExportOptions::default());
                 std::fs::write(&file, text).map_err(|e| e.to_string())?;
-                let r = time_pass(
+                let r = time_pass_with(
                     path,
                     &file,
                     timed.llvm,
+                    timed.llvm_flags,
                     timed.llvm_row,
                     Duration::from_secs(timeout),
                 );
-                let _ = std::fs::remove_file(&file);
+                match &keep_ll {
+                    Some(d) => {
+                        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+                        std::fs::copy(&file, d.join(format!("{family}-{n}.ll")))
+                            .map_err(|e| e.to_string())?;
+                        let _ = std::fs::remove_file(&file);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&file);
+                    }
+                }
                 r
             });
             eprintln!("{family} {nb} blocks: done");
