@@ -501,3 +501,14 @@ fn verifier_catches_what_the_importer_lets_through() {
         "{e}"
     );
 }
+
+/// An explicit `%18446744073709551615` leaves no number for the next unnamed value: a
+/// located redefinition error, not an overflow panic (fuzz finding 5c693b60).
+#[test]
+fn implicit_number_after_the_largest() {
+    let e = first_error("define void @f(float %18446744073709551615, i32) {\n  ret void\n}\n");
+    assert!(
+        e.starts_with("t.ll:1:") && e.contains("%18446744073709551615 redefined"),
+        "{e}"
+    );
+}

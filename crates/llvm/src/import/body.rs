@@ -463,7 +463,10 @@ impl<'a> Lower<'a> {
 
     fn fresh_number(&mut self) -> Cow<'a, str> {
         let n = self.next_num;
-        self.next_num += 1;
+        // Saturating: after an explicit `%18446744073709551615` the next implicit number
+        // repeats it, which `bind` reports as a redefinition (fuzz finding 5c693b60; the
+        // increment overflowed).
+        self.next_num = self.next_num.saturating_add(1);
         Cow::Owned(n.to_string())
     }
 
