@@ -16,7 +16,7 @@
 
 mod common;
 
-use gyre_interp::{assert_same_behaviour, random_inputs, Arg};
+use gyre_interp::{assert_same_behaviour, Arg};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::{write_module, Module};
 use gyre_transforms::pipeline::LICM_PIPELINE;
@@ -61,12 +61,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     totals.trapping += r.stats.get("licm", "NumMovedTrapping");
     totals.not_guaranteed += r.stats.get("licm", "NumNotGuaranteedToExecute");
     totals.clobbered += r.stats.get("licm", "NumLoadClobbered");
-    let kernel = &m.functions[contract.kernel].name;
-    for k in 0..3 {
-        let inputs = random_inputs(&contract, seed.wrapping_mul(31).wrapping_add(k));
-        assert_same_behaviour(&m, &a, kernel, &inputs)
-            .map_err(|d| format!("{pipeline}: behaviour differs (inputs {k}): {d}"))?;
-    }
+    common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, pipeline)?;
     // After `LICM_PIPELINE`, later passes (indvars, simplify) leave new invariant code behind: only
     // the pipelines that end with licm must be idempotent.
     if pipeline != LICM_PIPELINE {

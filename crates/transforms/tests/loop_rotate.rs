@@ -18,7 +18,6 @@
 
 mod common;
 
-use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::{write_module, Module};
 use gyre_transforms::knobs::apply_setting;
@@ -76,12 +75,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
              alone must say why"
         ));
     }
-    let kernel = &m.functions[contract.kernel].name;
-    for k in 0..3 {
-        let inputs = random_inputs(&contract, seed.wrapping_mul(31).wrapping_add(k));
-        assert_same_behaviour(&m, &a, kernel, &inputs)
-            .map_err(|d| format!("behaviour differs (inputs {k}): {d}"))?;
-    }
+    common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, "")?;
     let mut b = a.clone();
     let r2 = apply("loop(loop-rotate)", &knobs, &mut b)?;
     if r2.stats.get("loop-rotate", "NumRotated") != 0 || print(&a) != print(&b) {

@@ -15,7 +15,6 @@
 
 mod common;
 
-use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, RandomSource, SplitMix64};
 use gyre_ir::Module;
 use gyre_transforms::knobs::apply_setting;
@@ -79,7 +78,6 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
             }
         }
     }
-    let kernel = &m.functions[contract.kernel].name;
     let o = DEFAULT_PIPELINE.to_string();
     let pipelines = [
         "loop-simplify,lcssa,loop(loop-unroll)",
@@ -112,11 +110,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
                  every loop kept must say why"
             ));
         }
-        for k in 0..3 {
-            let inputs = random_inputs(&contract, seed.wrapping_mul(31).wrapping_add(k));
-            assert_same_behaviour(&m, &a, kernel, &inputs)
-                .map_err(|d| format!("{pipeline}: behaviour differs (inputs {k}): {d}"))?;
-        }
+        common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, pipeline)?;
     }
     totals.cases += 1;
     Ok(())

@@ -7,7 +7,6 @@
 
 mod common;
 
-use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::Module;
 use gyre_transforms::{Knobs, Options, PassManager, Report, DEFAULT_PIPELINE};
@@ -49,12 +48,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     totals.diamonds += r.stats.get("select-formation", "NumDiamonds");
     totals.same_target += r.stats.get("select-formation", "NumSameTarget");
     totals.speculated += r.stats.get("select-formation", "NumSpeculated");
-    let kernel = &m.functions[contract.kernel].name;
-    for k in 0..3 {
-        let inputs = random_inputs(&contract, seed.wrapping_mul(31).wrapping_add(k));
-        assert_same_behaviour(&m, &a, kernel, &inputs)
-            .map_err(|d| format!("{pipeline}: behaviour differs (inputs {k}): {d}"))?;
-    }
+    common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, pipeline)?;
     let mut b = a.clone();
     let r2 = apply("select-formation", knobs, &mut b)?;
     let again = r2.stats.get("select-formation", "NumSelects")

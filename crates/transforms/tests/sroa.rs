@@ -14,7 +14,6 @@
 
 mod common;
 
-use gyre_interp::{assert_same_behaviour, random_inputs};
 use gyre_ir::generate::{generate_kernel_module, GenOptions, SplitMix64};
 use gyre_ir::{write_module, Module, Opcode};
 use gyre_transforms::{Knobs, Options, PassManager, Report, DEFAULT_PIPELINE};
@@ -91,12 +90,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
         ));
     }
     totals.volatile += why.len() as u64;
-    let kernel = &m.functions[contract.kernel].name;
-    for k in 0..3 {
-        let inputs = random_inputs(&contract, seed.wrapping_mul(31).wrapping_add(k));
-        assert_same_behaviour(&m, &a, kernel, &inputs)
-            .map_err(|d| format!("{pipeline}: behaviour differs (inputs {k}): {d}"))?;
-    }
+    common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, pipeline)?;
     // After `-O`, `simplify` may fold a variable index into a constant: only the
     // pipelines that end with sroa must be idempotent.
     if pipeline != DEFAULT_PIPELINE {

@@ -76,3 +76,24 @@ pub fn sweep<T: std::fmt::Debug>(
         failures.join("\n")
     );
 }
+
+/// Interpreter equivalence of `after` with `before` (a generated module and its
+/// transformed copy) on three random inputs that follow the kernel's `contract`, seeded
+/// from the case's `seed`; `what` (a pipeline, or empty) starts the error message.
+#[allow(dead_code)] // Not every test file of this crate compares behaviour.
+pub fn same_behaviour_on_random_inputs(
+    before: &gyre_ir::Module,
+    after: &gyre_ir::Module,
+    contract: &gyre_ir::generate::KernelContract,
+    seed: u64,
+    what: &str,
+) -> Result<(), String> {
+    let kernel = &before.functions[contract.kernel].name;
+    let sep = if what.is_empty() { "" } else { ": " };
+    for k in 0..3 {
+        let inputs = gyre_interp::random_inputs(contract, seed.wrapping_mul(31).wrapping_add(k));
+        gyre_interp::assert_same_behaviour(before, after, kernel, &inputs)
+            .map_err(|d| format!("{what}{sep}behaviour differs (inputs {k}): {d}"))?;
+    }
+    Ok(())
+}
