@@ -3,8 +3,10 @@
 //! Both are doubly linked lists stored in `SecondaryMap`s, so inserting, removing,
 //! moving and splitting are O(1). Each instruction also carries a sequence number that
 //! increases along its block, so `pp_cmp` answers "which comes first" in O(1); numbers
-//! are spaced by [`SEQ_STRIDE`] and a block is renumbered when a gap runs out (amortized
-//! cheap: renumbering only happens on repeated insertion at one point).
+//! are spaced by [`SEQ_STRIDE`]. When an insertion finds no gap, the numbers after it are
+//! pushed up until one fits (a few instructions, as in Cranelift's layout), and only when
+//! that runs long is the whole block renumbered, so repeated insertion at one point of a
+//! big block stays cheap.
 
 use crate::entities::{Block, Inst};
 use core::cmp::Ordering;
@@ -13,6 +15,13 @@ use cranelift_entity::SecondaryMap;
 
 /// Gap between consecutive sequence numbers after renumbering.
 pub const SEQ_STRIDE: u32 = 16;
+
+/// Gap between the numbers a local renumbering gives (see `insert_inst_before`).
+const MINOR_STRIDE: u32 = 2;
+
+/// How far a local renumbering may run past the inserted instruction's number before the
+/// whole block is renumbered instead.
+const LOCAL_RENUMBER_LIMIT: u32 = 100 * MINOR_STRIDE;
 
 #[derive(Clone, Default, Debug)]
 struct BlockNode {
@@ -288,7 +297,40 @@ impl Layout {
         match lo {
             None if hi > 0 => self.insts[inst].seq = hi / 2,
             Some(lo) if hi - lo > 1 => self.insts[inst].seq = lo + (hi - lo) / 2,
-            _ => self.renumber(block),
+            _ => {
+                // No gap: push the following numbers up until one fits (as Cranelift's
+                // layout does). Renumbering the whole block every few insertions at one
+                // point made a pass that places many values in one big block quadratic
+                // (simplify on a million-block exit ladder).
+                let start = lo.map_or(Some(0), |l| l.checked_add(MINOR_STRIDE));
+                let local = start.is_some_and(|s| {
+                    self.renumber_from(inst, s, s.saturating_add(LOCAL_RENUMBER_LIMIT))
+                });
+                if !local {
+                    self.renumber(block);
+                }
+            }
+        }
+    }
+
+    /// Number `first` as `seq` and the instructions after it `MINOR_STRIDE` apart, until
+    /// the next one's number is already larger (true) or the numbers pass `limit` (false:
+    /// the block needs a full renumbering).
+    fn renumber_from(&mut self, first: Inst, mut seq: u32, limit: u32) -> bool {
+        let mut inst = first;
+        loop {
+            self.insts[inst].seq = seq;
+            let Some(next) = self.insts[inst].next.expand() else {
+                return true;
+            };
+            if self.insts[next].seq > seq {
+                return true;
+            }
+            match seq.checked_add(MINOR_STRIDE) {
+                Some(s) if s <= limit => seq = s,
+                _ => return false,
+            }
+            inst = next;
         }
     }
 
@@ -338,6 +380,8 @@ impl Layout {
     }
 
     fn renumber(&mut self, block: Block) {
+        #[cfg(test)]
+        tests::FULL_RENUMBERS.with(|c| c.set(c.get() + 1));
         let mut seq = 0u32;
         let mut cur = self.blocks[block].first_inst.expand();
         while let Some(i) = cur {
@@ -384,6 +428,11 @@ impl Iterator for Insts<'_> {
 mod tests {
     use super::*;
     use cranelift_entity::EntityRef;
+
+    thread_local! {
+        /// Whole-block renumberings done on this thread (each test runs on its own).
+        pub(super) static FULL_RENUMBERS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
 
     #[test]
     fn move_block_after_keeps_instructions_and_ends() {
@@ -435,5 +484,55 @@ mod tests {
             l.block_insts(b1).collect::<Vec<_>>(),
             vec![insts[2], insts[4]]
         );
+    }
+
+    /// Numbers increase along the block after insertions at the end, at the head and in
+    /// the middle of a big block, and insertions at one point do not renumber the whole
+    /// block every few times.
+    #[test]
+    fn insertions_keep_order_and_renumber_locally() {
+        let mut l = Layout::new();
+        let b = Block::new(0);
+        l.append_block(b);
+        let n = 2000;
+        for k in 0..n {
+            l.append_inst(Inst::new(k), b);
+        }
+        let term = Inst::new(n - 1);
+        let mut next = n;
+        // Appending before the terminator, as passes that place values at a block's end do.
+        let before = FULL_RENUMBERS.with(|c| c.get());
+        for _ in 0..3000 {
+            l.insert_inst_before(Inst::new(next), term);
+            next += 1;
+        }
+        let full = FULL_RENUMBERS.with(|c| c.get()) - before;
+        assert!(
+            full <= 1,
+            "{full} whole-block renumberings for 3000 insertions"
+        );
+        // Inserting at the head, and repeatedly at one point in the middle.
+        for _ in 0..50 {
+            let head = l.first_inst(b).unwrap();
+            l.insert_inst_before(Inst::new(next), head);
+            next += 1;
+        }
+        let mut at = Inst::new(1000);
+        for _ in 0..50 {
+            l.insert_inst_before(Inst::new(next), at);
+            at = Inst::new(next);
+            next += 1;
+        }
+        let order: Vec<Inst> = l.block_insts(b).collect();
+        assert_eq!(order.len(), next);
+        for w in order.windows(2) {
+            assert!(
+                l.insts[w[0]].seq < l.insts[w[1]].seq,
+                "{} !< {}",
+                w[0],
+                w[1]
+            );
+            assert_eq!(l.pp_cmp(w[0], w[1]), Ordering::Less);
+        }
     }
 }
