@@ -294,7 +294,7 @@ fn put_u64(out: &mut Buf, n: u64) {
     let mut buf = [0u8; 20];
     let mut k = buf.len();
     // 32-bit divisions where they suffice (every register and most immediates).
-    let mut n32 = match u32::try_from(n) {
+    let n32 = match u32::try_from(n) {
         Ok(n32) => n32,
         Err(_) => {
             let mut n = n;
@@ -307,30 +307,15 @@ fn put_u64(out: &mut Buf, n: u64) {
             n as u32
         }
     };
-    while n32 >= 100 {
-        let r = (n32 % 100) as usize;
-        n32 /= 100;
-        k -= 2;
-        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
-    }
-    if n32 >= 10 {
-        let r = n32 as usize;
-        k -= 2;
-        buf[k..k + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
-    } else {
-        k -= 1;
-        buf[k] = b'0' + n32 as u8;
-    }
+    let k = u32_digits(&mut buf, k, n32);
     out.0.extend_from_slice(&buf[k..]);
 }
 
-/// `prefix` and the decimal digits of `n` as one append (a register or a label: the
-/// most frequent pieces), assembled in a stack buffer so that the output grows once.
+/// Write the decimal digits of `n` into `buf` so that they end just before `end`, two at
+/// a time; returns where they start.
 #[inline]
-fn put_prefixed(out: &mut Buf, prefix: &'static str, n: u32) {
-    let mut buf = [0u8; 32];
-    let mut k = buf.len();
-    let mut n = n;
+fn u32_digits(buf: &mut [u8], end: usize, mut n: u32) -> usize {
+    let mut k = end;
     while n >= 100 {
         let r = (n % 100) as usize;
         n /= 100;
@@ -345,6 +330,15 @@ fn put_prefixed(out: &mut Buf, prefix: &'static str, n: u32) {
         k -= 1;
         buf[k] = b'0' + n as u8;
     }
+    k
+}
+
+/// `prefix` and the decimal digits of `n` as one append (a register or a label: the
+/// most frequent pieces), assembled in a stack buffer so that the output grows once.
+#[inline]
+fn put_prefixed(out: &mut Buf, prefix: &'static str, n: u32) {
+    let mut buf = [0u8; 32];
+    let mut k = u32_digits(&mut buf, 32, n);
     // At most 10 digits and a short prefix; a longer one (never) is appended on its own.
     let p = prefix.as_bytes();
     if p.len() <= k {
