@@ -82,7 +82,9 @@ const NAME: &str = "loop-deletion";
 /// count (`MayNotTerminate`: an unbounded loop may be an intended infinite loop), unless
 /// the function is `mustprogress` (LLVM's rule: a loop without effects that never ends is
 /// undefined behaviour there, so it is deleted without a proof, and one with no exit at
-/// all leaves `unreachable` in its preheader).
+/// all leaves `unreachable` in its preheader) or the loop is (its header's
+/// `loop(mustprogress)`, LLVM's `llvm.loop.mustprogress`; then its subloops need no bound
+/// either).
 ///
 /// **Knobs**: `disable-LoopDeletionPass` (default false, cicc's) turns the pass off;
 /// `loop-deletion-enable-symbolic-execution` (default true, LLVM's) enables the
@@ -615,7 +617,7 @@ impl LoopDeletion {
             // With no exit, the loop never ends: undefined behaviour in a `mustprogress`
             // function (as it has no effect), so it is never entered there (LLVM's
             // `deleteDeadLoop` puts `unreachable` in the preheader).
-            if func.must_progress {
+            if must_progress(func, li, l) {
                 return Ok((None, Vec::new()));
             }
             return Err((
@@ -665,7 +667,9 @@ impl LoopDeletion {
             }
         }
         // Termination of every loop of the nest, with an explicit stack; in a
-        // `mustprogress` function a loop without effects terminates by definition.
+        // `mustprogress` function a loop without effects terminates by definition, and so
+        // does a loop of the nest marked `mustprogress` (LLVM's `isLoopDead`: it needs no
+        // trip count, nor do its subloops, which it could not terminate without).
         if func.must_progress {
             return Ok((Some(exit), args.unwrap_or_default()));
         }
@@ -673,6 +677,9 @@ impl LoopDeletion {
         let se = &self.se;
         let mut stack = vec![l];
         while let Some(x) = stack.pop() {
+            if func.loop_attrs(li.header(x)).must_progress {
+                continue;
+            }
             let c = se.loop_counts(x);
             if c.backedge_taken.exact.is_none() && c.backedge_taken.max.is_none() {
                 let which = if x == l {
@@ -869,6 +876,13 @@ impl LoopDeletion {
         // every branch is undecided always has a live path to its latch).
         !s.folds.is_empty()
     }
+}
+
+
+/// Must `l` terminate or have an effect? LLVM's `Loop::isMustProgress`: the function is
+/// `mustprogress`, or the loop carries `llvm.loop.mustprogress` (a header attribute here).
+fn must_progress(func: &Function, li: &LoopInfo, l: Loop) -> bool {
+    func.must_progress || func.loop_attrs(li.header(l)).must_progress
 }
 
 #[cfg(test)]
