@@ -31,6 +31,11 @@ pub struct KernelQuality {
     pub gyre: Option<Figures>,
     /// `opt -O2` + `llc` (None: LLVM did not).
     pub llvm: Option<Figures>,
+    /// Where Gyre's PTX executes more instructions: the opcode classes with the largest
+    /// excess (`"excess"` in the JSON, e.g. `+4096 setp, +4096 selp`).
+    pub excess: Option<String>,
+    /// Why, from docs/quality-reasons.tsv (`"reason"` in the JSON), when it has a row.
+    pub reason: Option<String>,
 }
 
 impl KernelQuality {
@@ -74,9 +79,12 @@ pub fn parse_quality_json(text: &str) -> Result<Vec<KernelQuality>, String> {
             let l = k
                 .get("llvm")
                 .ok_or_else(|| format!("{kernel}: no `llvm`"))?;
+            let text = |key: &str| k.get(key).and_then(Value::as_str).map(str::to_string);
             Ok(KernelQuality {
                 gyre: figures(g, "gyre").map_err(|e| format!("{kernel}: {e}"))?,
                 llvm: figures(l, "llvm").map_err(|e| format!("{kernel}: {e}"))?,
+                excess: text("excess"),
+                reason: text("reason"),
                 kernel,
             })
         })
@@ -138,13 +146,13 @@ pub fn ratios(ks: &[KernelQuality]) -> (Vec<f64>, Vec<f64>) {
 
 /// Kernels where Gyre's code executes more instructions than LLVM's, worst first, with
 /// the ratio.
-pub fn worse_dynamic(ks: &[KernelQuality]) -> Vec<(&str, u64, u64, f64)> {
+pub fn worse_dynamic(ks: &[KernelQuality]) -> Vec<(&KernelQuality, u64, u64, f64)> {
     let mut v: Vec<_> = ks
         .iter()
         .filter_map(|k| {
             let (g, l) = k.both()?;
             let (g, l) = (g.dynamic?, l.dynamic?);
-            (g > l).then(|| (k.kernel.as_str(), g, l, g as f64 / l.max(1) as f64))
+            (g > l).then(|| (k, g, l, g as f64 / l.max(1) as f64))
         })
         .collect();
     v.sort_by(|a, b| b.3.total_cmp(&a.3));
@@ -217,11 +225,20 @@ pub fn render(ks: &[KernelQuality]) -> String {
     if !worse.is_empty() {
         let _ = writeln!(
             s,
-            "\nKernels where Gyre's PTX executes more instructions than LLVM's ({}):\n",
+            "\nKernels where Gyre's PTX executes more instructions than LLVM's ({}), each with \
+             the opcode classes it executes most in excess of LLVM's (ptx-sim) and, where \
+             docs/quality-reasons.tsv has one, the reason read from both PTX texts:\n",
             worse.len()
         );
         for (k, g, l, r) in worse {
-            let _ = writeln!(s, "- `{k}`: {g} vs {l} ({r:.2}x)");
+            let _ = write!(s, "- `{}`: {g} vs {l} ({r:.2}x)", k.kernel);
+            if let Some(x) = &k.excess {
+                let _ = write!(s, "; extra: {x}");
+            }
+            if let Some(x) = &k.reason {
+                let _ = write!(s, "; why: {}", x.replace('|', "\\|"));
+            }
+            s.push('\n');
         }
     }
     s
@@ -249,7 +266,8 @@ mod tests {
     /// A sample of what `cargo xtask corpus --quality-json` writes (issue 23's format).
     pub const SAMPLE: &str = r#"[
       {"kernel": "vecadd.ll", "gyre": {"static": 20, "dynamic": 200, "regs": 8, "spill_bytes": 0},
-                              "llvm": {"static": 10, "dynamic": 100, "regs": 6, "spill_bytes": 0}},
+                              "llvm": {"static": 10, "dynamic": 100, "regs": 6, "spill_bytes": 0},
+                              "excess": "+60 setp, +40 bra", "reason": "NaN policy: setp.nan"},
       {"kernel": "reduce.ll", "gyre": {"static": 30, "dynamic": null, "regs": 12, "spill_bytes": 0},
                               "llvm": {"static": 40, "dynamic": null, "regs": 10, "spill_bytes": 8}},
       {"kernel": "scan.ll",   "gyre": {"static": 50, "dynamic": 400, "regs": 16, "spill_bytes": 0},
@@ -271,7 +289,18 @@ mod tests {
         let g = geomean(&st).expect("non-empty");
         assert!((g - (2.0f64 * 0.75).cbrt()).abs() < 1e-12, "{g}");
         let worse = worse_dynamic(&ks);
-        assert_eq!(worse, [("vecadd.ll", 200, 100, 2.0)]);
+        assert_eq!(worse.len(), 1);
+        assert_eq!(
+            (
+                worse[0].0.kernel.as_str(),
+                worse[0].1,
+                worse[0].2,
+                worse[0].3
+            ),
+            ("vecadd.ll", 200, 100, 2.0)
+        );
+        assert_eq!(worse[0].0.excess.as_deref(), Some("+60 setp, +40 bra"));
+        assert_eq!(ks[2].excess, None);
         let md = render(&ks);
         assert!(
             md.contains("| vecadd.ll | 20 | 10 | 2.00 | 200 | 100 | 2.00 | 8 | 6 | 0 | 0 |"),
@@ -279,6 +308,10 @@ mod tests {
         );
         assert!(
             md.contains("| reduce.ll | 30 | 40 | 0.75 | - | - | - |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- `vecadd.ll`: 200 vs 100 (2.00x); extra: +60 setp, +40 bra; why: NaN policy: setp.nan"),
             "{md}"
         );
         assert!(

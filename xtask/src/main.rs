@@ -460,7 +460,7 @@ fn corpus(args: &[String]) -> Result<(), String> {
         println!("wrote {}", path.display());
     }
     if let Some(path) = quality_json {
-        std::fs::write(&path, report::quality_json(&reports))
+        std::fs::write(&path, report::quality_json(&reports, &reasons))
             .map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {path}");
     }

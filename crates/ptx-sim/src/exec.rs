@@ -809,9 +809,16 @@ enum Event {
 type ExecResult = Result<(Event, usize), (SimErrorKind, usize)>;
 
 /// Runs the current frame from `pc` until a control event.
-fn exec(
-    steps: &mut u64,
+/// The launch's instruction count, its limit, and the current function's count per
+/// instruction (empty when no profile is kept).
+struct Steps<'a> {
+    done: &'a mut u64,
     limit: u64,
+    per_inst: &'a mut [u64],
+}
+
+fn exec(
+    steps: Steps<'_>,
     cx: &Cx,
     mv: &mut MemView,
     r: &mut [u64],
@@ -822,9 +829,13 @@ fn exec(
         let Some(inst) = insts.get(pc) else {
             return Ok((Event::Ret, pc));
         };
-        *steps += 1;
-        if *steps > limit {
+        *steps.done += 1;
+        if *steps.done > steps.limit {
+            let limit = steps.limit;
             return Err((SimErrorKind::StepLimitExceeded { limit }, pc));
+        }
+        if let Some(c) = steps.per_inst.get_mut(pc) {
+            *c += 1;
         }
         if inst.guard != NO_REG && ((r[inst.guard as usize] & 1 != 0) == inst.guard_neg) {
             pc += 1;
@@ -1366,6 +1377,8 @@ struct Env<'a> {
     ctaid: [u32; 3],
     steps: u64,
     opts: &'a RunOptions,
+    /// Executions per function and instruction, when asked for.
+    profile: Option<&'a mut Vec<Vec<u64>>>,
 }
 
 fn loc(env: &Env, t: &Thread, func: u32, pc: usize) -> ErrorLocation {
@@ -1472,9 +1485,16 @@ fn run_thread(
                 local: &mut t.local[..local_end],
                 params,
             };
+            let steps = Steps {
+                done: &mut env.steps,
+                limit: env.opts.step_limit,
+                per_inst: match env.profile.as_deref_mut() {
+                    Some(p) => &mut p[fr.func as usize],
+                    None => &mut [],
+                },
+            };
             exec(
-                &mut env.steps,
-                env.opts.step_limit,
+                steps,
                 &cx,
                 &mut mv,
                 regs,
@@ -1713,8 +1733,22 @@ pub(crate) fn run(
     mem: &mut Memory,
     opts: &RunOptions,
 ) -> Result<RunStats, SimError> {
+    run_counting(module, kernel, launch, params, mem, opts, None)
+}
+
+/// [`run`], and when `profile` is given, each instruction's executions (guarded-off ones
+/// too) added to it, per function of the module and per instruction.
+pub(crate) fn run_counting(
+    module: &Module,
+    kernel: &str,
+    launch: &Launch,
+    params: &[ParamValue],
+    mem: &mut Memory,
+    opts: &RunOptions,
+    profile: Option<&mut Vec<Vec<u64>>>,
+) -> Result<RunStats, SimError> {
     let start = mem.printed.len();
-    let r = run_launch(module, kernel, launch, params, mem, opts);
+    let r = run_launch(module, kernel, launch, params, mem, opts, profile);
     // By CTA, then thread; stable, so each thread's lines keep their order.
     mem.printed[start..].sort_by_key(|p| (p.0, p.1));
     r
@@ -1727,6 +1761,7 @@ fn run_launch(
     params: &[ParamValue],
     mem: &mut Memory,
     opts: &RunOptions,
+    profile: Option<&mut Vec<Vec<u64>>>,
 ) -> Result<RunStats, SimError> {
     let m = &module.data;
     let kidx = match m.func_index.get(kernel) {
@@ -1787,6 +1822,16 @@ fn run_launch(
         ctaid: [0; 3],
         steps: 0,
         opts,
+        profile: match profile {
+            Some(p) => {
+                p.resize(m.funcs.len(), Vec::new());
+                for (c, f) in p.iter_mut().zip(&m.funcs) {
+                    c.resize(f.insts.len(), 0);
+                }
+                Some(p)
+            }
+            None => None,
+        },
     };
     let mut stats = RunStats::default();
     let [bx, by, bz] = launch.block;

@@ -4,7 +4,9 @@
 //! PTX ISA specification. It shares no code with the rest of Gyre and serves
 //! as a checker for Gyre's PTX back end: parse the emitted text with
 //! [`parse`], allocate buffers in a [`Memory`], and run a kernel with
-//! [`run_kernel`].
+//! [`run_kernel`]. [`run_kernel_profiled`] also counts each instruction's executions
+//! ([`Profile`]), which the corpus report groups by opcode to show what Gyre's PTX
+//! executes in excess of llc's.
 //!
 //! ```
 //! use gyre_ptx_sim::{parse, run_kernel, Launch, Memory, ParamValue};
@@ -211,6 +213,73 @@ impl Module {
     }
 }
 
+/// Executions of each instruction of a module over one or more launches
+/// ([`run_kernel_profiled`]): what a dynamic instruction count is made of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Per function (the module's order), per decoded instruction.
+    counts: Vec<Vec<u64>>,
+}
+
+impl Profile {
+    /// Every instruction executed at least once: its source line (1-based, in the text
+    /// the module was parsed from) and its executions, guarded-off ones included.
+    pub fn by_line(&self, m: &Module) -> Vec<(u32, u64)> {
+        let mut out = Vec::new();
+        for (c, f) in self.counts.iter().zip(&m.data.funcs) {
+            for (&n, &line) in c.iter().zip(&f.lines) {
+                if n > 0 {
+                    out.push((line, n));
+                }
+            }
+        }
+        out
+    }
+
+    /// Executions grouped by opcode class, most executed first (ties by name): the
+    /// opcode before its first `.`, with the state space kept for memory operations
+    /// (`ld.global`, `st.local`, `atom.shared`; `ld.param` and `ld.const` too), read from
+    /// `src`, the text `m` was parsed from.
+    pub fn by_opcode(&self, m: &Module, src: &str) -> Vec<(String, u64)> {
+        let lines: Vec<&str> = src.lines().collect();
+        let mut groups: rustc_hash::FxHashMap<String, u64> = Default::default();
+        for (line, n) in self.by_line(m) {
+            let text = lines.get(line as usize - 1).copied().unwrap_or("");
+            *groups.entry(opcode_class(text)).or_default() += n;
+        }
+        let mut v: Vec<(String, u64)> = groups.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    }
+}
+
+/// The opcode class of one PTX instruction line (see [`Profile::by_opcode`]).
+fn opcode_class(line: &str) -> String {
+    let mut t = line.trim_start();
+    // A guard: `@%p1` or `@!%p1`.
+    if t.starts_with('@') {
+        t = t
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, r)| r.trim_start());
+    }
+    let word = t
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .next()
+        .unwrap_or("");
+    let mut parts = word.split('.');
+    let op = parts.next().unwrap_or("");
+    let space = parts.find(|p| {
+        matches!(
+            *p,
+            "global" | "shared" | "local" | "param" | "const" | "generic"
+        )
+    });
+    match (op, space) {
+        ("ld" | "st" | "atom" | "red" | "ldu", Some(sp)) => format!("{op}.{sp}"),
+        _ => op.to_string(),
+    }
+}
+
 /// Parses and decodes PTX text. Never panics; errors carry `line:col`.
 pub fn parse(src: &str) -> Result<Module, ParseError> {
     parser::parse_module(src).map(|data| Module { data })
@@ -228,6 +297,29 @@ pub fn run_kernel(
     mem: &mut Memory,
 ) -> Result<RunStats, SimError> {
     exec::run(m, kernel, launch, params, mem, &RunOptions::default())
+}
+
+/// Like [`run_kernel_with_options`], counting each instruction's executions into
+/// `profile` (added to what it holds, so several launches can share one; a fresh
+/// [`Profile::default`] fits any module).
+pub fn run_kernel_profiled(
+    m: &Module,
+    kernel: &str,
+    launch: &Launch,
+    params: &[ParamValue],
+    mem: &mut Memory,
+    opts: &RunOptions,
+    profile: &mut Profile,
+) -> Result<RunStats, SimError> {
+    exec::run_counting(
+        m,
+        kernel,
+        launch,
+        params,
+        mem,
+        opts,
+        Some(&mut profile.counts),
+    )
 }
 
 /// Like [`run_kernel`] with explicit options (step limit, dynamic shared

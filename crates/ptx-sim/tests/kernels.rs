@@ -4,8 +4,8 @@ mod common;
 
 use common::*;
 use gyre_ptx_sim::{
-    parse, run_kernel, run_kernel_with_options, Launch, Memory, ParamValue, RunOptions,
-    SimErrorKind, Space,
+    parse, run_kernel, run_kernel_profiled, run_kernel_with_options, Launch, Memory, ParamValue,
+    Profile, RunOptions, SimErrorKind, Space,
 };
 
 #[test]
@@ -81,6 +81,70 @@ fn sum_loop() {
     )
     .unwrap();
     assert_eq!(mem.read_i64s(out, 1).unwrap()[0], 0);
+}
+
+/// The profile of the sum loop: every instruction's executions, by line and by opcode
+/// class, adding up to the launch's dynamic count (and accumulating over two launches).
+#[test]
+fn profile_counts_each_instruction() {
+    let m = parse(SUM_LOOP).unwrap();
+    let n = 777usize;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let mut mem = Memory::new();
+    let pa = mem.alloc_i32s(&data);
+    let out = mem.alloc(8, 8);
+    let params = [
+        ParamValue::U64(pa),
+        ParamValue::I32(n as i32),
+        ParamValue::U64(out),
+    ];
+    let mut prof = Profile::default();
+    let opts = RunOptions::default();
+    let launch = Launch::linear(1, 1);
+    let stats = run_kernel_profiled(
+        &m,
+        "sum_array",
+        &launch,
+        &params,
+        &mut mem,
+        &opts,
+        &mut prof,
+    )
+    .unwrap();
+    // 8 instructions before the loop, 8 per iteration, 3 after it.
+    assert_eq!(stats.instructions, 8 + 8 * n as u64 + 3);
+    let lines = prof.by_line(&m);
+    assert_eq!(
+        lines.iter().map(|&(_, c)| c).sum::<u64>(),
+        stats.instructions
+    );
+    // The loop's first instruction, `mul.wide.s32` (line 26 of the text: it starts
+    // with a newline), runs once per element.
+    assert!(SUM_LOOP.lines().nth(25).unwrap().contains("mul.wide.s32"));
+    assert!(lines.contains(&(26, n as u64)));
+    let ops = prof.by_opcode(&m, SUM_LOOP);
+    let get = |k: &str| ops.iter().find(|(o, _)| o == k).map(|&(_, c)| c);
+    assert_eq!(ops[0], ("add".to_string(), 3 * n as u64));
+    assert_eq!(get("ld.global"), Some(n as u64));
+    assert_eq!(get("ld.param"), Some(3));
+    // Guarded branches count whether taken or not.
+    assert_eq!(get("bra"), Some(n as u64 + 1));
+    assert_eq!(get("setp"), Some(n as u64 + 1));
+    assert_eq!(get("st.global"), Some(1));
+    assert_eq!(get("ret"), Some(1));
+    // A second launch adds to the same profile.
+    run_kernel_profiled(
+        &m,
+        "sum_array",
+        &launch,
+        &params,
+        &mut mem,
+        &opts,
+        &mut prof,
+    )
+    .unwrap();
+    let again = prof.by_opcode(&m, SUM_LOOP);
+    assert_eq!(again[0], ("add".to_string(), 6 * n as u64));
 }
 
 #[test]

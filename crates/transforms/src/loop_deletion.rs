@@ -878,7 +878,6 @@ impl LoopDeletion {
     }
 }
 
-
 /// Must `l` terminate or have an effect? LLVM's `Loop::isMustProgress`: the function is
 /// `mustprogress`, or the loop carries `llvm.loop.mustprogress` (a header attribute here).
 fn must_progress(func: &Function, li: &LoopInfo, l: Loop) -> bool {

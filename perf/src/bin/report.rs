@@ -328,6 +328,8 @@ fn local_quality(
         out.push(KernelQuality {
             gyre: Some(figs(&gptx, &gptx_path, gd)),
             llvm: Some(figs(&lptx_text, &lptx, ld)),
+            excess: None,
+            reason: None,
             kernel: name,
         });
     }

@@ -223,10 +223,16 @@ pub struct Report {
     pub gyre_quality: Option<Quality>,
     /// Quality of LLVM's (`opt -O2 | llc -O2 -mcpu=sm_70`) PTX.
     pub llvm_quality: Option<Quality>,
+    /// The dynamic instructions of [`Quality::dynamic`] by opcode class
+    /// ([`gyre_ptx_sim::Profile::by_opcode`]), Gyre's then LLVM's; empty when not run.
+    pub dynamic_ops: (OpCounts, OpCounts),
     /// Distinct bodies (beyond `.version`/`.target`) among Gyre's PTX texts for
     /// [`Sm::ALL`]; 0 when there is no PTX for every target.
     pub ptx_bodies: usize,
 }
+
+/// Executions per opcode class (`add`, `ld.global`, `setp`, ...), most first.
+pub type OpCounts = Vec<(String, u64)>;
 
 /// Code-quality figures of one PTX text of a kernel, all for sm_70.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -502,6 +508,7 @@ pub fn run_planned(
         dynamic_shared: uses_dynamic_shared(src),
         gyre_quality: None,
         llvm_quality: None,
+        dynamic_ops: Default::default(),
         ptx_bodies: 0,
     };
     // LLVM's side does not depend on Gyre's import.
@@ -624,10 +631,12 @@ pub fn run_planned(
                     o = Outcome::Fail(format!("{}: {e}", sm.target()));
                 }
             }
-            if let (Some(q), Some((g, l))) = (&mut r.gyre_quality, steps) {
+            if let (Some(q), Some(((g, gops), l))) = (&mut r.gyre_quality, steps) {
                 q.dynamic = Some(g);
-                if let (Some(lq), Some(l)) = (&mut r.llvm_quality, l) {
+                r.dynamic_ops.0 = gops;
+                if let (Some(lq), Some((l, lops))) = (&mut r.llvm_quality, l) {
                     lq.dynamic = Some(l);
+                    r.dynamic_ops.1 = lops;
                 }
             }
             o
@@ -1156,6 +1165,8 @@ struct SimOut {
     assert: Option<String>,
     /// Instructions executed (ptx-sim's count; 0 when an assertion ended the run).
     steps: u64,
+    /// The same by opcode class (empty when an assertion ended the run).
+    ops: OpCounts,
 }
 
 /// Run one PTX text in ptx-sim on a case: what it did, or the error (a failed
@@ -1230,23 +1241,28 @@ fn sim_run(
         ..sim::RunOptions::default()
     };
     let mut steps = 0;
-    let assert = match sim::run_kernel_with_options(&m, &kname, &launch, &params, &mut mem, &opts) {
-        Ok(stats) => {
-            steps = stats.instructions;
-            None
-        }
-        Err(e) => match (&e.kind, &e.location) {
-            (sim::SimErrorKind::AssertFailed(a), Some(at)) => Some(assertion(
-                &a.file,
-                a.line,
-                &a.function,
-                at.ctaid,
-                at.tid,
-                &a.message,
-            )),
-            _ => return Err(format!("{} fails in ptx-sim: {e}", who.label())),
-        },
-    };
+    let mut ops = Vec::new();
+    let mut profile = sim::Profile::default();
+    let assert =
+        match sim::run_kernel_profiled(&m, &kname, &launch, &params, &mut mem, &opts, &mut profile)
+        {
+            Ok(stats) => {
+                steps = stats.instructions;
+                ops = profile.by_opcode(&m, ptx);
+                None
+            }
+            Err(e) => match (&e.kind, &e.location) {
+                (sim::SimErrorKind::AssertFailed(a), Some(at)) => Some(assertion(
+                    &a.file,
+                    a.line,
+                    &a.function,
+                    at.ctaid,
+                    at.tid,
+                    &a.message,
+                )),
+                _ => return Err(format!("{} fails in ptx-sim: {e}", who.label())),
+            },
+        };
     let printed: String = mem
         .printf_output()
         .iter()
@@ -1269,6 +1285,7 @@ fn sim_run(
         printed,
         assert,
         steps,
+        ops,
     })
 }
 
@@ -1415,10 +1432,18 @@ fn same_events(
     None
 }
 
+/// Instructions executed on one run, in all and by opcode class.
+type Executed = (u64, OpCounts);
+
 /// What [`sim_stage`] found: the outcome, the closeness to llc's PTX and to the
 /// interpreter, and the instructions executed on the first compared case by Gyre's PTX
 /// and (when run) llc's.
-type SimStage = (Outcome, Closeness, Closeness, Option<(u64, Option<u64>)>);
+type SimStage = (
+    Outcome,
+    Closeness,
+    Closeness,
+    Option<(Executed, Option<Executed>)>,
+);
 
 /// ptx-sim stage: Gyre's PTX against llc's PTX and against the interpreter's output.
 #[allow(clippy::too_many_arguments)]
@@ -1539,7 +1564,7 @@ fn sim_stage(
                     None,
                 );
             }
-            llc_steps = Some(lout.steps);
+            llc_steps = Some((lout.steps, lout.ops));
             let l = lout.bufs;
             for (k, (gb, lb)) in g.iter().zip(&l).enumerate() {
                 if absent(k, gb) || absent(k, lb) {
@@ -1563,7 +1588,7 @@ fn sim_stage(
             }
         }
         if compared == 0 {
-            steps = Some((gout.steps, llc_steps));
+            steps = Some(((gout.steps, gout.ops.clone()), llc_steps));
         }
         compared += 1;
     }
@@ -1850,11 +1875,15 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         let ptx = compile_module(&m, &opts).expect("the test kernel compiles");
         let (o, _, _, steps) = sim_stage(&ptx, Some(&ptx), "k", &plan, &cases, &[], &mems, false);
         assert!(o.passed(), "{o:?}");
-        // The same text on both sides executes the same number of instructions.
+        // The same text on both sides executes the same number of instructions, and
+        // its opcode classes add up to it.
         assert!(
-            matches!(steps, Some((g, Some(l))) if g > 0 && g == l),
+            matches!(&steps, Some((g, Some(l))) if g.0 > 0 && g == l),
             "{steps:?}"
         );
+        let (g, _) = steps.expect("measured");
+        assert_eq!(g.1.iter().map(|(_, n)| n).sum::<u64>(), g.0);
+        assert!(g.1.iter().any(|(op, _)| op == "add"), "{:?}", g.1);
         let changed =
             gyre_llvm::import_module(&KERNEL.replace("fadd float %v, 1.0", "fadd float %v, 2.0"))
                 .expect("the changed kernel imports");

@@ -6,7 +6,7 @@
 //! itself faults is not comparable, not a miss). A ptx-sim difference is a miss too
 //! unless [`KNOWN`] explains it.
 
-use super::{launches, Closeness, Outcome, Quality, Report, Setup, TOLERANCE};
+use super::{launches, Closeness, OpCounts, Outcome, Quality, Report, Setup, TOLERANCE};
 use std::fmt::Write as _;
 
 /// Behaviour-comparison failures (the interp stage: the input against `-O`; the sim stage:
@@ -620,11 +620,41 @@ pub fn quality_line(m: &QualityMeans) -> String {
     )
 }
 
+/// Where Gyre's PTX executes more instructions than LLVM's: the (at most) `n` opcode
+/// classes with the largest excess, `+4096 setp, +4096 selp, +2048 bra`, from the two
+/// sides' [`OpCounts`]; empty when no class is above LLVM's.
+pub fn excess_ops(gyre: &OpCounts, llvm: &OpCounts, n: usize) -> String {
+    let mut d: Vec<(&str, i128)> = gyre
+        .iter()
+        .map(|(op, g)| {
+            let l = llvm.iter().find(|(o, _)| o == op).map_or(0, |&(_, l)| l);
+            (op.as_str(), *g as i128 - l as i128)
+        })
+        .filter(|&(_, x)| x > 0)
+        .collect();
+    d.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    d.iter()
+        .take(n)
+        .map(|(op, x)| format!("+{x} {op}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// [`excess_ops`] of a kernel whose Gyre PTX executes more instructions than LLVM's
+/// (the three largest classes), else `None`.
+fn kernel_excess(r: &Report, g: &Quality, l: &Quality) -> Option<String> {
+    let (gd, ld) = (g.dynamic?, l.dynamic?);
+    (gd > ld && !r.dynamic_ops.0.is_empty())
+        .then(|| excess_ops(&r.dynamic_ops.0, &r.dynamic_ops.1, 3))
+}
+
 /// The quality rows as JSON for `cargo xtask corpus --quality-json FILE` (read by the
 /// perf report): an array of `{"kernel", "gyre": {"static", "dynamic", "regs",
 /// "spill_bytes"}, "llvm": {...}}`, `dynamic` `null` when not measured; a kernel with
-/// only one side measured has `null` for the other.
-pub fn quality_json(reports: &[Report]) -> String {
+/// only one side measured has `null` for the other. A kernel whose Gyre PTX executes
+/// more instructions also has `"excess"` ([`excess_ops`]), and one with a row in
+/// docs/quality-reasons.tsv its `"reason"` (`category: why`).
+pub fn quality_json(reports: &[Report], reasons: &[Reason]) -> String {
     let side = |q: Option<Quality>| match q {
         None => "null".to_string(),
         Some(q) => format!(
@@ -639,18 +669,47 @@ pub fn quality_json(reports: &[Report]) -> String {
         .iter()
         .filter(|r| r.gyre_quality.is_some() || r.llvm_quality.is_some())
         .map(|r| {
+            let name = r.entry.file.trim_end_matches(".ll");
+            let mut extra = String::new();
+            if let Some(x) = r
+                .gyre_quality
+                .zip(r.llvm_quality)
+                .and_then(|(g, l)| kernel_excess(r, &g, &l))
+            {
+                let _ = write!(extra, ", \"excess\": \"{}\"", json_str(&x));
+            }
+            if let Some(x) = reasons.iter().find(|x| x.kernel == name) {
+                let _ = write!(
+                    extra,
+                    ", \"reason\": \"{}\"",
+                    json_str(&format!("{}: {}", x.category, x.why))
+                );
+            }
             format!(
-                "  {{\"kernel\": \"{}\", \"gyre\": {}, \"llvm\": {}}}",
-                r.entry
-                    .file
-                    .trim_end_matches(".ll")
-                    .replace(['"', '\\'], "_"),
+                "  {{\"kernel\": \"{}\", \"gyre\": {}, \"llvm\": {}{extra}}}",
+                name.replace(['"', '\\'], "_"),
                 side(r.gyre_quality),
                 side(r.llvm_quality)
             )
         })
         .collect();
     format!("[\n{}\n]\n", rows.join(",\n"))
+}
+
+/// `s` escaped for a JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The docs/corpus.md section with the quality table.
@@ -668,7 +727,11 @@ fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
          FILE` writes the same rows as JSON. *reason*: why Gyre is behind, from \
          docs/quality-reasons.tsv (checked in, each verified by reading both PTX texts; \
          the run warns about every kernel above {REASON_THRESHOLD} on static or dynamic \
-         instructions that has none).\n\n"
+         instructions that has none). *extra executed*: for every kernel whose PTX \
+         executes more instructions than LLVM's, the three opcode classes with the \
+         largest excess on that run (ptx-sim's count per instruction, grouped by \
+         opcode, memory operations by state space): what the extra instructions are, \
+         measured, where *reason* says why.\n\n"
     );
     let _ = writeln!(out, "- {}.\n", quality_line(&m));
     let warnings = reason_warnings(reports, reasons, true);
@@ -682,14 +745,14 @@ fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
         }
         out.push('\n');
     }
-    out.push_str("| kernel | static Gyre | static LLVM | ratio | dynamic Gyre | dynamic LLVM | ratio | regs Gyre | regs LLVM | spill Gyre | spill LLVM | reason |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| kernel | static Gyre | static LLVM | ratio | dynamic Gyre | dynamic LLVM | ratio | regs Gyre | regs LLVM | spill Gyre | spill LLVM | extra executed | reason |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let r2 = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.2}"));
     let d = |d: Option<u64>| d.map_or("-".to_string(), |d| d.to_string());
     for (r, g, l, ratios) in quality_rows(reports) {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.entry.file.trim_end_matches(".ll"),
             g.static_insts,
             l.static_insts,
@@ -701,6 +764,7 @@ fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
             l.regs,
             g.spill_bytes,
             l.spill_bytes,
+            kernel_excess(r, &g, &l).unwrap_or_default(),
             reasons
                 .iter()
                 .find(|x| x.kernel == r.entry.file.trim_end_matches(".ll"))
@@ -715,6 +779,32 @@ fn quality_section(reports: &[Report], reasons: &[Reason], out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn excess_ops_lists_the_largest_extra_classes() {
+        let ops = |v: &[(&str, u64)]| -> OpCounts {
+            v.iter().map(|&(o, n)| (o.to_string(), n)).collect()
+        };
+        let g = ops(&[
+            ("add", 100),
+            ("setp", 60),
+            ("selp", 40),
+            ("bra", 30),
+            ("mov", 5),
+        ]);
+        let l = ops(&[
+            ("add", 100),
+            ("setp", 20),
+            ("bra", 10),
+            ("mov", 9),
+            ("fma", 50),
+        ]);
+        // add is equal, mov below LLVM's, fma only LLVM's: none of them is listed.
+        assert_eq!(excess_ops(&g, &l, 3), "+40 selp, +40 setp, +20 bra");
+        assert_eq!(excess_ops(&g, &l, 1), "+40 selp");
+        assert_eq!(excess_ops(&l, &l, 3), "");
+        assert_eq!(json_str("a \"b\" \\ c\n"), "a \\\"b\\\" \\\\ c\\u000a");
+    }
 
     #[test]
     fn reasons_are_parsed_and_bad_lines_rejected() {
