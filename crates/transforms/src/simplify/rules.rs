@@ -197,6 +197,14 @@ pub const RULES: &[Rule] = &[
         ops: &[Trunc, Zext, Sext],
         apply: ext_trunc,
     },
+    // bitcast(bitcast x) => x (the same type again) or bitcast x (bits unchanged: SROA's
+    // integer view of a float slot leaves such pairs)
+    Rule {
+        name: "bitcast-pair",
+        family: Family::Identity,
+        ops: &[Bitcast],
+        apply: bitcast_pair,
+    },
     // ---- strength reduction ----
     // x * 2^k => x << k
     Rule {
@@ -724,6 +732,34 @@ fn ext_trunc(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
             Some(g.add(D::Unary { opcode, arg: x }, ty))
         }
         _ => None,
+    }
+}
+
+fn bitcast_pair(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Unary { arg, .. } = *d else {
+        return None;
+    };
+    let (inner, _) = g.def(as_node(arg))?;
+    let D::Unary {
+        opcode: Bitcast,
+        arg: x,
+    } = inner
+    else {
+        return None;
+    };
+    let xty = g.ty_of(as_node(x));
+    if xty == ty {
+        Some(g.find(as_node(x)))
+    } else if !xty.is_ptr() && !ty.is_ptr() {
+        Some(g.add(
+            D::Unary {
+                opcode: Bitcast,
+                arg: x,
+            },
+            ty,
+        ))
+    } else {
+        None
     }
 }
 
