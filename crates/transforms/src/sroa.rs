@@ -17,7 +17,11 @@
 //!    `f32` stored and read back as `i32`, a pointer as `i64`). An access that covers
 //!    several ranges (an `i64` piece of a struct copy over two `f32` fields) is split:
 //!    a store stores each piece (`lshr` and `trunc` of its value as an integer), a load
-//!    reassembles them (`zext`, `shl`, `or`, little-endian as memory is).
+//!    reassembles them (`zext`, `shl`, `or`, little-endian as memory is). A split access
+//!    does not choose its ranges' types (the fields stay `f32`); and when the stored
+//!    value is a load used by nothing else (a copy from memory into the slot), that load
+//!    is split instead, one load per piece in the piece's type at the same place, as
+//!    LLVM's SROA splits the loads and stores of a copy.
 //! 3. **Promotion.** Per scalar, in layout order: a load after a store of the same block
 //!    reads the stored value; the last store of each block is the scalar's value at its
 //!    end ([`SsaUpdater::add_available_value`]); the loads before any store of their
@@ -556,7 +560,21 @@ impl Scratch {
             self.range_ty.clear();
             self.range_ty.resize(n, None);
             let mut refusal = None;
-            for &j in &self.order[run.clone()] {
+            // Accesses of one range first, then those split over several: a split piece
+            // takes whatever type the range has (bitcasts make it any type of its width),
+            // so that a float field copied as part of an `i64` stays a float; only a
+            // range no single access types is an integer.
+            let whole = self.order[run.clone()].iter().filter(|&&j| {
+                let a = acc[j as usize];
+                let (lo, hi) = ranges_of(&self.bounds, a.offset, a.ty.bytes());
+                hi - lo == 1
+            });
+            let split = self.order[run.clone()].iter().filter(|&&j| {
+                let a = acc[j as usize];
+                let (lo, hi) = ranges_of(&self.bounds, a.offset, a.ty.bytes());
+                hi - lo != 1
+            });
+            for &j in whole.chain(split) {
                 let a = acc[j as usize];
                 let (lo, hi) = ranges_of(&self.bounds, a.offset, a.ty.bytes());
                 for r in lo..hi {
@@ -565,7 +583,11 @@ impl Scratch {
                         refusal.get_or_insert(Refusal::PartialOverlap(a.inst));
                         continue;
                     };
-                    let t = if hi - lo == 1 { a.ty } else { int };
+                    if hi - lo != 1 {
+                        self.range_ty[r].get_or_insert(int);
+                        continue;
+                    }
+                    let t = a.ty;
                     self.range_ty[r] = match self.range_ty[r] {
                         None => Some(t),
                         Some(u) if u == t => Some(u),
@@ -719,7 +741,14 @@ impl Scratch {
                     InstructionData::Store { args: [val, _], .. } => {
                         if c.1 {
                             let piece = self.pieces[p as usize];
-                            let v = extract(func, val, piece, inst);
+                            let first = p == self.pieces_of[inst].0;
+                            let v = match self.split_load_of(func, inst, val, first) {
+                                // A copy into the slot (a load stored unchanged, as an
+                                // imported `memcpy` is): load the piece itself, in its
+                                // own type, instead of slicing the wide value.
+                                Some(load) => self.narrow_load(func, load, piece, ty),
+                                None => extract(func, val, piece, inst),
+                            };
                             c.2 = Some(cast(func, v, ty, inst));
                             c.3 = true;
                         }
@@ -744,6 +773,77 @@ impl Scratch {
         Ok((loads, stores, params))
     }
 
+    /// The load whose value `store` (a promoted store of `val` split into several pieces)
+    /// copies into the slot, when it can be split instead (LLVM's SROA splits the loads
+    /// and stores of a copy the same way): `val` is the result of a non-volatile load
+    /// used only by this store, and each piece starts at a multiple of its size (so that
+    /// narrower loads at the same place stay naturally aligned); not a load of a slot
+    /// being promoted (its address goes away). The load is removed with the slot's
+    /// accesses (queued when `first`, the store's first piece, asks).
+    fn split_load_of(
+        &mut self,
+        func: &Function,
+        store: Inst,
+        val: Value,
+        first: bool,
+    ) -> Option<Inst> {
+        let (start, count) = *self.pieces_of.get(store)?;
+        if count < 2 {
+            return None;
+        }
+        let ValueDef::Result(load) = func.dfg.value_def(val) else {
+            return None;
+        };
+        let InstructionData::Load { flags, .. } = *func.dfg.inst(load) else {
+            return None;
+        };
+        if flags.volatile
+            || func.layout.inst_block(load).is_none()
+            || self.pieces_of.get(load).is_some_and(|&(_, n)| n > 0)
+        {
+            return None;
+        }
+        let mut users = self.uses.users(val);
+        if users.next() != Some(store) || users.next().is_some() {
+            return None;
+        }
+        let pieces = &self.pieces[start as usize..(start + count) as usize];
+        if pieces.iter().any(|p| p.rel % p.bytes != 0) {
+            return None;
+        }
+        if first {
+            self.remove.push(load);
+        }
+        Some(load)
+    }
+
+    /// A load of `piece`'s bytes of what `load` reads, as type `ty`, placed right before
+    /// `load` (the same point of the program: the same bytes).
+    fn narrow_load(&mut self, func: &mut Function, load: Inst, piece: Piece, ty: Type) -> Value {
+        let InstructionData::Load { ptr, flags } = *func.dfg.inst(load) else {
+            unreachable!("split_load_of checked the load");
+        };
+        let mut addr = ptr;
+        if piece.rel > 0 {
+            let k = iconst(func, Type::I64, i64::from(piece.rel), load);
+            let pty = func.dfg.value_type(ptr);
+            addr = func
+                .insert_inst_before(
+                    load,
+                    InstructionData::PtrAdd {
+                        args: [ptr, k],
+                        scale: 1,
+                    },
+                    Some(pty),
+                )
+                .1
+                .expect("a ptradd has a result");
+        }
+        func.insert_inst_before(load, InstructionData::Load { ptr: addr, flags }, Some(ty))
+            .1
+            .expect("a load has a result")
+    }
+
     /// Map each promoted load's result to its pieces' values, combined (an integer of the
     /// load's width, each piece zero-extended and shifted into place, little-endian) and
     /// reinterpreted as the load's type.
@@ -753,9 +853,14 @@ impl Scratch {
             if !matches!(func.dfg.inst(inst), InstructionData::Load { .. }) {
                 continue;
             }
+            let (start, count) = self.pieces_of[inst];
+            if count == 0 {
+                // A copy's source load split by `split_load_of`: its only user, a
+                // store into the slot, goes too.
+                continue;
+            }
             let r = func.dfg.inst_result(inst).expect("a load has a result");
             let lt = func.dfg.value_type(r);
-            let (start, count) = self.pieces_of[inst];
             let reachable = func
                 .layout
                 .inst_block(inst)
