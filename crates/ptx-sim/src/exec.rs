@@ -1493,14 +1493,7 @@ fn run_thread(
                     None => &mut [],
                 },
             };
-            exec(
-                steps,
-                &cx,
-                &mut mv,
-                regs,
-                &func.insts,
-                fr.pc as usize,
-            )
+            exec(steps, &cx, &mut mv, regs, &func.insts, fr.pc as usize)
         };
         let (ev, pc) = match res {
             Ok(v) => v,
