@@ -41,7 +41,7 @@ use egraph::{
     as_node, as_value, pure_args, pure_args_mut, EGraph, GraphStats, Limits, Node, NodeKind,
 };
 use gyre_analysis::Loop;
-use gyre_ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
+use gyre_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
 use rules::Family;
 
 const NAME: &str = "simplify";
@@ -568,6 +568,100 @@ impl Simplify {
 /// Most build-and-elaborate rounds per run.
 const MAX_ROUNDS: usize = 3;
 
+/// Loads and stores in the type their value is used in (LLVM's instcombine,
+/// `combineLoadToOperationType` and `combineStoreToValueType`): a non-volatile load whose
+/// only use is a `bitcast` loads the cast's type instead, and a store of a `bitcast` used
+/// by nothing else stores the cast's operand. Memory holds bits, so the access is the
+/// same; what goes is the reinterpretation (a `mov.b32` in PTX) that SROA's integer view
+/// of a float slot leaves around loads and stores. Pointers are left alone (a cast from
+/// or to a pointer is not a plain reinterpretation everywhere). Returns the number of
+/// accesses changed.
+fn retype_memory(func: &mut Function) -> u64 {
+    let mut count: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(func.dfg.num_values());
+    for b in func.layout.blocks() {
+        for i in func.layout.block_insts(b) {
+            func.dfg.for_each_inst_value(i, |v| count[v] += 1);
+        }
+    }
+    let plain = |t: Type| !t.is_ptr();
+    // Each removed load-side bitcast's result -> the retyped load's.
+    let mut map = crate::utils::clone::ValueMap::default();
+    let mut changed = 0;
+    let mut dead: Vec<Inst> = Vec::new();
+    let blocks: Vec<Block> = func.layout.blocks().collect();
+    for b in blocks {
+        let mut cur = func.layout.first_inst(b);
+        while let Some(i) = cur {
+            cur = func.layout.next_inst(i);
+            match *func.dfg.inst(i) {
+                InstructionData::Unary {
+                    opcode: Opcode::Bitcast,
+                    arg,
+                } => {
+                    // A bitcast of a load's result that is its only use.
+                    let Some(w) = func.dfg.inst_result(i) else {
+                        continue;
+                    };
+                    let ValueDef::Result(l) = func.dfg.value_def(arg) else {
+                        continue;
+                    };
+                    let InstructionData::Load { flags, .. } = *func.dfg.inst(l) else {
+                        continue;
+                    };
+                    let (from, to) = (func.dfg.value_type(arg), func.dfg.value_type(w));
+                    if flags.volatile || count[arg] != 1 || !plain(from) || !plain(to) {
+                        continue;
+                    }
+                    func.dfg.set_value_type(arg, to);
+                    map.insert(w, arg);
+                    dead.push(i);
+                    changed += 1;
+                }
+                InstructionData::Store {
+                    args: [val, ptr],
+                    flags,
+                } => {
+                    let ValueDef::Result(c) = func.dfg.value_def(val) else {
+                        continue;
+                    };
+                    let InstructionData::Unary {
+                        opcode: Opcode::Bitcast,
+                        arg,
+                    } = *func.dfg.inst(c)
+                    else {
+                        continue;
+                    };
+                    let (from, to) = (func.dfg.value_type(arg), func.dfg.value_type(val));
+                    if count[val] != 1 || !plain(from) || !plain(to) {
+                        continue;
+                    }
+                    func.dfg.replace_inst(
+                        i,
+                        InstructionData::Store {
+                            args: [arg, ptr],
+                            flags,
+                        },
+                    );
+                    dead.push(c);
+                    changed += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    if changed > 0 {
+        crate::utils::uses::replace_uses_batch(func, &mut map)
+            .expect("each bitcast maps to its load, never to another bitcast");
+        // A bitcast between a load and a store is both a load's and a store's.
+        dead.sort_unstable();
+        dead.dedup();
+        for i in dead {
+            func.layout.remove_inst(i);
+        }
+    }
+    changed
+}
+
 impl Simplify {
     fn round(
         &mut self,
@@ -637,6 +731,7 @@ impl FunctionPass for Simplify {
 
         // Dead code first, so that elaboration places values before the uses that remain.
         let mut dead = self.remove_dead(func);
+        let mut retyped = retype_memory(func);
         let mut totals = GraphStats::default();
         self.hoisted = 0;
         // A round that leaves dead code behind (a load whose only use folded away) placed
@@ -657,6 +752,8 @@ impl FunctionPass for Simplify {
                 break;
             }
         }
+        // The rounds may leave a load or store next to a bitcast (a pair folded to one).
+        retyped += retype_memory(func);
 
         fingerprint(func, &mut self.snapshot);
         let changed = self.snapshot != before;
@@ -672,6 +769,7 @@ impl FunctionPass for Simplify {
             add(name, st.fired[k]);
         }
         add("NumGVN", st.gvn_hits);
+        add("NumAccessesRetyped", retyped);
         add("NumHoisted", self.hoisted);
         add("NumDeadRemoved", dead);
         add("StopRewriteDepth", st.stop_depth);
