@@ -73,7 +73,7 @@ pub use cfg::{Cfg, CfgError};
 pub use domtree::DomTree;
 pub use domtree_update::{DomUpdate, DomUpdateError};
 pub use frontier::{DominanceFrontiers, IdfCalculator};
-pub use loops::{IrreducibleCycle, Loop, LoopBlocks, LoopInfo};
+pub use loops::{IrreducibleCycle, Loop, LoopBlocks, LoopInfo, TopLevel, TopLevelIter};
 pub use manager::{Analyses, Analysis, AnalysisCache, AnalysisError, ModuleAnalyses};
 pub use nonlocal::NonLocalUses;
 pub use postdom::PostDomTree;

@@ -115,7 +115,11 @@ pub struct LoopInfo {
     innermost: Vec<u32>,
     blocks: Vec<Block>,
     children: Vec<Loop>,
+    /// The outermost loops, with [`TOMBSTONE`]s where loops were removed (compacted when
+    /// they are half of it, so that removing many outermost loops stays linear).
     top_level: Vec<Loop>,
+    /// Tombstones in `top_level`.
+    top_dead: usize,
     /// Per loop id: its index in `top_level` when it is outermost (a hint, checked before
     /// use), so that replacing an outermost loop does not scan the list: a scan per
     /// unswitched nest made a function with many nests quadratic.
@@ -191,6 +195,70 @@ struct NestScratch {
 }
 
 /// Record that the outermost loop `l` is at index `at` of the top-level list.
+/// What a removed outermost loop leaves in [`LoopInfo`]'s list of them.
+const TOMBSTONE: Loop = Loop(u32::MAX);
+
+/// The outermost loops of a function in program order ([`LoopInfo::top_level`]): a view
+/// that skips the places of removed loops.
+#[derive(Copy, Clone, Debug)]
+pub struct TopLevel<'a> {
+    list: &'a [Loop],
+    live: usize,
+}
+
+impl<'a> TopLevel<'a> {
+    /// The loops, in program order.
+    pub fn iter(&self) -> TopLevelIter<'a> {
+        self.list.iter().filter(is_live)
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Are there none?
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// The first, if any.
+    pub fn first(&self) -> Option<Loop> {
+        self.iter().next().copied()
+    }
+
+    /// Is `l` one of them?
+    pub fn contains(&self, l: &Loop) -> bool {
+        *l != TOMBSTONE && self.list.contains(l)
+    }
+
+    /// The loops in a vector.
+    pub fn to_vec(&self) -> Vec<Loop> {
+        self.iter().copied().collect()
+    }
+}
+
+fn is_live(l: &&Loop) -> bool {
+    **l != TOMBSTONE
+}
+
+/// The iterator of [`TopLevel::iter`].
+pub type TopLevelIter<'a> = core::iter::Filter<core::slice::Iter<'a, Loop>, fn(&&Loop) -> bool>;
+
+impl<'a> IntoIterator for TopLevel<'a> {
+    type Item = &'a Loop;
+    type IntoIter = TopLevelIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for TopLevel<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
 fn set_top_at(top_at: &mut Vec<u32>, l: Loop, at: usize) {
     if top_at.len() <= l.index() {
         top_at.resize(l.index() + 1, u32::MAX);
@@ -218,6 +286,7 @@ impl LoopInfo {
         self.blocks.clear();
         self.children.clear();
         self.top_level.clear();
+        self.top_dead = 0;
         self.top_at.clear();
         self.latches.clear();
         self.irreducible.clear();
@@ -535,8 +604,11 @@ impl LoopInfo {
     }
 
     /// Outermost loops in program order (RPO of headers).
-    pub fn top_level(&self) -> &[Loop] {
-        &self.top_level
+    pub fn top_level(&self) -> TopLevel<'_> {
+        TopLevel {
+            list: &self.top_level,
+            live: self.top_level.len() - self.top_dead,
+        }
     }
 
     /// The header of `l`.
@@ -996,16 +1068,34 @@ impl LoopInfo {
     }
 
     /// Replace `top_level[at]` by `with`, keeping the order and the hints: O(1) when one
-    /// loop replaces one (an unswitched inner loop rebuilt with its nest), otherwise the
-    /// list's tail moves (a memmove and one hint each).
+    /// loop replaces one (an unswitched inner loop rebuilt with its nest) or none (a
+    /// deleted loop leaves a tombstone; amortized, as the list is compacted when half of
+    /// it is tombstones), otherwise the list's tail moves (a memmove and one hint each).
     fn splice_top(&mut self, at: usize, with: &[Loop]) {
         if with.len() == 1 {
             self.top_level[at] = with[0];
             set_top_at(&mut self.top_at, with[0], at);
             return;
         }
+        if with.is_empty() {
+            self.top_level[at] = TOMBSTONE;
+            self.top_dead += 1;
+            if 2 * self.top_dead > self.top_level.len() {
+                self.compact_top();
+            }
+            return;
+        }
         self.top_level.splice(at..=at, with.iter().copied());
         for k in at..self.top_level.len() {
+            set_top_at(&mut self.top_at, self.top_level[k], k);
+        }
+    }
+
+    /// Drop the tombstones of `top_level` and renumber the hints. O(outermost loops).
+    fn compact_top(&mut self) {
+        self.top_level.retain(|&l| l != TOMBSTONE);
+        self.top_dead = 0;
+        for k in 0..self.top_level.len() {
             set_top_at(&mut self.top_at, self.top_level[k], k);
         }
     }

@@ -954,7 +954,7 @@ impl ScalarEvolution {
     pub fn compute(&mut self, func: &Function, cfg: &Cfg, dt: &DomTree, li: &LoopInfo) {
         self.clear();
         let mut order: Vec<Loop> = Vec::with_capacity(li.num_loops());
-        self.number_loops(li, li.top_level(), &mut order);
+        self.number_loops(li, &li.top_level().to_vec(), &mut order);
         for b in func.layout.blocks() {
             if let Some(l) = li.innermost_loop(b) {
                 self.set_block_loop(b, l.as_u32());

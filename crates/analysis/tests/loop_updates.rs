@@ -325,7 +325,7 @@ fn removing_a_loop_gives_its_blocks_and_children_to_its_parent() {
     assert_eq!(li.num_blocks(outer), 7);
     // A top-level loop removed: its child becomes top-level.
     li.remove_loop(outer);
-    assert_eq!(li.top_level(), [i1]);
+    assert_eq!(li.top_level().to_vec(), [i1]);
     assert_eq!(li.parent(i1), None);
     assert_eq!(li.depth(i1), 1);
     assert_eq!(li.innermost_loop(b(1)), None);
@@ -369,4 +369,52 @@ fn merged_latches_and_fewer_latches() {
     assert!(li.set_latches(inner, &[b(3)], true));
     assert!(!li.set_latches(inner, &[], true));
     assert!(!li.set_latches(inner, &[b(3), b(2)], false));
+}
+
+/// Removing outermost loops one by one, in any order, leaves the others in program order
+/// (a removed one leaves a place that the list skips and later compacts away), and a
+/// removed outermost loop with one child hands it its place.
+#[test]
+fn removed_outermost_loops_leave_the_others_in_order() {
+    // 40 sequential loops: block 2k+1 is a header with latch 2k+2.
+    let n = 40;
+    let mut text = String::from("kernel @k(i32) {\nblock0(v0: i32):\n    jump block1\n");
+    for k in 0..n {
+        let (h, l, next) = (2 * k + 1, 2 * k + 2, 2 * k + 3);
+        text += &format!(
+            "block{h}:\n    v{h} = iconst.i32 {k}\n    v{l} = icmp slt v{h}, v0\n    brif v{l}, block{l}, block{next}\nblock{l}:\n    jump block{h}\n"
+        );
+    }
+    text += &format!("block{}:\n    return\n}}\n", 2 * n + 1);
+    let f = gyre_ir::parse_function(&text).expect("parses");
+    let mut li = forest(&f);
+    let all = li.top_level().to_vec();
+    assert_eq!(all.len(), n);
+    let headers = |li: &LoopInfo| -> Vec<u32> {
+        li.top_level()
+            .iter()
+            .map(|&l| li.header(l).as_u32())
+            .collect()
+    };
+    let mut expect: Vec<u32> = (0..n as u32).map(|k| 2 * k + 1).collect();
+    // Every third loop from the back, then every other from the front: both sides of
+    // each compaction.
+    let mut gone = Vec::new();
+    for k in (0..n).rev().step_by(3).chain((0..n).step_by(2)) {
+        if gone.contains(&k) {
+            continue;
+        }
+        gone.push(k);
+        li.remove_loop(all[k]);
+        expect.retain(|&h| h != 2 * k as u32 + 1);
+        assert_eq!(headers(&li), expect, "after removing loop {k}");
+        assert_eq!(li.top_level().len(), expect.len());
+        assert!(!li.top_level().contains(&all[k]));
+    }
+    // The hints still find every loop left: removing the rest, last first, empties it.
+    for &l in all.iter().rev() {
+        li.remove_loop(l);
+    }
+    assert!(li.top_level().is_empty());
+    assert_eq!(li.top_level().first(), None);
 }

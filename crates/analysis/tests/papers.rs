@@ -162,7 +162,7 @@ fn loops_llvm_style() {
     // 0 -> 1 (outer header); 1 -> 2 (inner header); 2 -> 3; 3 -> 2, 4; 4 -> 1, 5; 5 ret.
     let a = analyze(6, &[(0, 1), (1, 2), (2, 3), (3, 2), (3, 4), (4, 1), (4, 5)]);
     assert_eq!(a.li.num_loops(), 2);
-    let outer = a.li.top_level()[0];
+    let outer = a.li.top_level().first().expect("a loop");
     let inner = a.li.children(outer)[0];
     assert!(inner < outer, "inner loops first");
     assert_eq!(a.li.header(outer), b(1));
@@ -230,7 +230,10 @@ fn deep_nest_and_long_chain_do_not_overflow() {
     let edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).chain([(n - 1, 0)]).collect();
     let a = analyze(n as usize, &edges);
     assert_eq!(a.dt.depth(b(n - 1)), n);
-    assert_eq!(a.li.num_blocks(a.li.top_level()[0]), n as usize);
+    assert_eq!(
+        a.li.num_blocks(a.li.top_level().first().expect("a loop")),
+        n as usize
+    );
     assert_eq!(a.pdt.roots().len(), 1);
 }
 

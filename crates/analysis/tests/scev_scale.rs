@@ -161,7 +161,7 @@ fn ten_thousand_deep_nest() {
     }
     // The same nest computed as a nest (a loop pass's way) agrees loop by loop.
     let mut nest = gyre_analysis::ScalarEvolution::new();
-    let root = cache.loops.top_level()[0];
+    let root = cache.loops.top_level().first().expect("a loop");
     nest.compute_nest(&f, &cache.cfg, &cache.loops, root);
     assert_eq!(nest.scope(), Some(root));
     for l in cache.loops.loops() {
