@@ -6,7 +6,7 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
-use crate::fold::{add_zext_aliases, address_folds, dense, single_edge_aliases, Fold};
+use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold, Zeroed};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
 use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
@@ -55,6 +55,23 @@ impl Class {
             Class::B64 => "%rd",
             Class::F32 => "%f",
             Class::F64 => "%fd",
+        }
+    }
+    /// [`Class::prefix`] for [`put_prefixed`].
+    fn padded_prefix(self) -> &'static Prefix {
+        const P: [Prefix; 5] = [
+            Prefix::new("%p"),
+            Prefix::new("%r"),
+            Prefix::new("%rd"),
+            Prefix::new("%f"),
+            Prefix::new("%fd"),
+        ];
+        match self {
+            Class::Pred => &P[0],
+            Class::B32 => &P[1],
+            Class::B64 => &P[2],
+            Class::F32 => &P[3],
+            Class::F64 => &P[4],
         }
     }
     fn decl(self) -> &'static str {
@@ -137,7 +154,7 @@ struct StubLabel(u32);
 
 impl Piece for StubLabel {
     fn put(&self, out: &mut Buf) {
-        put_prefixed(out, "$L__E", self.0);
+        put_prefixed(out, &STUB_PREFIX, self.0);
     }
 }
 
@@ -291,8 +308,9 @@ fn put_u64(out: &mut Buf, n: u64) {
         out.byte(b'0' + n as u8);
         return;
     }
-    let mut buf = [0u8; 20];
-    let mut k = buf.len();
+    // Digits end at 20; the 16 bytes after them make room for a fixed-size copy.
+    let mut buf = [0u8; 36];
+    let mut k = 20;
     // 32-bit divisions where they suffice (every register and most immediates).
     let n32 = match u32::try_from(n) {
         Ok(n32) => n32,
@@ -308,8 +326,45 @@ fn put_u64(out: &mut Buf, n: u64) {
         }
     };
     let k = u32_digits(&mut buf, k, n32);
-    out.0.extend_from_slice(&buf[k..]);
+    match buf[k..].first_chunk::<16>() {
+        Some(d) if 20 - k <= 16 => put_chunk(out, d, 20 - k),
+        _ => out.0.extend_from_slice(&buf[k..20]),
+    }
 }
+
+/// Append the first `len` bytes of `chunk`: one copy of a fixed size, which the
+/// compiler writes as a few moves, then a truncation (a copy of a variable length
+/// calls `memcpy`, and registers and labels are most of the text).
+#[inline]
+fn put_chunk<const N: usize>(out: &mut Buf, chunk: &[u8; N], len: usize) {
+    let end = out.0.len() + len.min(N);
+    out.0.extend_from_slice(chunk);
+    out.0.truncate(end);
+}
+
+/// A register or label prefix padded to 8 bytes, appended with [`put_chunk`].
+struct Prefix {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl Prefix {
+    /// The prefix `s` (at most 8 bytes; a longer one is cut, never used).
+    const fn new(s: &str) -> Prefix {
+        let b = s.as_bytes();
+        let mut bytes = [0u8; 8];
+        let mut i = 0;
+        while i < b.len() && i < 8 {
+            bytes[i] = b[i];
+            i += 1;
+        }
+        Prefix { bytes, len: i }
+    }
+}
+
+/// The label prefixes.
+const BLOCK_PREFIX: Prefix = Prefix::new("$L__BB");
+const STUB_PREFIX: Prefix = Prefix::new("$L__E");
 
 /// Write the decimal digits of `n` into `buf` so that they end just before `end`, two at
 /// a time; returns where they start.
@@ -333,21 +388,18 @@ fn u32_digits(buf: &mut [u8], end: usize, mut n: u32) -> usize {
     k
 }
 
-/// `prefix` and the decimal digits of `n` as one append (a register or a label: the
-/// most frequent pieces), assembled in a stack buffer so that the output grows once.
+/// `prefix` and the decimal digits of `n` (a register or a label: the most frequent
+/// pieces), each appended as one copy of a fixed size ([`put_chunk`]).
 #[inline]
-fn put_prefixed(out: &mut Buf, prefix: &'static str, n: u32) {
-    let mut buf = [0u8; 32];
-    let mut k = u32_digits(&mut buf, 32, n);
-    // At most 10 digits and a short prefix; a longer one (never) is appended on its own.
-    let p = prefix.as_bytes();
-    if p.len() <= k {
-        k -= p.len();
-        buf[k..k + p.len()].copy_from_slice(p);
-    } else {
-        out.push_str(prefix);
+fn put_prefixed(out: &mut Buf, prefix: &Prefix, n: u32) {
+    // Digits end at 32 (at most 10 of them); the 16 bytes after make room for the copy.
+    let mut buf = [0u8; 48];
+    let k = u32_digits(&mut buf, 32, n);
+    put_chunk(out, &prefix.bytes, prefix.len);
+    match buf[k..].first_chunk::<16>() {
+        Some(d) => put_chunk(out, d, 32 - k),
+        None => out.0.extend_from_slice(&buf[k..32]),
     }
-    out.0.extend_from_slice(&buf[k..]);
 }
 
 /// Upper-case hex digits of `n`, at least `width` of them (zero-padded).
@@ -405,7 +457,7 @@ fn piece_string(p: &impl Piece) -> String {
 impl Piece for Reg {
     #[inline]
     fn put(&self, out: &mut Buf) {
-        put_prefixed(out, self.class.prefix(), self.n);
+        put_prefixed(out, self.class.padded_prefix(), self.n);
     }
 }
 
@@ -537,7 +589,7 @@ struct Label(Block);
 impl Piece for Label {
     fn put(&self, out: &mut Buf) {
         match u32::try_from(self.0.index()) {
-            Ok(n) => put_prefixed(out, "$L__BB", n),
+            Ok(n) => put_prefixed(out, &BLOCK_PREFIX, n),
             Err(_) => {
                 out.push_str("$L__BB");
                 put_u64(out, self.0.index() as u64);
@@ -735,7 +787,7 @@ pub(crate) fn emit_module(
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
-            regs: dense(f.dfg.num_values()),
+            regs: Zeroed::new(f.dfg.num_values()),
             counts: [0; 5],
             out: core::mem::take(&mut scratch),
             stubs: 0,
@@ -803,7 +855,7 @@ struct FnEmitter<'a> {
     /// path (see [`FnEmitter::brif`]).
     escaping: BitVec,
     /// Register number per value (0: none yet).
-    regs: SecondaryMap<Value, u32>,
+    regs: Zeroed<Value>,
     /// Registers used per class.
     counts: [u32; 5],
     /// The function body.
@@ -1125,22 +1177,64 @@ impl FnEmitter<'_> {
             }
             h
         };
+        // The values whose uses count: the parameters of the entry block and of loop
+        // headers, and the values aliased to one of them (their uses are the
+        // parameter's). Every other use is passed over after one byte test, without
+        // resolving its aliases or looking at its definition.
+        let is_header = |pb: Block| li.innermost_loop(pb).is_some_and(|l| li.header(l) == pb);
+        let mut hot = vec![false; dfg.num_values()];
+        for &p in params {
+            hot[p.index()] = true;
+        }
+        for l in li.loops() {
+            let h = li.header(l);
+            if is_header(h) {
+                for &p in dfg.block_params(h) {
+                    hot[p.index()] = true;
+                }
+            }
+        }
+        for v in dfg.values() {
+            if alias[v].is_some() {
+                let mut r = v;
+                while let Some(a) = alias[r] {
+                    r = a;
+                }
+                if hot[r.index()] {
+                    hot[v.index()] = true;
+                }
+            }
+        }
+        let mut visit = |mut v: Value, b: Block| {
+            if !hot[v.index()] {
+                return;
+            }
+            while let Some(a) = alias[v] {
+                v = a;
+            }
+            if let ValueDef::Param(pb, i) = dfg.value_def(v) {
+                if pb == entry {
+                    let h = &mut home[i as usize];
+                    *h = Some(h.map_or(b, |h| ncd(h, b)));
+                }
+                if let Some(l) = li.innermost_loop(pb) {
+                    if li.header(l) == pb && !li.contains(l, b) {
+                        escaping.set(v.index(), true);
+                    }
+                }
+            }
+        };
         for &b in cfg.rpo() {
             for inst in f.layout.block_insts(b) {
-                dfg.for_each_inst_value(inst, |mut v| {
-                    while let Some(a) = alias[v] {
-                        v = a;
-                    }
-                    if let ValueDef::Param(pb, i) = dfg.value_def(v) {
-                        if pb == entry {
-                            let h = &mut home[i as usize];
-                            *h = Some(h.map_or(b, |h| ncd(h, b)));
-                        }
-                        if let Some(l) = li.innermost_loop(pb) {
-                            if li.header(l) == pb && !li.contains(l, b) {
-                                escaping.set(v.index(), true);
-                            }
-                        }
+                for &v in dfg.inst_args(inst) {
+                    visit(v, b);
+                }
+            }
+            // Only a block's last instruction branches (the verifier's terminator rule).
+            if let Some(term) = f.layout.last_inst(b) {
+                dfg.for_each_dest(term, |bc| {
+                    for &v in dfg.block_call_args(bc) {
+                        visit(v, b);
                     }
                 });
             }

@@ -83,6 +83,40 @@ pub(crate) fn dense<K: EntityRef, V: Clone + Default>(n: usize) -> SecondaryMap<
     m
 }
 
+/// A `u32` per entity, all zero at first, in a `vec![0; n]`: the allocator hands that
+/// out zeroed (fresh pages, for the large ones of a big function) where
+/// `SecondaryMap::resize` writes every entry; the use counters and register numbers
+/// below cover every value ever created, most of them dead after the optimizer.
+pub(crate) struct Zeroed<K> {
+    counts: Vec<u32>,
+    key: core::marker::PhantomData<K>,
+}
+
+impl<K: EntityRef> Zeroed<K> {
+    /// `n` zeros, one per key below `n`.
+    pub(crate) fn new(n: usize) -> Zeroed<K> {
+        Zeroed {
+            counts: vec![0; n],
+            key: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<K: EntityRef> core::ops::Index<K> for Zeroed<K> {
+    type Output = u32;
+    #[inline]
+    fn index(&self, k: K) -> &u32 {
+        &self.counts[k.index()]
+    }
+}
+
+impl<K: EntityRef> core::ops::IndexMut<K> for Zeroed<K> {
+    #[inline]
+    fn index_mut(&mut self, k: K) -> &mut u32 {
+        &mut self.counts[k.index()]
+    }
+}
+
 /// The signed value of an integer constant of type `ty`.
 fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
     match ty {
@@ -101,18 +135,30 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
     // index calls its resize path (and reallocates) all the way up.
     let n = dfg.num_values();
     let mut folds: SecondaryMap<Value, Fold> = dense(n);
-    let mut uses: SecondaryMap<Value, u32> = dense(n);
-    let mut addr_uses: SecondaryMap<Value, u32> = dense(n);
+    let mut uses: Zeroed<Value> = Zeroed::new(n);
+    let mut addr_uses: Zeroed<Value> = Zeroed::new(n);
     // Uses as the index (not also the base) of a `ptradd` with a scale `mad.wide` takes.
-    let mut index_uses: SecondaryMap<Value, u32> = dense(n);
+    let mut index_uses: Zeroed<Value> = Zeroed::new(n);
     // The instructions the decisions below look at (`fadd`, `iadd`, `ptradd`), in
     // program order, and the constants' results: the later walks visit only these.
     let mut candidates: Vec<Inst> = Vec::new();
     let mut constants: Vec<Value> = Vec::new();
+    // Uses at an immediate slot ([`imm_slots`]) or as a branch argument (an edge's copy
+    // moves an immediate as well as a register), counted in the same walk; the slots of
+    // an instruction found later to be a `Fold::IndexAdd` (not emitted) are taken back
+    // out below.
+    let mut imm_uses: Zeroed<Value> = Zeroed::new(n);
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
-            dfg.for_each_inst_value(inst, |v| uses[v] += 1);
-            match *dfg.inst(inst) {
+            let data = dfg.inst(inst);
+            let args = dfg.inst_args(inst);
+            for &v in args {
+                uses[v] += 1;
+            }
+            for &k in imm_slots(data, dfg) {
+                imm_uses[args[k]] += 1;
+            }
+            match *data {
                 InstructionData::PtrAdd { args, scale } => {
                     candidates.push(inst);
                     if args[0] != args[1] && scale <= i32::MAX as u32 {
@@ -133,9 +179,20 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 _ => {}
             }
         }
+        // Only a block's last instruction branches (the verifier's terminator rule).
+        if let Some(term) = f.layout.last_inst(b) {
+            dfg.for_each_dest(term, |bc| {
+                for &a in dfg.block_call_args(bc) {
+                    uses[a] += 1;
+                    imm_uses[a] += 1;
+                }
+            });
+        }
     }
+    // The values made `Fold::IndexAdd` below.
+    let mut index_adds: Vec<Value> = Vec::new();
     // Uses of each constant consumed by folded `ptradd`s.
-    let mut consumed: SecondaryMap<Value, u32> = dense(n);
+    let mut consumed: Zeroed<Value> = Zeroed::new(n);
     let def = |v: Value| match dfg.value_def(v) {
         ValueDef::Result(i) => Some(dfg.inst(i)),
         _ => None,
@@ -269,6 +326,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 let (x, off) = index_add(arg, scale).expect("checked");
                 folds[index] = Fold::Ext;
                 folds[arg] = Fold::IndexAdd { x };
+                index_adds.push(arg);
                 folds[r] = Fold::Shifted { off };
                 // The constant operand is used by the add alone here, never emitted.
                 if let Some(&InstructionData::Binary { args, .. }) = def(arg) {
@@ -297,30 +355,20 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
         }
     }
     // Constants every use of which is an immediate slot (or a folded `ptradd` index).
-    let mut imm_uses: SecondaryMap<Value, u32> = dense(n);
-    for b in f.layout.blocks() {
-        for inst in f.layout.block_insts(b) {
-            let data = dfg.inst(inst);
-            let args = dfg.inst_args(inst);
-            if dfg
-                .inst_result(inst)
-                .is_some_and(|r| matches!(folds[r], Fold::IndexAdd { .. }))
-            {
-                // Not emitted: its constant is counted as consumed.
-                continue;
-            }
-            for &k in imm_slots(data, dfg) {
-                imm_uses[args[k]] += 1;
-            }
+    // An instruction whose result is a `Fold::IndexAdd` is not emitted (its constant
+    // is counted as consumed), so its immediate slots are no uses as immediates.
+    index_adds.sort_unstable();
+    index_adds.dedup();
+    for &v in &index_adds {
+        let ValueDef::Result(inst) = dfg.value_def(v) else {
+            continue;
+        };
+        if !matches!(folds[v], Fold::IndexAdd { .. }) {
+            continue;
         }
-        // Branch arguments: an edge's copy moves an immediate as well as a register. Only
-        // a block's last instruction branches (the verifier's terminator rule).
-        if let Some(term) = f.layout.last_inst(b) {
-            dfg.for_each_dest(term, |bc| {
-                for &a in dfg.block_call_args(bc) {
-                    imm_uses[a] += 1;
-                }
-            });
+        let args = dfg.inst_args(inst);
+        for &k in imm_slots(dfg.inst(inst), dfg) {
+            imm_uses[args[k]] -= 1;
         }
     }
     for &r in &constants {

@@ -66,8 +66,10 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     let generic = |v: Value| dfg.value_type(v) == Type::Ptr(AddrSpace::Generic);
     let mut out: SecondaryMap<Value, Option<AddrSpace>> = SecondaryMap::new();
     // Only generic pointers get a space: a function without any (kernels that use
-    // typed pointers throughout) needs neither the sets nor the scans below.
-    if !dfg.values().any(generic) {
+    // typed pointers throughout) needs neither the sets nor the scans below. The later
+    // walks over values visit this list, not every value ever created.
+    let generics: Vec<Value> = dfg.values().filter(|&v| generic(v)).collect();
+    if generics.is_empty() {
         return out;
     }
     let mut sets = Sets((0..n as u32).collect());
@@ -129,10 +131,7 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     };
     // Sources: every generic pointer value not defined inside a web.
     let entry = f.entry_block();
-    for v in dfg.values() {
-        if !generic(v) {
-            continue;
-        }
+    for &v in &generics {
         match dfg.value_def(v) {
             ValueDef::Param(b, i) if Some(b) == entry => {
                 let kernel_ptr = f.kind == FuncKind::Kernel && f.byval_param(i as usize).is_none();
@@ -183,11 +182,9 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
             }
         }
     }
-    for v in dfg.values() {
-        if generic(v) {
-            if let Web::In(s) = web[sets.find(v.index())] {
-                out[v] = Some(s);
-            }
+    for &v in &generics {
+        if let Web::In(s) = web[sets.find(v.index())] {
+            out[v] = Some(s);
         }
     }
     out
