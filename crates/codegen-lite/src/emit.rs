@@ -911,7 +911,25 @@ impl FnEmitter<'_> {
     }
 
     /// The register of a value.
-    fn v(&mut self, mut v: Value) -> Reg {
+    #[inline]
+    fn v(&mut self, v: Value) -> Reg {
+        // Known already (every use after the first): no aliases to follow.
+        match self.regs[v] {
+            0 => self.v_first(v),
+            n => Reg {
+                class: Class::of(self.ty(v)),
+                n,
+            },
+        }
+    }
+
+    /// [`FnEmitter::v`] of a value without a register number yet: follow its aliases,
+    /// number the register, and remember the number for `v` itself too (an alias has
+    /// its target's class: a block parameter its argument's type, a narrow `zext` and
+    /// its operand are both `.b32`; the check keeps that an assumption no more).
+    #[inline(never)]
+    fn v_first(&mut self, v0: Value) -> Reg {
+        let mut v = v0;
         while let Some(a) = self.alias[v] {
             v = a;
         }
@@ -929,6 +947,9 @@ impl FnEmitter<'_> {
             }
             n => n,
         };
+        if v != v0 && Class::of(self.ty(v0)) == class {
+            self.regs[v0] = n;
+        }
         Reg { class, n }
     }
 
@@ -1515,6 +1536,9 @@ impl FnEmitter<'_> {
                 if let Some(prev) = key.and_then(|k| self.widened.get(&k).copied()) {
                     // The same register value, computed earlier in this block.
                     self.alias[r] = Some(prev);
+                    // A number given to `r` before (never: uses follow the definition)
+                    // would hide the alias from `v`.
+                    self.regs[r] = 0;
                     return Ok(());
                 }
                 if let Some(k) = key {
@@ -1857,12 +1881,14 @@ impl FnEmitter<'_> {
             }
             return;
         }
-        let w = if ty.bits() == 64 { 64 } else { 32 };
+        // The width as text: one append, no digits to compute.
+        let wide = ty.bits() == 64;
+        let w = if wide { "64" } else { "32" };
         let shift_amount = |s: &mut Self, v: Value| -> Opnd {
             match s.opnd(v, false) {
                 // What `cvt.u32.u64` of the register would leave.
                 Opnd::Unsigned(x) => Opnd::Unsigned(x & 0xFFFF_FFFF),
-                Opnd::Reg(r) if w == 64 => {
+                Opnd::Reg(r) if wide => {
                     let t = s.tmp(Class::B32);
                     put!(s; "cvt.u32.u64 ", t, ", ", r);
                     Opnd::Reg(t)

@@ -19,7 +19,7 @@
 //! pointer, a call result, `inttoptr`, a device function's parameter) or any other use
 //! (stored as a value, passed to a call, compared, converted to an integer) stays
 //! generic, so no generic value is ever needed from a converted register.
-//! O(values · α) with one pass over the instructions for unions and one for the checks.
+//! O(values · α) with one pass over the instructions for the unions and the uses.
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_ir::{
@@ -75,10 +75,34 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     let mut sets = Sets((0..n as u32).collect());
     out = crate::fold::dense(n);
     let mut any = false;
+    // Generic pointers used other than as an address or inside their web: anything
+    // else (stored as a value, passed to a call, compared, converted) keeps the web
+    // generic.
+    let mut escapes: Vec<Value> = Vec::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             let r = dfg.inst_result(inst);
-            match *dfg.inst(inst) {
+            let data = dfg.inst(inst);
+            for (k, &v) in dfg.inst_args(inst).iter().enumerate() {
+                if !generic(v) {
+                    continue;
+                }
+                let ok = match *data {
+                    InstructionData::PtrAdd { .. } => k == 0,
+                    InstructionData::Ternary {
+                        opcode: Opcode::Select,
+                        ..
+                    } => k != 0,
+                    InstructionData::Load { .. } => true,
+                    InstructionData::Store { .. } => k == 1,
+                    InstructionData::AtomicRmw { .. } | InstructionData::AtomicCas { .. } => k == 0,
+                    _ => false,
+                };
+                if !ok {
+                    escapes.push(v);
+                }
+            }
+            match *data {
                 InstructionData::PtrAdd { args, .. } => {
                     if let Some(r) = r.filter(|&r| generic(r)) {
                         sets.union(args[0].index(), r.index());
@@ -156,31 +180,10 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
             _ => meet(&mut sets, v, None),
         }
     }
-    // Uses: anything but an address or a use inside the web makes the web generic.
-    for b in f.layout.blocks() {
-        for inst in f.layout.block_insts(b) {
-            let data = dfg.inst(inst);
-            let args = dfg.inst_args(inst);
-            for (k, &v) in args.iter().enumerate() {
-                if !generic(v) {
-                    continue;
-                }
-                let ok = match *data {
-                    InstructionData::PtrAdd { .. } => k == 0,
-                    InstructionData::Ternary {
-                        opcode: Opcode::Select,
-                        ..
-                    } => k != 0,
-                    InstructionData::Load { .. } => true,
-                    InstructionData::Store { .. } => k == 1,
-                    InstructionData::AtomicRmw { .. } | InstructionData::AtomicCas { .. } => k == 0,
-                    _ => false,
-                };
-                if !ok {
-                    meet(&mut sets, v, None);
-                }
-            }
-        }
+    // Uses that make a web generic, found in the first walk (a meet with "generic"
+    // gives the same web whenever it is applied, so after all the unions).
+    for &v in &escapes {
+        meet(&mut sets, v, None);
     }
     for &v in &generics {
         if let Web::In(s) = web[sets.find(v.index())] {
