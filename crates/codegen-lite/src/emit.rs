@@ -762,9 +762,10 @@ pub(crate) fn emit_module(
         // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
         let mut folds = address_folds(f, flags.fp_contract);
-        let mut alias = single_edge_aliases(f, cfg);
-        add_zext_aliases(f, &mut alias);
-        for v in f.dfg.values() {
+        let mut aliased = Vec::new();
+        let mut alias = single_edge_aliases(f, cfg, &mut aliased);
+        add_zext_aliases(f, &mut alias, &mut aliased);
+        for &v in &aliased {
             // A value standing for a constant (a single-edge block parameter) is read
             // through `v`, so the constant keeps its register.
             if let Some(a) = alias[v] {
@@ -784,6 +785,7 @@ pub(crate) fn emit_module(
             },
             folds,
             alias,
+            aliased,
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
@@ -846,6 +848,8 @@ struct FnEmitter<'a> {
     folds: SecondaryMap<Value, Fold>,
     /// Block parameters that share their only argument's register.
     alias: SecondaryMap<Value, Option<Value>>,
+    /// The values with an entry in `alias` before emission starts.
+    aliased: Vec<Value>,
     /// Generic pointers held as addresses of a specific space (see [`crate::space`]).
     spaces: SecondaryMap<Value, Option<AddrSpace>>,
     /// The function's loops.
@@ -1014,12 +1018,17 @@ impl FnEmitter<'_> {
     /// An operand at one of `crate::fold::imm_slots`: the immediate of a folded
     /// constant (integers `signed` or not, as the instruction's type says), else the
     /// register.
-    fn opnd(&mut self, mut v: Value, signed: bool) -> Opnd {
-        while let Some(a) = self.alias[v] {
-            v = a;
+    fn opnd(&mut self, v: Value, signed: bool) -> Opnd {
+        // A value with a register number is no immediate (see `FnEmitter::v`).
+        if self.regs[v] != 0 {
+            return Opnd::Reg(self.v(v));
         }
-        if self.folds[v] == Fold::Imm {
-            self.imm(v, signed)
+        let mut r = v;
+        while let Some(a) = self.alias[r] {
+            r = a;
+        }
+        if self.folds[r] == Fold::Imm {
+            self.imm(r, signed)
         } else {
             Opnd::Reg(self.v(v))
         }
@@ -1215,7 +1224,7 @@ impl FnEmitter<'_> {
                 }
             }
         }
-        for v in dfg.values() {
+        for &v in &self.aliased {
             if alias[v].is_some() {
                 let mut r = v;
                 while let Some(a) = alias[r] {

@@ -475,7 +475,13 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
 /// argument on every execution, so it needs no copy. An SSA copy propagation, sound
 /// for the same reason as the folds above; the map points each such parameter at its
 /// argument (which may itself be one; chains follow strict dominance, so they end).
-pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value, Option<Value>> {
+/// Each parameter given an alias is pushed on `aliased` too (the later walks over
+/// aliases visit that list, not every value).
+pub(crate) fn single_edge_aliases(
+    f: &Function,
+    cfg: &Cfg,
+    aliased: &mut Vec<Value>,
+) -> SecondaryMap<Value, Option<Value>> {
     let dfg = &f.dfg;
     let mut alias: SecondaryMap<Value, Option<Value>> = dense(dfg.num_values());
     let mut edges: SecondaryMap<Block, u32> = dense(dfg.num_blocks());
@@ -500,6 +506,7 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
                 {
                     if p != a {
                         alias[p] = Some(a);
+                        aliased.push(p);
                     }
                 }
             });
@@ -511,8 +518,13 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
 /// Add to `alias` every `zext` of an `i8`/`i16` to `i16`/`i32`: a narrow integer is kept
 /// zero-extended in its 32-bit register, so the result is the operand's register as it
 /// is (no `mov`). Sound as the block-parameter aliases are: the operand's register is
-/// written once per execution of its definition, which dominates the `zext`.
-pub(crate) fn add_zext_aliases(f: &Function, alias: &mut SecondaryMap<Value, Option<Value>>) {
+/// written once per execution of its definition, which dominates the `zext`. Each
+/// result given an alias is pushed on `aliased` too.
+pub(crate) fn add_zext_aliases(
+    f: &Function,
+    alias: &mut SecondaryMap<Value, Option<Value>>,
+    aliased: &mut Vec<Value>,
+) {
     let dfg = &f.dfg;
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
@@ -528,6 +540,7 @@ pub(crate) fn add_zext_aliases(f: &Function, alias: &mut SecondaryMap<Value, Opt
                     && matches!(dfg.value_type(r), Type::I16 | Type::I32)
                 {
                     alias[r] = Some(arg);
+                    aliased.push(r);
                 }
             }
         }
