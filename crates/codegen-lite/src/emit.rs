@@ -392,13 +392,14 @@ fn u32_digits(buf: &mut [u8], end: usize, mut n: u32) -> usize {
 /// pieces), each appended as one copy of a fixed size ([`put_chunk`]).
 #[inline]
 fn put_prefixed(out: &mut Buf, prefix: &Prefix, n: u32) {
-    // Digits end at 32 (at most 10 of them); the 16 bytes after make room for the copy.
-    let mut buf = [0u8; 48];
-    let k = u32_digits(&mut buf, 32, n);
+    // Digits end at 16 (at most 10 of them, from 6 on); the bytes after make room for
+    // the copy of 16.
+    let mut buf = [0u8; 32];
+    let k = u32_digits(&mut buf, 16, n);
     put_chunk(out, &prefix.bytes, prefix.len);
     match buf[k..].first_chunk::<16>() {
-        Some(d) => put_chunk(out, d, 32 - k),
-        None => out.0.extend_from_slice(&buf[k..32]),
+        Some(d) => put_chunk(out, d, 16 - k),
+        None => out.0.extend_from_slice(&buf[k..16]),
     }
 }
 
