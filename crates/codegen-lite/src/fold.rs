@@ -484,19 +484,27 @@ pub(crate) fn single_edge_aliases(
 ) -> SecondaryMap<Value, Option<Value>> {
     let dfg = &f.dfg;
     let mut alias: SecondaryMap<Value, Option<Value>> = dense(dfg.num_values());
-    let mut edges: SecondaryMap<Block, u32> = dense(dfg.num_blocks());
     let entry = f.entry_block();
+    // Exactly one incoming edge from a reachable block: the CFG lists one predecessor
+    // per edge (no counting walk over the branches first).
+    let single_edge = |b: Block| {
+        let mut n = 0;
+        for &p in cfg.preds(b) {
+            if cfg.is_reachable(p) {
+                n += 1;
+                if n > 1 {
+                    return false;
+                }
+            }
+        }
+        n == 1
+    };
     // Only a block's last instruction branches (the verifier's terminator rule), so
     // only terminators are visited.
     for &b in cfg.rpo() {
         if let Some(inst) = f.layout.last_inst(b) {
-            dfg.for_each_dest(inst, |bc| edges[bc.block] += 1);
-        }
-    }
-    for &b in cfg.rpo() {
-        if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| {
-                if edges[bc.block] != 1 || Some(bc.block) == entry {
+                if Some(bc.block) == entry || !single_edge(bc.block) {
                     return;
                 }
                 for (&p, &a) in dfg
