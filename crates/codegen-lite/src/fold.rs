@@ -83,10 +83,11 @@ pub(crate) fn dense<K: EntityRef, V: Clone + Default>(n: usize) -> SecondaryMap<
     m
 }
 
-/// A `u32` per entity, all zero at first, in a `vec![0; n]`: the allocator hands that
-/// out zeroed (fresh pages, for the large ones of a big function) where
-/// `SecondaryMap::resize` writes every entry; the use counters and register numbers
-/// below cover every value ever created, most of them dead after the optimizer.
+/// A `u32` per entity below `n`, all zero at first: one zeroed allocation
+/// (`vec![0; n]`, a `calloc`, which needs no clearing where the pages are fresh), indexed
+/// without `SecondaryMap`'s default for keys past the end (every key here is a value of
+/// the function, below its value count). The use counters and register numbers cover
+/// every value ever created, most of them dead after the optimizer.
 pub(crate) struct Zeroed<K> {
     counts: Vec<u32>,
     key: core::marker::PhantomData<K>,
