@@ -6,7 +6,7 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
-use crate::fold::{add_zext_aliases, address_folds, dense, single_edge_aliases, Fold};
+use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold, Zeroed};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
 use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
@@ -55,6 +55,23 @@ impl Class {
             Class::B64 => "%rd",
             Class::F32 => "%f",
             Class::F64 => "%fd",
+        }
+    }
+    /// [`Class::prefix`] for [`put_prefixed`].
+    fn padded_prefix(self) -> &'static Prefix {
+        const P: [Prefix; 5] = [
+            Prefix::new("%p"),
+            Prefix::new("%r"),
+            Prefix::new("%rd"),
+            Prefix::new("%f"),
+            Prefix::new("%fd"),
+        ];
+        match self {
+            Class::Pred => &P[0],
+            Class::B32 => &P[1],
+            Class::B64 => &P[2],
+            Class::F32 => &P[3],
+            Class::F64 => &P[4],
         }
     }
     fn decl(self) -> &'static str {
@@ -137,7 +154,7 @@ struct StubLabel(u32);
 
 impl Piece for StubLabel {
     fn put(&self, out: &mut Buf) {
-        put_prefixed(out, "$L__E", self.0);
+        put_prefixed(out, &STUB_PREFIX, self.0);
     }
 }
 
@@ -291,8 +308,9 @@ fn put_u64(out: &mut Buf, n: u64) {
         out.byte(b'0' + n as u8);
         return;
     }
-    let mut buf = [0u8; 20];
-    let mut k = buf.len();
+    // Digits end at 20; the 16 bytes after them make room for a fixed-size copy.
+    let mut buf = [0u8; 36];
+    let mut k = 20;
     // 32-bit divisions where they suffice (every register and most immediates).
     let n32 = match u32::try_from(n) {
         Ok(n32) => n32,
@@ -308,8 +326,45 @@ fn put_u64(out: &mut Buf, n: u64) {
         }
     };
     let k = u32_digits(&mut buf, k, n32);
-    out.0.extend_from_slice(&buf[k..]);
+    match buf[k..].first_chunk::<16>() {
+        Some(d) if 20 - k <= 16 => put_chunk(out, d, 20 - k),
+        _ => out.0.extend_from_slice(&buf[k..20]),
+    }
 }
+
+/// Append the first `len` bytes of `chunk`: one copy of a fixed size, which the
+/// compiler writes as a few moves, then a truncation (a copy of a variable length
+/// calls `memcpy`, and registers and labels are most of the text).
+#[inline]
+fn put_chunk<const N: usize>(out: &mut Buf, chunk: &[u8; N], len: usize) {
+    let end = out.0.len() + len.min(N);
+    out.0.extend_from_slice(chunk);
+    out.0.truncate(end);
+}
+
+/// A register or label prefix padded to 8 bytes, appended with [`put_chunk`].
+struct Prefix {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl Prefix {
+    /// The prefix `s` (at most 8 bytes; a longer one is cut, never used).
+    const fn new(s: &str) -> Prefix {
+        let b = s.as_bytes();
+        let mut bytes = [0u8; 8];
+        let mut i = 0;
+        while i < b.len() && i < 8 {
+            bytes[i] = b[i];
+            i += 1;
+        }
+        Prefix { bytes, len: i }
+    }
+}
+
+/// The label prefixes.
+const BLOCK_PREFIX: Prefix = Prefix::new("$L__BB");
+const STUB_PREFIX: Prefix = Prefix::new("$L__E");
 
 /// Write the decimal digits of `n` into `buf` so that they end just before `end`, two at
 /// a time; returns where they start.
@@ -333,21 +388,19 @@ fn u32_digits(buf: &mut [u8], end: usize, mut n: u32) -> usize {
     k
 }
 
-/// `prefix` and the decimal digits of `n` as one append (a register or a label: the
-/// most frequent pieces), assembled in a stack buffer so that the output grows once.
+/// `prefix` and the decimal digits of `n` (a register or a label: the most frequent
+/// pieces), each appended as one copy of a fixed size ([`put_chunk`]).
 #[inline]
-fn put_prefixed(out: &mut Buf, prefix: &'static str, n: u32) {
+fn put_prefixed(out: &mut Buf, prefix: &Prefix, n: u32) {
+    // Digits end at 16 (at most 10 of them, from 6 on); the bytes after make room for
+    // the copy of 16.
     let mut buf = [0u8; 32];
-    let mut k = u32_digits(&mut buf, 32, n);
-    // At most 10 digits and a short prefix; a longer one (never) is appended on its own.
-    let p = prefix.as_bytes();
-    if p.len() <= k {
-        k -= p.len();
-        buf[k..k + p.len()].copy_from_slice(p);
-    } else {
-        out.push_str(prefix);
+    let k = u32_digits(&mut buf, 16, n);
+    put_chunk(out, &prefix.bytes, prefix.len);
+    match buf[k..].first_chunk::<16>() {
+        Some(d) => put_chunk(out, d, 16 - k),
+        None => out.0.extend_from_slice(&buf[k..16]),
     }
-    out.0.extend_from_slice(&buf[k..]);
 }
 
 /// Upper-case hex digits of `n`, at least `width` of them (zero-padded).
@@ -405,7 +458,7 @@ fn piece_string(p: &impl Piece) -> String {
 impl Piece for Reg {
     #[inline]
     fn put(&self, out: &mut Buf) {
-        put_prefixed(out, self.class.prefix(), self.n);
+        put_prefixed(out, self.class.padded_prefix(), self.n);
     }
 }
 
@@ -537,7 +590,7 @@ struct Label(Block);
 impl Piece for Label {
     fn put(&self, out: &mut Buf) {
         match u32::try_from(self.0.index()) {
-            Ok(n) => put_prefixed(out, "$L__BB", n),
+            Ok(n) => put_prefixed(out, &BLOCK_PREFIX, n),
             Err(_) => {
                 out.push_str("$L__BB");
                 put_u64(out, self.0.index() as u64);
@@ -710,9 +763,10 @@ pub(crate) fn emit_module(
         // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
         let mut folds = address_folds(f, flags.fp_contract);
-        let mut alias = single_edge_aliases(f, cfg);
-        add_zext_aliases(f, &mut alias);
-        for v in f.dfg.values() {
+        let mut aliased = Vec::new();
+        let mut alias = single_edge_aliases(f, cfg, &mut aliased);
+        add_zext_aliases(f, &mut alias, &mut aliased);
+        for &v in &aliased {
             // A value standing for a constant (a single-edge block parameter) is read
             // through `v`, so the constant keeps its register.
             if let Some(a) = alias[v] {
@@ -732,10 +786,11 @@ pub(crate) fn emit_module(
             },
             folds,
             alias,
+            aliased,
             spaces: infer_spaces(m, f),
             li,
             escaping: BitVec::new(),
-            regs: dense(f.dfg.num_values()),
+            regs: Zeroed::new(f.dfg.num_values()),
             counts: [0; 5],
             out: core::mem::take(&mut scratch),
             stubs: 0,
@@ -794,6 +849,8 @@ struct FnEmitter<'a> {
     folds: SecondaryMap<Value, Fold>,
     /// Block parameters that share their only argument's register.
     alias: SecondaryMap<Value, Option<Value>>,
+    /// The values with an entry in `alias` before emission starts.
+    aliased: Vec<Value>,
     /// Generic pointers held as addresses of a specific space (see [`crate::space`]).
     spaces: SecondaryMap<Value, Option<AddrSpace>>,
     /// The function's loops.
@@ -803,7 +860,7 @@ struct FnEmitter<'a> {
     /// path (see [`FnEmitter::brif`]).
     escaping: BitVec,
     /// Register number per value (0: none yet).
-    regs: SecondaryMap<Value, u32>,
+    regs: Zeroed<Value>,
     /// Registers used per class.
     counts: [u32; 5],
     /// The function body.
@@ -859,7 +916,25 @@ impl FnEmitter<'_> {
     }
 
     /// The register of a value.
-    fn v(&mut self, mut v: Value) -> Reg {
+    #[inline]
+    fn v(&mut self, v: Value) -> Reg {
+        // Known already (every use after the first): no aliases to follow.
+        match self.regs[v] {
+            0 => self.v_first(v),
+            n => Reg {
+                class: Class::of(self.ty(v)),
+                n,
+            },
+        }
+    }
+
+    /// [`FnEmitter::v`] of a value without a register number yet: follow its aliases,
+    /// number the register, and remember the number for `v` itself too (an alias has
+    /// its target's class: a block parameter its argument's type, a narrow `zext` and
+    /// its operand are both `.b32`; the check keeps that an assumption no more).
+    #[inline(never)]
+    fn v_first(&mut self, v0: Value) -> Reg {
+        let mut v = v0;
         while let Some(a) = self.alias[v] {
             v = a;
         }
@@ -877,6 +952,9 @@ impl FnEmitter<'_> {
             }
             n => n,
         };
+        if v != v0 && Class::of(self.ty(v0)) == class {
+            self.regs[v0] = n;
+        }
         Reg { class, n }
     }
 
@@ -941,12 +1019,17 @@ impl FnEmitter<'_> {
     /// An operand at one of `crate::fold::imm_slots`: the immediate of a folded
     /// constant (integers `signed` or not, as the instruction's type says), else the
     /// register.
-    fn opnd(&mut self, mut v: Value, signed: bool) -> Opnd {
-        while let Some(a) = self.alias[v] {
-            v = a;
+    fn opnd(&mut self, v: Value, signed: bool) -> Opnd {
+        // A value with a register number is no immediate (see `FnEmitter::v`).
+        if self.regs[v] != 0 {
+            return Opnd::Reg(self.v(v));
         }
-        if self.folds[v] == Fold::Imm {
-            self.imm(v, signed)
+        let mut r = v;
+        while let Some(a) = self.alias[r] {
+            r = a;
+        }
+        if self.folds[r] == Fold::Imm {
+            self.imm(r, signed)
         } else {
             Opnd::Reg(self.v(v))
         }
@@ -1125,22 +1208,64 @@ impl FnEmitter<'_> {
             }
             h
         };
+        // The values whose uses count: the parameters of the entry block and of loop
+        // headers, and the values aliased to one of them (their uses are the
+        // parameter's). Every other use is passed over after one byte test, without
+        // resolving its aliases or looking at its definition.
+        let is_header = |pb: Block| li.innermost_loop(pb).is_some_and(|l| li.header(l) == pb);
+        let mut hot = vec![false; dfg.num_values()];
+        for &p in params {
+            hot[p.index()] = true;
+        }
+        for l in li.loops() {
+            let h = li.header(l);
+            if is_header(h) {
+                for &p in dfg.block_params(h) {
+                    hot[p.index()] = true;
+                }
+            }
+        }
+        for &v in &self.aliased {
+            if alias[v].is_some() {
+                let mut r = v;
+                while let Some(a) = alias[r] {
+                    r = a;
+                }
+                if hot[r.index()] {
+                    hot[v.index()] = true;
+                }
+            }
+        }
+        let mut visit = |mut v: Value, b: Block| {
+            if !hot[v.index()] {
+                return;
+            }
+            while let Some(a) = alias[v] {
+                v = a;
+            }
+            if let ValueDef::Param(pb, i) = dfg.value_def(v) {
+                if pb == entry {
+                    let h = &mut home[i as usize];
+                    *h = Some(h.map_or(b, |h| ncd(h, b)));
+                }
+                if let Some(l) = li.innermost_loop(pb) {
+                    if li.header(l) == pb && !li.contains(l, b) {
+                        escaping.set(v.index(), true);
+                    }
+                }
+            }
+        };
         for &b in cfg.rpo() {
             for inst in f.layout.block_insts(b) {
-                dfg.for_each_inst_value(inst, |mut v| {
-                    while let Some(a) = alias[v] {
-                        v = a;
-                    }
-                    if let ValueDef::Param(pb, i) = dfg.value_def(v) {
-                        if pb == entry {
-                            let h = &mut home[i as usize];
-                            *h = Some(h.map_or(b, |h| ncd(h, b)));
-                        }
-                        if let Some(l) = li.innermost_loop(pb) {
-                            if li.header(l) == pb && !li.contains(l, b) {
-                                escaping.set(v.index(), true);
-                            }
-                        }
+                for &v in dfg.inst_args(inst) {
+                    visit(v, b);
+                }
+            }
+            // Only a block's last instruction branches (the verifier's terminator rule).
+            if let Some(term) = f.layout.last_inst(b) {
+                dfg.for_each_dest(term, |bc| {
+                    for &v in dfg.block_call_args(bc) {
+                        visit(v, b);
                     }
                 });
             }
@@ -1421,6 +1546,9 @@ impl FnEmitter<'_> {
                 if let Some(prev) = key.and_then(|k| self.widened.get(&k).copied()) {
                     // The same register value, computed earlier in this block.
                     self.alias[r] = Some(prev);
+                    // A number given to `r` before (never: uses follow the definition)
+                    // would hide the alias from `v`.
+                    self.regs[r] = 0;
                     return Ok(());
                 }
                 if let Some(k) = key {
@@ -1763,12 +1891,14 @@ impl FnEmitter<'_> {
             }
             return;
         }
-        let w = if ty.bits() == 64 { 64 } else { 32 };
+        // The width as text: one append, no digits to compute.
+        let wide = ty.bits() == 64;
+        let w = if wide { "64" } else { "32" };
         let shift_amount = |s: &mut Self, v: Value| -> Opnd {
             match s.opnd(v, false) {
                 // What `cvt.u32.u64` of the register would leave.
                 Opnd::Unsigned(x) => Opnd::Unsigned(x & 0xFFFF_FFFF),
-                Opnd::Reg(r) if w == 64 => {
+                Opnd::Reg(r) if wide => {
                     let t = s.tmp(Class::B32);
                     put!(s; "cvt.u32.u64 ", t, ", ", r);
                     Opnd::Reg(t)

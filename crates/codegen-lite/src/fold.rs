@@ -83,6 +83,41 @@ pub(crate) fn dense<K: EntityRef, V: Clone + Default>(n: usize) -> SecondaryMap<
     m
 }
 
+/// A `u32` per entity below `n`, all zero at first: one zeroed allocation
+/// (`vec![0; n]`, a `calloc`, which needs no clearing where the pages are fresh), indexed
+/// without `SecondaryMap`'s default for keys past the end (every key here is a value of
+/// the function, below its value count). The use counters and register numbers cover
+/// every value ever created, most of them dead after the optimizer.
+pub(crate) struct Zeroed<K> {
+    counts: Vec<u32>,
+    key: core::marker::PhantomData<K>,
+}
+
+impl<K: EntityRef> Zeroed<K> {
+    /// `n` zeros, one per key below `n`.
+    pub(crate) fn new(n: usize) -> Zeroed<K> {
+        Zeroed {
+            counts: vec![0; n],
+            key: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<K: EntityRef> core::ops::Index<K> for Zeroed<K> {
+    type Output = u32;
+    #[inline]
+    fn index(&self, k: K) -> &u32 {
+        &self.counts[k.index()]
+    }
+}
+
+impl<K: EntityRef> core::ops::IndexMut<K> for Zeroed<K> {
+    #[inline]
+    fn index_mut(&mut self, k: K) -> &mut u32 {
+        &mut self.counts[k.index()]
+    }
+}
+
 /// The signed value of an integer constant of type `ty`.
 fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
     match ty {
@@ -101,18 +136,30 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
     // index calls its resize path (and reallocates) all the way up.
     let n = dfg.num_values();
     let mut folds: SecondaryMap<Value, Fold> = dense(n);
-    let mut uses: SecondaryMap<Value, u32> = dense(n);
-    let mut addr_uses: SecondaryMap<Value, u32> = dense(n);
+    let mut uses: Zeroed<Value> = Zeroed::new(n);
+    let mut addr_uses: Zeroed<Value> = Zeroed::new(n);
     // Uses as the index (not also the base) of a `ptradd` with a scale `mad.wide` takes.
-    let mut index_uses: SecondaryMap<Value, u32> = dense(n);
+    let mut index_uses: Zeroed<Value> = Zeroed::new(n);
     // The instructions the decisions below look at (`fadd`, `iadd`, `ptradd`), in
     // program order, and the constants' results: the later walks visit only these.
     let mut candidates: Vec<Inst> = Vec::new();
     let mut constants: Vec<Value> = Vec::new();
+    // Uses at an immediate slot ([`imm_slots`]) or as a branch argument (an edge's copy
+    // moves an immediate as well as a register), counted in the same walk; the slots of
+    // an instruction found later to be a `Fold::IndexAdd` (not emitted) are taken back
+    // out below.
+    let mut imm_uses: Zeroed<Value> = Zeroed::new(n);
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
-            dfg.for_each_inst_value(inst, |v| uses[v] += 1);
-            match *dfg.inst(inst) {
+            let data = dfg.inst(inst);
+            let args = dfg.inst_args(inst);
+            for &v in args {
+                uses[v] += 1;
+            }
+            for &k in imm_slots(data, dfg) {
+                imm_uses[args[k]] += 1;
+            }
+            match *data {
                 InstructionData::PtrAdd { args, scale } => {
                     candidates.push(inst);
                     if args[0] != args[1] && scale <= i32::MAX as u32 {
@@ -133,9 +180,20 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 _ => {}
             }
         }
+        // Only a block's last instruction branches (the verifier's terminator rule).
+        if let Some(term) = f.layout.last_inst(b) {
+            dfg.for_each_dest(term, |bc| {
+                for &a in dfg.block_call_args(bc) {
+                    uses[a] += 1;
+                    imm_uses[a] += 1;
+                }
+            });
+        }
     }
+    // The values made `Fold::IndexAdd` below.
+    let mut index_adds: Vec<Value> = Vec::new();
     // Uses of each constant consumed by folded `ptradd`s.
-    let mut consumed: SecondaryMap<Value, u32> = dense(n);
+    let mut consumed: Zeroed<Value> = Zeroed::new(n);
     let def = |v: Value| match dfg.value_def(v) {
         ValueDef::Result(i) => Some(dfg.inst(i)),
         _ => None,
@@ -269,6 +327,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 let (x, off) = index_add(arg, scale).expect("checked");
                 folds[index] = Fold::Ext;
                 folds[arg] = Fold::IndexAdd { x };
+                index_adds.push(arg);
                 folds[r] = Fold::Shifted { off };
                 // The constant operand is used by the add alone here, never emitted.
                 if let Some(&InstructionData::Binary { args, .. }) = def(arg) {
@@ -297,30 +356,20 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
         }
     }
     // Constants every use of which is an immediate slot (or a folded `ptradd` index).
-    let mut imm_uses: SecondaryMap<Value, u32> = dense(n);
-    for b in f.layout.blocks() {
-        for inst in f.layout.block_insts(b) {
-            let data = dfg.inst(inst);
-            let args = dfg.inst_args(inst);
-            if dfg
-                .inst_result(inst)
-                .is_some_and(|r| matches!(folds[r], Fold::IndexAdd { .. }))
-            {
-                // Not emitted: its constant is counted as consumed.
-                continue;
-            }
-            for &k in imm_slots(data, dfg) {
-                imm_uses[args[k]] += 1;
-            }
+    // An instruction whose result is a `Fold::IndexAdd` is not emitted (its constant
+    // is counted as consumed), so its immediate slots are no uses as immediates.
+    index_adds.sort_unstable();
+    index_adds.dedup();
+    for &v in &index_adds {
+        let ValueDef::Result(inst) = dfg.value_def(v) else {
+            continue;
+        };
+        if !matches!(folds[v], Fold::IndexAdd { .. }) {
+            continue;
         }
-        // Branch arguments: an edge's copy moves an immediate as well as a register. Only
-        // a block's last instruction branches (the verifier's terminator rule).
-        if let Some(term) = f.layout.last_inst(b) {
-            dfg.for_each_dest(term, |bc| {
-                for &a in dfg.block_call_args(bc) {
-                    imm_uses[a] += 1;
-                }
-            });
+        let args = dfg.inst_args(inst);
+        for &k in imm_slots(dfg.inst(inst), dfg) {
+            imm_uses[args[k]] -= 1;
         }
     }
     for &r in &constants {
@@ -427,22 +476,36 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
 /// argument on every execution, so it needs no copy. An SSA copy propagation, sound
 /// for the same reason as the folds above; the map points each such parameter at its
 /// argument (which may itself be one; chains follow strict dominance, so they end).
-pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value, Option<Value>> {
+/// Each parameter given an alias is pushed on `aliased` too (the later walks over
+/// aliases visit that list, not every value).
+pub(crate) fn single_edge_aliases(
+    f: &Function,
+    cfg: &Cfg,
+    aliased: &mut Vec<Value>,
+) -> SecondaryMap<Value, Option<Value>> {
     let dfg = &f.dfg;
     let mut alias: SecondaryMap<Value, Option<Value>> = dense(dfg.num_values());
-    let mut edges: SecondaryMap<Block, u32> = dense(dfg.num_blocks());
     let entry = f.entry_block();
+    // Exactly one incoming edge from a reachable block: the CFG lists one predecessor
+    // per edge (no counting walk over the branches first).
+    let single_edge = |b: Block| {
+        let mut n = 0;
+        for &p in cfg.preds(b) {
+            if cfg.is_reachable(p) {
+                n += 1;
+                if n > 1 {
+                    return false;
+                }
+            }
+        }
+        n == 1
+    };
     // Only a block's last instruction branches (the verifier's terminator rule), so
     // only terminators are visited.
     for &b in cfg.rpo() {
         if let Some(inst) = f.layout.last_inst(b) {
-            dfg.for_each_dest(inst, |bc| edges[bc.block] += 1);
-        }
-    }
-    for &b in cfg.rpo() {
-        if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| {
-                if edges[bc.block] != 1 || Some(bc.block) == entry {
+                if Some(bc.block) == entry || !single_edge(bc.block) {
                     return;
                 }
                 for (&p, &a) in dfg
@@ -452,6 +515,7 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
                 {
                     if p != a {
                         alias[p] = Some(a);
+                        aliased.push(p);
                     }
                 }
             });
@@ -463,8 +527,13 @@ pub(crate) fn single_edge_aliases(f: &Function, cfg: &Cfg) -> SecondaryMap<Value
 /// Add to `alias` every `zext` of an `i8`/`i16` to `i16`/`i32`: a narrow integer is kept
 /// zero-extended in its 32-bit register, so the result is the operand's register as it
 /// is (no `mov`). Sound as the block-parameter aliases are: the operand's register is
-/// written once per execution of its definition, which dominates the `zext`.
-pub(crate) fn add_zext_aliases(f: &Function, alias: &mut SecondaryMap<Value, Option<Value>>) {
+/// written once per execution of its definition, which dominates the `zext`. Each
+/// result given an alias is pushed on `aliased` too.
+pub(crate) fn add_zext_aliases(
+    f: &Function,
+    alias: &mut SecondaryMap<Value, Option<Value>>,
+    aliased: &mut Vec<Value>,
+) {
     let dfg = &f.dfg;
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
@@ -480,6 +549,7 @@ pub(crate) fn add_zext_aliases(f: &Function, alias: &mut SecondaryMap<Value, Opt
                     && matches!(dfg.value_type(r), Type::I16 | Type::I32)
                 {
                     alias[r] = Some(arg);
+                    aliased.push(r);
                 }
             }
         }

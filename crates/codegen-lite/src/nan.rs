@@ -9,7 +9,8 @@
 //! parameters, which keep payloads — and the emitter canonicalizes exactly the marked results of
 //! NaN-producing operations (`setp.nan` + `selp`, two instructions). Comparisons,
 //! conversions to integers and further arithmetic never see the difference, so the
-//! common case costs nothing. O(values + uses), worklist-driven.
+//! common case costs nothing. O(values + uses), worklist-driven (a marked block parameter
+//! visits the branches of its block's predecessors).
 
 use bitvec::vec::BitVec;
 use cranelift_entity::EntityRef;
@@ -25,8 +26,6 @@ pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
         return marked;
     }
     let mut work: Vec<Value> = Vec::new();
-    // Incoming arguments per block parameter, as (param, arg) pairs sorted by param.
-    let mut incoming: Vec<(u32, u32)> = Vec::new();
     let is_float = |v: Value| dfg.value_type(v).is_float();
     let mark = |v: Value, marked: &mut BitVec, work: &mut Vec<Value>| {
         if is_float(v) && !marked[v.index()] {
@@ -57,22 +56,10 @@ pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
                 _ => {}
             }
         }
-        // Only a block's last instruction branches (the verifier's terminator rule).
-        if let Some(term) = func.layout.last_inst(b) {
-            dfg.for_each_dest(term, |bc| {
-                let params = dfg.block_params(bc.block);
-                for (&a, &p) in dfg.block_call_args(bc).iter().zip(params) {
-                    if is_float(p) {
-                        incoming.push((p.index() as u32, a.index() as u32));
-                    }
-                }
-            });
-        }
     }
     if work.is_empty() {
         return marked;
     }
-    incoming.sort_unstable();
     while let Some(v) = work.pop() {
         match dfg.value_def(v) {
             ValueDef::Result(inst) => match dfg.inst(inst) {
@@ -92,16 +79,30 @@ pub(crate) fn observed_floats(func: &Function, cfg: &Cfg) -> BitVec {
                 InstructionData::Shfl { args, .. } => mark(args[0], &mut marked, &mut work),
                 _ => {}
             },
-            ValueDef::Param(..) => {
-                let key = v.index() as u32;
-                let lo = incoming.partition_point(|&(p, _)| p < key);
-                let mut i = lo;
-                while let Some(&(p, a)) = incoming.get(i) {
-                    if p != key {
-                        break;
+            // The arguments of a marked parameter, from the branches of its block's
+            // reachable predecessors, looked up when it is marked (only a block's last
+            // instruction branches: the verifier's terminator rule). A function's
+            // parameter edges are not all listed up front: few parameters are marked.
+            ValueDef::Param(b, i) => {
+                let mut last = None;
+                for &pred in cfg.preds(b) {
+                    // One visit per predecessor: its edges to `b` are listed side by
+                    // side, and one visit of its branch covers them all (a `br_table`'s
+                    // many cases would otherwise be walked once per case).
+                    if last == Some(pred) || !cfg.is_reachable(pred) {
+                        continue;
                     }
-                    mark(Value::new(a as usize), &mut marked, &mut work);
-                    i += 1;
+                    last = Some(pred);
+                    let Some(term) = func.layout.last_inst(pred) else {
+                        continue;
+                    };
+                    dfg.for_each_dest(term, |bc| {
+                        if bc.block == b {
+                            if let Some(&a) = dfg.block_call_args(bc).get(i as usize) {
+                                mark(a, &mut marked, &mut work);
+                            }
+                        }
+                    });
                 }
             }
             ValueDef::Detached => {}

@@ -19,7 +19,7 @@
 //! pointer, a call result, `inttoptr`, a device function's parameter) or any other use
 //! (stored as a value, passed to a call, compared, converted to an integer) stays
 //! generic, so no generic value is ever needed from a converted register.
-//! O(values · α) with one pass over the instructions for unions and one for the checks.
+//! O(values · α) with one pass over the instructions for the unions and the uses.
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_ir::{
@@ -66,17 +66,43 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     let generic = |v: Value| dfg.value_type(v) == Type::Ptr(AddrSpace::Generic);
     let mut out: SecondaryMap<Value, Option<AddrSpace>> = SecondaryMap::new();
     // Only generic pointers get a space: a function without any (kernels that use
-    // typed pointers throughout) needs neither the sets nor the scans below.
-    if !dfg.values().any(generic) {
+    // typed pointers throughout) needs neither the sets nor the scans below. The later
+    // walks over values visit this list, not every value ever created.
+    let generics: Vec<Value> = dfg.values().filter(|&v| generic(v)).collect();
+    if generics.is_empty() {
         return out;
     }
     let mut sets = Sets((0..n as u32).collect());
     out = crate::fold::dense(n);
     let mut any = false;
+    // Generic pointers used other than as an address or inside their web: anything
+    // else (stored as a value, passed to a call, compared, converted) keeps the web
+    // generic.
+    let mut escapes: Vec<Value> = Vec::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             let r = dfg.inst_result(inst);
-            match *dfg.inst(inst) {
+            let data = dfg.inst(inst);
+            for (k, &v) in dfg.inst_args(inst).iter().enumerate() {
+                if !generic(v) {
+                    continue;
+                }
+                let ok = match *data {
+                    InstructionData::PtrAdd { .. } => k == 0,
+                    InstructionData::Ternary {
+                        opcode: Opcode::Select,
+                        ..
+                    } => k != 0,
+                    InstructionData::Load { .. } => true,
+                    InstructionData::Store { .. } => k == 1,
+                    InstructionData::AtomicRmw { .. } | InstructionData::AtomicCas { .. } => k == 0,
+                    _ => false,
+                };
+                if !ok {
+                    escapes.push(v);
+                }
+            }
+            match *data {
                 InstructionData::PtrAdd { args, .. } => {
                     if let Some(r) = r.filter(|&r| generic(r)) {
                         sets.union(args[0].index(), r.index());
@@ -129,10 +155,7 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
     };
     // Sources: every generic pointer value not defined inside a web.
     let entry = f.entry_block();
-    for v in dfg.values() {
-        if !generic(v) {
-            continue;
-        }
+    for &v in &generics {
         match dfg.value_def(v) {
             ValueDef::Param(b, i) if Some(b) == entry => {
                 let kernel_ptr = f.kind == FuncKind::Kernel && f.byval_param(i as usize).is_none();
@@ -157,37 +180,14 @@ pub(crate) fn infer_spaces(m: &Module, f: &Function) -> SecondaryMap<Value, Opti
             _ => meet(&mut sets, v, None),
         }
     }
-    // Uses: anything but an address or a use inside the web makes the web generic.
-    for b in f.layout.blocks() {
-        for inst in f.layout.block_insts(b) {
-            let data = dfg.inst(inst);
-            let args = dfg.inst_args(inst);
-            for (k, &v) in args.iter().enumerate() {
-                if !generic(v) {
-                    continue;
-                }
-                let ok = match *data {
-                    InstructionData::PtrAdd { .. } => k == 0,
-                    InstructionData::Ternary {
-                        opcode: Opcode::Select,
-                        ..
-                    } => k != 0,
-                    InstructionData::Load { .. } => true,
-                    InstructionData::Store { .. } => k == 1,
-                    InstructionData::AtomicRmw { .. } | InstructionData::AtomicCas { .. } => k == 0,
-                    _ => false,
-                };
-                if !ok {
-                    meet(&mut sets, v, None);
-                }
-            }
-        }
+    // Uses that make a web generic, found in the first walk (a meet with "generic"
+    // gives the same web whenever it is applied, so after all the unions).
+    for &v in &escapes {
+        meet(&mut sets, v, None);
     }
-    for v in dfg.values() {
-        if generic(v) {
-            if let Web::In(s) = web[sets.find(v.index())] {
-                out[v] = Some(s);
-            }
+    for &v in &generics {
+        if let Web::In(s) = web[sets.find(v.index())] {
+            out[v] = Some(s);
         }
     }
     out
