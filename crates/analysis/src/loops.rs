@@ -1316,10 +1316,19 @@ impl LoopInfo {
     /// successor edge (LLVM's `getLoopPreheader`: successors are counted per edge, so a
     /// block whose terminator branches to the header twice is not a preheader).
     pub fn preheader(&self, l: Loop, cfg: &Cfg) -> Option<Block> {
-        match self.loop_predecessors(l, cfg)[..] {
-            [p] if cfg.succs(p).len() == 1 => Some(p),
-            _ => None,
+        // The distinct loop predecessors, without collecting and sorting them: loop
+        // passes ask on every visit.
+        let mut only = None;
+        for &p in cfg.preds(self.header(l)) {
+            if self.contains(l, p) || only == Some(p) {
+                continue;
+            }
+            if only.is_some() {
+                return None;
+            }
+            only = Some(p);
         }
+        only.filter(|&p| cfg.succs(p).len() == 1)
     }
 
     /// Do all predecessors of every exit block lie in `l` (LLVM's `hasDedicatedExits`)?

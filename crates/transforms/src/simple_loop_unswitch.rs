@@ -141,6 +141,27 @@ pub struct SimpleLoopUnswitch {
     into: Vec<(u32, u32, Block)>,
     /// Scratch: a block worklist.
     work: Vec<Block>,
+    // The buffers below are kept between visits so that a visit or a change allocates
+    // nothing once they have grown (allocation was a sixth of the pass's time).
+    /// Scratch: the candidates of the loop visited.
+    cands: Vec<Candidate>,
+    /// Scratch: the loop's own blocks (candidates), then all its blocks (cost model).
+    own: Vec<Block>,
+    /// Scratch: the header's chain of jumps ([`header_chain`]).
+    chain: Vec<Block>,
+    /// Scratch: the candidates with uniform conditions.
+    ok: Vec<Candidate>,
+    /// Scratch: a terminator's distinct successors, and its distinct block calls.
+    succs: Vec<Block>,
+    calls: Vec<BlockCall>,
+    /// Scratch for a change: the loop's exit blocks, and marks to find them once each.
+    exits: Vec<Block>,
+    seen: BlockTags,
+    /// Scratch for a change: deleted blocks, new blocks, and the region whose loops are
+    /// rebuilt.
+    removed: Vec<Block>,
+    new_blocks: Vec<Block>,
+    region: Vec<Block>,
 }
 
 impl SimpleLoopUnswitch {
@@ -296,8 +317,8 @@ impl LoopPass for SimpleLoopUnswitch {
             else {
                 break;
             };
-            let cands = candidates(func, cx, l);
-            if cands.is_empty() {
+            candidates(func, cx, l, &mut self.own, &mut self.cands);
+            if self.cands.is_empty() {
                 break;
             }
             if let Err((skip, msg)) = check_loop(func, cx, l) {
@@ -308,7 +329,7 @@ impl LoopPass for SimpleLoopUnswitch {
                 break;
             }
             if cfg.trivial {
-                if let Some(t) = find_trivial(func, cx, l) {
+                if let Some(t) = find_trivial(func, cx, l, &mut self.chain) {
                     self.trivial_local(func, cx, l, &t)?;
                     changed = true;
                     continue;
@@ -317,7 +338,10 @@ impl LoopPass for SimpleLoopUnswitch {
             if !cfg.nontrivial {
                 break;
             }
-            let Some((cand, nsucc)) = self.pick(func, cx, l, &cands, &cfg, &mut remarked)? else {
+            let cands = core::mem::take(&mut self.cands);
+            let picked = self.pick(func, cx, l, &cands, &cfg, &mut remarked);
+            self.cands = cands;
+            let Some((cand, nsucc)) = picked? else {
                 break;
             };
             let new_headers = self.apply_nontrivial(func, cx, l, cand, nsucc, &cfg)?;
@@ -367,14 +391,21 @@ fn is_const(func: &Function, v: Value) -> bool {
 
 /// The invariant conditional terminators of blocks of `l` itself (not of its sub-loops,
 /// which were visited first, as in LLVM), with non-constant conditions.
-fn candidates(func: &Function, cx: &PassContext<'_>, l: Loop) -> Vec<Candidate> {
+/// Written to `out`; `own` is scratch.
+fn candidates(
+    func: &Function,
+    cx: &PassContext<'_>,
+    l: Loop,
+    own: &mut Vec<Block>,
+    out: &mut Vec<Candidate>,
+) {
     let li = &cx.analyses.loops;
-    let mut out = Vec::new();
+    out.clear();
     // The loop's own blocks, its subloops' ranges jumped over: filtering every block of
     // the nest made each level of a deep nest walk all the levels below it (quadratic).
-    let mut own = Vec::new();
-    li.own_blocks(l, &mut own);
-    for b in own {
+    own.clear();
+    li.own_blocks(l, own);
+    for &b in own.iter() {
         let Some(t) = func.terminator(b) else {
             continue;
         };
@@ -390,7 +421,6 @@ fn candidates(func: &Function, cx: &PassContext<'_>, l: Loop) -> Vec<Candidate> 
             });
         }
     }
-    out
 }
 
 /// The loop-level refusals: irreducible cycles, no preheader, convergent operations.
@@ -434,10 +464,11 @@ fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Ski
 /// The blocks reached from the header along unconditional jumps inside `l` itself
 /// (stopping at a sub-loop, a block with side effects, or a conditional branch, which is
 /// included): on the first iteration each of them runs before anything observable.
-/// Returns the chain; `pure_prefix` is false when the last block has side effects.
-fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop) -> (Vec<Block>, bool) {
+/// Writes the chain to `chain`; returns false when the last block has side effects.
+fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop, chain: &mut Vec<Block>) -> bool {
     let li = &cx.analyses.loops;
-    let mut chain = vec![li.header(l)];
+    chain.clear();
+    chain.push(li.header(l));
     loop {
         let b = *chain.last().expect("non-empty");
         let effects = func
@@ -445,24 +476,30 @@ fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop) -> (Vec<Block>, 
             .block_insts(b)
             .any(|i| func.dfg.inst(i).opcode().has_side_effects());
         if effects {
-            return (chain, false);
+            return false;
         }
         let t = func.terminator(b).expect("a CFG block has a terminator");
         let InstructionData::Jump { dest } = func.dfg.inst(t) else {
-            return (chain, true);
+            return true;
         };
         let n = dest.block;
         if li.innermost_loop(n) != Some(l) || chain.contains(&n) {
-            return (chain, true);
+            return true;
         }
         chain.push(n);
     }
 }
 
 /// The first trivially unswitchable branch on the header's chain, if any.
-fn find_trivial(func: &Function, cx: &PassContext<'_>, l: Loop) -> Option<Trivial> {
+/// `chain` is scratch.
+fn find_trivial(
+    func: &Function,
+    cx: &PassContext<'_>,
+    l: Loop,
+    chain: &mut Vec<Block>,
+) -> Option<Trivial> {
     let li = &cx.analyses.loops;
-    let (chain, pure) = header_chain(func, cx, l);
+    let pure = header_chain(func, cx, l, chain);
     if !pure {
         return None;
     }
@@ -679,8 +716,26 @@ impl SimpleLoopUnswitch {
         cfg: &Config,
         remarked: &mut Vec<Inst>,
     ) -> Result<Option<(Candidate, usize)>, PassError> {
+        let mut ok = core::mem::take(&mut self.ok);
+        ok.clear();
+        let r = self.pick_from(func, cx, l, cands, cfg, remarked, &mut ok);
+        self.ok = ok;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::pick`] with the buffer for the uniform candidates.
+    #[allow(clippy::too_many_arguments)]
+    fn pick_from(
+        &mut self,
+        func: &Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        cands: &[Candidate],
+        cfg: &Config,
+        remarked: &mut Vec<Inst>,
+        ok: &mut Vec<Candidate>,
+    ) -> Result<Option<(Candidate, usize)>, PassError> {
         let header = cx.analyses.loops.header(l);
-        let mut ok: Vec<Candidate> = Vec::new();
         for &c in cands {
             if cfg.uniform_only && self.divergent(func, cx, c.cond)? {
                 if !remarked.contains(&c.inst) {
@@ -711,7 +766,11 @@ impl SimpleLoopUnswitch {
         self.dom.compute(li, &cx.analyses.cfg, l);
         let dt = &self.dom;
         let gcfg = &cx.analyses.cfg;
-        let blocks: Vec<Block> = li.blocks(l).collect();
+        let blocks = &mut self.own;
+        blocks.clear();
+        blocks.extend(li.blocks(l));
+        let blocks = &*blocks;
+        let succs = &mut self.succs;
         let cost_of = |b: Block| {
             func.layout
                 .block_insts(b)
@@ -726,7 +785,7 @@ impl SimpleLoopUnswitch {
             let mut clones: u32 = 0;
             for c in cands {
                 let skip_exiting = latch.is_some_and(|lt| dt.dominates(c.block, lt));
-                let succs = distinct_succs(func, c.inst);
+                distinct_succs(func, c.inst, succs);
                 let n = succs
                     .iter()
                     .filter(|&&s| !skip_exiting || li.contains(l, s))
@@ -749,15 +808,15 @@ impl SimpleLoopUnswitch {
             1
         };
         let mut best: Option<(u64, u64, Candidate, usize)> = None;
-        for &c in &ok {
-            let copies = copies_needed(func, c.inst);
+        for &c in ok.iter() {
+            let copies = copies_needed(func, c.inst, &mut self.calls);
             if copies < 2 {
                 // Every way leads to the same place with the same arguments.
                 continue;
             }
-            let succs = distinct_succs(func, c.inst);
+            distinct_succs(func, c.inst, succs);
             let mut not_dup = 0u64;
-            for &s in &succs {
+            for &s in succs.iter() {
                 if !li.contains(l, s) || s == header {
                     continue;
                 }
@@ -817,15 +876,58 @@ impl SimpleLoopUnswitch {
         cfg: &Config,
     ) -> Result<Vec<Block>, PassError> {
         let li = &cx.analyses.loops;
-        let header = li.header(l);
         let pre = li
             .preheader(l, &cx.analyses.cfg)
             .expect("checked: the loop has a preheader");
-        let (chain, _) = header_chain(func, cx, l);
-        let every_iteration = chain.contains(&cand.block);
+        header_chain(func, cx, l, &mut self.chain);
+        let every_iteration = self.chain.contains(&cand.block);
         let local = can_update_locally(cx, l);
-        // The exits, read before the copies change the CFG.
-        let exits = li.unique_exit_blocks(l, &cx.analyses.cfg);
+        // The exits, read before the copies change the CFG: distinct, in order of first
+        // appearance (as `LoopInfo::unique_exit_blocks`, without its hash set).
+        let mut exits = core::mem::take(&mut self.exits);
+        exits.clear();
+        self.seen.clear();
+        for b in li.blocks(l) {
+            for &s in cx.analyses.cfg.succs(b) {
+                if !li.contains(l, s) && self.seen.insert(s) {
+                    exits.push(s);
+                }
+            }
+        }
+        let r = self.apply_nontrivial_with(
+            func,
+            cx,
+            l,
+            cand,
+            nsucc,
+            cfg,
+            pre,
+            every_iteration,
+            local,
+            &exits,
+        );
+        self.exits = exits;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::apply_nontrivial`] once the preheader, the exits and whether
+    /// the candidate runs on every iteration are known.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_nontrivial_with(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        cand: Candidate,
+        nsucc: usize,
+        cfg: &Config,
+        pre: Block,
+        every_iteration: bool,
+        local: bool,
+        exits: &[Block],
+    ) -> Result<Vec<Block>, PassError> {
+        let li = &cx.analyses.loops;
+        let header = li.header(l);
         let blocks: Vec<Block> = if local {
             loop_blocks_in_layout(func, li, l)
         } else {
@@ -980,7 +1082,7 @@ impl SimpleLoopUnswitch {
         }
         if local {
             if let Some(h) =
-                self.finish_local(func, cx, l, pre, &copies, &exits, cond, &enter_args)?
+                self.finish_local(func, cx, l, pre, &copies, exits, cond, &enter_args)?
             {
                 return Ok(h);
             }
@@ -1033,7 +1135,13 @@ impl SimpleLoopUnswitch {
         if let Some(&d) = self.div.get(v.index()).filter(|&&d| d != 0) {
             return Ok(d == 2);
         }
-        if let Some(d) = self.derive(func, v) {
+        // A kernel's parameters (entry block parameters: no edge enters the entry) are
+        // uniform, so a condition on them needs no function-wide analysis.
+        let entry_uniform = func.kind == FuncKind::Kernel
+            && func
+                .entry_block()
+                .is_some_and(|e| cx.analyses.cfg.preds(e).is_empty());
+        if let Some(d) = self.derive(func, v, entry_uniform) {
             self.set_div(v, 1 + u8::from(d));
             return Ok(d);
         }
@@ -1050,8 +1158,10 @@ impl SimpleLoopUnswitch {
     /// The uniformity of an instruction result not in the snapshot, from its operands:
     /// divergent iff a chain of propagating instructions reaches a divergent value or
     /// source (sync and temporal divergence reach block parameters only). `None` when
-    /// the walk meets a value it cannot judge or grows past a bound.
-    fn derive(&self, func: &Function, v: Value) -> Option<bool> {
+    /// the walk meets a value it cannot judge or grows past a bound. With
+    /// `entry_uniform`, the entry block's parameters are uniform (a kernel's parameters,
+    /// as the analysis seeds them).
+    fn derive(&self, func: &Function, v: Value, entry_uniform: bool) -> Option<bool> {
         use gyre_analysis::uniformity::{source_kind, SourceKind};
         let mut work = vec![v];
         let mut seen = 0;
@@ -1069,8 +1179,10 @@ impl SimpleLoopUnswitch {
                 }
                 _ => {}
             }
-            let ValueDef::Result(i) = func.dfg.value_def(w) else {
-                return None;
+            let i = match func.dfg.value_def(w) {
+                ValueDef::Result(i) => i,
+                ValueDef::Param(b, _) if entry_uniform && func.entry_block() == Some(b) => continue,
+                _ => return None,
             };
             match source_kind(func, i) {
                 SourceKind::AlwaysUniform => {}
@@ -1241,6 +1353,38 @@ impl SimpleLoopUnswitch {
         cond: Value,
         enter_args: &[Value],
     ) -> Result<Option<Vec<Block>>, PassError> {
+        let mut bufs = [
+            core::mem::take(&mut self.removed),
+            core::mem::take(&mut self.new_blocks),
+            core::mem::take(&mut self.region),
+        ];
+        for b in &mut bufs {
+            b.clear();
+        }
+        let [removed, new_blocks, region] = &mut bufs;
+        let r = self.finish_local_with(
+            func, cx, l, pre, copies, exits, cond, enter_args, removed, new_blocks, region,
+        );
+        [self.removed, self.new_blocks, self.region] = bufs;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::finish_local`] with its buffers (empty).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_local_with(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        pre: Block,
+        copies: &[Vec<Block>],
+        exits: &[Block],
+        cond: Value,
+        enter_args: &[Value],
+        removed: &mut Vec<Block>,
+        new_blocks: &mut Vec<Block>,
+        region: &mut Vec<Block>,
+    ) -> Result<Option<Vec<Block>>, PassError> {
         let li = &cx.analyses.loops;
         let header = li.header(l);
         let hk = copies[0]
@@ -1262,7 +1406,6 @@ impl SimpleLoopUnswitch {
         // copies are disjoint, so one set of marks serves them all.
         self.reach.clear();
         let mut live: Vec<Vec<Block>> = Vec::with_capacity(copies.len());
-        let mut removed: Vec<Block> = Vec::new();
         for (j, copy) in copies.iter().enumerate() {
             let j = j as u32;
             self.work.clear();
@@ -1355,14 +1498,13 @@ impl SimpleLoopUnswitch {
                 }
             }
         }
-        for &b in &removed {
+        for &b in removed.iter() {
             while let Some(i) = func.layout.first_inst(b) {
                 func.layout.remove_inst(i);
             }
             func.layout.remove_block(b);
         }
         // A preheader per copy (the old one dispatches).
-        let mut new_blocks: Vec<Block> = Vec::new();
         for copy in copies {
             let h = copy[hk];
             new_blocks.push(split_predecessors(
@@ -1440,19 +1582,23 @@ impl SimpleLoopUnswitch {
         let err = |e: gyre_analysis::CfgError| PassError(format!("{NAME}: {e}"));
         let cfg = &mut cx.analyses.cfg;
         cfg.update_block(func, pre).map_err(err)?;
-        for &b in live.iter().flatten().chain(&removed).chain(&new_blocks) {
+        for &b in live
+            .iter()
+            .flatten()
+            .chain(removed.iter())
+            .chain(new_blocks.iter())
+        {
             cfg.update_block(func, b).map_err(err)?;
         }
         // The loops: those of the outermost loop around `l`, found again.
         let li = &mut cx.analyses.loops;
-        let mut region: Vec<Block> = Vec::new();
         if outer == l {
             // The copies' headers first: the search for back edges starts there.
             region.extend(copies.iter().map(|c| c[hk]));
             for (copy, keep) in copies.iter().zip(&live) {
                 region.extend(keep.iter().filter(|&&b| b != copy[hk]));
             }
-            for &b in &new_blocks {
+            for &b in new_blocks.iter() {
                 li.add_block(b, None);
             }
         } else {
@@ -1461,12 +1607,12 @@ impl SimpleLoopUnswitch {
                     .filter(|&b| func.layout.is_block_inserted(b)),
             );
             region.extend(live[1..].iter().flatten());
-            region.extend(&new_blocks);
+            region.extend(new_blocks.iter());
         }
-        for &b in &removed {
+        for &b in removed.iter() {
             li.add_block(b, None);
         }
-        if !li.replace_nest(cfg, outer, &region) {
+        if !li.replace_nest(cfg, outer, region) {
             cx.analyses.invalidate(Analyses::NONE);
             self.ensure(func, cx, Analyses::LOOPS)?;
         }
@@ -1798,8 +1944,9 @@ impl LocalDom {
 /// How many copies of the loop unswitching `t` makes: one per distinct way out of it
 /// (target and arguments): 2 for a `brif` whose sides differ, the distinct cases and
 /// default of a `br_table`.
-fn copies_needed(func: &Function, t: Inst) -> usize {
-    let mut calls: Vec<BlockCall> = Vec::new();
+/// `calls` is scratch.
+fn copies_needed(func: &Function, t: Inst, calls: &mut Vec<BlockCall>) -> usize {
+    calls.clear();
     func.dfg.for_each_dest(t, |bc| {
         if !calls.iter().any(|c| same_call(func, c, bc)) {
             calls.push(*bc);
@@ -1809,14 +1956,14 @@ fn copies_needed(func: &Function, t: Inst) -> usize {
 }
 
 /// The distinct successor blocks of a terminator.
-fn distinct_succs(func: &Function, t: Inst) -> Vec<Block> {
-    let mut s = Vec::new();
+/// Written to `s`.
+fn distinct_succs(func: &Function, t: Inst, s: &mut Vec<Block>) {
+    s.clear();
     func.dfg.for_each_dest(t, |bc| {
         if !s.contains(&bc.block) {
             s.push(bc.block);
         }
     });
-    s
 }
 
 /// Can `v` be shown not to be poison (docs/ir.md, "Values and poison")? Constants,
