@@ -162,6 +162,9 @@ pub struct SimpleLoopUnswitch {
     removed: Vec<Block>,
     new_blocks: Vec<Block>,
     region: Vec<Block>,
+    /// Scratch for a change: the blocks of the original loop whose terminators changed
+    /// (the only ones of it whose CFG edges need updating).
+    touched: BlockTags,
 }
 
 impl SimpleLoopUnswitch {
@@ -1005,6 +1008,7 @@ impl SimpleLoopUnswitch {
                 &mut func.dfg.value_lists,
             )
         };
+        self.touched.clear();
         match func.dfg.inst(cand.inst).clone() {
             InstructionData::Brif { .. } => {
                 let to = [enter_copy(func, 0), enter_copy(func, 1)];
@@ -1024,6 +1028,9 @@ impl SimpleLoopUnswitch {
                             if arg == cand.cond {
                                 func.dfg
                                     .replace_inst(t, InstructionData::Jump { dest: blocks[j] });
+                                if j == 0 {
+                                    self.touched.insert(b);
+                                }
                             }
                         }
                     }
@@ -1075,6 +1082,9 @@ impl SimpleLoopUnswitch {
                         cjt.cases[k].1
                     };
                     func.dfg.replace_inst(t, InstructionData::Jump { dest });
+                    if j == 0 {
+                        self.touched.insert(b);
+                    }
                 }
                 cx.stats.add(NAME, "NumSwitches", 1);
             }
@@ -1565,6 +1575,11 @@ impl SimpleLoopUnswitch {
                     }
                     g += 1;
                 }
+                if j == 0 {
+                    for &p in preds.iter() {
+                        self.touched.insert(p);
+                    }
+                }
                 let (copy_of, li) = (&self.copy_of, &cx.analyses.loops);
                 new_blocks.push(split_predecessors(
                     func,
@@ -1582,9 +1597,13 @@ impl SimpleLoopUnswitch {
         let err = |e: gyre_analysis::CfgError| PassError(format!("{NAME}: {e}"));
         let cfg = &mut cx.analyses.cfg;
         cfg.update_block(func, pre).map_err(err)?;
-        for &b in live
+        // The original loop's blocks keep their edges unless a branch folded or an exit
+        // edge moved to a new block; the copies, the deleted and the new blocks all change.
+        let touched = &self.touched;
+        for &b in live[0]
             .iter()
-            .flatten()
+            .filter(|&&b| touched.contains(b))
+            .chain(live[1..].iter().flatten())
             .chain(removed.iter())
             .chain(new_blocks.iter())
         {
