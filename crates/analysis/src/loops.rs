@@ -175,6 +175,8 @@ struct NestScratch {
     state: Vec<u8>,
     post: Vec<u32>,
     back: Vec<(u32, Block)>,
+    /// Per region block: its range in the sorted `back` (its back edges as a header).
+    back_at: Vec<[u32; 2]>,
     stack: Vec<(u32, u32)>,
     rpo_of: Vec<u32>,
     found: Vec<NewLoop>,
@@ -795,6 +797,20 @@ impl LoopInfo {
             rpo_of[k as usize] = i as u32;
         }
         back.sort_unstable_by_key(|&(h, p)| (h, rpo_of[ix(self, p) as usize]));
+        // Each header's range of back edges, found once (two binary searches per block
+        // of the region cost more than the rest of the discovery).
+        let back_at = &mut sc.back_at;
+        back_at.clear();
+        back_at.resize(n, [0, 0]);
+        let mut e = 0;
+        while e < back.len() {
+            let h = back[e].0;
+            let start = e;
+            while e < back.len() && back[e].0 == h {
+                e += 1;
+            }
+            back_at[h as usize] = [start as u32, e as u32];
+        }
         // Discovery, headers in post-order (inner before outer), as in `discover`.
         let found = &mut sc.found;
         found.clear();
@@ -807,8 +823,8 @@ impl LoopInfo {
         let walk = &mut sc.walk;
         let todo = &mut sc.todo;
         for &hk in post.iter() {
-            let lo = back.partition_point(|&(h, _)| h < hk);
-            let hi = back.partition_point(|&(h, _)| h <= hk);
+            let [lo, hi] = back_at[hk as usize];
+            let (lo, hi) = (lo as usize, hi as usize);
             if lo == hi {
                 continue;
             }

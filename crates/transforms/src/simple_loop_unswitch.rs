@@ -1755,8 +1755,11 @@ impl BlockTags {
         debug_assert!(self.generation != 0, "cleared before use");
         let i = b.index();
         if self.stamp.len() <= i {
-            self.stamp.resize(i + 1, 0);
-            self.val.resize(i + 1, 0);
+            // Geometric growth: the blocks a change creates have ever higher indices, and
+            // growing by one each time made every tag of a new block a resize.
+            let n = (i + 1).max(self.stamp.len() * 2).max(64);
+            self.stamp.resize(n, 0);
+            self.val.resize(n, 0);
         }
         self.stamp[i] = self.generation;
         self.val[i] = v;
