@@ -151,6 +151,8 @@ pub struct SimpleLoopUnswitch {
     chain: Vec<Block>,
     /// Scratch: the candidates with uniform conditions.
     ok: Vec<Candidate>,
+    /// Scratch: the size of each of the loop's blocks (cost model).
+    costs: Vec<u64>,
     /// Scratch: a terminator's distinct successors, and its distinct block calls.
     succs: Vec<Block>,
     calls: Vec<BlockCall>,
@@ -162,6 +164,12 @@ pub struct SimpleLoopUnswitch {
     removed: Vec<Block>,
     new_blocks: Vec<Block>,
     region: Vec<Block>,
+    /// Scratch for a change: the loop's blocks in layout order, the copies (copy 0 the
+    /// original), the blocks each copy still reaches, and the preheader's arguments.
+    lblocks: Vec<Block>,
+    copies: Vec<Vec<Block>>,
+    live: Vec<Vec<Block>>,
+    args: Vec<Value>,
     /// Scratch for a change: the blocks of the original loop whose terminators changed
     /// (the only ones of it whose CFG edges need updating).
     touched: BlockTags,
@@ -780,7 +788,12 @@ impl SimpleLoopUnswitch {
                 .filter(|&i| !matches!(func.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst))
                 .count() as u64
         };
-        let loop_cost: u64 = blocks.iter().map(|&b| cost_of(b)).sum();
+        // Each block's size once (the part not duplicated sums them again per successor).
+        let costs = &mut self.costs;
+        costs.clear();
+        costs.extend(blocks.iter().map(|&b| cost_of(b)));
+        let costs = &*costs;
+        let loop_cost: u64 = costs.iter().sum();
         // The multiplier (LLVM's `CalculateUnswitchCostMultiplier`): clones all candidates
         // may cause, and the loop's siblings.
         let mult = if cfg.multiplier {
@@ -830,8 +843,9 @@ impl SimpleLoopUnswitch {
                 if exclusive {
                     not_dup += blocks
                         .iter()
-                        .filter(|&&b| dt.dominates(s, b))
-                        .map(|&b| cost_of(b))
+                        .zip(costs)
+                        .filter(|&(&b, _)| dt.dominates(s, b))
+                        .map(|(_, &k)| k)
                         .sum::<u64>();
                 }
             }
@@ -897,6 +911,9 @@ impl SimpleLoopUnswitch {
                 }
             }
         }
+        let mut blocks = core::mem::take(&mut self.lblocks);
+        let mut copies = core::mem::take(&mut self.copies);
+        let mut args = core::mem::take(&mut self.args);
         let r = self.apply_nontrivial_with(
             func,
             cx,
@@ -908,8 +925,11 @@ impl SimpleLoopUnswitch {
             every_iteration,
             local,
             &exits,
+            &mut blocks,
+            &mut args,
+            &mut copies,
         );
-        self.exits = exits;
+        (self.exits, self.lblocks, self.copies, self.args) = (exits, blocks, copies, args);
         r
     }
 
@@ -928,23 +948,27 @@ impl SimpleLoopUnswitch {
         every_iteration: bool,
         local: bool,
         exits: &[Block],
+        blocks: &mut Vec<Block>,
+        enter_args: &mut Vec<Value>,
+        copies: &mut Vec<Vec<Block>>,
     ) -> Result<Vec<Block>, PassError> {
         let li = &cx.analyses.loops;
         let header = li.header(l);
-        let blocks: Vec<Block> = if local {
-            loop_blocks_in_layout(func, li, l)
+        blocks.clear();
+        if local {
+            loop_blocks_in_layout(func, li, l, blocks);
         } else {
-            func.layout
-                .blocks()
-                .filter(|&b| li.contains(l, b))
-                .collect()
-        };
+            blocks.extend(func.layout.blocks().filter(|&b| li.contains(l, b)));
+        }
+        let blocks = &*blocks;
         let last = *blocks.last().expect("a loop has blocks");
         let pre_term = func.terminator(pre).expect("terminator");
         let InstructionData::Jump { dest: enter } = *func.dfg.inst(pre_term) else {
             unreachable!("checked: the preheader ends in a jump");
         };
-        let enter_args: Vec<Value> = func.dfg.block_call_args(&enter).to_vec();
+        enter_args.clear();
+        enter_args.extend_from_slice(func.dfg.block_call_args(&enter));
+        let enter_args = &*enter_args;
         // Freeze the condition unless it is branched on every iteration (then the
         // original already branched on it whenever the loop ran) or cannot be poison.
         let mut cond = cand.cond;
@@ -969,11 +993,16 @@ impl SimpleLoopUnswitch {
             cx.stats.add(NAME, "NumFreezes", 1);
         }
         // Copy 0 is the original loop; copies 1.. are clones.
-        let mut copies: Vec<Vec<Block>> = vec![blocks.clone()];
+        copies.truncate(1);
+        if copies.is_empty() {
+            copies.push(Vec::new());
+        }
+        copies[0].clear();
+        copies[0].extend_from_slice(blocks);
         let mut anchor = last;
         for _ in 1..nsucc {
             self.map.clear();
-            let c = clone_blocks(func, &blocks, &mut self.map, Place::After(anchor))
+            let c = clone_blocks(func, blocks, &mut self.map, Place::After(anchor))
                 .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
             anchor = *c.last().expect("non-empty");
             // A copy's values are as uniform as their originals: the copies are entered
@@ -1415,7 +1444,38 @@ impl SimpleLoopUnswitch {
         // What each copy still reaches from its header (the only way into it). The
         // copies are disjoint, so one set of marks serves them all.
         self.reach.clear();
-        let mut live: Vec<Vec<Block>> = Vec::with_capacity(copies.len());
+        let mut live = core::mem::take(&mut self.live);
+        live.truncate(copies.len());
+        live.resize_with(copies.len(), Vec::new);
+        let r = self.finish_local_live(
+            func, cx, l, pre, copies, exits, cond, enter_args, removed, new_blocks, region, hk,
+            outer, &mut live,
+        );
+        self.live = live;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::finish_local_with`] from the reachability walk on, with the
+    /// buffer for the blocks each copy still reaches (one per copy, any contents).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_local_live(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        pre: Block,
+        copies: &[Vec<Block>],
+        exits: &[Block],
+        cond: Value,
+        enter_args: &[Value],
+        removed: &mut Vec<Block>,
+        new_blocks: &mut Vec<Block>,
+        region: &mut Vec<Block>,
+        hk: usize,
+        outer: Loop,
+        live: &mut [Vec<Block>],
+    ) -> Result<Option<Vec<Block>>, PassError> {
+        let li = &cx.analyses.loops;
         for (j, copy) in copies.iter().enumerate() {
             let j = j as u32;
             self.work.clear();
@@ -1432,7 +1492,8 @@ impl SimpleLoopUnswitch {
                     }
                 });
             }
-            let mut keep = Vec::with_capacity(copy.len());
+            let keep = &mut live[j as usize];
+            keep.clear();
             for &b in copy {
                 if self.reach.contains(b) {
                     keep.push(b);
@@ -1440,8 +1501,8 @@ impl SimpleLoopUnswitch {
                     removed.push(b);
                 }
             }
-            live.push(keep);
         }
+        let live = &*live;
         // A block of a copy that no longer reaches the copy's back edge (the folded branch
         // led it there) has left the loop: values of the loop it uses would need new
         // exit parameters (LCSSA), so the caller re-establishes the forms instead.
@@ -1465,7 +1526,7 @@ impl SimpleLoopUnswitch {
             }
         }
         self.back.clear();
-        for (copy, keep) in copies.iter().zip(&live) {
+        for (copy, keep) in copies.iter().zip(live) {
             let h = copy[hk];
             self.back.insert(h);
             let mut inside = 1;
@@ -1614,7 +1675,7 @@ impl SimpleLoopUnswitch {
         if outer == l {
             // The copies' headers first: the search for back edges starts there.
             region.extend(copies.iter().map(|c| c[hk]));
-            for (copy, keep) in copies.iter().zip(&live) {
+            for (copy, keep) in copies.iter().zip(live) {
                 region.extend(keep.iter().filter(|&&b| b != copy[hk]));
             }
             for &b in new_blocks.iter() {
@@ -1693,10 +1754,15 @@ fn outermost_left(li: &gyre_analysis::LoopInfo, l: Loop, e: Block) -> Loop {
 /// The blocks of `l` in layout order. Walks the layout from the header forward, then
 /// backward, until every block is found: the span of the loop in the layout, not the
 /// function (a scan of every block per change would make many loops quadratic).
-fn loop_blocks_in_layout(func: &Function, li: &gyre_analysis::LoopInfo, l: Loop) -> Vec<Block> {
+/// Written to `out` (empty).
+fn loop_blocks_in_layout(
+    func: &Function,
+    li: &gyre_analysis::LoopInfo,
+    l: Loop,
+    out: &mut Vec<Block>,
+) {
     let n = li.num_blocks(l);
     let header = li.header(l);
-    let mut out = Vec::with_capacity(n);
     let mut at = Some(header);
     while let Some(b) = at {
         if out.len() == n {
@@ -1720,10 +1786,13 @@ fn loop_blocks_in_layout(func: &Function, li: &gyre_analysis::LoopInfo, l: Loop)
             at = func.layout.prev_block(b);
         }
         before.reverse();
-        before.extend(out);
-        out = before;
+        // The blocks before the header go first (rare: a loop laid out around its
+        // header).
+        let after = out.len();
+        out.extend_from_slice(&before);
+        out.rotate_right(before.len());
+        debug_assert_eq!(out.len(), after + before.len());
     }
-    out
 }
 
 /// Per-block scratch tags (a `u32` each), dense by block index and cleared in O(1) by a
