@@ -1665,7 +1665,8 @@ impl SimpleLoopUnswitch {
             .iter()
             .filter(|&&b| touched.contains(b))
             .chain(live[1..].iter().flatten())
-            .chain(removed.iter())
+            // A deleted block of a clone never had edges in the CFG.
+            .chain(removed.iter().filter(|&&b| self.copy_of.get(b) == Some(0)))
             .chain(new_blocks.iter())
         {
             cfg.update_block(func, b).map_err(err)?;
