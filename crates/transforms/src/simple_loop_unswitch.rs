@@ -151,8 +151,10 @@ pub struct SimpleLoopUnswitch {
     chain: Vec<Block>,
     /// Scratch: the candidates with uniform conditions.
     ok: Vec<Candidate>,
-    /// Scratch: the size of each of the loop's blocks (cost model).
+    /// Scratch: the size of each of the loop's blocks (cost model), and prefix sums of
+    /// them over the dominator tree ([`LocalDom::subtree_sums`]).
     costs: Vec<u64>,
+    acc: Vec<u64>,
     /// Scratch: a terminator's distinct successors, and its distinct block calls.
     succs: Vec<Block>,
     calls: Vec<BlockCall>,
@@ -823,6 +825,9 @@ impl SimpleLoopUnswitch {
         } else {
             1
         };
+        // The size of the blocks each block dominates, from prefix sums over the dominator
+        // tree's preorder (computed the first time the part not duplicated is asked).
+        let mut sums_ready = false;
         let mut best: Option<(u64, u64, Candidate, usize)> = None;
         for &c in ok.iter() {
             let copies = copies_needed(func, c.inst, &mut self.calls);
@@ -841,12 +846,11 @@ impl SimpleLoopUnswitch {
                     .iter()
                     .all(|&p| p == c.block || dt.dominates(s, p));
                 if exclusive {
-                    not_dup += blocks
-                        .iter()
-                        .zip(costs)
-                        .filter(|&(&b, _)| dt.dominates(s, b))
-                        .map(|(_, &k)| k)
-                        .sum::<u64>();
+                    if !sums_ready {
+                        dt.subtree_sums(blocks, costs, &mut self.acc);
+                        sums_ready = true;
+                    }
+                    not_dup += dt.dominated_size(s, &self.acc);
                 }
             }
             let base = loop_cost.saturating_sub(not_dup) * (copies as u64 - 1);
@@ -2023,6 +2027,36 @@ impl LocalDom {
         self.label[v as usize]
     }
 
+    /// Prepare [`LocalDom::dominated_size`]: `costs[k]` is the size of `blocks[k]`, the
+    /// loop's blocks (each once).
+    /// The sums go to `acc`.
+    fn subtree_sums(&self, blocks: &[Block], costs: &[u64], acc: &mut Vec<u64>) {
+        // Every node's pre and post times lie in 0..2m; a subtree's nodes have their pre
+        // times in [pre, post) of its root.
+        let m = self.order.len();
+        acc.clear();
+        acc.resize(2 * m + 1, 0);
+        for (&b, &k) in blocks.iter().zip(costs) {
+            if let Some(n) = self.num.get(b) {
+                acc[self.pre[n as usize] as usize + 1] = k;
+            }
+        }
+        for t in 0..2 * m {
+            acc[t + 1] += acc[t];
+        }
+    }
+
+    /// The total size of the blocks `s` dominates (itself included; 0 if the walk from
+    /// the header did not reach it), as summing the sizes of the blocks `b` with
+    /// `dominates(s, b)`. Needs [`LocalDom::subtree_sums`] since the last compute.
+    fn dominated_size(&self, s: Block, acc: &[u64]) -> u64 {
+        let Some(n) = self.num.get(s) else {
+            return 0;
+        };
+        let n = n as usize;
+        acc[self.post[n] as usize] - acc[self.pre[n] as usize]
+    }
+
     /// Does `a` dominate `b` (both blocks of the loop)?
     fn dominates(&self, a: Block, b: Block) -> bool {
         let (Some(na), Some(nb)) = (self.num.get(a), self.num.get(b)) else {
@@ -2165,14 +2199,27 @@ mod tests {
                     loops += 1;
                     dom.compute(&li, &cfg, l);
                     let blocks: Vec<_> = li.blocks(l).collect();
+                    // Distinct sizes (powers of two) so that a wrong set shows in a sum.
+                    let costs: Vec<u64> = (0..blocks.len()).map(|k| 1 << (k % 60)).collect();
+                    let mut acc = Vec::new();
+                    dom.subtree_sums(&blocks, &costs, &mut acc);
                     for &a in &blocks {
-                        for &b in &blocks {
+                        let mut dominated = 0;
+                        for (&b, &k) in blocks.iter().zip(&costs) {
                             assert_eq!(
                                 dom.dominates(a, b),
                                 dt.dominates(a, b),
                                 "seed {seed}: {a} dom {b}"
                             );
+                            if dt.dominates(a, b) {
+                                dominated += k;
+                            }
                         }
+                        assert_eq!(
+                            dom.dominated_size(a, &acc),
+                            dominated,
+                            "seed {seed}: size dominated by {a}"
+                        );
                     }
                 }
             }
