@@ -1037,7 +1037,7 @@ impl SimpleLoopUnswitch {
         let enter_copy = |func: &mut Function, j: usize| {
             BlockCall::new(
                 pos(&copies[j], header),
-                &enter_args,
+                enter_args,
                 &mut func.dfg.value_lists,
             )
         };
@@ -1124,13 +1124,11 @@ impl SimpleLoopUnswitch {
             _ => unreachable!("candidates are brif or br_table"),
         }
         if local {
-            if let Some(h) =
-                self.finish_local(func, cx, l, pre, &copies, exits, cond, &enter_args)?
-            {
+            if let Some(h) = self.finish_local(func, cx, l, pre, copies, exits, cond, enter_args)? {
                 return Ok(h);
             }
         }
-        remove_unreachable(func, &copies);
+        remove_unreachable(func, copies);
         self.resimplify(func, cx)?;
         self.ensure(func, cx, Analyses::LOOPS)?;
         // The copies' outermost loops, for the adaptor to visit.
@@ -1164,11 +1162,13 @@ impl SimpleLoopUnswitch {
         self.div[v.index()] = d;
     }
 
-    /// May `v` differ between the threads of a warp? The function's uniformity analysis
-    /// is read once per function visit (the first time a value is asked about) and kept
-    /// for the values it knew; copies made since inherit their originals' answers, and a
-    /// new instruction result is derived from its operands. Only a value none of that
-    /// covers (a new block parameter) has the analysis computed again.
+    /// May `v` differ between the threads of a warp? A value whose operands lead, through
+    /// propagating instructions, only to uniform sources and a kernel's parameters is
+    /// derived without the analysis (the common case: a condition on kernel arguments).
+    /// Otherwise the function's uniformity analysis is read (once per function visit)
+    /// and kept for the values it knew; copies made since inherit their originals'
+    /// answers, and a new instruction result is derived from its operands. Only a value
+    /// none of that covers (a new block parameter) has the analysis computed again.
     fn divergent(
         &mut self,
         func: &Function,

@@ -158,13 +158,13 @@ pub fn split_predecessors(
     // a kept parameter (the new block's next parameter). One buffer instead of three:
     // loop passes split exits on every change.
     let mut all_kept = true;
-    for i in 0..nparams {
-        match common[i] {
+    for (i, c) in common.iter_mut().enumerate() {
+        match *c {
             Some(v) if forward(func, v) => all_kept = false,
             _ => {
                 let ty = func.dfg.value_type(func.dfg.block_params(target)[i]);
                 func.dfg.append_block_param(new, ty);
-                common[i] = None;
+                *c = None;
             }
         }
     }
