@@ -179,6 +179,8 @@ struct NestScratch {
     state: Vec<u8>,
     post: Vec<u32>,
     back: Vec<(u32, Block)>,
+    /// Per region block: its range in the sorted `back` (its back edges as a header).
+    back_at: Vec<[u32; 2]>,
     stack: Vec<(u32, u32)>,
     rpo_of: Vec<u32>,
     found: Vec<NewLoop>,
@@ -867,6 +869,20 @@ impl LoopInfo {
             rpo_of[k as usize] = i as u32;
         }
         back.sort_unstable_by_key(|&(h, p)| (h, rpo_of[ix(self, p) as usize]));
+        // Each header's range of back edges, found once (two binary searches per block
+        // of the region cost more than the rest of the discovery).
+        let back_at = &mut sc.back_at;
+        back_at.clear();
+        back_at.resize(n, [0, 0]);
+        let mut e = 0;
+        while e < back.len() {
+            let h = back[e].0;
+            let start = e;
+            while e < back.len() && back[e].0 == h {
+                e += 1;
+            }
+            back_at[h as usize] = [start as u32, e as u32];
+        }
         // Discovery, headers in post-order (inner before outer), as in `discover`.
         let found = &mut sc.found;
         found.clear();
@@ -879,8 +895,8 @@ impl LoopInfo {
         let walk = &mut sc.walk;
         let todo = &mut sc.todo;
         for &hk in post.iter() {
-            let lo = back.partition_point(|&(h, _)| h < hk);
-            let hi = back.partition_point(|&(h, _)| h <= hk);
+            let [lo, hi] = back_at[hk as usize];
+            let (lo, hi) = (lo as usize, hi as usize);
             if lo == hi {
                 continue;
             }
@@ -1406,10 +1422,19 @@ impl LoopInfo {
     /// successor edge (LLVM's `getLoopPreheader`: successors are counted per edge, so a
     /// block whose terminator branches to the header twice is not a preheader).
     pub fn preheader(&self, l: Loop, cfg: &Cfg) -> Option<Block> {
-        match self.loop_predecessors(l, cfg)[..] {
-            [p] if cfg.succs(p).len() == 1 => Some(p),
-            _ => None,
+        // The distinct loop predecessors, without collecting and sorting them: loop
+        // passes ask on every visit.
+        let mut only = None;
+        for &p in cfg.preds(self.header(l)) {
+            if self.contains(l, p) || only == Some(p) {
+                continue;
+            }
+            if only.is_some() {
+                return None;
+            }
+            only = Some(p);
         }
+        only.filter(|&p| cfg.succs(p).len() == 1)
     }
 
     /// Do all predecessors of every exit block lie in `l` (LLVM's `hasDedicatedExits`)?

@@ -141,6 +141,40 @@ pub struct SimpleLoopUnswitch {
     into: Vec<(u32, u32, Block)>,
     /// Scratch: a block worklist.
     work: Vec<Block>,
+    // The buffers below are kept between visits so that a visit or a change allocates
+    // nothing once they have grown (allocation was a sixth of the pass's time).
+    /// Scratch: the candidates of the loop visited.
+    cands: Vec<Candidate>,
+    /// Scratch: the loop's own blocks (candidates), then all its blocks (cost model).
+    own: Vec<Block>,
+    /// Scratch: the header's chain of jumps ([`header_chain`]).
+    chain: Vec<Block>,
+    /// Scratch: the candidates with uniform conditions.
+    ok: Vec<Candidate>,
+    /// Scratch: the size of each of the loop's blocks (cost model), and prefix sums of
+    /// them over the dominator tree ([`LocalDom::subtree_sums`]).
+    costs: Vec<u64>,
+    acc: Vec<u64>,
+    /// Scratch: a terminator's distinct successors, and its distinct block calls.
+    succs: Vec<Block>,
+    calls: Vec<BlockCall>,
+    /// Scratch for a change: the loop's exit blocks, and marks to find them once each.
+    exits: Vec<Block>,
+    seen: BlockTags,
+    /// Scratch for a change: deleted blocks, new blocks, and the region whose loops are
+    /// rebuilt.
+    removed: Vec<Block>,
+    new_blocks: Vec<Block>,
+    region: Vec<Block>,
+    /// Scratch for a change: the loop's blocks in layout order, the copies (copy 0 the
+    /// original), the blocks each copy still reaches, and the preheader's arguments.
+    lblocks: Vec<Block>,
+    copies: Vec<Vec<Block>>,
+    live: Vec<Vec<Block>>,
+    args: Vec<Value>,
+    /// Scratch for a change: the blocks of the original loop whose terminators changed
+    /// (the only ones of it whose CFG edges need updating).
+    touched: BlockTags,
 }
 
 impl SimpleLoopUnswitch {
@@ -296,8 +330,8 @@ impl LoopPass for SimpleLoopUnswitch {
             else {
                 break;
             };
-            let cands = candidates(func, cx, l);
-            if cands.is_empty() {
+            candidates(func, cx, l, &mut self.own, &mut self.cands);
+            if self.cands.is_empty() {
                 break;
             }
             if let Err((skip, msg)) = check_loop(func, cx, l) {
@@ -308,7 +342,7 @@ impl LoopPass for SimpleLoopUnswitch {
                 break;
             }
             if cfg.trivial {
-                if let Some(t) = find_trivial(func, cx, l) {
+                if let Some(t) = find_trivial(func, cx, l, &mut self.chain) {
                     self.trivial_local(func, cx, l, &t)?;
                     changed = true;
                     continue;
@@ -317,7 +351,10 @@ impl LoopPass for SimpleLoopUnswitch {
             if !cfg.nontrivial {
                 break;
             }
-            let Some((cand, nsucc)) = self.pick(func, cx, l, &cands, &cfg, &mut remarked)? else {
+            let cands = core::mem::take(&mut self.cands);
+            let picked = self.pick(func, cx, l, &cands, &cfg, &mut remarked);
+            self.cands = cands;
+            let Some((cand, nsucc)) = picked? else {
                 break;
             };
             let new_headers = self.apply_nontrivial(func, cx, l, cand, nsucc, &cfg)?;
@@ -367,14 +404,21 @@ fn is_const(func: &Function, v: Value) -> bool {
 
 /// The invariant conditional terminators of blocks of `l` itself (not of its sub-loops,
 /// which were visited first, as in LLVM), with non-constant conditions.
-fn candidates(func: &Function, cx: &PassContext<'_>, l: Loop) -> Vec<Candidate> {
+/// Written to `out`; `own` is scratch.
+fn candidates(
+    func: &Function,
+    cx: &PassContext<'_>,
+    l: Loop,
+    own: &mut Vec<Block>,
+    out: &mut Vec<Candidate>,
+) {
     let li = &cx.analyses.loops;
-    let mut out = Vec::new();
+    out.clear();
     // The loop's own blocks, its subloops' ranges jumped over: filtering every block of
     // the nest made each level of a deep nest walk all the levels below it (quadratic).
-    let mut own = Vec::new();
-    li.own_blocks(l, &mut own);
-    for b in own {
+    own.clear();
+    li.own_blocks(l, own);
+    for &b in own.iter() {
         let Some(t) = func.terminator(b) else {
             continue;
         };
@@ -390,7 +434,6 @@ fn candidates(func: &Function, cx: &PassContext<'_>, l: Loop) -> Vec<Candidate> 
             });
         }
     }
-    out
 }
 
 /// The loop-level refusals: irreducible cycles, no preheader, convergent operations.
@@ -434,10 +477,11 @@ fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Ski
 /// The blocks reached from the header along unconditional jumps inside `l` itself
 /// (stopping at a sub-loop, a block with side effects, or a conditional branch, which is
 /// included): on the first iteration each of them runs before anything observable.
-/// Returns the chain; `pure_prefix` is false when the last block has side effects.
-fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop) -> (Vec<Block>, bool) {
+/// Writes the chain to `chain`; returns false when the last block has side effects.
+fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop, chain: &mut Vec<Block>) -> bool {
     let li = &cx.analyses.loops;
-    let mut chain = vec![li.header(l)];
+    chain.clear();
+    chain.push(li.header(l));
     loop {
         let b = *chain.last().expect("non-empty");
         let effects = func
@@ -445,24 +489,30 @@ fn header_chain(func: &Function, cx: &PassContext<'_>, l: Loop) -> (Vec<Block>, 
             .block_insts(b)
             .any(|i| func.dfg.inst(i).opcode().has_side_effects());
         if effects {
-            return (chain, false);
+            return false;
         }
         let t = func.terminator(b).expect("a CFG block has a terminator");
         let InstructionData::Jump { dest } = func.dfg.inst(t) else {
-            return (chain, true);
+            return true;
         };
         let n = dest.block;
         if li.innermost_loop(n) != Some(l) || chain.contains(&n) {
-            return (chain, true);
+            return true;
         }
         chain.push(n);
     }
 }
 
 /// The first trivially unswitchable branch on the header's chain, if any.
-fn find_trivial(func: &Function, cx: &PassContext<'_>, l: Loop) -> Option<Trivial> {
+/// `chain` is scratch.
+fn find_trivial(
+    func: &Function,
+    cx: &PassContext<'_>,
+    l: Loop,
+    chain: &mut Vec<Block>,
+) -> Option<Trivial> {
     let li = &cx.analyses.loops;
-    let (chain, pure) = header_chain(func, cx, l);
+    let pure = header_chain(func, cx, l, chain);
     if !pure {
         return None;
     }
@@ -679,8 +729,26 @@ impl SimpleLoopUnswitch {
         cfg: &Config,
         remarked: &mut Vec<Inst>,
     ) -> Result<Option<(Candidate, usize)>, PassError> {
+        let mut ok = core::mem::take(&mut self.ok);
+        ok.clear();
+        let r = self.pick_from(func, cx, l, cands, cfg, remarked, &mut ok);
+        self.ok = ok;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::pick`] with the buffer for the uniform candidates.
+    #[allow(clippy::too_many_arguments)]
+    fn pick_from(
+        &mut self,
+        func: &Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        cands: &[Candidate],
+        cfg: &Config,
+        remarked: &mut Vec<Inst>,
+        ok: &mut Vec<Candidate>,
+    ) -> Result<Option<(Candidate, usize)>, PassError> {
         let header = cx.analyses.loops.header(l);
-        let mut ok: Vec<Candidate> = Vec::new();
         for &c in cands {
             if cfg.uniform_only && self.divergent(func, cx, c.cond)? {
                 if !remarked.contains(&c.inst) {
@@ -711,14 +779,23 @@ impl SimpleLoopUnswitch {
         self.dom.compute(li, &cx.analyses.cfg, l);
         let dt = &self.dom;
         let gcfg = &cx.analyses.cfg;
-        let blocks: Vec<Block> = li.blocks(l).collect();
+        let blocks = &mut self.own;
+        blocks.clear();
+        blocks.extend(li.blocks(l));
+        let blocks = &*blocks;
+        let succs = &mut self.succs;
         let cost_of = |b: Block| {
             func.layout
                 .block_insts(b)
                 .filter(|&i| !matches!(func.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst))
                 .count() as u64
         };
-        let loop_cost: u64 = blocks.iter().map(|&b| cost_of(b)).sum();
+        // Each block's size once (the part not duplicated sums them again per successor).
+        let costs = &mut self.costs;
+        costs.clear();
+        costs.extend(blocks.iter().map(|&b| cost_of(b)));
+        let costs = &*costs;
+        let loop_cost: u64 = costs.iter().sum();
         // The multiplier (LLVM's `CalculateUnswitchCostMultiplier`): clones all candidates
         // may cause, and the loop's siblings.
         let mult = if cfg.multiplier {
@@ -726,7 +803,7 @@ impl SimpleLoopUnswitch {
             let mut clones: u32 = 0;
             for c in cands {
                 let skip_exiting = latch.is_some_and(|lt| dt.dominates(c.block, lt));
-                let succs = distinct_succs(func, c.inst);
+                distinct_succs(func, c.inst, succs);
                 let n = succs
                     .iter()
                     .filter(|&&s| !skip_exiting || li.contains(l, s))
@@ -748,16 +825,19 @@ impl SimpleLoopUnswitch {
         } else {
             1
         };
+        // The size of the blocks each block dominates, from prefix sums over the dominator
+        // tree's preorder (computed the first time the part not duplicated is asked).
+        let mut sums_ready = false;
         let mut best: Option<(u64, u64, Candidate, usize)> = None;
-        for &c in &ok {
-            let copies = copies_needed(func, c.inst);
+        for &c in ok.iter() {
+            let copies = copies_needed(func, c.inst, &mut self.calls);
             if copies < 2 {
                 // Every way leads to the same place with the same arguments.
                 continue;
             }
-            let succs = distinct_succs(func, c.inst);
+            distinct_succs(func, c.inst, succs);
             let mut not_dup = 0u64;
-            for &s in &succs {
+            for &s in succs.iter() {
                 if !li.contains(l, s) || s == header {
                     continue;
                 }
@@ -766,11 +846,11 @@ impl SimpleLoopUnswitch {
                     .iter()
                     .all(|&p| p == c.block || dt.dominates(s, p));
                 if exclusive {
-                    not_dup += blocks
-                        .iter()
-                        .filter(|&&b| dt.dominates(s, b))
-                        .map(|&b| cost_of(b))
-                        .sum::<u64>();
+                    if !sums_ready {
+                        dt.subtree_sums(blocks, costs, &mut self.acc);
+                        sums_ready = true;
+                    }
+                    not_dup += dt.dominated_size(s, &self.acc);
                 }
             }
             let base = loop_cost.saturating_sub(not_dup) * (copies as u64 - 1);
@@ -817,29 +897,82 @@ impl SimpleLoopUnswitch {
         cfg: &Config,
     ) -> Result<Vec<Block>, PassError> {
         let li = &cx.analyses.loops;
-        let header = li.header(l);
         let pre = li
             .preheader(l, &cx.analyses.cfg)
             .expect("checked: the loop has a preheader");
-        let (chain, _) = header_chain(func, cx, l);
-        let every_iteration = chain.contains(&cand.block);
+        header_chain(func, cx, l, &mut self.chain);
+        let every_iteration = self.chain.contains(&cand.block);
         let local = can_update_locally(cx, l);
-        // The exits, read before the copies change the CFG.
-        let exits = li.unique_exit_blocks(l, &cx.analyses.cfg);
-        let blocks: Vec<Block> = if local {
-            loop_blocks_in_layout(func, li, l)
+        // The exits, read before the copies change the CFG: distinct, in order of first
+        // appearance (as `LoopInfo::unique_exit_blocks`, without its hash set).
+        let mut exits = core::mem::take(&mut self.exits);
+        exits.clear();
+        self.seen.clear();
+        for b in li.blocks(l) {
+            for &s in cx.analyses.cfg.succs(b) {
+                if !li.contains(l, s) && self.seen.insert(s) {
+                    exits.push(s);
+                }
+            }
+        }
+        let mut blocks = core::mem::take(&mut self.lblocks);
+        let mut copies = core::mem::take(&mut self.copies);
+        let mut args = core::mem::take(&mut self.args);
+        let r = self.apply_nontrivial_with(
+            func,
+            cx,
+            l,
+            cand,
+            nsucc,
+            cfg,
+            pre,
+            every_iteration,
+            local,
+            &exits,
+            &mut blocks,
+            &mut args,
+            &mut copies,
+        );
+        (self.exits, self.lblocks, self.copies, self.args) = (exits, blocks, copies, args);
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::apply_nontrivial`] once the preheader, the exits and whether
+    /// the candidate runs on every iteration are known.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_nontrivial_with(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        cand: Candidate,
+        nsucc: usize,
+        cfg: &Config,
+        pre: Block,
+        every_iteration: bool,
+        local: bool,
+        exits: &[Block],
+        blocks: &mut Vec<Block>,
+        enter_args: &mut Vec<Value>,
+        copies: &mut Vec<Vec<Block>>,
+    ) -> Result<Vec<Block>, PassError> {
+        let li = &cx.analyses.loops;
+        let header = li.header(l);
+        blocks.clear();
+        if local {
+            loop_blocks_in_layout(func, li, l, blocks);
         } else {
-            func.layout
-                .blocks()
-                .filter(|&b| li.contains(l, b))
-                .collect()
-        };
+            blocks.extend(func.layout.blocks().filter(|&b| li.contains(l, b)));
+        }
+        let blocks = &*blocks;
         let last = *blocks.last().expect("a loop has blocks");
         let pre_term = func.terminator(pre).expect("terminator");
         let InstructionData::Jump { dest: enter } = *func.dfg.inst(pre_term) else {
             unreachable!("checked: the preheader ends in a jump");
         };
-        let enter_args: Vec<Value> = func.dfg.block_call_args(&enter).to_vec();
+        enter_args.clear();
+        enter_args.extend_from_slice(func.dfg.block_call_args(&enter));
+        let enter_args = &*enter_args;
         // Freeze the condition unless it is branched on every iteration (then the
         // original already branched on it whenever the loop ran) or cannot be poison.
         let mut cond = cand.cond;
@@ -864,11 +997,16 @@ impl SimpleLoopUnswitch {
             cx.stats.add(NAME, "NumFreezes", 1);
         }
         // Copy 0 is the original loop; copies 1.. are clones.
-        let mut copies: Vec<Vec<Block>> = vec![blocks.clone()];
+        copies.truncate(1);
+        if copies.is_empty() {
+            copies.push(Vec::new());
+        }
+        copies[0].clear();
+        copies[0].extend_from_slice(blocks);
         let mut anchor = last;
         for _ in 1..nsucc {
             self.map.clear();
-            let c = clone_blocks(func, &blocks, &mut self.map, Place::After(anchor))
+            let c = clone_blocks(func, blocks, &mut self.map, Place::After(anchor))
                 .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
             anchor = *c.last().expect("non-empty");
             // A copy's values are as uniform as their originals: the copies are entered
@@ -899,10 +1037,11 @@ impl SimpleLoopUnswitch {
         let enter_copy = |func: &mut Function, j: usize| {
             BlockCall::new(
                 pos(&copies[j], header),
-                &enter_args,
+                enter_args,
                 &mut func.dfg.value_lists,
             )
         };
+        self.touched.clear();
         match func.dfg.inst(cand.inst).clone() {
             InstructionData::Brif { .. } => {
                 let to = [enter_copy(func, 0), enter_copy(func, 1)];
@@ -922,6 +1061,9 @@ impl SimpleLoopUnswitch {
                             if arg == cand.cond {
                                 func.dfg
                                     .replace_inst(t, InstructionData::Jump { dest: blocks[j] });
+                                if j == 0 {
+                                    self.touched.insert(b);
+                                }
                             }
                         }
                     }
@@ -973,19 +1115,20 @@ impl SimpleLoopUnswitch {
                         cjt.cases[k].1
                     };
                     func.dfg.replace_inst(t, InstructionData::Jump { dest });
+                    if j == 0 {
+                        self.touched.insert(b);
+                    }
                 }
                 cx.stats.add(NAME, "NumSwitches", 1);
             }
             _ => unreachable!("candidates are brif or br_table"),
         }
         if local {
-            if let Some(h) =
-                self.finish_local(func, cx, l, pre, &copies, &exits, cond, &enter_args)?
-            {
+            if let Some(h) = self.finish_local(func, cx, l, pre, copies, exits, cond, enter_args)? {
                 return Ok(h);
             }
         }
-        remove_unreachable(func, &copies);
+        remove_unreachable(func, copies);
         self.resimplify(func, cx)?;
         self.ensure(func, cx, Analyses::LOOPS)?;
         // The copies' outermost loops, for the adaptor to visit.
@@ -1019,11 +1162,13 @@ impl SimpleLoopUnswitch {
         self.div[v.index()] = d;
     }
 
-    /// May `v` differ between the threads of a warp? The function's uniformity analysis
-    /// is read once per function visit (the first time a value is asked about) and kept
-    /// for the values it knew; copies made since inherit their originals' answers, and a
-    /// new instruction result is derived from its operands. Only a value none of that
-    /// covers (a new block parameter) has the analysis computed again.
+    /// May `v` differ between the threads of a warp? A value whose operands lead, through
+    /// propagating instructions, only to uniform sources and a kernel's parameters is
+    /// derived without the analysis (the common case: a condition on kernel arguments).
+    /// Otherwise the function's uniformity analysis is read (once per function visit)
+    /// and kept for the values it knew; copies made since inherit their originals'
+    /// answers, and a new instruction result is derived from its operands. Only a value
+    /// none of that covers (a new block parameter) has the analysis computed again.
     fn divergent(
         &mut self,
         func: &Function,
@@ -1033,7 +1178,13 @@ impl SimpleLoopUnswitch {
         if let Some(&d) = self.div.get(v.index()).filter(|&&d| d != 0) {
             return Ok(d == 2);
         }
-        if let Some(d) = self.derive(func, v) {
+        // A kernel's parameters (entry block parameters: no edge enters the entry) are
+        // uniform, so a condition on them needs no function-wide analysis.
+        let entry_uniform = func.kind == FuncKind::Kernel
+            && func
+                .entry_block()
+                .is_some_and(|e| cx.analyses.cfg.preds(e).is_empty());
+        if let Some(d) = self.derive(func, v, entry_uniform) {
             self.set_div(v, 1 + u8::from(d));
             return Ok(d);
         }
@@ -1050,8 +1201,10 @@ impl SimpleLoopUnswitch {
     /// The uniformity of an instruction result not in the snapshot, from its operands:
     /// divergent iff a chain of propagating instructions reaches a divergent value or
     /// source (sync and temporal divergence reach block parameters only). `None` when
-    /// the walk meets a value it cannot judge or grows past a bound.
-    fn derive(&self, func: &Function, v: Value) -> Option<bool> {
+    /// the walk meets a value it cannot judge or grows past a bound. With
+    /// `entry_uniform`, the entry block's parameters are uniform (a kernel's parameters,
+    /// as the analysis seeds them).
+    fn derive(&self, func: &Function, v: Value, entry_uniform: bool) -> Option<bool> {
         use gyre_analysis::uniformity::{source_kind, SourceKind};
         let mut work = vec![v];
         let mut seen = 0;
@@ -1069,8 +1222,10 @@ impl SimpleLoopUnswitch {
                 }
                 _ => {}
             }
-            let ValueDef::Result(i) = func.dfg.value_def(w) else {
-                return None;
+            let i = match func.dfg.value_def(w) {
+                ValueDef::Result(i) => i,
+                ValueDef::Param(b, _) if entry_uniform && func.entry_block() == Some(b) => continue,
+                _ => return None,
             };
             match source_kind(func, i) {
                 SourceKind::AlwaysUniform => {}
@@ -1241,6 +1396,38 @@ impl SimpleLoopUnswitch {
         cond: Value,
         enter_args: &[Value],
     ) -> Result<Option<Vec<Block>>, PassError> {
+        let mut bufs = [
+            core::mem::take(&mut self.removed),
+            core::mem::take(&mut self.new_blocks),
+            core::mem::take(&mut self.region),
+        ];
+        for b in &mut bufs {
+            b.clear();
+        }
+        let [removed, new_blocks, region] = &mut bufs;
+        let r = self.finish_local_with(
+            func, cx, l, pre, copies, exits, cond, enter_args, removed, new_blocks, region,
+        );
+        [self.removed, self.new_blocks, self.region] = bufs;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::finish_local`] with its buffers (empty).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_local_with(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        pre: Block,
+        copies: &[Vec<Block>],
+        exits: &[Block],
+        cond: Value,
+        enter_args: &[Value],
+        removed: &mut Vec<Block>,
+        new_blocks: &mut Vec<Block>,
+        region: &mut Vec<Block>,
+    ) -> Result<Option<Vec<Block>>, PassError> {
         let li = &cx.analyses.loops;
         let header = li.header(l);
         let hk = copies[0]
@@ -1261,8 +1448,38 @@ impl SimpleLoopUnswitch {
         // What each copy still reaches from its header (the only way into it). The
         // copies are disjoint, so one set of marks serves them all.
         self.reach.clear();
-        let mut live: Vec<Vec<Block>> = Vec::with_capacity(copies.len());
-        let mut removed: Vec<Block> = Vec::new();
+        let mut live = core::mem::take(&mut self.live);
+        live.truncate(copies.len());
+        live.resize_with(copies.len(), Vec::new);
+        let r = self.finish_local_live(
+            func, cx, l, pre, copies, exits, cond, enter_args, removed, new_blocks, region, hk,
+            outer, &mut live,
+        );
+        self.live = live;
+        r
+    }
+
+    /// [`SimpleLoopUnswitch::finish_local_with`] from the reachability walk on, with the
+    /// buffer for the blocks each copy still reaches (one per copy, any contents).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_local_live(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+        l: Loop,
+        pre: Block,
+        copies: &[Vec<Block>],
+        exits: &[Block],
+        cond: Value,
+        enter_args: &[Value],
+        removed: &mut Vec<Block>,
+        new_blocks: &mut Vec<Block>,
+        region: &mut Vec<Block>,
+        hk: usize,
+        outer: Loop,
+        live: &mut [Vec<Block>],
+    ) -> Result<Option<Vec<Block>>, PassError> {
+        let li = &cx.analyses.loops;
         for (j, copy) in copies.iter().enumerate() {
             let j = j as u32;
             self.work.clear();
@@ -1279,7 +1496,8 @@ impl SimpleLoopUnswitch {
                     }
                 });
             }
-            let mut keep = Vec::with_capacity(copy.len());
+            let keep = &mut live[j as usize];
+            keep.clear();
             for &b in copy {
                 if self.reach.contains(b) {
                     keep.push(b);
@@ -1287,8 +1505,8 @@ impl SimpleLoopUnswitch {
                     removed.push(b);
                 }
             }
-            live.push(keep);
         }
+        let live = &*live;
         // A block of a copy that no longer reaches the copy's back edge (the folded branch
         // led it there) has left the loop: values of the loop it uses would need new
         // exit parameters (LCSSA), so the caller re-establishes the forms instead.
@@ -1312,7 +1530,7 @@ impl SimpleLoopUnswitch {
             }
         }
         self.back.clear();
-        for (copy, keep) in copies.iter().zip(&live) {
+        for (copy, keep) in copies.iter().zip(live) {
             let h = copy[hk];
             self.back.insert(h);
             let mut inside = 1;
@@ -1355,14 +1573,13 @@ impl SimpleLoopUnswitch {
                 }
             }
         }
-        for &b in &removed {
+        for &b in removed.iter() {
             while let Some(i) = func.layout.first_inst(b) {
                 func.layout.remove_inst(i);
             }
             func.layout.remove_block(b);
         }
         // A preheader per copy (the old one dispatches).
-        let mut new_blocks: Vec<Block> = Vec::new();
         for copy in copies {
             let h = copy[hk];
             new_blocks.push(split_predecessors(
@@ -1423,6 +1640,11 @@ impl SimpleLoopUnswitch {
                     }
                     g += 1;
                 }
+                if j == 0 {
+                    for &p in preds.iter() {
+                        self.touched.insert(p);
+                    }
+                }
                 let (copy_of, li) = (&self.copy_of, &cx.analyses.loops);
                 new_blocks.push(split_predecessors(
                     func,
@@ -1440,19 +1662,28 @@ impl SimpleLoopUnswitch {
         let err = |e: gyre_analysis::CfgError| PassError(format!("{NAME}: {e}"));
         let cfg = &mut cx.analyses.cfg;
         cfg.update_block(func, pre).map_err(err)?;
-        for &b in live.iter().flatten().chain(&removed).chain(&new_blocks) {
+        // The original loop's blocks keep their edges unless a branch folded or an exit
+        // edge moved to a new block; the copies, the deleted and the new blocks all change.
+        let touched = &self.touched;
+        for &b in live[0]
+            .iter()
+            .filter(|&&b| touched.contains(b))
+            .chain(live[1..].iter().flatten())
+            // A deleted block of a clone never had edges in the CFG.
+            .chain(removed.iter().filter(|&&b| self.copy_of.get(b) == Some(0)))
+            .chain(new_blocks.iter())
+        {
             cfg.update_block(func, b).map_err(err)?;
         }
         // The loops: those of the outermost loop around `l`, found again.
         let li = &mut cx.analyses.loops;
-        let mut region: Vec<Block> = Vec::new();
         if outer == l {
             // The copies' headers first: the search for back edges starts there.
             region.extend(copies.iter().map(|c| c[hk]));
-            for (copy, keep) in copies.iter().zip(&live) {
+            for (copy, keep) in copies.iter().zip(live) {
                 region.extend(keep.iter().filter(|&&b| b != copy[hk]));
             }
-            for &b in &new_blocks {
+            for &b in new_blocks.iter() {
                 li.add_block(b, None);
             }
         } else {
@@ -1461,12 +1692,12 @@ impl SimpleLoopUnswitch {
                     .filter(|&b| func.layout.is_block_inserted(b)),
             );
             region.extend(live[1..].iter().flatten());
-            region.extend(&new_blocks);
+            region.extend(new_blocks.iter());
         }
-        for &b in &removed {
+        for &b in removed.iter() {
             li.add_block(b, None);
         }
-        if !li.replace_nest(cfg, outer, &region) {
+        if !li.replace_nest(cfg, outer, region) {
             cx.analyses.invalidate(Analyses::NONE);
             self.ensure(func, cx, Analyses::LOOPS)?;
         }
@@ -1528,10 +1759,15 @@ fn outermost_left(li: &gyre_analysis::LoopInfo, l: Loop, e: Block) -> Loop {
 /// The blocks of `l` in layout order. Walks the layout from the header forward, then
 /// backward, until every block is found: the span of the loop in the layout, not the
 /// function (a scan of every block per change would make many loops quadratic).
-fn loop_blocks_in_layout(func: &Function, li: &gyre_analysis::LoopInfo, l: Loop) -> Vec<Block> {
+/// Written to `out` (empty).
+fn loop_blocks_in_layout(
+    func: &Function,
+    li: &gyre_analysis::LoopInfo,
+    l: Loop,
+    out: &mut Vec<Block>,
+) {
     let n = li.num_blocks(l);
     let header = li.header(l);
-    let mut out = Vec::with_capacity(n);
     let mut at = Some(header);
     while let Some(b) = at {
         if out.len() == n {
@@ -1555,10 +1791,13 @@ fn loop_blocks_in_layout(func: &Function, li: &gyre_analysis::LoopInfo, l: Loop)
             at = func.layout.prev_block(b);
         }
         before.reverse();
-        before.extend(out);
-        out = before;
+        // The blocks before the header go first (rare: a loop laid out around its
+        // header).
+        let after = out.len();
+        out.extend_from_slice(&before);
+        out.rotate_right(before.len());
+        debug_assert_eq!(out.len(), after + before.len());
     }
-    out
 }
 
 /// Per-block scratch tags (a `u32` each), dense by block index and cleared in O(1) by a
@@ -1590,8 +1829,11 @@ impl BlockTags {
         debug_assert!(self.generation != 0, "cleared before use");
         let i = b.index();
         if self.stamp.len() <= i {
-            self.stamp.resize(i + 1, 0);
-            self.val.resize(i + 1, 0);
+            // Geometric growth: the blocks a change creates have ever higher indices, and
+            // growing by one each time made every tag of a new block a resize.
+            let n = (i + 1).max(self.stamp.len() * 2).max(64);
+            self.stamp.resize(n, 0);
+            self.val.resize(n, 0);
         }
         self.stamp[i] = self.generation;
         self.val[i] = v;
@@ -1785,6 +2027,36 @@ impl LocalDom {
         self.label[v as usize]
     }
 
+    /// Prepare [`LocalDom::dominated_size`]: `costs[k]` is the size of `blocks[k]`, the
+    /// loop's blocks (each once).
+    /// The sums go to `acc`.
+    fn subtree_sums(&self, blocks: &[Block], costs: &[u64], acc: &mut Vec<u64>) {
+        // Every node's pre and post times lie in 0..2m; a subtree's nodes have their pre
+        // times in [pre, post) of its root.
+        let m = self.order.len();
+        acc.clear();
+        acc.resize(2 * m + 1, 0);
+        for (&b, &k) in blocks.iter().zip(costs) {
+            if let Some(n) = self.num.get(b) {
+                acc[self.pre[n as usize] as usize + 1] = k;
+            }
+        }
+        for t in 0..2 * m {
+            acc[t + 1] += acc[t];
+        }
+    }
+
+    /// The total size of the blocks `s` dominates (itself included; 0 if the walk from
+    /// the header did not reach it), as summing the sizes of the blocks `b` with
+    /// `dominates(s, b)`. Needs [`LocalDom::subtree_sums`] since the last compute.
+    fn dominated_size(&self, s: Block, acc: &[u64]) -> u64 {
+        let Some(n) = self.num.get(s) else {
+            return 0;
+        };
+        let n = n as usize;
+        acc[self.post[n] as usize] - acc[self.pre[n] as usize]
+    }
+
     /// Does `a` dominate `b` (both blocks of the loop)?
     fn dominates(&self, a: Block, b: Block) -> bool {
         let (Some(na), Some(nb)) = (self.num.get(a), self.num.get(b)) else {
@@ -1798,8 +2070,9 @@ impl LocalDom {
 /// How many copies of the loop unswitching `t` makes: one per distinct way out of it
 /// (target and arguments): 2 for a `brif` whose sides differ, the distinct cases and
 /// default of a `br_table`.
-fn copies_needed(func: &Function, t: Inst) -> usize {
-    let mut calls: Vec<BlockCall> = Vec::new();
+/// `calls` is scratch.
+fn copies_needed(func: &Function, t: Inst, calls: &mut Vec<BlockCall>) -> usize {
+    calls.clear();
     func.dfg.for_each_dest(t, |bc| {
         if !calls.iter().any(|c| same_call(func, c, bc)) {
             calls.push(*bc);
@@ -1809,14 +2082,14 @@ fn copies_needed(func: &Function, t: Inst) -> usize {
 }
 
 /// The distinct successor blocks of a terminator.
-fn distinct_succs(func: &Function, t: Inst) -> Vec<Block> {
-    let mut s = Vec::new();
+/// Written to `s`.
+fn distinct_succs(func: &Function, t: Inst, s: &mut Vec<Block>) {
+    s.clear();
     func.dfg.for_each_dest(t, |bc| {
         if !s.contains(&bc.block) {
             s.push(bc.block);
         }
     });
-    s
 }
 
 /// Can `v` be shown not to be poison (docs/ir.md, "Values and poison")? Constants,
@@ -1926,14 +2199,27 @@ mod tests {
                     loops += 1;
                     dom.compute(&li, &cfg, l);
                     let blocks: Vec<_> = li.blocks(l).collect();
+                    // Distinct sizes (powers of two) so that a wrong set shows in a sum.
+                    let costs: Vec<u64> = (0..blocks.len()).map(|k| 1 << (k % 60)).collect();
+                    let mut acc = Vec::new();
+                    dom.subtree_sums(&blocks, &costs, &mut acc);
                     for &a in &blocks {
-                        for &b in &blocks {
+                        let mut dominated = 0;
+                        for (&b, &k) in blocks.iter().zip(&costs) {
                             assert_eq!(
                                 dom.dominates(a, b),
                                 dt.dominates(a, b),
                                 "seed {seed}: {a} dom {b}"
                             );
+                            if dt.dominates(a, b) {
+                                dominated += k;
+                            }
                         }
+                        assert_eq!(
+                            dom.dominated_size(a, &acc),
+                            dominated,
+                            "seed {seed}: size dominated by {a}"
+                        );
                     }
                 }
             }

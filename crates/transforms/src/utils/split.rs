@@ -154,22 +154,20 @@ pub fn split_predecessors(
     common.resize(nparams, None);
     let new = func.dfg.make_block();
     place.insert(&mut func.layout, new);
-    let mut keep = Vec::with_capacity(nparams);
-    let mut out_args = Vec::with_capacity(nparams);
-    for (i, c) in common.iter().enumerate() {
+    // `common` becomes the new block's jump arguments: a forwarded value, or `None` for
+    // a kept parameter (the new block's next parameter). One buffer instead of three:
+    // loop passes split exits on every change.
+    let mut all_kept = true;
+    for (i, c) in common.iter_mut().enumerate() {
         match *c {
-            Some(v) if forward(func, v) => {
-                keep.push(false);
-                out_args.push(v);
-            }
+            Some(v) if forward(func, v) => all_kept = false,
             _ => {
                 let ty = func.dfg.value_type(func.dfg.block_params(target)[i]);
-                keep.push(true);
-                out_args.push(func.dfg.append_block_param(new, ty));
+                func.dfg.append_block_param(new, ty);
+                *c = None;
             }
         }
     }
-    let all_kept = keep.iter().all(|&k| k);
     for &p in preds {
         let Some(t) = func.terminator(p) else {
             continue;
@@ -185,8 +183,8 @@ pub fn split_predecessors(
             // Keep the arguments of the kept parameters, in order, in place.
             let args = bc.args.as_mut_slice(pool);
             let mut w = 0;
-            for r in 0..args.len().min(keep.len()) {
-                if keep[r] {
+            for r in 0..args.len().min(common.len()) {
+                if common[r].is_none() {
                     args[w] = args[r];
                     w += 1;
                 }
@@ -194,7 +192,18 @@ pub fn split_predecessors(
             bc.args.truncate(w, pool);
         });
     }
-    let dest = BlockCall::new(target, &out_args, &mut func.dfg.value_lists);
+    let mut kept = 0;
+    let mut dest = BlockCall::new(target, &[], &mut func.dfg.value_lists);
+    for c in &common {
+        let v = match *c {
+            Some(v) => v,
+            None => {
+                kept += 1;
+                func.dfg.block_params(new)[kept - 1]
+            }
+        };
+        dest.args.push(v, &mut func.dfg.value_lists);
+    }
     func.append_inst(new, InstructionData::Jump { dest }, None);
     new
 }
