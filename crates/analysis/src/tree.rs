@@ -272,6 +272,8 @@ pub(crate) struct Builder {
     info: Vec<Info>,
     /// Skipped edges `[w, u]` (indices) of the sweep, checked after numbering.
     skipped: Vec<[u32; 2]>,
+    /// The numbers of one node's earlier predecessors, deepest first (the sweep).
+    preds: Vec<u32>,
     semi: SemiNca,
     /// How many computations fell back to semi-NCA (for tests).
     pub fallbacks: u32,
@@ -308,6 +310,7 @@ impl Builder {
         let idom = &mut self.idom[..];
         let info = &mut self.info[..];
         let skipped = &mut self.skipped;
+        let preds = &mut self.preds;
         let blocks = order.blocks;
         let num = &order.num;
         // Climb budget: CHK's climbs are short on code-like CFGs, but a ladder of early
@@ -327,21 +330,45 @@ impl Builder {
             for w in root + 1..end {
                 let b = blocks[w - 1];
                 let mut d = NONE;
-                // Last to first: in laid-out code the later predecessors tend to be deeper,
-                // so the running NCA `d` only moves up and each climb is short. In layout
-                // order, a ladder of early exits into one block (`if (..) goto err`)
-                // climbs the whole chain once per exit.
-                for &p in order.backward.edges(b.index()).iter().rev() {
+                // The earlier predecessors from the latest in the order to the first: a
+                // later node tends to be deeper, so the running NCA `d` only moves up and
+                // each climb is short. In any other order a ladder of early exits into one
+                // block (`if (..) goto err`) climbs the whole chain once per exit, and
+                // the predecessor lists follow the layout, which need not follow the order
+                // (a ladder laid out backwards): nodes with more than two are sorted.
+                let edges = order.backward.edges(b.index());
+                // A predecessor's number if it comes earlier; a later one is skipped for
+                // the check (an edge from the node itself needs none).
+                let mut earlier_of = |p: Block| -> Option<u32> {
                     let v = num(p.index());
-                    if v == 0 {
-                        continue;
+                    if v == 0 || v as usize == w {
+                        return None;
                     }
-                    if v as usize >= w {
-                        if v as usize != w {
-                            skipped.push([w as u32, v]);
-                        }
-                        continue;
+                    if v as usize > w {
+                        skipped.push([w as u32, v]);
+                        return None;
                     }
+                    Some(v)
+                };
+                let mut two = [NONE; 2];
+                let earlier: &[u32] = if edges.len() <= 2 {
+                    // Most nodes: no buffer, the two in order by hand.
+                    let mut n = 0;
+                    for v in edges.iter().filter_map(|&p| earlier_of(p)) {
+                        two[n] = v;
+                        n += 1;
+                    }
+                    if n == 2 && two[0] < two[1] {
+                        two.swap(0, 1);
+                    }
+                    &two[..n]
+                } else {
+                    preds.clear();
+                    preds.extend(edges.iter().filter_map(|&p| earlier_of(p)));
+                    preds.sort_unstable_by(|a, b| b.cmp(a));
+                    preds
+                };
+                for &v in earlier {
                     d = if d == NONE {
                         v
                     } else {
@@ -853,15 +880,16 @@ mod tests {
     }
 
     #[test]
-    fn ladder_laid_out_backwards_exhausts_the_climb_budget_and_falls_back() {
+    fn ladder_laid_out_backwards_stays_on_the_fast_path() {
         // 0 -> n-2 -> n-3 -> ... -> 1, each also -> e = n-1: the chain runs against the
-        // layout, so e's predecessors read last to first come in ascending RPO and CHK
-        // climbs the chain once per predecessor; the budget sends it to semi-NCA instead.
+        // layout, so e's predecessor list comes in ascending RPO, and read in list order
+        // CHK would climb the chain once per predecessor (its budget then sent it to
+        // semi-NCA); sorted deepest first, each climb is one step again.
         let n = 2_000u32;
         let e = n - 1;
         let shape = crate::cfggen::exit_ladder_backwards(n);
         let (cfg, dt, pdt) = trees(n as usize, &shape.edges);
-        assert_eq!(dt.fallbacks(), 1);
+        assert_eq!(dt.fallbacks(), 0);
         assert_eq!(dt.idom(Block::new(e as usize)), Some(Block::new(0)));
         check_against_reference(&cfg, &dt, &pdt);
     }
