@@ -400,27 +400,11 @@ impl LoopPass for LoopUnroll {
                 }
             }
         }
-        let mut checked = self.check(func, header, cx, &limits);
-        // A trip count bounded by a special register read in the loop (`i < ntid.x`,
-        // nbody's `#pragma unroll` loop) is invariant once the read is hoisted, as LLVM's
-        // LICM does before its unroller: the read has no effect and the same value
-        // everywhere in a thread.
-        let mut hoisted = false;
-        if limits.runtime && matches!(checked, Err((Skip::UnknownTripCount, _))) {
-            hoisted = hoist_exit_sregs(func, header, cx);
-            if hoisted {
-                cx.stats.add(NAME, "NumSregsHoisted", 1);
-                checked = self.check(func, header, cx, &limits);
-            }
-        }
-        let plan = match checked {
+        let plan = match self.check(func, header, cx, &limits) {
             Ok(p) => p,
             Err((skip, msg)) => {
                 cx.stats.add(NAME, skip.counter(), 1);
                 cx.remark(NAME, func, Some(header), skip.kind(), msg);
-                if hoisted {
-                    return Ok(PassResult::changed(HOIST_KEEPS));
-                }
                 return Ok(PassResult::UNCHANGED);
             }
         };
@@ -1399,61 +1383,6 @@ impl LoopUnroll {
         }
         Ok(kept)
     }
-}
-
-/// What moving a special-register read from a loop to its preheader keeps: no edge or
-/// block changes; `nonlocal-uses` is kept by marking the moved values.
-const HOIST_KEEPS: Analyses = Analyses::CFG
-    .union(Analyses::DOMTREE)
-    .union(Analyses::POSTDOM)
-    .union(Analyses::LOOPS)
-    .union(Analyses::NONLOCAL_USES);
-
-/// Move the `sreg` reads (`ntid.x`, ...: no effect, one value per thread) that the exit
-/// compare of the loop at `header`'s latch uses from the loop to its preheader, so that
-/// scalar evolution sees the bound as invariant. Returns whether anything moved.
-fn hoist_exit_sregs(func: &mut Function, header: Block, cx: &mut PassContext<'_>) -> bool {
-    let a = &mut *cx.analyses;
-    let (li, cfg) = (&a.loops, &a.cfg);
-    let Some(l) = li.innermost_loop(header).filter(|&l| li.header(l) == header) else {
-        return false;
-    };
-    let (Some(latch), Some(pre)) = (li.latch(l), li.preheader(l, cfg)) else {
-        return false;
-    };
-    let Some(term) = func.terminator(latch) else {
-        return false;
-    };
-    let InstructionData::Brif { arg, .. } = *func.dfg.inst(term) else {
-        return false;
-    };
-    let ValueDef::Result(cmp) = func.dfg.value_def(arg) else {
-        return false;
-    };
-    if func.dfg.inst(cmp).opcode() != Opcode::Icmp {
-        return false;
-    }
-    let Some(pre_term) = func.terminator(pre) else {
-        return false;
-    };
-    let mut moved = false;
-    for k in 0..func.dfg.inst_args(cmp).len() {
-        let v = func.dfg.inst_args(cmp)[k];
-        let ValueDef::Result(d) = func.dfg.value_def(v) else {
-            continue;
-        };
-        let in_loop = func.layout.inst_block(d).is_some_and(|b| li.contains(l, b));
-        if !in_loop || func.dfg.inst(d).opcode() != Opcode::Sreg {
-            continue;
-        }
-        func.layout.remove_inst(d);
-        func.layout.insert_inst_before(d, pre_term);
-        if a.nonlocal.is_valid() {
-            a.nonlocal.set(v, true);
-        }
-        moved = true;
-    }
-    moved
 }
 
 /// Tidy the live copies (`s.live`, region generation `g` in `s.mark`/`s.reached`), as
