@@ -1073,7 +1073,8 @@ impl LoopUnroll {
         FuncCursor::new(func)
             .at_end(eph)
             .jump(epi_header, &eph_h);
-        split_edge(func, epi_latch, exit, None).map_err(|e| format!("internal error: {e}"))?;
+        let ex = split_edge(func, epi_latch, exit, None)
+            .map_err(|e| format!("internal error: {e}"))?;
 
         // 5. The unrolled loop's own preheader; the old preheader chooses.
         let InstructionData::Jump { dest } = *func.dfg.inst(pre_term) else {
@@ -1118,10 +1119,58 @@ impl LoopUnroll {
         cx.stats.add(NAME, "NumBlocksMerged", merged.len() as u64);
         cx.stats.add(NAME, "NumExitsFolded", (f - 1) as u64);
 
-        // 7. The remainder is a new loop of the nest. The CFG and the loop forest are
-        // recomputed by whoever needs them next (a runtime-unrolled loop is rare enough).
+        // 7. Analyses, kept current in time proportional to the loop nest (recomputing
+        // them function-wide per unrolled loop would make `-O` quadratic in the number of
+        // loops): the CFG's edges of every block that changed or is new, the loops of the
+        // outermost loop around this one rebuilt with the remainder loop in it
+        // ([`gyre_analysis::LoopInfo::replace_nest`]), `nonlocal-uses` marked for the
+        // values the new and changed blocks use from other blocks.
         updater.add_new_loop(epi_header);
-        Ok(Analyses::NONE)
+        let a = &mut *cx.analyses;
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        let new_blocks = [nph, ux, eph, ex];
+        a.cfg.update_block(func, plan.preheader).map_err(cfg_err)?;
+        for &b in new_blocks.iter().chain(&s.copies).chain(&epi) {
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
+        }
+        let mut top = l;
+        while let Some(p) = a.loops.parent(top) {
+            top = p;
+        }
+        let mut region: Vec<Block> = a
+            .loops
+            .blocks(top)
+            .filter(|&b| func.layout.is_block_inserted(b))
+            .collect();
+        region.extend(
+            s.copies[n..]
+                .iter()
+                .chain(&epi)
+                .chain(&new_blocks)
+                .copied()
+                .filter(|&b| func.layout.is_block_inserted(b)),
+        );
+        if !a.loops.replace_nest(&a.cfg, top, &region) {
+            return Ok(Analyses::CFG);
+        }
+        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        if a.nonlocal.is_valid() {
+            let touched = s.copies.iter().chain(&epi).chain(&new_blocks);
+            for &b in touched.chain(core::iter::once(&plan.preheader)) {
+                if !func.layout.is_block_inserted(b) {
+                    continue;
+                }
+                for i in func.layout.block_insts(b) {
+                    func.dfg.for_each_inst_value(i, |v| {
+                        if def_block(func, v) != Some(b) {
+                            a.nonlocal.set(v, true);
+                        }
+                    });
+                }
+            }
+            kept = kept.union(Analyses::NONLOCAL_USES);
+        }
+        Ok(kept)
     }
 
     /// Unroll the loop of `plan` fully. Returns the analyses kept.
