@@ -1,5 +1,6 @@
-//! `loop-unroll`: full and partial unrolling of innermost loops with a constant trip count
-//! (LLVM's `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`).
+//! `loop-unroll`: full and partial unrolling of innermost loops with a constant trip count,
+//! runtime unrolling of those whose trip count is known only at run time (LLVM's
+//! `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`, `LoopUnrollRuntime.cpp`).
 //!
 //! ```text
 //!   P: jump H(a)                          P: jump H
@@ -24,6 +25,14 @@
 //! which keeps its parameters: the loop stays, each of its iterations running `f` of the
 //! old ones. An exit with a constant count `c` can only leave in the copy running
 //! iteration `c`, copy `c mod f`: it is folded to "stay" in the others.
+//!
+//! **Runtime unrolling** (no exit with a constant count; the latch the only exiting block;
+//! a loop-invariant backedge-taken count): LLVM's epilogue scheme. The preheader computes
+//! the trip count `tc`, `xtra = tc & (f - 1)` and branches to the remainder when
+//! `tc - 1 < f - 1`; otherwise the loop, unrolled by `f` like a partial unrolling with
+//! only the last copy's latch testing (a new counter from `tc - xtra` down by `f`), runs
+//! first, and its new exit block enters the remainder (a clone of the original loop) when
+//! `xtra != 0`. See [`LoopUnroll`] and docs/passes.md.
 //!
 //! **Values.** In LCSSA form a value of the loop reaches code after it only through an
 //! exit block's parameters, that is through branch arguments inside the loop, which are
@@ -72,7 +81,8 @@ const PRAGMA_THRESHOLD: u32 = 16 * 1024;
 const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 
 /// The `loop-unroll` loop pass (full unrolling; partial unrolling by a divisor of the trip
-/// count when allowed).
+/// count when allowed; runtime unrolling with a remainder loop when the trip count is not
+/// a constant).
 ///
 /// **Requires**: the loop innermost, in loop-simplify form (a preheader ending in a jump,
 /// one latch, dedicated exits) and in LCSSA form, which the loop adaptor establishes
@@ -80,25 +90,34 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// evolution (computed for the loop alone, [`ScalarEvolution::compute_nest`]): the
 /// smallest bounds the trip count (LLVM 14's rule), exits without one stay conditional in
 /// every copy. Run after `loop-rotate` and `indvars`, as `-O` does: a
-/// rotated, canonical induction variable is what gives most loops a count.
+/// rotated, canonical induction variable is what gives most loops a count. Runtime
+/// unrolling needs instead the latch as the only exiting block (a `brif` to the header
+/// and the exit) and a loop-invariant backedge-taken count the preheader can compute.
 ///
 /// **Establishes**: fully unrolled, the loop is gone (reported with
 /// [`LoopUpdater::mark_loop_deleted`]);
 /// its copies are straight-line code in the loop around it, which keeps loop-simplify and
 /// LCSSA form (its preheader, latches and exits are untouched; the exits of the unrolled
-/// loop become ordinary blocks of it, their parameters fed from inside it).
+/// loop become ordinary blocks of it, their parameters fed from inside it). Runtime
+/// unrolled, the loop stays (a new preheader, a counter parameter, a new dedicated exit)
+/// and its remainder is a new loop ([`LoopUpdater::add_new_loop`], marked
+/// `unroll_disable`), both in loop-simplify and LCSSA form.
 ///
 /// **Preserves**: the CFG's edges (its order goes stale) and the loop forest, updated in
 /// place, and `nonlocal-uses` (kept sound: the copies' uses are marked); not the
-/// dominator tree, post-dominator tree or uniformity.
+/// dominator tree, post-dominator tree or uniformity. Runtime unrolling rebuilds the
+/// forest of the outermost loop around the unrolled one
+/// ([`gyre_analysis::LoopInfo::replace_nest`]) to add the remainder loop.
 /// When the folds leave an exit block with no predecessor (an exit that is never taken),
 /// unreachable code is removed from the whole function and the forms re-established
 /// (`loop-simplify`, `lcssa`), keeping what those computed.
 ///
 /// **Gives up** (a remark and a counter each): a loop with a subloop (`NotInnermost`); in
 /// or around an irreducible cycle (`Irreducible`); not in loop-simplify form
-/// (`NotLoopSimplifyForm`); no constant trip count (`UnknownTripCount`: runtime and
-/// upper-bound unrolling are not implemented); a trip count over `unroll-full-max-count`
+/// (`NotLoopSimplifyForm`); no constant trip count and no runtime unrolling possible
+/// (`UnknownTripCount`: `unroll-runtime` off, the latch not exiting, or no invariant
+/// count; `MultipleExits`; `Convergent`; `ExpensiveTripCount`; `SmallMaxTripCount`: at
+/// most 7 iterations; `NeedsRemainder`: a requested count that is not a power of two); a trip count over `unroll-full-max-count`
 /// (`TripCountTooLarge`) or an unrolled size of `unroll-threshold` or more (`TooLarge`),
 /// when partial unrolling is not allowed or no factor fits; `unroll-count` set below the
 /// trip count and not dividing it (`NeedsRemainder`: no remainder loops); the function's
@@ -109,13 +128,16 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// **Source hints** (the header's [`gyre_ir::LoopAttrs`], LLVM's `llvm.loop.unroll.*`):
 /// `unroll_disable` leaves the loop alone; `unroll_full`, `unroll_enable` and
 /// `unroll_count=N` raise the size limit to LLVM's pragma threshold, and `N` is the factor
-/// as the `unroll-count` knob's is (the knob wins when set).
+/// as the `unroll-count` knob's is (the knob wins when set); `unroll_enable` and
+/// `unroll_count=N` also turn runtime unrolling on (LLVM's
+/// `UP.Runtime |= PragmaEnableUnroll || PragmaCount > 0`).
 ///
 /// **GPU rule**: full unrolling, and partial unrolling by a divisor of the trip count, are
 /// legal for loops with convergent operations (barriers, shuffles, votes, calls): every
 /// copy runs under the control dependence the original iteration had, and no remainder
-/// loop is added (LLVM's rule; cicc's `unroll-runtime-convergent` concerns runtime
-/// unrolling, not implemented).
+/// loop is added (LLVM's rule). Runtime unrolling is not done on loops with convergent
+/// operations (the remainder would run them under a new condition) unless cicc's
+/// `unroll-runtime-convergent` is set.
 ///
 /// **Size** (LLVM's `getUnrolledLoopSize`): the loop's size counts every instruction
 /// except constants (not instructions in LLVM IR) and block parameters (phis, free), the
@@ -126,13 +148,16 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// (default unlimited), `unroll-count` (default 0: not set; below the trip count, the
 /// partial factor), `unroll-allow-partial` (default false), `unroll-partial-threshold`
 /// (default 37, NVPTX's `Threshold / 4`), `unroll-max-count` (default unlimited: the
-/// largest factor the heuristic picks), `disable-loop-unrolling`.
+/// largest factor the heuristic picks), `disable-loop-unrolling`, `unroll-runtime`
+/// (default true, NVPTX's `UP.Runtime`), `unroll-runtime-convergent` (default false).
 ///
-/// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumUnrolledInstrs` (instructions
-/// of the unrolled code), `NumExitsFolded`, `NumBlocksMerged`, and one counter per reason
-/// for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`,
-/// `NumUnknownTripCount`, `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`,
-/// `NumGrowthBudgetSpent`, `NumDisabled`).
+/// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumRuntimeUnrolled`,
+/// `NumUnrolledInstrs` (instructions of the unrolled code), `NumExitsFolded`,
+/// `NumBlocksMerged`, and one counter per reason for leaving a loop alone
+/// (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
+/// `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`, `NumGrowthBudgetSpent`,
+/// `NumDisabled`, `NumMultipleExits`, `NumConvergent`, `NumExpensiveTripCount`,
+/// `NumSmallMaxTripCount`).
 #[derive(Default)]
 pub struct LoopUnroll {
     se: ScalarEvolution,
@@ -738,9 +763,11 @@ impl LoopUnroll {
         };
         // The latch must be the only exiting block (LLVM 14 without
         // `unroll-runtime-multi-exit`): only the last copy then tests.
-        let other_exit = self.s.body.iter().any(|&b| {
-            b != at.latch && cfg.succs(b).iter().any(|&t| !li.contains(l, t))
-        });
+        let other_exit = self
+            .s
+            .body
+            .iter()
+            .any(|&b| b != at.latch && cfg.succs(b).iter().any(|&t| !li.contains(l, t)));
         if other_exit {
             return Err((
                 Skip::MultipleExits,
@@ -1070,11 +1097,9 @@ impl LoopUnroll {
         let zero = cur.iconst(ty, 0);
         let any = cur.icmp(IntCC::Ne, xtra, zero);
         cur.brif(any, eph, &ux_h, exit, &ux_x);
-        FuncCursor::new(func)
-            .at_end(eph)
-            .jump(epi_header, &eph_h);
-        let ex = split_edge(func, epi_latch, exit, None)
-            .map_err(|e| format!("internal error: {e}"))?;
+        FuncCursor::new(func).at_end(eph).jump(epi_header, &eph_h);
+        let ex =
+            split_edge(func, epi_latch, exit, None).map_err(|e| format!("internal error: {e}"))?;
 
         // 5. The unrolled loop's own preheader; the old preheader chooses.
         let InstructionData::Jump { dest } = *func.dfg.inst(pre_term) else {
