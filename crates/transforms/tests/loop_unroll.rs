@@ -248,6 +248,64 @@ fn runtime_unrolling_recomputes_no_analysis_per_loop() {
     }
 }
 
+/// 2,000 sibling loops bounded by an argument inside one outer loop: runtime-unrolling
+/// one rebuilds the loop forest of the whole nest (to add its remainder loop), so the
+/// pass stops after a per-function budget of rebuilt blocks (`GrowthBudgetSpent`)
+/// instead of spending the nest's size on every sibling; what it did still behaves the
+/// same.
+#[test]
+fn rebuilding_nests_is_bounded_per_function() {
+    let n = 2000;
+    let mut s = String::from(
+        "global @out: global [64 x i32] align 4\n\nkernel @k(i32, i32) {\nblock0(v0: i32, v99999: i32):\n    v1 = iconst.i32 0\n    jump block100000(v1)\nblock100000(v100000: i32):\n    jump block1\n",
+    );
+    let mut v = 2;
+    for i in 0..n {
+        let (g, ph, h, ex, next) = (4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4, 4 * i + 5);
+        let (c0, x, o, p, one, y, c) = (v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6);
+        v += 7;
+        s += &format!(
+            "block{g}:\n    v{c0} = icmp slt v1, v0\n    brif v{c0}, block{ph}, block{next}\nblock{ph}:\n    jump block{h}(v1)\nblock{h}(v{x}: i32):\n    v{o} = global_addr @out\n    v{p} = ptradd v{o}, v{x}, 4\n    store v100000, v{p}\n    v{one} = iconst.i32 1\n    v{y} = iadd v{x}, v{one}\n    v{c} = icmp slt v{y}, v0\n    brif v{c}, block{h}(v{y}), block{ex}\nblock{ex}:\n    jump block{next}\n"
+        );
+    }
+    s += &format!(
+        "block{}:\n    v100001 = iconst.i32 1\n    v100002 = iadd v100000, v100001\n    v100003 = icmp slt v100002, v99999\n    brif v100003, block100000(v100002), block100001\nblock100001:\n    return\n}}\n",
+        4 * n + 1
+    );
+    let m0 = gyre_ir::parse_module(&s).expect("parses");
+    let mut m = m0.clone();
+    let r = PassManager::from_pipeline(
+        "loop-simplify,lcssa,loop(loop-unroll)",
+        Knobs::default(),
+        Options::default(),
+    )
+    .expect("ok")
+    .run_module(&mut m)
+    .expect("runs");
+    let done = r.stats.get(UNROLL, "NumRuntimeUnrolled");
+    let spent = r.stats.get(UNROLL, "NumGrowthBudgetSpent");
+    assert!(
+        done >= 10 && spent >= 1 && done + spent == n as u64,
+        "{done} {spent}"
+    );
+    for f in m.functions.values() {
+        gyre_ir::verifier::verify_function(f, Some(&m)).expect("verifies");
+        check_forms(f, Forms::default()).expect("forms");
+    }
+    for args in [[0, 2], [5, 2], [9, 1]] {
+        let inputs = gyre_interp::Inputs {
+            launch: gyre_interp::Launch::linear(
+                1,
+                1,
+                args.iter().map(|&a| gyre_interp::Arg::Int(a)).collect(),
+            ),
+            memory: gyre_interp::Memory::new(),
+        };
+        gyre_interp::assert_same_behaviour(&m0, &m, "k", &inputs)
+            .unwrap_or_else(|d| panic!("{args:?}: {d}"));
+    }
+}
+
 /// A nest of 18 loops of 2 iterations each, with an unlimited threshold: each level
 /// unrolled doubles the code, so without a bound the nest would become 2^18 copies. The
 /// per-function growth budget stops it (remark `GrowthBudgetSpent`); the function stays
