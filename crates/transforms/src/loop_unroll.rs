@@ -1213,10 +1213,7 @@ impl LoopUnroll {
         if top != l {
             self.rebuild_budget = self.rebuild_budget.saturating_sub(region.len() as u64);
         }
-        if !a.loops.replace_nest(&a.cfg, top, &region) {
-            return Ok(Analyses::CFG);
-        }
-        let mut kept = Analyses::CFG.union(Analyses::LOOPS);
+        let mut kept = Analyses::CFG;
         if a.nonlocal.is_valid() {
             let touched = s.copies.iter().chain(&epi).chain(&new_blocks);
             for &b in touched.chain(core::iter::once(&plan.preheader)) {
@@ -1232,6 +1229,11 @@ impl LoopUnroll {
                 }
             }
             kept = kept.union(Analyses::NONLOCAL_USES);
+        }
+        // A nest replace_nest refuses (an irreducible cycle in it) is recomputed by
+        // whoever needs it next.
+        if a.loops.replace_nest(&a.cfg, top, &region) {
+            kept = kept.union(Analyses::LOOPS);
         }
         Ok(kept)
     }
