@@ -341,6 +341,11 @@ knobs! {
     // --- select-formation (issue 23) ---
     select_formation_threshold: u32 = 4, "select-formation-threshold", "select-formation",
         "The most speculated instructions plus selects select-formation spends to flatten one if-then(-else) (LLVM's two-entry-phi-node-folding-threshold).";
+    // --- loop-unroll: runtime unrolling (issue 23) ---
+    unroll_runtime: bool = true, "unroll-runtime", "loop-unroll",
+        "Unroll innermost loops whose trip count is known only at run time, with an epilogue remainder loop (NVPTX's TTI sets UP.Runtime).";
+    unroll_runtime_convergent: bool = false, "unroll-runtime-convergent", "loop-unroll",
+        "Allow runtime unrolling of loops with convergent operations (cicc's knob): the remainder loop puts them under a new condition.";
 }
 
 impl Knobs {

@@ -1,5 +1,6 @@
-//! `loop-unroll`: full and partial unrolling of innermost loops with a constant trip count
-//! (LLVM's `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`).
+//! `loop-unroll`: full and partial unrolling of innermost loops with a constant trip count,
+//! runtime unrolling of those whose trip count is known only at run time (LLVM's
+//! `LoopUnrollPass` / `LoopFullUnrollPass`, `LoopUnroll.cpp`, `LoopUnrollRuntime.cpp`).
 //!
 //! ```text
 //!   P: jump H(a)                          P: jump H
@@ -25,6 +26,14 @@
 //! old ones. An exit with a constant count `c` can only leave in the copy running
 //! iteration `c`, copy `c mod f`: it is folded to "stay" in the others.
 //!
+//! **Runtime unrolling** (no exit with a constant count; the latch the only exiting block;
+//! a loop-invariant backedge-taken count): LLVM's epilogue scheme. The preheader computes
+//! the trip count `tc`, `xtra = tc & (f - 1)` and branches to the remainder when
+//! `tc - 1 < f - 1`; otherwise the loop, unrolled by `f` like a partial unrolling with
+//! only the last copy's latch testing (a new counter from `tc - xtra` down by `f`), runs
+//! first, and its new exit block enters the remainder (a clone of the original loop) when
+//! `xtra != 0`. See [`LoopUnroll`] and docs/passes.md.
+//!
 //! **Values.** In LCSSA form a value of the loop reaches code after it only through an
 //! exit block's parameters, that is through branch arguments inside the loop, which are
 //! copied and remapped with the rest: no use outside the copies needs rewriting.
@@ -45,12 +54,13 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
-use crate::utils::split::Place;
+use crate::utils::split::{split_edge, Place};
 use gyre_analysis::scev::{def_block, edge_args};
-use gyre_analysis::{Loop, ScalarEvolution};
+use gyre_analysis::{Loop, ScalarEvolution, Scev};
+use gyre_ir::builder::{FuncCursor, InstBuilder};
 use gyre_ir::{
-    Block, EntityRef, Function, Inst, InstructionData, LoopAttrs, Opcode, UnrollHint, Value,
-    ValueDef,
+    Block, BlockCall, EntityRef, Function, Inst, InstructionData, IntCC, IntFlags, LoopAttrs,
+    Opcode, UnrollHint, Value, ValueDef,
 };
 use rustc_hash::FxHashMap;
 
@@ -70,8 +80,18 @@ const PRAGMA_THRESHOLD: u32 = 16 * 1024;
 /// factor.
 const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 
+/// Blocks of loop nests runtime unrolling may rebuild in one function, at least: the
+/// budget is this or 4 times the function's blocks. Runtime-unrolling a loop inside
+/// another rebuilds the forest of the outermost loop around it (to add the remainder
+/// loop), so thousands of sibling loops in one big nest would cost the nest's size each
+/// (quadratic: 8.8 s for 3,000 siblings in one loop, debug build; 0.5 s of CPU with
+/// this budget, 0.2 s without runtime unrolling); past the budget such loops are left
+/// alone (`GrowthBudgetSpent`).
+const MIN_REBUILD_BUDGET: u64 = 1 << 18;
+
 /// The `loop-unroll` loop pass (full unrolling; partial unrolling by a divisor of the trip
-/// count when allowed).
+/// count when allowed; runtime unrolling with a remainder loop when the trip count is not
+/// a constant).
 ///
 /// **Requires**: the loop innermost, in loop-simplify form (a preheader ending in a jump,
 /// one latch, dedicated exits) and in LCSSA form, which the loop adaptor establishes
@@ -79,25 +99,34 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// evolution (computed for the loop alone, [`ScalarEvolution::compute_nest`]): the
 /// smallest bounds the trip count (LLVM 14's rule), exits without one stay conditional in
 /// every copy. Run after `loop-rotate` and `indvars`, as `-O` does: a
-/// rotated, canonical induction variable is what gives most loops a count.
+/// rotated, canonical induction variable is what gives most loops a count. Runtime
+/// unrolling needs instead the latch as the only exiting block (a `brif` to the header
+/// and the exit) and a loop-invariant backedge-taken count the preheader can compute.
 ///
 /// **Establishes**: fully unrolled, the loop is gone (reported with
 /// [`LoopUpdater::mark_loop_deleted`]);
 /// its copies are straight-line code in the loop around it, which keeps loop-simplify and
 /// LCSSA form (its preheader, latches and exits are untouched; the exits of the unrolled
-/// loop become ordinary blocks of it, their parameters fed from inside it).
+/// loop become ordinary blocks of it, their parameters fed from inside it). Runtime
+/// unrolled, the loop stays (a new preheader, a counter parameter, a new dedicated exit)
+/// and its remainder is a new loop ([`LoopUpdater::add_new_loop`], marked
+/// `unroll_disable`), both in loop-simplify and LCSSA form.
 ///
 /// **Preserves**: the CFG's edges (its order goes stale) and the loop forest, updated in
 /// place, and `nonlocal-uses` (kept sound: the copies' uses are marked); not the
-/// dominator tree, post-dominator tree or uniformity.
+/// dominator tree, post-dominator tree or uniformity. Runtime unrolling rebuilds the
+/// forest of the outermost loop around the unrolled one
+/// ([`gyre_analysis::LoopInfo::replace_nest`]) to add the remainder loop.
 /// When the folds leave an exit block with no predecessor (an exit that is never taken),
 /// unreachable code is removed from the whole function and the forms re-established
 /// (`loop-simplify`, `lcssa`), keeping what those computed.
 ///
 /// **Gives up** (a remark and a counter each): a loop with a subloop (`NotInnermost`); in
 /// or around an irreducible cycle (`Irreducible`); not in loop-simplify form
-/// (`NotLoopSimplifyForm`); no constant trip count (`UnknownTripCount`: runtime and
-/// upper-bound unrolling are not implemented); a trip count over `unroll-full-max-count`
+/// (`NotLoopSimplifyForm`); no constant trip count and no runtime unrolling possible
+/// (`UnknownTripCount`: `unroll-runtime` off, the latch not exiting, or no invariant
+/// count; `MultipleExits`; `Convergent`; `ExpensiveTripCount`; `SmallMaxTripCount`: at
+/// most 7 iterations; `NeedsRemainder`: a requested count that is not a power of two); a trip count over `unroll-full-max-count`
 /// (`TripCountTooLarge`) or an unrolled size of `unroll-threshold` or more (`TooLarge`),
 /// when partial unrolling is not allowed or no factor fits; `unroll-count` set below the
 /// trip count and not dividing it (`NeedsRemainder`: no remainder loops); the function's
@@ -108,13 +137,16 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// **Source hints** (the header's [`gyre_ir::LoopAttrs`], LLVM's `llvm.loop.unroll.*`):
 /// `unroll_disable` leaves the loop alone; `unroll_full`, `unroll_enable` and
 /// `unroll_count=N` raise the size limit to LLVM's pragma threshold, and `N` is the factor
-/// as the `unroll-count` knob's is (the knob wins when set).
+/// as the `unroll-count` knob's is (the knob wins when set); `unroll_enable` and
+/// `unroll_count=N` also turn runtime unrolling on (LLVM's
+/// `UP.Runtime |= PragmaEnableUnroll || PragmaCount > 0`).
 ///
 /// **GPU rule**: full unrolling, and partial unrolling by a divisor of the trip count, are
 /// legal for loops with convergent operations (barriers, shuffles, votes, calls): every
 /// copy runs under the control dependence the original iteration had, and no remainder
-/// loop is added (LLVM's rule; cicc's `unroll-runtime-convergent` concerns runtime
-/// unrolling, not implemented).
+/// loop is added (LLVM's rule). Runtime unrolling is not done on loops with convergent
+/// operations (the remainder would run them under a new condition) unless cicc's
+/// `unroll-runtime-convergent` is set.
 ///
 /// **Size** (LLVM's `getUnrolledLoopSize`): the loop's size counts every instruction
 /// except constants (not instructions in LLVM IR) and block parameters (phis, free), the
@@ -125,18 +157,24 @@ const MIN_GROWTH_BUDGET: u64 = 1 << 16;
 /// (default unlimited), `unroll-count` (default 0: not set; below the trip count, the
 /// partial factor), `unroll-allow-partial` (default false), `unroll-partial-threshold`
 /// (default 37, NVPTX's `Threshold / 4`), `unroll-max-count` (default unlimited: the
-/// largest factor the heuristic picks), `disable-loop-unrolling`.
+/// largest factor the heuristic picks), `disable-loop-unrolling`, `unroll-runtime`
+/// (default true, NVPTX's `UP.Runtime`), `unroll-runtime-convergent` (default false).
 ///
-/// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumUnrolledInstrs` (instructions
-/// of the unrolled code), `NumExitsFolded`, `NumBlocksMerged`, and one counter per reason
-/// for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`,
-/// `NumUnknownTripCount`, `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`,
-/// `NumGrowthBudgetSpent`, `NumDisabled`).
+/// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumRuntimeUnrolled`,
+/// `NumUnrolledInstrs` (instructions of the unrolled code), `NumExitsFolded`,
+/// `NumBlocksMerged`, and one counter per reason for leaving a loop alone
+/// (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
+/// `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`, `NumGrowthBudgetSpent`,
+/// `NumDisabled`, `NumMultipleExits`, `NumConvergent`, `NumExpensiveTripCount`,
+/// `NumSmallMaxTripCount`).
 #[derive(Default)]
 pub struct LoopUnroll {
     se: ScalarEvolution,
     /// Instructions this pass may still add to the current function.
     budget: u64,
+    /// Blocks of enclosing loop nests that runtime unrolling may still rebuild in the
+    /// current function (see [`MIN_REBUILD_BUDGET`]).
+    rebuild_budget: u64,
     s: Scratch,
 }
 
@@ -202,6 +240,10 @@ enum Skip {
     NeedsRemainder,
     GrowthBudgetSpent,
     Disabled,
+    MultipleExits,
+    Convergent,
+    ExpensiveTripCount,
+    SmallMaxTripCount,
 }
 
 impl Skip {
@@ -216,6 +258,10 @@ impl Skip {
             Skip::NeedsRemainder => "NeedsRemainder",
             Skip::GrowthBudgetSpent => "GrowthBudgetSpent",
             Skip::Disabled => "Disabled",
+            Skip::MultipleExits => "MultipleExits",
+            Skip::Convergent => "Convergent",
+            Skip::ExpensiveTripCount => "ExpensiveTripCount",
+            Skip::SmallMaxTripCount => "SmallMaxTripCount",
         }
     }
     fn counter(self) -> &'static str {
@@ -229,6 +275,10 @@ impl Skip {
             Skip::NeedsRemainder => "NumNeedsRemainder",
             Skip::GrowthBudgetSpent => "NumGrowthBudgetSpent",
             Skip::Disabled => "NumDisabled",
+            Skip::MultipleExits => "NumMultipleExits",
+            Skip::Convergent => "NumConvergent",
+            Skip::ExpensiveTripCount => "NumExpensiveTripCount",
+            Skip::SmallMaxTripCount => "NumSmallMaxTripCount",
         }
     }
 }
@@ -241,7 +291,46 @@ struct Limits {
     allow_partial: bool,
     partial_threshold: u32,
     max_count: u32,
+    /// Runtime unrolling allowed (`unroll-runtime`, or asked for by the source).
+    runtime: bool,
+    runtime_convergent: bool,
+    /// The count was asked for (`unroll_count=N` or the `unroll-count` knob): LLVM's
+    /// `UP.Force`, which waives the small-bound and expensive-trip-count rules.
+    forced: bool,
 }
+
+/// What runtime unrolling needs besides [`Plan`]'s fields.
+#[derive(Copy, Clone)]
+struct RuntimePlan {
+    /// The trip count (backedge-taken count + 1, wrapping to 0 for 2^bits iterations).
+    tc: Scev,
+    /// Index of the header's edge in the latch's `brif` (the other one leaves).
+    stay: usize,
+    /// The exit block the latch leaves to.
+    exit: Block,
+    /// The count was asked for: the unrolled loop is marked `unroll_disable` (LLVM's
+    /// `setLoopAlreadyUnrolled` when the count is set explicitly).
+    forced: bool,
+}
+
+/// Where [`LoopUnroll::check`] found the loop, for [`LoopUnroll::check_runtime`].
+struct RuntimeAt {
+    l: Loop,
+    preheader: Block,
+    latch: Block,
+    header_at: usize,
+    latch_at: usize,
+    size: u64,
+}
+
+/// LLVM's `DefaultUnrollRuntimeCount`: the first runtime unrolling count tried, halved
+/// until the unrolled size fits `unroll-partial-threshold`.
+const DEFAULT_RUNTIME_COUNT: u64 = 8;
+
+/// LLVM's `-unroll-max-upperbound` default: a loop known to run fewer iterations than
+/// this is not runtime-unrolled unless a count was asked for (the remainder would run
+/// most of them).
+const MAX_UPPER_BOUND: u64 = 8;
 
 /// What the checks found about a loop to unroll fully.
 struct Plan {
@@ -258,6 +347,9 @@ struct Plan {
     unrolled_size: u64,
     /// The loop's size.
     size: u64,
+    /// Set when the trip count is known only at run time (`factor` copies and a
+    /// remainder loop).
+    runtime: Option<RuntimePlan>,
 }
 
 /// The size of a function as the growth budget counts it.
@@ -283,6 +375,8 @@ impl LoopPass for LoopUnroll {
 
     fn begin_function(&mut self, func: &Function) {
         self.budget = (4 * function_size(func)).max(MIN_GROWTH_BUDGET);
+        let blocks = func.layout.blocks().count() as u64;
+        self.rebuild_budget = (4 * blocks).max(MIN_REBUILD_BUDGET);
     }
 
     fn run_on_loop(
@@ -306,7 +400,11 @@ impl LoopPass for LoopUnroll {
             allow_partial: cx.knobs.unroll_allow_partial(),
             partial_threshold: cx.knobs.unroll_partial_threshold(),
             max_count: cx.knobs.unroll_max_count(),
+            runtime: cx.knobs.unroll_runtime(),
+            runtime_convergent: cx.knobs.unroll_runtime_convergent(),
+            forced: false,
         };
+        limits.forced = limits.user_count != 0;
         // The source's request (`#pragma unroll`, LLVM's `llvm.loop.unroll.*`), as
         // LLVM's `computeUnrollCount` reads it: `disable` wins; a count or `full` or
         // `enable` raises the size limit to `PRAGMA_THRESHOLD`. The `unroll-count` knob
@@ -324,11 +422,18 @@ impl LoopPass for LoopUnroll {
                 );
                 return Ok(PassResult::UNCHANGED);
             }
-            UnrollHint::Enable | UnrollHint::Full => {
+            UnrollHint::Full => {
                 limits.threshold = limits.threshold.max(PRAGMA_THRESHOLD);
+            }
+            // LLVM's `UP.Runtime |= PragmaEnableUnroll || PragmaCount > 0`.
+            UnrollHint::Enable => {
+                limits.threshold = limits.threshold.max(PRAGMA_THRESHOLD);
+                limits.runtime = true;
             }
             UnrollHint::Count(n) => {
                 limits.threshold = limits.threshold.max(PRAGMA_THRESHOLD);
+                limits.runtime = true;
+                limits.forced = true;
                 if limits.user_count == 0 {
                     limits.user_count = n;
                 }
@@ -345,6 +450,14 @@ impl LoopPass for LoopUnroll {
         self.budget = self
             .budget
             .saturating_sub(plan.unrolled_size.saturating_sub(plan.size));
+        if plan.runtime.is_some() {
+            let preserved = self
+                .unroll_runtime(func, &plan, cx, updater)
+                .map_err(|m| err(func, m))?;
+            cx.stats.add(NAME, "NumRuntimeUnrolled", 1);
+            cx.stats.add(NAME, "NumUnrolledInstrs", plan.unrolled_size);
+            return Ok(PassResult::changed(preserved));
+        }
         let preserved = self.unroll(func, &plan, cx).map_err(|m| err(func, m))?;
         if plan.factor == plan.trip_count {
             updater.mark_loop_deleted();
@@ -489,12 +602,15 @@ impl LoopUnroll {
             s.exits.push((at, c, stay));
         }
         let Some(btc) = btc else {
-            return Err((
-                Skip::UnknownTripCount,
-                "no exit has a constant count (runtime and upper-bound unrolling are not \
-                 implemented)"
-                    .into(),
-            ));
+            let at = RuntimeAt {
+                l,
+                preheader,
+                latch,
+                header_at,
+                latch_at,
+                size,
+            };
+            return self.check_runtime(func, cx, limits, at);
         };
         if btc == u64::MAX {
             return Err((
@@ -608,7 +724,518 @@ impl LoopUnroll {
             factor,
             unrolled_size,
             size,
+            runtime: None,
         })
+    }
+
+    /// The loop has no exit with a constant count: can and should it be unrolled with a
+    /// count known only at run time? LLVM 14's `computeUnrollCount` (runtime case) and
+    /// the checks of `UnrollRuntimeLoopRemainder`. `self.se` holds the loop's scalar
+    /// evolution and `self.s.body` its blocks.
+    fn check_runtime(
+        &mut self,
+        func: &Function,
+        cx: &PassContext<'_>,
+        limits: &Limits,
+        at: RuntimeAt,
+    ) -> Result<Plan, (Skip, String)> {
+        let li = &cx.analyses.loops;
+        let cfg = &cx.analyses.cfg;
+        let l = at.l;
+        if !limits.runtime {
+            return Err((
+                Skip::UnknownTripCount,
+                "no exit has a constant count, and runtime unrolling is off \
+                 (unroll-runtime=false)"
+                    .into(),
+            ));
+        }
+        let header = self.s.body[at.header_at];
+        let term = func
+            .terminator(at.latch)
+            .expect("a CFG block has a terminator");
+        let stay_exit = match *func.dfg.inst(term) {
+            InstructionData::Brif { blocks, .. } => {
+                let (a, b) = (blocks[0].block, blocks[1].block);
+                if a == header && !li.contains(l, b) {
+                    Some((0, b))
+                } else if b == header && !li.contains(l, a) {
+                    Some((1, a))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let Some((stay, exit)) = stay_exit else {
+            return Err((
+                Skip::UnknownTripCount,
+                "no exit has a constant count, and the latch does not exit (runtime \
+                 unrolling needs the exit test at the latch: run loop-rotate first)"
+                    .into(),
+            ));
+        };
+        // The latch must be the only exiting block (LLVM 14 without
+        // `unroll-runtime-multi-exit`): only the last copy then tests.
+        let other_exit = self
+            .s
+            .body
+            .iter()
+            .any(|&b| b != at.latch && cfg.succs(b).iter().any(|&t| !li.contains(l, t)));
+        if other_exit {
+            return Err((
+                Skip::MultipleExits,
+                "no exit has a constant count, and the loop has exits besides its latch's \
+                 (runtime unrolling needs the latch as the only exiting block)"
+                    .into(),
+            ));
+        }
+        let se = &self.se;
+        let Some(btc) = se
+            .backedge_taken_count(l)
+            .filter(|&b| se.is_invariant(b, l))
+        else {
+            return Err((
+                Skip::UnknownTripCount,
+                "scalar evolution knows no loop-invariant trip count for the loop".into(),
+            ));
+        };
+        // GPU rule: the remainder loop runs the convergent operations of the last
+        // iterations under a condition the original did not have (LLVM forbids the
+        // remainder for convergent loops; cicc's `unroll-runtime-convergent` allows it).
+        if !limits.runtime_convergent {
+            let convergent = self.s.body.iter().any(|&b| {
+                func.layout
+                    .block_insts(b)
+                    .any(|i| func.dfg.inst(i).opcode().is_convergent())
+            });
+            if convergent {
+                return Err((
+                    Skip::Convergent,
+                    "the loop has no constant trip count and has convergent operations \
+                     (barriers, shuffles, votes, calls): a remainder loop would put them \
+                     under a new condition (unroll-runtime-convergent=false)"
+                        .into(),
+                ));
+            }
+        }
+        let size = at.size;
+        let per_iter = size.max(BE_INSNS + 1) - BE_INSNS;
+        let unrolled = |f: u64| per_iter.saturating_mul(f).saturating_add(BE_INSNS);
+        let max_tc = se.max_backedge_taken_count(l).map(|m| m.saturating_add(1));
+        let user = u64::from(limits.user_count);
+        let count = if limits.forced {
+            if user < 2 {
+                return Err((
+                    Skip::TooLarge,
+                    format!("the unroll count {user} asks for no copies"),
+                ));
+            }
+            if unrolled(user) >= u64::from(limits.threshold) {
+                return Err((
+                    Skip::TooLarge,
+                    format!(
+                        "the unrolled size {} ({user} copies of {size} instructions) is not \
+                         under the threshold {}",
+                        unrolled(user),
+                        limits.threshold
+                    ),
+                ));
+            }
+            if !user.is_power_of_two() {
+                return Err((
+                    Skip::NeedsRemainder,
+                    format!(
+                        "runtime unrolling by {user}: only powers of two are implemented \
+                         (the remainder is the trip count's low bits)"
+                    ),
+                ));
+            }
+            user
+        } else {
+            if let Some(m) = max_tc.filter(|&m| m < MAX_UPPER_BOUND) {
+                return Err((
+                    Skip::SmallMaxTripCount,
+                    format!(
+                        "the loop runs at most {m} iterations (under {MAX_UPPER_BOUND}): not \
+                         worth a remainder loop"
+                    ),
+                ));
+            }
+            let pt = u64::from(limits.partial_threshold);
+            let mut c = DEFAULT_RUNTIME_COUNT;
+            while c != 0 && unrolled(c) > pt {
+                c >>= 1;
+            }
+            c = c.min(u64::from(limits.max_count));
+            if let Some(m) = max_tc {
+                c = c.min(m);
+            }
+            // A power of two (the remainder is `tc & (c - 1)`).
+            if c != 0 {
+                c = 1 << (63 - c.leading_zeros());
+            }
+            if c < 2 {
+                return Err((
+                    Skip::TooLarge,
+                    format!(
+                        "no runtime unrolling count of 2 or more fits: {} for 2 copies of \
+                         {size} instructions is over unroll-partial-threshold={pt} (or \
+                         unroll-max-count={} is under 2)",
+                        unrolled(2),
+                        limits.max_count
+                    ),
+                ));
+            }
+            c
+        };
+        // The trip count is computed in the preheader: it must be possible there and,
+        // unless a count was asked for, cheap (LLVM's `AllowExpensiveTripCount` false,
+        // `SCEVCheapExpansionBudget`).
+        let se = &mut self.se;
+        let one = se.constant(se.bits(btc), 1);
+        let tc = se.add(btc, one);
+        let pre_term = func
+            .terminator(at.preheader)
+            .expect("a CFG block has a terminator");
+        let cost = se.expansion_cost(tc);
+        let shown = || se.display(tc, func);
+        if cost.is_none() || !se.can_expand_with(func, |d, _| !li.contains(l, d), tc, pre_term) {
+            return Err((
+                Skip::ExpensiveTripCount,
+                format!(
+                    "the trip count {} cannot be computed in the preheader",
+                    shown()
+                ),
+            ));
+        }
+        let cost = cost.unwrap_or(u32::MAX);
+        if !limits.forced && cost > crate::indvars::CHEAP_EXPANSION_BUDGET {
+            return Err((
+                Skip::ExpensiveTripCount,
+                format!(
+                    "computing the trip count {} costs {cost} instructions, over the \
+                     budget {} (LLVM's scev-cheap-expansion-budget)",
+                    shown(),
+                    crate::indvars::CHEAP_EXPANSION_BUDGET
+                ),
+            ));
+        }
+        // The loop forest around a nested loop is rebuilt (its outermost nest): bounded
+        // per function.
+        if let Some(p) = li.parent(l) {
+            let mut top = p;
+            while let Some(q) = li.parent(top) {
+                top = q;
+            }
+            let nest = li.blocks(top).size_hint().1.unwrap_or(usize::MAX) as u64;
+            let nest = nest.saturating_add((count + 1).saturating_mul(self.s.body.len() as u64));
+            if nest > self.rebuild_budget {
+                return Err((
+                    Skip::GrowthBudgetSpent,
+                    format!(
+                        "runtime unrolling would rebuild the loop forest of the {nest}-block \
+                         nest around the loop; the function's budget for that has {} blocks \
+                         left",
+                        self.rebuild_budget
+                    ),
+                ));
+            }
+        }
+        // The copies and the remainder loop (a copy of the loop).
+        let unrolled_size = unrolled(count).saturating_add(size);
+        if unrolled(count) > self.budget {
+            return Err((
+                Skip::GrowthBudgetSpent,
+                format!(
+                    "unrolling would add {} instructions; the function's growth budget has {} \
+                     left",
+                    unrolled(count),
+                    self.budget
+                ),
+            ));
+        }
+        Ok(Plan {
+            l,
+            preheader: at.preheader,
+            header_at: at.header_at,
+            latch_at: at.latch_at,
+            trip_count: 0,
+            factor: count,
+            unrolled_size,
+            size,
+            runtime: Some(RuntimePlan {
+                tc,
+                stay,
+                exit,
+                forced: limits.forced,
+            }),
+        })
+    }
+
+    /// Unroll the loop of `plan` by `plan.factor` with a remainder loop after it (LLVM's
+    /// `UnrollRuntimeLoopRemainder`, epilogue form, then `UnrollLoop`). Returns the
+    /// analyses kept.
+    fn unroll_runtime(
+        &mut self,
+        func: &mut Function,
+        plan: &Plan,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<Analyses, String> {
+        let rt = plan.runtime.ok_or("internal error: no runtime plan")?;
+        let s = &mut self.s;
+        let n = s.body.len();
+        let f = plan.factor as usize;
+        let l = plan.l;
+        let header = s.body[plan.header_at];
+        let latch = s.body[plan.latch_at];
+        let exit = rt.exit;
+        let not_brif = || "internal error: the latch does not end in a brif".to_string();
+
+        // 1. In the preheader: the trip count, the remainder `xtra = tc & (f - 1)`, the
+        // unrolled loop's iterations `tc - xtra`, and whether only the remainder runs.
+        // That test is `tc - 1 < f - 1` rather than `tc < f`, so that 2^bits iterations
+        // (a trip count wrapped to 0) take the unrolled loop, which counts modulo 2^bits.
+        let pre_term = func.terminator(plan.preheader).expect("terminator");
+        let li = &cx.analyses.loops;
+        let tc = self
+            .se
+            .expand_with(func, |d, _| !li.contains(l, d), rt.tc, pre_term)
+            .ok_or("internal error: the trip count could not be expanded")?;
+        let ty = func.dfg.value_type(tc);
+        let mut cur = FuncCursor::new(func).before_inst(pre_term);
+        let one = cur.iconst(ty, 1);
+        let btc = cur.binary(Opcode::Isub, tc, one, IntFlags::NONE);
+        let mask = cur.iconst(ty, f as i64 - 1);
+        let xtra = cur.binary(Opcode::And, tc, mask, IntFlags::NONE);
+        let uiter = cur.binary(Opcode::Isub, tc, xtra, IntFlags::NONE);
+        let few = cur.icmp(IntCC::Ult, btc, mask);
+
+        // 2. The copies, then the remainder loop, all cloned from the untouched loop.
+        s.copies.clear();
+        s.copies.extend_from_slice(&s.body);
+        let mut last = latch;
+        for _ in 1..f {
+            s.map.clear();
+            let c = clone_blocks(func, &s.body, &mut s.map, Place::After(last))
+                .map_err(|e| format!("internal error: {e}"))?;
+            last = *c.last().expect("copies");
+            s.copies.extend_from_slice(&c);
+        }
+        s.map.clear();
+        let epi = clone_blocks(func, &s.body, &mut s.map, Place::After(last))
+            .map_err(|e| format!("internal error: {e}"))?;
+        let epi_header = s.map.map_block(header);
+        let epi_latch = s.map.map_block(latch);
+        for &c in s.copies[n..].iter().chain(&epi) {
+            func.loop_attrs.remove(&c);
+        }
+        // The remainder runs fewer than `f` iterations: LLVM marks it not to be unrolled;
+        // a loop unrolled by an explicit count is not unrolled again.
+        let mut attrs = func.loop_attrs(header);
+        func.set_loop_attrs(
+            epi_header,
+            LoopAttrs {
+                unroll: UnrollHint::Disable,
+                ..attrs
+            },
+        );
+        if rt.forced {
+            attrs.unroll = UnrollHint::Disable;
+            func.set_loop_attrs(header, attrs);
+        }
+        let htys: Vec<gyre_ir::Type> = func
+            .dfg
+            .block_params(header)
+            .iter()
+            .map(|&p| func.dfg.value_type(p))
+            .collect();
+        let xtys: Vec<gyre_ir::Type> = func
+            .dfg
+            .block_params(exit)
+            .iter()
+            .map(|&p| func.dfg.value_type(p))
+            .collect();
+        let at = |k: usize, i: usize| k * n + i;
+
+        // 3. Chain the copies: the latch of copy k (k < f - 1) jumps to copy k + 1's
+        // header, whose parameters stand for the latch's arguments (its exit test is
+        // folded: the count says the unrolled loop never leaves there).
+        s.subst.clear();
+        for k in 0..f - 1 {
+            let term = func
+                .terminator(s.copies[at(k, plan.latch_at)])
+                .expect("terminator");
+            let InstructionData::Brif { blocks, .. } = *func.dfg.inst(term) else {
+                return Err(not_brif());
+            };
+            let next = s.copies[at(k + 1, plan.header_at)];
+            let args = blocks[rt.stay].args.as_slice(&func.dfg.value_lists);
+            for (j, &a) in args.iter().enumerate() {
+                s.subst.insert(func.dfg.block_params(next)[j], a);
+            }
+            let dest = BlockCall::new(next, &[], &mut func.dfg.value_lists);
+            fold_to_jump(func, term, dest);
+        }
+        // The last latch counts down a new header parameter from `tc - xtra` by `f` and
+        // leaves at 0 (LLVM's `niter`), to a new exit block that passes the next header
+        // values and the exit's values on.
+        let last_latch = s.copies[at(f - 1, plan.latch_at)];
+        let term = func.terminator(last_latch).expect("terminator");
+        let InstructionData::Brif { blocks, .. } = *func.dfg.inst(term) else {
+            return Err(not_brif());
+        };
+        let pool = &func.dfg.value_lists;
+        let mut hargs: Vec<Value> = blocks[rt.stay].args.as_slice(pool).to_vec();
+        let xargs: Vec<Value> = blocks[1 - rt.stay].args.as_slice(pool).to_vec();
+        let niter = func.dfg.append_block_param(header, ty);
+        let mut cur = FuncCursor::new(func).before_inst(term);
+        let step = cur.iconst(ty, f as i64);
+        let next = cur.binary(Opcode::Isub, niter, step, IntFlags::NONE);
+        let zero = cur.iconst(ty, 0);
+        let more = cur.icmp(IntCC::Ne, next, zero);
+        let ux = func.dfg.make_block();
+        func.layout.insert_block_after(ux, last);
+        let ux_h: Vec<Value> = htys
+            .iter()
+            .map(|&t| func.dfg.append_block_param(ux, t))
+            .collect();
+        let ux_x: Vec<Value> = xtys
+            .iter()
+            .map(|&t| func.dfg.append_block_param(ux, t))
+            .collect();
+        let mut uargs = hargs.clone();
+        uargs.extend_from_slice(&xargs);
+        hargs.push(next);
+        let pool = &mut func.dfg.value_lists;
+        let back = BlockCall::new(header, &hargs, pool);
+        let out = BlockCall::new(ux, &uargs, pool);
+        func.dfg.replace_inst(
+            term,
+            InstructionData::Brif {
+                arg: more,
+                blocks: [back, out],
+            },
+        );
+
+        // 4. The remainder's preheader (entered from the preheader when only the
+        // remainder runs, and from the unrolled loop's exit when `xtra != 0`) and its
+        // dedicated exit.
+        let eph = func.dfg.make_block();
+        func.layout.insert_block_after(eph, ux);
+        let eph_h: Vec<Value> = htys
+            .iter()
+            .map(|&t| func.dfg.append_block_param(eph, t))
+            .collect();
+        let mut cur = FuncCursor::new(func).at_end(ux);
+        let zero = cur.iconst(ty, 0);
+        let any = cur.icmp(IntCC::Ne, xtra, zero);
+        cur.brif(any, eph, &ux_h, exit, &ux_x);
+        FuncCursor::new(func).at_end(eph).jump(epi_header, &eph_h);
+        let ex =
+            split_edge(func, epi_latch, exit, None).map_err(|e| format!("internal error: {e}"))?;
+
+        // 5. The unrolled loop's own preheader; the old preheader chooses.
+        let InstructionData::Jump { dest } = *func.dfg.inst(pre_term) else {
+            return Err("internal error: the preheader does not end in a jump".into());
+        };
+        let mut a: Vec<Value> = dest.args.as_slice(&func.dfg.value_lists).to_vec();
+        let nph = func.dfg.make_block();
+        func.layout.insert_block_before(nph, header);
+        a.push(uiter);
+        FuncCursor::new(func).at_end(nph).jump(header, &a);
+        a.pop();
+        let pool = &mut func.dfg.value_lists;
+        let to_rem = BlockCall::new(eph, &a, pool);
+        let to_unr = BlockCall::new(nph, &[], pool);
+        func.dfg.replace_inst(
+            pre_term,
+            InstructionData::Brif {
+                arg: few,
+                blocks: [to_rem, to_unr],
+            },
+        );
+
+        // 6. Values, then the straight line (as for partial unrolling).
+        s.subst
+            .resolve_chains()
+            .map_err(|e| format!("internal error: {e}"))?;
+        remap_instructions(func, &s.copies, &s.subst);
+        for k in 1..f {
+            let h = s.copies[at(k, plan.header_at)];
+            while let Some(last) = func.dfg.block_params(h).len().checked_sub(1) {
+                func.dfg.remove_block_param(h, last);
+            }
+        }
+        let g = s.next_gen(func.dfg.num_blocks());
+        for &b in &s.copies {
+            s.mark[b.index()] = g;
+            s.reached[b.index()] = g;
+        }
+        s.live.clear();
+        s.live.extend_from_slice(&s.copies);
+        let merged = cleanup(func, s, g, header);
+        cx.stats.add(NAME, "NumBlocksMerged", merged.len() as u64);
+        cx.stats.add(NAME, "NumExitsFolded", (f - 1) as u64);
+
+        // 7. Analyses, kept current in time proportional to the loop nest (recomputing
+        // them function-wide per unrolled loop would make `-O` quadratic in the number of
+        // loops): the CFG's edges of every block that changed or is new, the loops of the
+        // outermost loop around this one rebuilt with the remainder loop in it
+        // ([`gyre_analysis::LoopInfo::replace_nest`]), `nonlocal-uses` marked for the
+        // values the new and changed blocks use from other blocks.
+        updater.add_new_loop(epi_header);
+        let a = &mut *cx.analyses;
+        let cfg_err = |e: gyre_analysis::CfgError| e.to_string();
+        let new_blocks = [nph, ux, eph, ex];
+        a.cfg.update_block(func, plan.preheader).map_err(cfg_err)?;
+        for &b in new_blocks.iter().chain(&s.copies).chain(&epi) {
+            a.cfg.update_block(func, b).map_err(cfg_err)?;
+        }
+        let mut top = l;
+        while let Some(p) = a.loops.parent(top) {
+            top = p;
+        }
+        let mut region: Vec<Block> = a
+            .loops
+            .blocks(top)
+            .filter(|&b| func.layout.is_block_inserted(b))
+            .collect();
+        region.extend(
+            s.copies[n..]
+                .iter()
+                .chain(&epi)
+                .chain(&new_blocks)
+                .copied()
+                .filter(|&b| func.layout.is_block_inserted(b)),
+        );
+        if top != l {
+            self.rebuild_budget = self.rebuild_budget.saturating_sub(region.len() as u64);
+        }
+        let mut kept = Analyses::CFG;
+        if a.nonlocal.is_valid() {
+            let touched = s.copies.iter().chain(&epi).chain(&new_blocks);
+            for &b in touched.chain(core::iter::once(&plan.preheader)) {
+                if !func.layout.is_block_inserted(b) {
+                    continue;
+                }
+                for i in func.layout.block_insts(b) {
+                    func.dfg.for_each_inst_value(i, |v| {
+                        if def_block(func, v) != Some(b) {
+                            a.nonlocal.set(v, true);
+                        }
+                    });
+                }
+            }
+            kept = kept.union(Analyses::NONLOCAL_USES);
+        }
+        // A nest replace_nest refuses (an irreducible cycle in it) is recomputed by
+        // whoever needs it next.
+        if a.loops.replace_nest(&a.cfg, top, &region) {
+            kept = kept.union(Analyses::LOOPS);
+        }
+        Ok(kept)
     }
 
     /// Unroll the loop of `plan` fully. Returns the analyses kept.

@@ -5,13 +5,14 @@
 //! For every generated module, under `--verify-each` (the verifier after every pass, every
 //! loop report checked against a fresh loop forest, every analysis kept checked against a
 //! fresh one, every "no change" claim checked), with random unroll knobs
-//! (thresholds, counts, partial unrolling on or off):
+//! (thresholds, counts, partial unrolling on or off, runtime unrolling on or off, with
+//! or without convergent loops; the random inputs include zero-trip loops):
 //! - after `loop(loop-unroll)` alone, behind `loop-rotate,indvars` (rotated loops with
 //!   canonical counters, what `-O` gives it), and in the whole `-O` pipeline, the
 //!   interpreter shows the same behaviour as the input on random inputs that follow the
 //!   kernel's contract;
-//! - every loop visit of `loop-unroll` either unrolled the loop (fully or partially) or
-//!   left a remark saying why.
+//! - every loop visit of `loop-unroll` either unrolled the loop (fully, partially or at
+//!   run time) or left a remark saying why.
 
 mod common;
 
@@ -36,6 +37,7 @@ struct Totals {
     cases: u64,
     unrolled: u64,
     partial: u64,
+    runtime: u64,
     kept: u64,
     exits_folded: u64,
     blocks_merged: u64,
@@ -78,6 +80,14 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
             }
         }
     }
+    // Runtime unrolling (default on; its count depends on the loop's size and
+    // unroll-partial-threshold, set above in the partial case): sometimes off, sometimes
+    // allowed with convergent operations.
+    match r.next_u64() % 4 {
+        0 => set("unroll-runtime=false".into())?,
+        1 => set("unroll-runtime-convergent=true".into())?,
+        _ => {}
+    }
     let o = DEFAULT_PIPELINE.to_string();
     let pipelines = [
         "loop-simplify,lcssa,loop(loop-unroll)",
@@ -89,9 +99,11 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
         let r = apply(pipeline, &knobs, &mut a).map_err(|e| format!("{pipeline}: {e}"))?;
         let full = r.stats.get(UNROLL, "NumFullyUnrolled");
         let partial = r.stats.get(UNROLL, "NumPartiallyUnrolled");
-        let unrolled = full + partial;
+        let runtime = r.stats.get(UNROLL, "NumRuntimeUnrolled");
+        let unrolled = full + partial + runtime;
         totals.unrolled += full;
         totals.partial += partial;
+        totals.runtime += runtime;
         totals.exits_folded += r.stats.get(UNROLL, "NumExitsFolded");
         totals.blocks_merged += r.stats.get(UNROLL, "NumBlocksMerged");
         let remarks = r.remarks.iter().filter(|x| x.pass == UNROLL).count() as u64;
@@ -127,7 +139,7 @@ fn loop_unroll_on_generated_kernels() {
         check_case,
     );
     assert!(
-        totals.unrolled > 20 && totals.partial > 20 && totals.kept > 100,
+        totals.unrolled > 20 && totals.partial > 20 && totals.runtime > 20 && totals.kept > 100,
         "the generator must exercise full unrolling: {totals:?}"
     );
 }
@@ -187,6 +199,111 @@ fn no_analysis_is_recomputed_per_loop() {
         .find(|(p, _)| *p == UNROLL)
         .map_or(0, |(_, n)| *n);
     assert_eq!(visits, 0, "every loop is unrolled");
+}
+
+/// One kernel with many sequential loops bounded by an argument (`for (i = 0; i < n;
+/// i++) out[i] = i`, rotated): runtime-unrolling them all keeps the CFG, the loop forest
+/// and `nonlocal-uses` current, so each analysis is computed at most once, not once per
+/// loop; each loop leaves an unrolled loop and a remainder loop, and the kernel still
+/// behaves the same (n = 0, 5 and 13).
+#[test]
+fn runtime_unrolling_recomputes_no_analysis_per_loop() {
+    let n = 500;
+    let mut s = String::from(
+        "global @out: global [64 x i32] align 4\n\nkernel @k(i32) {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    jump block1\n",
+    );
+    // Loop i: guard block(4i+1), preheader block(4i+2), header block(4i+3), exit
+    // block(4i+4), then the next guard.
+    let mut v = 2;
+    for i in 0..n {
+        let (g, ph, h, ex, next) = (4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4, 4 * i + 5);
+        let (c0, x, o, p, one, y, c) = (v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6);
+        v += 7;
+        s += &format!(
+            "block{g}:\n    v{c0} = icmp slt v1, v0\n    brif v{c0}, block{ph}, block{next}\nblock{ph}:\n    jump block{h}(v1)\nblock{h}(v{x}: i32):\n    v{o} = global_addr @out\n    v{p} = ptradd v{o}, v{x}, 4\n    store v{x}, v{p}\n    v{one} = iconst.i32 1\n    v{y} = iadd v{x}, v{one}\n    v{c} = icmp slt v{y}, v0\n    brif v{c}, block{h}(v{y}), block{ex}\nblock{ex}:\n    jump block{next}\n"
+        );
+    }
+    s += &format!("block{}:\n    return\n}}\n", 4 * n + 1);
+    let m0 = gyre_ir::parse_module(&s).expect("parses");
+    let mut m = m0.clone();
+    let mut pm =
+        PassManager::from_pipeline("loop(loop-unroll)", Knobs::default(), Options::default())
+            .expect("ok");
+    let r = pm.run_module(&mut m).expect("runs");
+    assert_eq!(r.stats.get(UNROLL, "NumRuntimeUnrolled"), n as u64);
+    for (name, _, count) in &r.analysis_times {
+        assert!(*count <= 1, "{name} computed {count} times");
+    }
+    for f in m.functions.values() {
+        gyre_ir::verifier::verify_function(f, Some(&m)).expect("verifies");
+        check_forms(f, Forms::default()).expect("forms");
+    }
+    for arg in [0, 5, 13] {
+        let inputs = gyre_interp::Inputs {
+            launch: gyre_interp::Launch::linear(1, 1, vec![gyre_interp::Arg::Int(arg)]),
+            memory: gyre_interp::Memory::new(),
+        };
+        gyre_interp::assert_same_behaviour(&m0, &m, "k", &inputs)
+            .unwrap_or_else(|d| panic!("n = {arg}: {d}"));
+    }
+}
+
+/// 2,000 sibling loops bounded by an argument inside one outer loop: runtime-unrolling
+/// one rebuilds the loop forest of the whole nest (to add its remainder loop), so the
+/// pass stops after a per-function budget of rebuilt blocks (`GrowthBudgetSpent`)
+/// instead of spending the nest's size on every sibling; what it did still behaves the
+/// same.
+#[test]
+fn rebuilding_nests_is_bounded_per_function() {
+    let n = 2000;
+    let mut s = String::from(
+        "global @out: global [64 x i32] align 4\n\nkernel @k(i32, i32) {\nblock0(v0: i32, v99999: i32):\n    v1 = iconst.i32 0\n    jump block100000(v1)\nblock100000(v100000: i32):\n    jump block1\n",
+    );
+    let mut v = 2;
+    for i in 0..n {
+        let (g, ph, h, ex, next) = (4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4, 4 * i + 5);
+        let (c0, x, o, p, one, y, c) = (v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6);
+        v += 7;
+        s += &format!(
+            "block{g}:\n    v{c0} = icmp slt v1, v0\n    brif v{c0}, block{ph}, block{next}\nblock{ph}:\n    jump block{h}(v1)\nblock{h}(v{x}: i32):\n    v{o} = global_addr @out\n    v{p} = ptradd v{o}, v{x}, 4\n    store v100000, v{p}\n    v{one} = iconst.i32 1\n    v{y} = iadd v{x}, v{one}\n    v{c} = icmp slt v{y}, v0\n    brif v{c}, block{h}(v{y}), block{ex}\nblock{ex}:\n    jump block{next}\n"
+        );
+    }
+    s += &format!(
+        "block{}:\n    v100001 = iconst.i32 1\n    v100002 = iadd v100000, v100001\n    v100003 = icmp slt v100002, v99999\n    brif v100003, block100000(v100002), block100001\nblock100001:\n    return\n}}\n",
+        4 * n + 1
+    );
+    let m0 = gyre_ir::parse_module(&s).expect("parses");
+    let mut m = m0.clone();
+    let r = PassManager::from_pipeline(
+        "loop-simplify,lcssa,loop(loop-unroll)",
+        Knobs::default(),
+        Options::default(),
+    )
+    .expect("ok")
+    .run_module(&mut m)
+    .expect("runs");
+    let done = r.stats.get(UNROLL, "NumRuntimeUnrolled");
+    let spent = r.stats.get(UNROLL, "NumGrowthBudgetSpent");
+    assert!(
+        done >= 10 && spent >= 1 && done + spent == n as u64,
+        "{done} {spent}"
+    );
+    for f in m.functions.values() {
+        gyre_ir::verifier::verify_function(f, Some(&m)).expect("verifies");
+        check_forms(f, Forms::default()).expect("forms");
+    }
+    for args in [[0, 2], [5, 2], [9, 1]] {
+        let inputs = gyre_interp::Inputs {
+            launch: gyre_interp::Launch::linear(
+                1,
+                1,
+                args.iter().map(|&a| gyre_interp::Arg::Int(a)).collect(),
+            ),
+            memory: gyre_interp::Memory::new(),
+        };
+        gyre_interp::assert_same_behaviour(&m0, &m, "k", &inputs)
+            .unwrap_or_else(|d| panic!("{args:?}: {d}"));
+    }
 }
 
 /// A nest of 18 loops of 2 iterations each, with an unlimited threshold: each level
