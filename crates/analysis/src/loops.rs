@@ -644,7 +644,8 @@ impl LoopInfo {
             pos: a as usize,
             end: b as usize,
             skip: &self.skip,
-            added: self.added.range(a..b),
+            added: &self.added,
+            added_pos: a,
             current: [].iter(),
             innermost: &self.innermost,
         }
@@ -1107,6 +1108,27 @@ impl LoopInfo {
         }
     }
 
+    /// The keys in `a..b` of the added-block lists, jumping over the ranges of removed
+    /// nests (whose lists hold removed blocks only): deleting a deep nest level by level
+    /// would otherwise walk every inner level's list again at each level.
+    fn added_keys(&self, a: u32, b: u32) -> Vec<u32> {
+        let mut keys = Vec::new();
+        let mut pos = a;
+        while pos < b {
+            let Some((&key, _)) = self.added.range(pos..b).next() else {
+                break;
+            };
+            match self.skip.get(key as usize) {
+                Some(&to) if to != 0 && to > key => pos = to,
+                _ => {
+                    keys.push(key);
+                    pos = key + 1;
+                }
+            }
+        }
+        keys
+    }
+
     /// Drop the tombstones of `top_level` and renumber the hints. O(outermost loops).
     fn compact_top(&mut self) {
         self.top_level.retain(|&l| l != TOMBSTONE);
@@ -1197,8 +1219,12 @@ impl LoopInfo {
         // listed under a removed subloop's start too, so the whole range is searched.)
         let mut moved: Vec<Block> = Vec::new();
         let mut emptied: Vec<u32> = Vec::new();
+        let keys = self.added_keys(a, b);
         let innermost = &mut self.innermost;
-        for (&key, list) in self.added.range_mut(a..b) {
+        for &key in &keys {
+            let Some(list) = self.added.get_mut(&key) else {
+                continue;
+            };
             list.retain(|&blk| {
                 if innermost[blk.index()] == l.as_u32() {
                     innermost[blk.index()] = own;
@@ -1223,9 +1249,11 @@ impl LoopInfo {
         }
         // Every block of the range removed (a deleted nest): loops around it jump over it
         // from now on, so that deleting a deep nest level by level stays linear.
-        let added_live = self.added.range(a..b).any(|(_, v)| {
-            v.iter()
-                .any(|blk| self.innermost.get(blk.index()) != Some(&DEAD))
+        let added_live = keys.iter().any(|key| {
+            self.added.get(key).is_some_and(|v| {
+                v.iter()
+                    .any(|blk| self.innermost.get(blk.index()) != Some(&DEAD))
+            })
         });
         if live == 0 && !added_live && b > a {
             if self.skip.len() < self.blocks.len() {
@@ -1550,7 +1578,10 @@ pub struct LoopBlocks<'a> {
     pos: usize,
     end: usize,
     skip: &'a [u32],
-    added: std::collections::btree_map::Range<'a, u32, Vec<Block>>,
+    /// The added blocks, by the range start they are listed under, and the first start
+    /// not visited yet (the lists of a removed nest's range are jumped over too).
+    added: &'a BTreeMap<u32, Vec<Block>>,
+    added_pos: u32,
     current: std::slice::Iter<'a, Block>,
     /// To skip the blocks removed by [`LoopInfo::remove_block`] (marked `DEAD`).
     innermost: &'a [u32],
@@ -1580,14 +1611,19 @@ impl Iterator for LoopBlocks<'_> {
                     return Some(b);
                 }
             }
-            self.current = self.added.next()?.1.iter();
+            let end = self.end as u32;
+            if self.added_pos >= end {
+                return None;
+            }
+            let (&key, list) = self.added.range(self.added_pos..end).next()?;
+            match self.skip.get(key as usize) {
+                // A removed nest's range: its lists hold removed blocks only.
+                Some(&to) if to != 0 && to > key => self.added_pos = to,
+                _ => {
+                    self.added_pos = key + 1;
+                    self.current = list.iter();
+                }
+            }
         }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = (self.end - self.pos)
-            + self.current.len()
-            + self.added.clone().map(|(_, v)| v.len()).sum::<usize>();
-        (0, Some(n))
     }
 }
