@@ -197,6 +197,26 @@ struct NestScratch {
 }
 
 /// Record that the outermost loop `l` is at index `at` of the top-level list.
+/// The first added-block list at or after `pos` and before `end` (its key and blocks),
+/// jumping over the ranges of removed nests (`skip`), whose lists hold removed blocks only:
+/// deleting a deep nest level by level would otherwise walk every inner level's list again
+/// at each level.
+fn next_added<'a>(
+    added: &'a BTreeMap<u32, Vec<Block>>,
+    skip: &[u32],
+    mut pos: u32,
+    end: u32,
+) -> Option<(u32, &'a Vec<Block>)> {
+    while pos < end {
+        let (&key, list) = added.range(pos..end).next()?;
+        match skip.get(key as usize) {
+            Some(&to) if to != 0 && to > key => pos = to,
+            _ => return Some((key, list)),
+        }
+    }
+    None
+}
+
 /// What a removed outermost loop leaves in [`LoopInfo`]'s list of them.
 const TOMBSTONE: Loop = Loop(u32::MAX);
 
@@ -1108,23 +1128,13 @@ impl LoopInfo {
         }
     }
 
-    /// The keys in `a..b` of the added-block lists, jumping over the ranges of removed
-    /// nests (whose lists hold removed blocks only): deleting a deep nest level by level
-    /// would otherwise walk every inner level's list again at each level.
+    /// The keys in `a..b` of the added-block lists outside removed nests ([`next_added`]).
     fn added_keys(&self, a: u32, b: u32) -> Vec<u32> {
         let mut keys = Vec::new();
         let mut pos = a;
-        while pos < b {
-            let Some((&key, _)) = self.added.range(pos..b).next() else {
-                break;
-            };
-            match self.skip.get(key as usize) {
-                Some(&to) if to != 0 && to > key => pos = to,
-                _ => {
-                    keys.push(key);
-                    pos = key + 1;
-                }
-            }
+        while let Some((key, _)) = next_added(&self.added, &self.skip, pos, b) {
+            keys.push(key);
+            pos = key + 1;
         }
         keys
     }
@@ -1611,19 +1621,21 @@ impl Iterator for LoopBlocks<'_> {
                     return Some(b);
                 }
             }
-            let end = self.end as u32;
-            if self.added_pos >= end {
-                return None;
-            }
-            let (&key, list) = self.added.range(self.added_pos..end).next()?;
-            match self.skip.get(key as usize) {
-                // A removed nest's range: its lists hold removed blocks only.
-                Some(&to) if to != 0 && to > key => self.added_pos = to,
-                _ => {
-                    self.added_pos = key + 1;
-                    self.current = list.iter();
-                }
-            }
+            let (key, list) = next_added(self.added, self.skip, self.added_pos, self.end as u32)?;
+            self.added_pos = key + 1;
+            self.current = list.iter();
         }
+    }
+
+    /// An upper bound: the rest of the range, the current list and the lists not visited
+    /// yet (O(those lists), removed nests' ranges jumped over).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let mut n = (self.end - self.pos) + self.current.len();
+        let mut pos = self.added_pos;
+        while let Some((key, list)) = next_added(self.added, self.skip, pos, self.end as u32) {
+            n += list.len();
+            pos = key + 1;
+        }
+        (0, Some(n))
     }
 }
