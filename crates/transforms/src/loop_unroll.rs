@@ -1216,18 +1216,11 @@ impl LoopUnroll {
         let mut kept = Analyses::CFG;
         if a.nonlocal.is_valid() {
             let touched = s.copies.iter().chain(&epi).chain(&new_blocks);
-            for &b in touched.chain(core::iter::once(&plan.preheader)) {
-                if !func.layout.is_block_inserted(b) {
-                    continue;
-                }
-                for i in func.layout.block_insts(b) {
-                    func.dfg.for_each_inst_value(i, |v| {
-                        if def_block(func, v) != Some(b) {
-                            a.nonlocal.set(v, true);
-                        }
-                    });
-                }
-            }
+            mark_uses_from_elsewhere(
+                func,
+                &mut a.nonlocal,
+                touched.chain(core::iter::once(&plan.preheader)),
+            );
             kept = kept.union(Analyses::NONLOCAL_USES);
         }
         // A nest replace_nest refuses (an irreducible cycle in it) is recomputed by
@@ -1481,18 +1474,7 @@ impl LoopUnroll {
         // (LCSSA). New values are unmarked, which reads "may be used elsewhere".
         let mut kept = Analyses::CFG.union(Analyses::LOOPS);
         if a.nonlocal.is_valid() {
-            for &b in &s.copies {
-                if !func.layout.is_block_inserted(b) {
-                    continue;
-                }
-                for i in func.layout.block_insts(b) {
-                    func.dfg.for_each_inst_value(i, |v| {
-                        if def_block(func, v) != Some(b) {
-                            a.nonlocal.set(v, true);
-                        }
-                    });
-                }
-            }
+            mark_uses_from_elsewhere(func, &mut a.nonlocal, &s.copies);
             kept = kept.union(Analyses::NONLOCAL_USES);
         }
         Ok(kept)
@@ -1638,4 +1620,25 @@ fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<
         }
     }
     merged
+}
+
+/// Mark in `nonlocal` every value that an instruction of `blocks` (those still laid out)
+/// uses outside the value's own block: the copies' uses, which keep the analysis sound.
+fn mark_uses_from_elsewhere<'a>(
+    func: &Function,
+    nonlocal: &mut gyre_analysis::NonLocalUses,
+    blocks: impl IntoIterator<Item = &'a Block>,
+) {
+    for &b in blocks {
+        if !func.layout.is_block_inserted(b) {
+            continue;
+        }
+        for i in func.layout.block_insts(b) {
+            func.dfg.for_each_inst_value(i, |v| {
+                if def_block(func, v) != Some(b) {
+                    nonlocal.set(v, true);
+                }
+            });
+        }
+    }
 }
