@@ -127,13 +127,15 @@ impl ValueMap {
     pub fn resolve_chains(&mut self) -> Result<(), AliasCycle> {
         const ON_PATH: u8 = 1;
         const DONE: u8 = 2;
-        let mut state: SecondaryMap<Value, u8> = SecondaryMap::new();
+        // A hash map, not a per-value array: a map of a few entries in a function of
+        // millions of values (one unrolled loop's copies) must not cost the function.
+        let mut state: rustc_hash::FxHashMap<Value, u8> = Default::default();
         let mut path = Vec::new();
         for k in 0..self.value_keys.len() {
             let start = self.value_keys[k];
             let mut cur = start;
             let root = loop {
-                if state[cur] == DONE {
+                if state.get(&cur) == Some(&DONE) {
                     // Resolved already: its entry (or itself) is a chain's end.
                     break self.map(cur);
                 }
@@ -141,10 +143,10 @@ impl ValueMap {
                     None => break cur,
                     Some(next) if next == cur => break cur,
                     Some(next) => {
-                        if state[cur] == ON_PATH {
+                        if state.get(&cur) == Some(&ON_PATH) {
                             return Err(AliasCycle(cur));
                         }
-                        state[cur] = ON_PATH;
+                        state.insert(cur, ON_PATH);
                         path.push(cur);
                         cur = next;
                     }
@@ -152,7 +154,7 @@ impl ValueMap {
             };
             for v in path.drain(..) {
                 self.values[v] = Some(root);
-                state[v] = DONE;
+                state.insert(v, DONE);
             }
         }
         Ok(())
