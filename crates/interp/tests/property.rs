@@ -193,3 +193,11 @@ fn random_option_kernels_have_no_undefined_behaviour() {
     );
     assert!(steps > finished * 1000, "only {steps} steps");
 }
+
+/// This seed used to make a kernel whose loops called a device function from its loops,
+/// which called another from its own: over 200 million interpreter steps (the limit).
+/// The generator's work budget keeps such calls out now.
+#[test]
+fn nested_calls_in_loops_stay_within_the_step_limit() {
+    check_seed(&GenOptions::default(), 7234858131870537092).unwrap();
+}

@@ -26,7 +26,8 @@
 //!   index is `x urem buffer_len`. `n` and `s` may be anything.
 //! - Loops count a fresh counter from 0 up to at most `max_trip_count` (a constant, or
 //!   `umin(n or a thread-dependent value, constant)`); two-entry cycles run at most 4
-//!   times. No `nsw`/`nuw`/`exact` flags; divisors are `b | 1` (unsigned) or
+//!   times. A call is generated only where the loops around it times the callee's own
+//!   work stay within [`WORK_BUDGET`] iterations. No `nsw`/`nuw`/`exact` flags; divisors are `b | 1` (unsigned) or
 //!   `(b & 255) | 1` (signed); shift amounts are `b & (width - 1)`; float-to-int
 //!   conversions first clamp with `fmax`/`fmin` (which also map NaN into range).
 //! - Barriers only at the kernel's top level, and only while no thread can have left
@@ -56,6 +57,13 @@ use crate::instructions::{
 use crate::module::{GlobalData, Module};
 use crate::types::{AddrSpace, Type};
 use core::fmt;
+
+/// The most loop iterations one execution of any point of a function may stand for: the
+/// product of the trip bounds of the loops around it (two-entry cycles count 4), times
+/// the work of a function called there. A call that would go over it is not generated,
+/// so that calls in loops of functions whose own loops call further (each level
+/// multiplying) cannot make a kernel that runs for billions of steps in the interpreter.
+pub const WORK_BUDGET: u64 = 4096;
 
 /// The deepest statement nesting the generator will produce, whatever the options say.
 pub const MAX_NESTING: usize = 16;
@@ -404,17 +412,17 @@ pub fn generate_kernel_module(
             externally_initialized: false,
         })
     });
-    let mut callees: Vec<(FuncId, Signature)> = Vec::new();
+    let mut callees: Vec<Callee> = Vec::new();
     if opts.allow_calls {
         let n = rng.range(1, opts.max_device_funcs.max(1) as u64) as usize;
         for k in 0..n.min(opts.max_device_funcs) {
-            let f = gen_function(opts, rng, false, &callees, None, &format!("dev{k}"));
+            let (f, work) = gen_function(opts, rng, false, &callees, None, &format!("dev{k}"));
             let sig = f.sig.clone();
             let id = module.functions.push(f);
-            callees.push((id, sig));
+            callees.push(Callee { id, sig, work });
         }
     }
-    let kernel = gen_function(opts, rng, true, &callees, shared, "kernel");
+    let (kernel, _) = gen_function(opts, rng, true, &callees, shared, "kernel");
     let kernel = module.functions.push(kernel);
     let contract = KernelContract {
         kernel,
@@ -443,7 +451,7 @@ pub fn generate_kernel_module(
 
 /// Generate one standalone kernel (no calls, no module globals).
 pub fn generate_function(opts: &GenOptions, rng: &mut (impl RandomSource + ?Sized)) -> Function {
-    gen_function(opts, rng, true, &[], None, "kernel")
+    gen_function(opts, rng, true, &[], None, "kernel").0
 }
 
 /// Generate a module from a seed with [`SplitMix64`].
@@ -511,6 +519,14 @@ const ATOMIC_OPS: [AtomicOp; 9] = [
 /// Elements (i32) of each function's local slot.
 const SLOT_ELEMS: u32 = 4;
 
+/// A device function that later functions may call.
+struct Callee {
+    id: FuncId,
+    sig: Signature,
+    /// The most loop iterations one call may run ([`WORK_BUDGET`]).
+    work: u64,
+}
+
 /// An enclosing loop, for `break` and `continue`.
 #[derive(Copy, Clone)]
 struct LoopCtx {
@@ -568,18 +584,23 @@ struct FnGen<'a, 'f, R: RandomSource + ?Sized> {
     /// No thread can have returned early in a way that other threads of its CTA did not.
     barriers_ok: bool,
     budget: usize,
-    callees: &'a [(FuncId, Signature)],
+    callees: &'a [Callee],
     max_nesting: usize,
+    /// The product of the trip bounds of the enclosing loops and cycles.
+    iterations: u64,
+    /// The most iterations any point of the function stands for so far (its callers'
+    /// [`Callee::work`]).
+    work: u64,
 }
 
 fn gen_function<R: RandomSource + ?Sized>(
     o: &GenOptions,
     r: &mut R,
     kernel: bool,
-    callees: &[(FuncId, Signature)],
+    callees: &[Callee],
     shared: Option<GlobalId>,
     name: &str,
-) -> Function {
+) -> (Function, u64) {
     let sig = if kernel {
         let g = Type::Ptr(AddrSpace::Global);
         Signature {
@@ -677,6 +698,8 @@ fn gen_function<R: RandomSource + ?Sized>(
         budget,
         callees,
         max_nesting: o.max_nesting.min(MAX_NESTING),
+        iterations: 1,
+        work: 1,
     };
     g.prologue(slot, &params);
     g.top_level();
@@ -684,7 +707,8 @@ fn gen_function<R: RandomSource + ?Sized>(
     g.b.seal_all_blocks();
     g.b.finalize()
         .expect("the generator follows the builder protocol");
-    func
+    let work = g.work;
+    (func, work)
 }
 
 impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
@@ -928,10 +952,24 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
         self.b.ptradd(p, idx, 4)
     }
 
+    /// Multiply the iterations by a loop's or cycle's trip bound; returns the previous
+    /// product, to restore when the loop's body is done.
+    fn enter_iterations(&mut self, trips: u64) -> u64 {
+        let outer = self.iterations;
+        self.iterations = outer.saturating_mul(trips);
+        self.work = self.work.max(self.iterations);
+        outer
+    }
+
     fn call_stmt(&mut self) {
         let k = self.r.below(self.callees.len() as u64) as usize;
-        let (id, ref sig) = self.callees[k];
-        let sig = sig.clone();
+        let work = self.iterations.saturating_mul(self.callees[k].work);
+        if work > WORK_BUDGET {
+            return;
+        }
+        self.work = self.work.max(work);
+        let id = self.callees[k].id;
+        let sig = self.callees[k].sig.clone();
         let args: Vec<Value> = sig.params.iter().map(|&t| self.expr(t, 1)).collect();
         let (_, v) = self.b.call(id, sig.ret, &args);
         if let (Some(v), Some(ty)) = (v, sig.ret) {
@@ -1179,10 +1217,13 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
     fn loop_stmt(&mut self, depth: usize) {
         let max_trip = i64::from(self.o.max_trip_count.max(1));
         let uniform = self.r.chance(1, 2);
+        // The most iterations the loop may run (for the work budget).
+        let mut trips = max_trip as u64;
         let bound = if uniform {
             if self.r.chance(1, 2) {
-                self.b
-                    .iconst(Type::I32, self.r.range(1, max_trip as u64) as i64)
+                let c = self.r.range(1, max_trip as u64);
+                trips = c;
+                self.b.iconst(Type::I32, c as i64)
             } else {
                 let c = self.b.iconst(Type::I32, max_trip);
                 self.b.umin(self.env.n, c)
@@ -1219,7 +1260,10 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
         if !uniform {
             self.divergent += 1;
         }
+        // A do-while body runs at least once.
+        let outer = self.enter_iterations(trips.max(1));
         self.region(depth + 1);
+        self.iterations = outer;
         self.latch(ctx);
         if !uniform {
             self.divergent -= 1;
@@ -1307,6 +1351,8 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
         let exit = self.b.create_block();
         self.b.brif(c, a, &[], bb, &[]);
         self.divergent += 1;
+        // Each half runs at most `limit + 1` times.
+        let outer = self.enter_iterations(4);
         for (this, other) in [(a, bb), (bb, a)] {
             self.b.switch_to_block(this);
             self.region(depth + 1);
@@ -1321,6 +1367,7 @@ impl<R: RandomSource + ?Sized> FnGen<'_, '_, R> {
             }
             self.b.brif(go, other, &[], exit, &[]);
         }
+        self.iterations = outer;
         self.divergent -= 1;
         self.b.seal_block(a);
         self.b.seal_block(bb);
