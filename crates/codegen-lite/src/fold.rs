@@ -23,10 +23,13 @@
 //!   not emitted: each use writes the immediate, as llc does (`add.s32 %r2, %r1, -1`),
 //!   instead of a `mov` into a register first.
 //!
-//! Skipping the defining instruction is sound because every register of this back end
-//! is written once per execution of its definition (block parameters on entry to their
-//! block): the folded value's operands dominate the use, and no path from their
-//! definition to the use redefines them without passing the folded definition again.
+//! Skipping the defining instruction is sound because a register of this back end holds
+//! its value wherever that value is live: written once per execution of its definition
+//! (block parameters on entry to their block), and, when block parameters share
+//! registers with their arguments ([`crate::coalesce`]), never written by another value
+//! of its class while live, where a folded value's uses count as uses of its operands.
+//! The folded value's operands dominate the use, and no path from their definition to
+//! the use redefines them without passing the folded definition again.
 //! O(instructions), one scan for use counts and one for decisions.
 
 use crate::FpContract;
@@ -100,6 +103,11 @@ impl<K: EntityRef> Zeroed<K> {
             counts: vec![0; n],
             key: core::marker::PhantomData,
         }
+    }
+
+    /// The counts, by key index.
+    pub(crate) fn into_vec(self) -> Vec<u32> {
+        self.counts
     }
 }
 
