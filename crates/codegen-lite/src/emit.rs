@@ -6,7 +6,7 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
-use crate::coalesce::{coalesce, Coalesced};
+use crate::coalesce::{Coalesced, Collector, Ir};
 use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold, Zeroed};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
@@ -763,9 +763,12 @@ pub(crate) fn emit_module(
         // order places every reachable block once, parallel copies are per edge, and the
         // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
-        let mut folds = address_folds(f, flags.fp_contract);
+        let mut folded = Vec::new();
+        let mut folds = address_folds(f, flags.fp_contract, &mut folded);
         let mut aliased = Vec::new();
-        let mut alias = single_edge_aliases(f, cfg, &mut aliased);
+        let mut edge_args = Vec::new();
+        let copies = flags.coalesce.then_some(&mut edge_args);
+        let mut alias = single_edge_aliases(f, cfg, &mut aliased, copies);
         add_zext_aliases(f, &mut alias, &mut aliased);
         for &v in &aliased {
             // A value standing for a constant (a single-edge block parameter) is read
@@ -776,11 +779,6 @@ pub(crate) fn emit_module(
                 }
             }
         }
-        let coal = if flags.coalesce {
-            coalesce(f, cfg, &cache.domtree, li, &folds, &alias, &aliased)
-        } else {
-            Coalesced::default()
-        };
         let mut e = FnEmitter {
             m,
             f,
@@ -796,7 +794,9 @@ pub(crate) fn emit_module(
             spaces: infer_spaces(m, f),
             li,
             cfg,
-            coal,
+            edge_args,
+            folded,
+            coal: Coalesced::default(),
             escaping: BitVec::new(),
             regs: Zeroed::new(f.dfg.num_values()),
             counts: [0; 5],
@@ -865,8 +865,14 @@ struct FnEmitter<'a> {
     li: &'a LoopInfo,
     /// The function's CFG.
     cfg: &'a Cfg,
+    /// The (parameter, argument, predecessor) of each edge into a block with several
+    /// incoming edges, when coalescing ([`CodegenFlags::coalesce`]; empty otherwise).
+    edge_args: Vec<(Value, Value, Block)>,
+    /// The values folded into their uses that read registers there (see
+    /// [`crate::fold::address_folds`]).
+    folded: Vec<Value>,
     /// Block parameters sharing a register with their arguments (see
-    /// [`crate::coalesce`]).
+    /// [`crate::coalesce`]), decided after [`FnEmitter::scan_uses`].
     coal: Coalesced,
     /// Per value: a loop header's parameter whose register is read outside the loop
     /// (directly or through an alias), so its back-edge copies may not run on the exit
@@ -1123,7 +1129,17 @@ impl FnEmitter<'_> {
             });
         }
 
-        let homes = self.scan_uses(cfg, dt, li, entry);
+        let ir = Ir {
+            f,
+            folds: &self.folds,
+            alias: &self.alias,
+        };
+        let mut collector =
+            Collector::new(&ir, li, cfg, &self.edge_args, &self.folded, &self.aliased);
+        let homes = self.scan_uses(cfg, dt, li, entry, collector.as_mut());
+        if let Some(c) = collector {
+            self.coal = c.finish(f, cfg, dt);
+        }
         for &(b, i) in homes.iter().filter(|h| h.0 == entry) {
             debug_assert_eq!(b, entry);
             self.load_param(i);
@@ -1219,13 +1235,15 @@ impl FnEmitter<'_> {
     /// early-exit guard (threads that leave early never load it). A kernel's `byval`
     /// parameters are copied in the entry. The homes are sorted by parameter index; a
     /// register of a parameter is then written on every path to each use, once per
-    /// execution.
+    /// execution. The same walk feeds `collector` the reads of the coalescing
+    /// candidates.
     fn scan_uses(
         &mut self,
         cfg: &Cfg,
         dt: &DomTree,
         li: &LoopInfo,
         entry: Block,
+        collector: Option<&mut Collector>,
     ) -> Vec<(Block, usize)> {
         let f = self.f;
         let dfg = &f.dfg;
@@ -1290,17 +1308,32 @@ impl FnEmitter<'_> {
                 }
             }
         };
-        for &b in cfg.rpo() {
+        // The coalescing candidates' reads are recorded in the same walk.
+        let ir = Ir {
+            f,
+            folds: &self.folds,
+            alias,
+        };
+        let mut col = collector;
+        for (bi, &b) in cfg.rpo().iter().enumerate() {
+            let bi = bi as u32;
             for inst in f.layout.block_insts(b) {
                 for &v in dfg.inst_args(inst) {
                     visit(v, b);
+                    if let Some(c) = col.as_deref_mut().filter(|c| c.wants(v)) {
+                        c.read_operand(&ir, inst, v, bi);
+                    }
                 }
             }
             // Only a block's last instruction branches (the verifier's terminator rule).
             if let Some(term) = f.layout.last_inst(b) {
                 dfg.for_each_dest(term, |bc| {
-                    for &v in dfg.block_call_args(bc) {
+                    let params = dfg.block_params(bc.block);
+                    for (&p, &v) in params.iter().zip(dfg.block_call_args(bc)) {
                         visit(v, b);
+                        if let Some(c) = col.as_deref_mut() {
+                            c.read_edge(&ir, p, v, bi);
+                        }
                     }
                 });
             }
