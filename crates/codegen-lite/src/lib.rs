@@ -2,9 +2,11 @@
 //!
 //! [`compile_module`] verifies the module (any control flow, irreducible too) and emits
 //! one `.entry` per kernel and one `.func` per device function. Every SSA value gets its
-//! own PTX virtual register (ptxas does the real register allocation); block parameters
-//! become parallel copies on the incoming edges, sequentialized with a temporary for
-//! cycles ([`pcopy`]); blocks are laid out in loop-aware reverse post-order
+//! own PTX virtual register (ptxas does the real register allocation), except that a
+//! block parameter shares one with the arguments passed to it where their live ranges do
+//! not interfere (`coalesce.rs`, [`CodegenFlags::coalesce`]); the remaining block
+//! arguments become parallel copies on the incoming edges, sequentialized with a
+//! temporary for cycles ([`pcopy`]); blocks are laid out in loop-aware reverse post-order
 //! ([`order`]); conditional branches the uniformity analysis proves uniform become
 //! `bra.uni` ([`uniform`]). docs/ptx.md describes every lowering.
 //!
