@@ -87,7 +87,7 @@ pub fn divergent_barriers(
     found
 }
 
-/// The back end's `-C` settings (`fp-contract`, `canonical-nans`, see
+/// The back end's `-C` settings (`fp-contract`, `canonical-nans`, `ptx-coalesce`, see
 /// [`CodegenFlags::apply`]) and the flags with the remaining (pass) knobs. `gyre
 /// compile` contracts where the IR allows it (`fp-contract=on`), as llc does by default.
 pub fn codegen_flags(flags: &PassFlags) -> Result<(CodegenFlags, PassFlags), CliError> {

@@ -18,8 +18,9 @@ pub struct PassFlags {
     #[arg(long = "opt-level", value_name = "N", value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt_level: Option<u8>,
     /// Set a knob: `-C name=value` (repeatable; `gyre knobs` lists them). `compile` also
-    /// takes the back end's `fp-contract=off|on|fast` (default `on`) and
-    /// `canonical-nans=true|false` (default `true`).
+    /// takes the back end's `fp-contract=off|on|fast` (default `on`),
+    /// `canonical-nans=true|false` (default `true`) and `ptx-coalesce=true|false`
+    /// (default `true`).
     #[arg(short = 'C', value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
     /// Run the verifier and the promised loop-form checks after every pass.

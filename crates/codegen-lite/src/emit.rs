@@ -6,6 +6,7 @@
 //! `i64` and pointers in `.b64` (`%rd`); `f32` in `.f32` (`%f`); `f64` in `.f64` (`%fd`).
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
+use crate::coalesce::{Coalesced, Collector, Ir};
 use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold, Zeroed};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
@@ -762,9 +763,12 @@ pub(crate) fn emit_module(
         // order places every reachable block once, parallel copies are per edge, and the
         // uniformity analysis treats such cycles conservatively (`bra.uni` stays sound).
         let (cfg, li) = (&cache.cfg, &cache.loops);
-        let mut folds = address_folds(f, flags.fp_contract);
+        let mut folded = Vec::new();
+        let mut folds = address_folds(f, flags.fp_contract, &mut folded);
         let mut aliased = Vec::new();
-        let mut alias = single_edge_aliases(f, cfg, &mut aliased);
+        let mut edge_args = Vec::new();
+        let copies = flags.coalesce.then_some(&mut edge_args);
+        let mut alias = single_edge_aliases(f, cfg, &mut aliased, copies);
         add_zext_aliases(f, &mut alias, &mut aliased);
         for &v in &aliased {
             // A value standing for a constant (a single-edge block parameter) is read
@@ -789,6 +793,10 @@ pub(crate) fn emit_module(
             aliased,
             spaces: infer_spaces(m, f),
             li,
+            cfg,
+            edge_args,
+            folded,
+            coal: Coalesced::default(),
             escaping: BitVec::new(),
             regs: Zeroed::new(f.dfg.num_values()),
             counts: [0; 5],
@@ -855,9 +863,21 @@ struct FnEmitter<'a> {
     spaces: SecondaryMap<Value, Option<AddrSpace>>,
     /// The function's loops.
     li: &'a LoopInfo,
+    /// The function's CFG.
+    cfg: &'a Cfg,
+    /// The (parameter, argument, predecessor) of each edge into a block with several
+    /// incoming edges, when coalescing ([`CodegenFlags::coalesce`]; empty otherwise).
+    edge_args: Vec<(Value, Value, Block)>,
+    /// The values folded into their uses that read registers there (see
+    /// [`crate::fold::address_folds`]).
+    folded: Vec<Value>,
+    /// Block parameters sharing a register with their arguments (see
+    /// [`crate::coalesce`]), decided after [`FnEmitter::scan_uses`].
+    coal: Coalesced,
     /// Per value: a loop header's parameter whose register is read outside the loop
     /// (directly or through an alias), so its back-edge copies may not run on the exit
-    /// path (see [`FnEmitter::brif`]).
+    /// path (see [`FnEmitter::brif`]; for a parameter alone in its register's class: a
+    /// coalesced one asks [`Coalesced::may_write_on_exit`]).
     escaping: BitVec,
     /// Register number per value (0: none yet).
     regs: Zeroed<Value>,
@@ -937,6 +957,10 @@ impl FnEmitter<'_> {
         let mut v = v0;
         while let Some(a) = self.alias[v] {
             v = a;
+        }
+        // A coalesced value has its class's register.
+        if let Some(r) = self.coal.rep(v) {
+            v = r;
         }
         if self.folds[v] == Fold::Imm {
             // Only reached if a use outside `imm_slots` read it: still correct.
@@ -1105,7 +1129,17 @@ impl FnEmitter<'_> {
             });
         }
 
-        let homes = self.scan_uses(cfg, dt, li, entry);
+        let ir = Ir {
+            f,
+            folds: &self.folds,
+            alias: &self.alias,
+        };
+        let mut collector =
+            Collector::new(&ir, li, cfg, &self.edge_args, &self.folded, &self.aliased);
+        let homes = self.scan_uses(cfg, dt, li, entry, collector.as_mut());
+        if let Some(c) = collector {
+            self.coal = c.finish(f, cfg, dt);
+        }
         for &(b, i) in homes.iter().filter(|h| h.0 == entry) {
             debug_assert_eq!(b, entry);
             self.load_param(i);
@@ -1146,34 +1180,51 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
-    /// May the copies of an edge from `from` to `to` run before the branch that picks
-    /// between `to` and `other`, on `other`'s path too? Yes for a back edge to a loop
-    /// header whose parameters are never read outside the loop when `other` leaves the
-    /// loop (a parameter is redefined before any read once the loop is re-entered),
-    /// provided no copy overwrites the branch condition.
+    /// May the copies of `edge` (from `from`) run before the branch that picks between
+    /// its block and `other`, on `other`'s path too? Yes for a back edge to a loop header
+    /// when `other` leaves the loop and no register the copies write is read on
+    /// `other`'s path before it is written again: for a parameter alone in its class, one
+    /// never read outside the loop (a parameter is redefined before any read once the loop
+    /// is re-entered); for a coalesced one, no member of its class live into `other` or a
+    /// parameter of it. No copy may overwrite the branch condition either.
     fn copies_may_precede(
         &self,
         from: Block,
-        to: Block,
+        edge: &BlockCall,
         other: Block,
         copies: &[(Reg, Opnd)],
         cond: Reg,
     ) -> bool {
         let li = self.li;
+        let to = edge.block;
         let Some(l) = li.innermost_loop(to) else {
             return false;
         };
-        li.header(l) == to
+        if !(li.header(l) == to
             && to != other
             && li.contains(l, from)
             && !li.contains(l, other)
-            && copies.iter().all(|&(d, _)| d != cond)
-            && self
-                .f
-                .dfg
-                .block_params(to)
-                .iter()
-                .all(|p| !self.escaping[p.index()])
+            && copies.iter().all(|&(d, _)| d != cond))
+        {
+            return false;
+        }
+        let dfg = &self.f.dfg;
+        let exit_rpo = self.cfg.rpo_number(other);
+        dfg.block_params(to)
+            .iter()
+            .zip(dfg.block_call_args(edge))
+            .all(|(&p, &a)| {
+                if !self.coal.is_member(p) {
+                    return !self.escaping[p.index()];
+                }
+                let mut r = a;
+                while let Some(x) = self.alias[r] {
+                    r = x;
+                }
+                // No copy when the argument is in the parameter's class.
+                self.coal.rep(r) == self.coal.rep(p)
+                    || exit_rpo.is_some_and(|n| self.coal.may_write_on_exit(self.f, p, other, n))
+            })
     }
 
     /// One walk over every use, for two questions: which loop-header parameters have
@@ -1184,13 +1235,15 @@ impl FnEmitter<'_> {
     /// early-exit guard (threads that leave early never load it). A kernel's `byval`
     /// parameters are copied in the entry. The homes are sorted by parameter index; a
     /// register of a parameter is then written on every path to each use, once per
-    /// execution.
+    /// execution. The same walk feeds `collector` the reads of the coalescing
+    /// candidates.
     fn scan_uses(
         &mut self,
         cfg: &Cfg,
         dt: &DomTree,
         li: &LoopInfo,
         entry: Block,
+        collector: Option<&mut Collector>,
     ) -> Vec<(Block, usize)> {
         let f = self.f;
         let dfg = &f.dfg;
@@ -1255,17 +1308,32 @@ impl FnEmitter<'_> {
                 }
             }
         };
-        for &b in cfg.rpo() {
+        // The coalescing candidates' reads are recorded in the same walk.
+        let ir = Ir {
+            f,
+            folds: &self.folds,
+            alias,
+        };
+        let mut col = collector;
+        for (bi, &b) in cfg.rpo().iter().enumerate() {
+            let bi = bi as u32;
             for inst in f.layout.block_insts(b) {
                 for &v in dfg.inst_args(inst) {
                     visit(v, b);
+                    if let Some(c) = col.as_deref_mut().filter(|c| c.wants(v)) {
+                        c.read_operand(&ir, inst, v, bi);
+                    }
                 }
             }
             // Only a block's last instruction branches (the verifier's terminator rule).
             if let Some(term) = f.layout.last_inst(b) {
                 dfg.for_each_dest(term, |bc| {
-                    for &v in dfg.block_call_args(bc) {
+                    let params = dfg.block_params(bc.block);
+                    for (&p, &v) in params.iter().zip(dfg.block_call_args(bc)) {
                         visit(v, b);
+                        if let Some(c) = col.as_deref_mut() {
+                            c.read_edge(&ir, p, v, bi);
+                        }
                     }
                 });
             }
@@ -1542,7 +1610,13 @@ impl FnEmitter<'_> {
             }
             InstructionData::PtrAdd { args, scale } => {
                 let r = result.expect("ptradd has a result");
-                let key = self.widened_key(args, scale);
+                // A register shared with other values may be written again while a
+                // second `ptradd` would still read it: members of classes never share.
+                let key = if self.coal.is_member(r) {
+                    None
+                } else {
+                    self.widened_key(args, scale)
+                };
                 if let Some(prev) = key.and_then(|k| self.widened.get(&k).copied()) {
                     // The same register value, computed earlier in this block.
                     self.alias[r] = Some(prev);
@@ -2451,10 +2525,10 @@ impl FnEmitter<'_> {
             return;
         }
         let from = self.f.layout.inst_block(inst);
-        let early = |s: &Self, to: Block, other: Block, copies: &[(Reg, Opnd)]| {
-            from.is_some_and(|b| s.copies_may_precede(b, to, other, copies, c))
+        let early = |s: &Self, edge: &BlockCall, other: Block, copies: &[(Reg, Opnd)]| {
+            from.is_some_and(|b| s.copies_may_precede(b, edge, other, copies, c))
         };
-        if ct.is_empty() && early(self, eb, tb, &ce) {
+        if ct.is_empty() && early(self, &e, tb, &ce) {
             // The back edge's copies first, then one branch (a loop latch as llc
             // writes it: `@!p bra header`, falling through to the exit).
             self.copies(&ce);
@@ -2462,7 +2536,7 @@ impl FnEmitter<'_> {
             if next != Some(tb) {
                 put!(self; "bra.uni ", label(tb));
             }
-        } else if ce.is_empty() && early(self, tb, eb, &ct) {
+        } else if ce.is_empty() && early(self, &t, eb, &ct) {
             self.copies(&ct);
             put!(self; "@", c, " ", bra, " ", label(tb));
             if next != Some(eb) {

@@ -23,10 +23,13 @@
 //!   not emitted: each use writes the immediate, as llc does (`add.s32 %r2, %r1, -1`),
 //!   instead of a `mov` into a register first.
 //!
-//! Skipping the defining instruction is sound because every register of this back end
-//! is written once per execution of its definition (block parameters on entry to their
-//! block): the folded value's operands dominate the use, and no path from their
-//! definition to the use redefines them without passing the folded definition again.
+//! Skipping the defining instruction is sound because a register of this back end holds
+//! its value wherever that value is live: written once per execution of its definition
+//! (block parameters on entry to their block), and, when block parameters share
+//! registers with their arguments ([`crate::coalesce`]), never written by another value
+//! of its class while live, where a folded value's uses count as uses of its operands.
+//! The folded value's operands dominate the use, and no path from their definition to
+//! the use redefines them without passing the folded definition again.
 //! O(instructions), one scan for use counts and one for decisions.
 
 use crate::FpContract;
@@ -101,6 +104,11 @@ impl<K: EntityRef> Zeroed<K> {
             key: core::marker::PhantomData,
         }
     }
+
+    /// The counts, by key index.
+    pub(crate) fn into_vec(self) -> Vec<u32> {
+        self.counts
+    }
 }
 
 impl<K: EntityRef> core::ops::Index<K> for Zeroed<K> {
@@ -129,8 +137,14 @@ fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
     }
 }
 
-/// Decide the folds of `f`.
-pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<Value, Fold> {
+/// Decide the folds of `f`. Each value folded into its uses that reads registers there
+/// (`Fused`, `MulAdd`, `Addr`, `Ext`, `IndexAdd`) is pushed on `reading` too (maybe more
+/// than once), for coalescing's liveness (`crate::coalesce`).
+pub(crate) fn address_folds(
+    f: &Function,
+    contract: FpContract,
+    reading: &mut Vec<Value>,
+) -> SecondaryMap<Value, Fold> {
     let dfg = &f.dfg;
     // Every map covers all values up front: a map grown on first touch of each new
     // index calls its resize path (and reallocates) all the way up.
@@ -264,6 +278,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 };
                 if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
                     folds[m] = Fold::Fused;
+                    reading.push(m);
                 }
             }
             continue;
@@ -289,6 +304,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 };
                 if let Some(&m) = args.iter().find(|&&v| fusable(v)) {
                     folds[m] = Fold::MulAdd;
+                    reading.push(m);
                 }
             }
             continue;
@@ -306,6 +322,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                     .and_then(|c| c.checked_mul(i64::from(scale)));
                 if let Some(off) = off.filter(|o| i32::try_from(*o).is_ok()) {
                     folds[r] = Fold::Addr { base, off };
+                    reading.push(r);
                     consumed[index] += 1;
                     if consumed[index] == uses[index] {
                         folds[index] = Fold::Unused;
@@ -327,6 +344,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 let (x, off) = index_add(arg, scale).expect("checked");
                 folds[index] = Fold::Ext;
                 folds[arg] = Fold::IndexAdd { x };
+                reading.extend([index, arg]);
                 index_adds.push(arg);
                 folds[r] = Fold::Shifted { off };
                 // The constant operand is used by the add alone here, never emitted.
@@ -346,6 +364,7 @@ pub(crate) fn address_folds(f: &Function, contract: FpContract) -> SecondaryMap<
                 // Every use is such an index (this one included): each `ptradd`
                 // widens the `i32` itself.
                 folds[index] = Fold::Ext;
+                reading.push(index);
             }
             _ => {}
         }
@@ -477,11 +496,14 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
 /// for the same reason as the folds above; the map points each such parameter at its
 /// argument (which may itself be one; chains follow strict dominance, so they end).
 /// Each parameter given an alias is pushed on `aliased` too (the later walks over
-/// aliases visit that list, not every value).
+/// aliases visit that list, not every value). With `copies`, the same walk lists the
+/// (parameter, argument, predecessor) of every edge into a block with several incoming
+/// edges, for coalescing (`crate::coalesce`).
 pub(crate) fn single_edge_aliases(
     f: &Function,
     cfg: &Cfg,
     aliased: &mut Vec<Value>,
+    mut copies: Option<&mut Vec<(Value, Value, Block)>>,
 ) -> SecondaryMap<Value, Option<Value>> {
     let dfg = &f.dfg;
     let mut alias: SecondaryMap<Value, Option<Value>> = dense(dfg.num_values());
@@ -505,7 +527,19 @@ pub(crate) fn single_edge_aliases(
     for &b in cfg.rpo() {
         if let Some(inst) = f.layout.last_inst(b) {
             dfg.for_each_dest(inst, |bc| {
-                if Some(bc.block) == entry || !single_edge(bc.block) {
+                if Some(bc.block) == entry {
+                    return;
+                }
+                if !single_edge(bc.block) {
+                    if let Some(c) = copies.as_deref_mut() {
+                        let params = dfg.block_params(bc.block);
+                        c.extend(
+                            params
+                                .iter()
+                                .zip(dfg.block_call_args(bc))
+                                .map(|(&p, &a)| (p, a, b)),
+                        );
+                    }
                     return;
                 }
                 for (&p, &a) in dfg

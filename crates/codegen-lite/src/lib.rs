@@ -2,9 +2,11 @@
 //!
 //! [`compile_module`] verifies the module (any control flow, irreducible too) and emits
 //! one `.entry` per kernel and one `.func` per device function. Every SSA value gets its
-//! own PTX virtual register (ptxas does the real register allocation); block parameters
-//! become parallel copies on the incoming edges, sequentialized with a temporary for
-//! cycles ([`pcopy`]); blocks are laid out in loop-aware reverse post-order
+//! own PTX virtual register (ptxas does the real register allocation), except that a
+//! block parameter shares one with the arguments passed to it where their live ranges do
+//! not interfere (`coalesce.rs`, [`CodegenFlags::coalesce`]); the remaining block
+//! arguments become parallel copies on the incoming edges, sequentialized with a
+//! temporary for cycles ([`pcopy`]); blocks are laid out in loop-aware reverse post-order
 //! ([`order`]); conditional branches the uniformity analysis proves uniform become
 //! `bra.uni` ([`uniform`]). docs/ptx.md describes every lowering.
 //!
@@ -82,6 +84,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod coalesce;
 mod emit;
 mod fmod;
 mod fold;
@@ -254,6 +257,11 @@ pub struct CodegenFlags {
     /// docs/ptx.md); `false` leaves the hardware's NaN payloads, as llc does (default
     /// `true`, what the IR says).
     pub canonical_nans: bool,
+    /// Coalesce block parameters with their arguments where their live ranges do not
+    /// interfere (one register, no copy on the edge; docs/ptx.md); `false` gives every
+    /// multi-edge parameter its own register and copies, for measuring and bisecting
+    /// (default `true`; the PTX computes the same either way).
+    pub coalesce: bool,
 }
 
 impl Default for CodegenFlags {
@@ -261,13 +269,14 @@ impl Default for CodegenFlags {
         CodegenFlags {
             fp_contract: FpContract::Off,
             canonical_nans: true,
+            coalesce: true,
         }
     }
 }
 
 impl CodegenFlags {
-    /// Apply one `-C` setting of the back end: `fp-contract=off|on|fast` or
-    /// `canonical-nans=true|false`. `Ok(false)` when `setting` is not a back-end
+    /// Apply one `-C` setting of the back end: `fp-contract=off|on|fast`,
+    /// `canonical-nans=true|false` or `ptx-coalesce=true|false`. `Ok(false)` when `setting` is not a back-end
     /// setting (a pass knob, for the caller to apply).
     pub fn apply(&mut self, setting: &str) -> Result<bool, String> {
         let Some((name, value)) = setting.split_once('=') else {
@@ -287,6 +296,13 @@ impl CodegenFlags {
                     "true" | "1" | "on" => true,
                     "false" | "0" | "off" => false,
                     _ => return Err(format!("canonical-nans: '{value}' is not a bool")),
+                };
+            }
+            "ptx-coalesce" => {
+                self.coalesce = match value {
+                    "true" | "1" | "on" => true,
+                    "false" | "0" | "off" => false,
+                    _ => return Err(format!("ptx-coalesce: '{value}' is not a bool")),
                 };
             }
             _ => return Ok(false),
