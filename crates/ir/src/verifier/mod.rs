@@ -4,6 +4,9 @@
 //! a typed [`VerifierErrorKind`], the entity it is about ([`AnyEntity`]) and a message;
 //! they never stop at the first error and never panic on bad input. A [`Verifier`] keeps
 //! its scratch (CFG, dominators) between runs when a pass manager verifies often.
+//! [`verify_module_trusted`] checks only what a producer that types and lays out every
+//! instruction by construction (the `.ll` importer) cannot guarantee: dominance of uses,
+//! stores into const space, module items and signatures.
 //!
 //! # Invariants checked
 //!
