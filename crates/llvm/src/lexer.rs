@@ -224,6 +224,14 @@ impl<'a> Tokens<'a> {
         (r.kind == Kind::Word).then(|| self.text_str(r))
     }
 
+    /// The bytes of token `i` if it is a [`Tok::Word`]: [`Tokens::word`] without the
+    /// `str` slicing, for callers that compare bytes.
+    #[inline]
+    pub fn word_bytes(&self, i: usize) -> Option<&[u8]> {
+        let r = &self.raw[i];
+        (r.kind == Kind::Word).then(|| self.text(r))
+    }
+
     /// The name of token `i` if it is a [`Tok::Local`] (without decoding anything else).
     #[inline]
     pub fn local(&self, i: usize) -> Option<&str> {

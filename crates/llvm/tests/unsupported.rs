@@ -502,6 +502,28 @@ fn verifier_catches_what_the_importer_lets_through() {
     );
 }
 
+/// A store into const space is legal LLVM that only the verifier rejects (the lowering
+/// does not check it): the trusted verification after import must keep that rule, for
+/// a `store` and for the stores a `memset` or `memcpy` expands into.
+#[test]
+fn store_into_const_space_is_caught_after_import() {
+    for body in [
+        "store i32 0, i32 addrspace(4)* %p",
+        "call void @llvm.memset.p4i8.i64(i8 addrspace(4)* %q, i8 0, i64 4, i1 false)",
+        "call void @llvm.memset.p4i8.i64(i8 addrspace(4)* %q, i8 0, i64 %n, i1 false)",
+    ] {
+        let src = format!(
+            "define void @f(i32 addrspace(4)* %p, i8 addrspace(4)* %q, i64 %n) {{\n  {body}\n  ret void\n}}\ndeclare void @llvm.memset.p4i8.i64(i8 addrspace(4)*, i8, i64, i1)\n"
+        );
+        let e = first_error(&src);
+        assert!(
+            e.starts_with("t.ll:1:13: imported IR fails verification:")
+                && e.ends_with("store into const space"),
+            "{body}: {e}"
+        );
+    }
+}
+
 /// An explicit `%18446744073709551615` leaves no number for the next unnamed value: a
 /// located redefinition error, not an overflow panic (fuzz finding 5c693b60).
 #[test]

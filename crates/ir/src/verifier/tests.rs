@@ -2230,3 +2230,95 @@ fn deep_cfg_on_small_stack() {
         .expect("spawn verifier thread");
     worker.join().expect("verifier thread panicked");
 }
+
+// ---------------------------------------------------------------------------------------
+// The trusted verification.
+
+fn trusted_errors(m: &Module) -> Vec<VerifierError> {
+    match verify_module_trusted(m) {
+        Ok(()) => Vec::new(),
+        Err(e) => e.0,
+    }
+}
+
+fn module_of(f: Function) -> Module {
+    let mut m = Module::new();
+    m.functions.push(f);
+    m
+}
+
+#[test]
+fn trusted_accepts_what_the_full_verifier_accepts() {
+    let m = kitchen_sink();
+    assert!(verify_module_trusted(&m).is_ok());
+}
+
+/// What it keeps: dominance of uses (the same errors, in the same order, as the full
+/// verifier), a store into const space, module items and signatures.
+#[test]
+fn trusted_keeps_dominance_const_stores_and_module_rules() {
+    let (mut f, b0, vs) = kernel(&[Type::I1]);
+    let (l, r, j) = (
+        f.append_new_block(),
+        f.append_new_block(),
+        f.append_new_block(),
+    );
+    brif(&mut f, b0, vs[0], l, &[], r, &[]);
+    let x = iconst(&mut f, l, Type::I32, 1);
+    jump(&mut f, l, j, &[]);
+    jump(&mut f, r, j, &[]);
+    bin(&mut f, j, Opcode::Iadd, x, x, Type::I32);
+    ret(&mut f, j, &[]);
+    let m = module_of(f);
+    let (full, trusted) = (module_errors(&m), trusted_errors(&m));
+    assert_eq!(trusted.len(), 2);
+    assert!(trusted.iter().all(|e| e.kind == K::UseNotDominated));
+    assert_eq!(
+        full.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        trusted.iter().map(ToString::to_string).collect::<Vec<_>>()
+    );
+
+    let (mut f, b0, vs) = kernel(&[Type::Ptr(AddrSpace::Const), Type::I32]);
+    let st = f
+        .append_inst(
+            b0,
+            InstructionData::Store {
+                args: [vs[1], vs[0]],
+                flags: MemFlags::default(),
+            },
+            None,
+        )
+        .0;
+    ret(&mut f, b0, &[]);
+    let m = module_of(f);
+    let errs = trusted_errors(&m);
+    assert_only(&errs, K::StoreToConst, AnyEntity::Inst(st));
+    assert_eq!(module_errors(&m).len(), 1);
+
+    // A kernel returning a value (a signature rule) and two functions of one name.
+    let (mut f, b0, _) = new_func("k", FuncKind::Kernel, &[], Some(Type::I32));
+    let z = iconst(&mut f, b0, Type::I32, 0);
+    ret(&mut f, b0, &[z]);
+    let mut m = module_of(f.clone());
+    m.functions.push(f);
+    let kinds: Vec<K> = trusted_errors(&m).iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&K::KernelReturnsValue), "{kinds:?}");
+    assert!(kinds.contains(&K::DuplicateName), "{kinds:?}");
+}
+
+/// What it skips: the per-opcode type rules and branch arguments, which its producer
+/// guarantees (the full verifier still reports them).
+#[test]
+fn trusted_skips_type_and_branch_rules() {
+    let (mut f, b0, vs) = kernel(&[Type::I32, Type::I64]);
+    let b1 = f.append_new_block();
+    f.dfg.append_block_param(b1, Type::I32);
+    bin(&mut f, b0, Opcode::Iadd, vs[0], vs[1], Type::I32);
+    jump(&mut f, b0, b1, &[]);
+    ret(&mut f, b1, &[]);
+    let m = module_of(f);
+    let kinds: Vec<K> = module_errors(&m).iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&K::IntArithType), "{kinds:?}");
+    assert!(kinds.contains(&K::BranchArgCount), "{kinds:?}");
+    assert!(trusted_errors(&m).is_empty());
+}

@@ -250,11 +250,18 @@ pub(crate) fn is_type_word(w: &str) -> bool {
 }
 
 fn int_width(w: &str) -> Option<u32> {
-    let d = w.strip_prefix('i')?;
-    if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) || d.len() > 8 {
+    int_width_bytes(w.as_bytes())
+}
+
+/// [`int_width`] of a word's bytes. At most 8 digits always fit: summed in place
+/// instead of `str::parse` (every integer type of every instruction comes here).
+#[inline]
+fn int_width_bytes(w: &[u8]) -> Option<u32> {
+    let d = w.strip_prefix(b"i")?;
+    if d.is_empty() || d.len() > 8 || !d.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    d.parse().ok()
+    Some(d.iter().fold(0u32, |n, &b| n * 10 + u32::from(b - b'0')))
 }
 
 /// Can this token start a type?
@@ -422,7 +429,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
 fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
     let toks = c.toks;
     let last = toks.len() - 1;
-    let w = toks.word(i.min(last))?;
+    let w = toks.word_bytes(i.min(last))?;
     let mut t = simple_type(w)?;
     let mut j = i + 1;
     loop {
@@ -435,9 +442,9 @@ fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
             // A function type.
             Some(b'(') => return None,
             Some(_) => return Some((t, j)),
-            None if toks.word(k) == Some("addrspace") => {
+            None if toks.word_bytes(k) == Some(&b"addrspace"[..]) => {
                 // `ptr addrspace(N)` is the pointer itself, not a suffix.
-                if j == i + 1 && w == "ptr" {
+                if j == i + 1 && w == b"ptr" {
                     return None;
                 }
                 let n = toks.small_int((j + 2).min(last))?;
@@ -457,20 +464,24 @@ fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
 
 /// A one-word type without operands: an integer type, `float`, `double`, `void`, `ptr`
 /// (with no `addrspace` after it: the caller checks).
+/// Read from the word's bytes: no `str` slicing (and its character-boundary checks).
 #[inline]
-fn simple_type(w: &str) -> Option<LType> {
-    match w.as_bytes().first()? {
-        b'i' => match int_width(w) {
+fn simple_type(w: &[u8]) -> Option<LType> {
+    match w {
+        // The usual widths without parsing digits.
+        b"i32" => Some(LType::Int(32)),
+        b"i64" => Some(LType::Int(64)),
+        b"i8" => Some(LType::Int(8)),
+        b"i1" => Some(LType::Int(1)),
+        b"float" => Some(LType::Float),
+        b"double" => Some(LType::Double),
+        b"ptr" => Some(LType::Ptr(0)),
+        b"void" => Some(LType::Void),
+        [b'i', ..] => match int_width_bytes(w) {
             Some(n) if (1..=(1 << 23)).contains(&n) => Some(LType::Int(n)),
             _ => None,
         },
-        _ => match w {
-            "float" => Some(LType::Float),
-            "double" => Some(LType::Double),
-            "ptr" => Some(LType::Ptr(0)),
-            "void" => Some(LType::Void),
-            _ => None,
-        },
+        _ => None,
     }
 }
 
