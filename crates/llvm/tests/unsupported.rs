@@ -534,3 +534,14 @@ fn implicit_number_after_the_largest() {
         "{e}"
     );
 }
+
+#[test]
+fn named_void_call() {
+    // LLVM's parser refuses a name on a call that returns nothing; so does the importer.
+    assert_eq!(
+        first_error(
+            "define void @g(float %x) {\n  ret void\n}\ndefine void @f(float %x) {\n  %r = call void @g(float %x)\n  ret void\n}\n"
+        ),
+        "t.ll:5:3: instructions returning void cannot have a name"
+    );
+}

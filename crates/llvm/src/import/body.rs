@@ -151,6 +151,8 @@ struct Lower<'a> {
     agg_ret: Option<(TyId, Value)>,
     /// The aggregate result of the call being lowered (set by [`Lower::call`]).
     call_agg: Option<Vec<Value>>,
+    /// The call being lowered returns `void` (set by [`Lower::call`]).
+    call_void: bool,
     /// The `align` attribute of each argument of the call being lowered.
     call_aligns: Vec<u64>,
     /// The unsupported constructs found so far (the body is scanned to its end).
@@ -204,6 +206,7 @@ pub(crate) fn lower_body<'t>(
         edges: Vec::new(),
         agg_ret: None,
         call_agg: None,
+        call_void: false,
         call_aligns: Vec::new(),
         errors: Vec::new(),
         cur_head: entry,
@@ -1902,6 +1905,12 @@ impl<'a> Lower<'a> {
         }
         match (result, name) {
             (Some(v), name) => self.bind(name, v, start)?,
+            // LLVM's rule: a `void` call has no value to name.
+            (None, Some(_))
+                if self.call_void && matches!(op, "call" | "tail" | "musttail" | "notail") =>
+            {
+                return Err(self.perr(start, "instructions returning void cannot have a name"))
+            }
             (None, Some(n)) if !matches!(op, "call" | "tail" | "musttail" | "notail") => {
                 return Err(self.perr(
                     start,
@@ -2386,6 +2395,7 @@ impl<'a> Lower<'a> {
             }
         }
         let ret = parse_ret_type(&mut self.c, &mut self.st.types)?;
+        self.call_void = matches!(self.st.types.get(ret), LType::Void);
         if self.c.is_punct(b'(') {
             // The callee's function type, spelled out for varargs.
             self.c.skip_balanced()?;
