@@ -24,8 +24,14 @@
 //!   constants, not instructions, in LLVM IR), constant-offset `ptradd`s, unconditional
 //!   jumps and the first `return`; loads and stores through an argument that points into
 //!   one of the caller's slots, unless the callee lets that pointer escape (LLVM's SROA
-//!   argument savings). The callee is costed after its own calls were inlined
-//!   (bottom-up), but not simplified first, nor specialized to constant arguments.
+//!   argument savings); and every pure instruction whose operands are all constants given
+//!   the call's constant arguments, and a branch on one (LLVM's `CallAnalyzer` folds
+//!   them; the blocks such a branch makes dead are still costed).
+//!
+//! **Simplified callees.** With `inline-simplify-callees` (default), once a component's
+//! calls are done, each of its functions that a caller may still inline is run through
+//! `sroa` and `simplify` before any caller costs and copies it, as LLVM's CGSCC pipeline
+//! simplifies an SCC before visiting its callers.
 //!
 //! It is never inlined when the callee is `noinline`, a kernel, or recursive (its
 //! component has several functions or calls itself); calls inside a recursive component
@@ -45,7 +51,7 @@
 //! theirs. **Gives up** (remarks) on `noinline` callees (`NoInline`), recursive ones
 //! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`).
 //! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `inline-threshold-multiplier`,
-//! `disable-inlining` (no inlining and no deletion at all).
+//! `disable-inlining` (no inlining and no deletion at all), `inline-simplify-callees`.
 
 use crate::manager::{
     FunctionPass, ModulePass, ModulePassContext, ModulePassResult, PassContext, PassError,
