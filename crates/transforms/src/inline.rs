@@ -461,16 +461,20 @@ impl ModulePass for Inliner {
                     cx.stats.add(NAME, "NumInlined", 1);
                 }
             }
-            // Its calls done, simplify each function of the component that a caller may
-            // still inline, before any caller costs it (LLVM's CGSCC pipeline runs the
-            // function simplification passes on an SCC before visiting its callers).
+            // Its calls done, simplify each function of the component that a caller will
+            // cost, before any caller does (LLVM's CGSCC pipeline runs the function
+            // simplification passes on an SCC before visiting its callers). A callee
+            // inlined whatever it costs (`alwaysinline`, or internal with one call left)
+            // is left to be simplified with its caller: this saves the time, and its
+            // copy is what the caller's own simplification or the pipeline sees anyway.
             if simplify_callees {
                 for &fi in scc {
                     let f = &module.functions[FuncId::new(fi)];
-                    if num_calls[fi] == 0
+                    let costed = num_calls[fi] > 1 || (num_calls[fi] == 1 && !f.internal);
+                    if !costed
                         || recursive[fi]
                         || f.kind != FuncKind::Device
-                        || f.inline == InlineHint::Never
+                        || matches!(f.inline, InlineHint::Never | InlineHint::Always)
                         || f.entry_block().is_none()
                     {
                         continue;
