@@ -29,9 +29,10 @@
 //!   them; the blocks such a branch makes dead are still costed).
 //!
 //! **Simplified callees.** With `inline-simplify-callees` (default), once a component's
-//! calls are done, each of its functions that a caller may still inline is run through
-//! `sroa` and `simplify` before any caller costs and copies it, as LLVM's CGSCC pipeline
-//! simplifies an SCC before visiting its callers.
+//! calls are done, each of its functions that a caller will cost (several calls left, or
+//! one and visible; not `alwaysinline`) is run through `sroa` and `simplify` before any
+//! caller costs and copies it, as LLVM's CGSCC pipeline simplifies an SCC before visiting
+//! its callers.
 //!
 //! It is never inlined when the callee is `noinline`, a kernel, or recursive (its
 //! component has several functions or calls itself); calls inside a recursive component
