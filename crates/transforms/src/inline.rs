@@ -226,8 +226,7 @@ fn constant_values(
                 && !op.is_convergent()
                 && !op.is_terminator();
             let args = callee.dfg.inst_args(i);
-            if is_const || (pure && !args.is_empty() && args.iter().all(|a| konst.contains(a)))
-            {
+            if is_const || (pure && !args.is_empty() && args.iter().all(|a| konst.contains(a))) {
                 konst.insert(r);
             }
         }
