@@ -24,8 +24,15 @@
 //!   constants, not instructions, in LLVM IR), constant-offset `ptradd`s, unconditional
 //!   jumps and the first `return`; loads and stores through an argument that points into
 //!   one of the caller's slots, unless the callee lets that pointer escape (LLVM's SROA
-//!   argument savings). The callee is costed after its own calls were inlined
-//!   (bottom-up), but not simplified first, nor specialized to constant arguments.
+//!   argument savings); and every pure instruction whose operands are all constants given
+//!   the call's constant arguments, and a branch on one (LLVM's `CallAnalyzer` folds
+//!   them; the blocks such a branch makes dead are still costed).
+//!
+//! **Simplified callees.** With `inline-simplify-callees` (default), once a component's
+//! calls are done, each of its functions that a caller will cost (several calls left, or
+//! one and visible; not `alwaysinline`) is run through `sroa` and `simplify` before any
+//! caller costs and copies it, as LLVM's CGSCC pipeline simplifies an SCC before visiting
+//! its callers.
 //!
 //! It is never inlined when the callee is `noinline`, a kernel, or recursive (its
 //! component has several functions or calls itself); calls inside a recursive component
@@ -45,9 +52,14 @@
 //! theirs. **Gives up** (remarks) on `noinline` callees (`NoInline`), recursive ones
 //! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`).
 //! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `inline-threshold-multiplier`,
-//! `disable-inlining` (no inlining and no deletion at all).
+//! `disable-inlining` (no inlining and no deletion at all), `inline-simplify-callees`.
 
-use crate::manager::{ModulePass, ModulePassContext, ModulePassResult, PassError};
+use crate::manager::{
+    FunctionPass, ModulePass, ModulePassContext, ModulePassResult, PassContext, PassError,
+};
+use crate::simplify::Simplify;
+use crate::sroa::Sroa;
+use crate::AnalysisCache;
 use gyre_ir::instructions::{BlockCall, InstructionData, JumpTableData, ValueList};
 use gyre_ir::{
     Block, EntityRef, FuncId, FuncKind, Function, InlineHint, Inst, Module, Opcode, PrimaryMap,
@@ -69,17 +81,27 @@ pub struct Inliner {
     blocks: Vec<Option<Block>>,
     /// Callee slot -> caller slot.
     slots: Vec<Option<Slot>>,
+    /// Run on each callee before it is costed (`inline-simplify-callees`).
+    sroa: Sroa,
+    /// Likewise.
+    simplify: Simplify,
 }
 
 /// The cost of inlining a call to `callee` whose arguments are `sroa_args` (see the
 /// module documentation): `sroa_args[i]` says argument `i` points into one of the
 /// caller's slots, so the callee's plain loads and stores through it are free unless the
 /// pointer escapes (LLVM's SROA argument savings). May be negative for a tiny callee.
-pub fn inline_cost(callee: &Function, sroa_args: &[bool]) -> i64 {
+///
+/// `const_args[i]` says argument `i` is a constant at this call: then every pure
+/// instruction whose operands are all constants (through such arguments) folds once
+/// inlined, and is free, as is a conditional branch on such a value (LLVM's
+/// `CallAnalyzer` simplifies each instruction given the call's constant arguments).
+pub fn inline_cost(callee: &Function, sroa_args: &[bool], const_args: &[bool]) -> i64 {
     use InstructionData as D;
     let Some(entry) = callee.entry_block() else {
         return 0;
     };
+    let konst = constant_values(callee, entry, const_args);
     // Which parameter (by index) each pointer value derives from, through constant
     // `ptradd`s and address-space casts: layout order almost always defines before use;
     // a second sweep catches the rest (a missed derivation only costs more).
@@ -118,7 +140,14 @@ pub fn inline_cost(callee: &Function, sroa_args: &[bool]) -> i64 {
     for b in callee.layout.blocks() {
         for i in callee.layout.block_insts(b) {
             let data = callee.dfg.inst(i);
+            let folds = match callee.dfg.inst_result(i) {
+                Some(r) => konst.contains(&r),
+                None => false,
+            };
             let free = match *data {
+                // Folded to a constant given the call's constant arguments.
+                _ if folds => true,
+                D::Brif { arg, .. } if konst.contains(&arg) => true,
                 // Constants: not instructions in LLVM IR, so LLVM never costs them.
                 D::IntConst { .. } | D::FloatConst { .. } | D::GlobalAddr { .. } => true,
                 // LLVM's `CallAnalyzer` models unconditional branches as free (they vanish
@@ -166,6 +195,49 @@ pub fn inline_cost(callee: &Function, sroa_args: &[bool]) -> i64 {
         .map(|k| saved[k])
         .sum();
     INSTR_COST * insts + lost - INSTR_COST * (sroa_args.len() as i64 + 1)
+}
+
+/// The values of `callee` that are constants when the parameters marked in `const_args`
+/// are: constants themselves, those parameters, and the results of pure instructions
+/// whose operands all are (one sweep in layout order, where definitions almost always
+/// come first; a value missed only costs more).
+fn constant_values(
+    callee: &Function,
+    entry: Block,
+    const_args: &[bool],
+) -> rustc_hash::FxHashSet<Value> {
+    let mut konst = rustc_hash::FxHashSet::default();
+    for (k, &p) in callee.dfg.block_params(entry).iter().enumerate() {
+        if const_args.get(k).copied().unwrap_or(false) {
+            konst.insert(p);
+        }
+    }
+    for b in callee.layout.blocks() {
+        for i in callee.layout.block_insts(b) {
+            let Some(r) = callee.dfg.inst_result(i) else {
+                continue;
+            };
+            let op = callee.dfg.inst(i).opcode();
+            let is_const = matches!(op, Opcode::Iconst | Opcode::Fconst);
+            // Pure: no effect, no memory, no thread identity (`tid.x` has no operands
+            // and is not a constant).
+            let pure = !op.has_side_effects()
+                && !op.reads_memory()
+                && !op.is_convergent()
+                && !op.is_terminator();
+            let args = callee.dfg.inst_args(i);
+            if is_const || (pure && !args.is_empty() && args.iter().all(|a| konst.contains(a))) {
+                konst.insert(r);
+            }
+        }
+    }
+    konst
+}
+
+/// Is `v` (a call argument in `f`) a constant (`iconst`, `fconst`)?
+fn is_constant(f: &Function, v: Value) -> bool {
+    matches!(f.dfg.value_def(v), gyre_ir::ValueDef::Result(i)
+        if matches!(f.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst))
 }
 
 /// Does `v` (a call argument in `f`) point into one of `f`'s slots (through constant
@@ -310,12 +382,14 @@ impl ModulePass for Inliner {
             }
         }
         let mut changed = vec![false; n];
+        let simplify_callees = cx.knobs.inline_simplify_callees();
         for scc in &sccs {
             for &fi in scc {
                 let fid = FuncId::new(fi);
                 for (call, callee) in calls_of(&module.functions[fid]) {
                     let ci = callee.index();
                     let c = &module.functions[callee];
+                    let mut why = String::new();
                     let skip = if scc_of[ci] == scc_of[fi] || recursive[ci] {
                         Some(("Recursive", format!("@{} is recursive", c.name)))
                     } else if c.inline == InlineHint::Never {
@@ -332,7 +406,13 @@ impl ModulePass for Inliner {
                             .iter()
                             .map(|&a| points_into_slot(caller, a))
                             .collect();
-                        let cost = inline_cost(c, &sroa);
+                        let consts: Vec<bool> = caller
+                            .dfg
+                            .inst_args(call)
+                            .iter()
+                            .map(|&a| is_constant(caller, a))
+                            .collect();
+                        let cost = inline_cost(c, &sroa, &consts);
                         let last_call = c.internal && num_calls[ci] == 1;
                         let (limit, knob) = if c.inline == InlineHint::Hint {
                             (
@@ -343,6 +423,13 @@ impl ModulePass for Inliner {
                             (threshold, "inline-threshold x inline-threshold-multiplier")
                         };
                         if c.inline == InlineHint::Always || last_call || cost <= limit {
+                            why = if c.inline == InlineHint::Always {
+                                format!("@{}: alwaysinline", c.name)
+                            } else if last_call {
+                                format!("@{}: last call of an internal function", c.name)
+                            } else {
+                                format!("@{}: cost {cost} <= {knob} {limit}", c.name)
+                            };
                             None
                         } else {
                             Some((
@@ -358,6 +445,9 @@ impl ModulePass for Inliner {
                         cx.stats.add(NAME, "NumNotInlined", 1);
                         continue;
                     }
+                    // LLVM's passed remark (`-pass-remarks=inline`), for comparing decisions.
+                    let f = &module.functions[fid];
+                    cx.remark(NAME, f, f.layout.inst_block(call), "Inlined", why);
                     // The callee's calls are copied: count them.
                     for (_, cc) in calls_of(&module.functions[callee]) {
                         num_calls[cc.index()] += 1;
@@ -369,6 +459,27 @@ impl ModulePass for Inliner {
                     module.functions[fid] = caller;
                     changed[fi] = true;
                     cx.stats.add(NAME, "NumInlined", 1);
+                }
+            }
+            // Its calls done, simplify each function of the component that a caller will
+            // cost, before any caller does (LLVM's CGSCC pipeline runs the function
+            // simplification passes on an SCC before visiting its callers). A callee
+            // inlined whatever it costs (`alwaysinline`, or internal with one call left)
+            // is left to be simplified with its caller: this saves the time, and its
+            // copy is what the caller's own simplification or the pipeline sees anyway.
+            if simplify_callees {
+                for &fi in scc {
+                    let f = &module.functions[FuncId::new(fi)];
+                    let costed = num_calls[fi] > 1 || (num_calls[fi] == 1 && !f.internal);
+                    if !costed
+                        || recursive[fi]
+                        || f.kind != FuncKind::Device
+                        || matches!(f.inline, InlineHint::Never | InlineHint::Always)
+                        || f.entry_block().is_none()
+                    {
+                        continue;
+                    }
+                    changed[fi] |= self.simplify(&mut module.functions[FuncId::new(fi)], cx)?;
                 }
             }
         }
@@ -431,6 +542,26 @@ fn remove_functions(module: &mut Module, dead: &[bool]) {
 }
 
 impl Inliner {
+    /// Run `sroa` then `simplify` on `f` (a callee about to be costed); their counters and
+    /// remarks go to the run's as if the passes had run in the pipeline. Did `f` change?
+    fn simplify(
+        &mut self,
+        f: &mut Function,
+        cx: &mut ModulePassContext<'_>,
+    ) -> Result<bool, PassError> {
+        let mut analyses = AnalysisCache::new();
+        let mut sub = PassContext {
+            knobs: cx.knobs,
+            analyses: &mut analyses,
+            stats: &mut *cx.stats,
+            remarks: &mut *cx.remarks,
+        };
+        let r1 = self.sroa.run(f, &mut sub)?;
+        sub.analyses.invalidate(r1.preserved);
+        let r2 = self.simplify.run(f, &mut sub)?;
+        Ok(r1.changed || r2.changed)
+    }
+
     /// Replace `call` (a call of `callee` in `caller`) by a copy of `callee`'s body.
     fn inline_call(&mut self, caller: &mut Function, call: Inst, callee: &Function) {
         let call_block = caller.layout.inst_block(call).expect("call in the layout");

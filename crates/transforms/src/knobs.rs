@@ -346,6 +346,9 @@ knobs! {
         "Unroll innermost loops whose trip count is known only at run time, with an epilogue remainder loop (NVPTX's TTI sets UP.Runtime).";
     unroll_runtime_convergent: bool = false, "unroll-runtime-convergent", "loop-unroll",
         "Allow runtime unrolling of loops with convergent operations (cicc's knob): the remainder loop puts them under a new condition.";
+    // --- inline: simplified callees (issue 23) ---
+    inline_simplify_callees: bool = true, "inline-simplify-callees", "inline",
+        "Run sroa and simplify on each device function once its own calls are done, before it is costed and copied (LLVM's CGSCC pipeline simplifies callees before their callers).";
 }
 
 impl Knobs {

@@ -1224,8 +1224,11 @@ impl LoopUnroll {
             kept = kept.union(Analyses::NONLOCAL_USES);
         }
         // A nest replace_nest refuses (an irreducible cycle in it) is recomputed by
-        // whoever needs it next.
-        if a.loops.replace_nest(&a.cfg, top, &region) {
+        // whoever needs it next; so is a nest inside an irreducible cycle, whose blocks
+        // other blocks of the cycle may enter: replace_nest's retreating edges are then
+        // not its back edges, and the cycle's own block list would go stale.
+        let in_cycle = a.loops.in_irreducible_cycle(a.loops.header(top));
+        if !in_cycle && a.loops.replace_nest(&a.cfg, top, &region) {
             kept = kept.union(Analyses::LOOPS);
         }
         Ok(kept)
