@@ -56,6 +56,20 @@ impl Layout {
         Self::default()
     }
 
+    /// Make room for the blocks and instructions with ids below `blocks` and `insts`
+    /// (say, the data-flow graph's counts after a [`DataFlowGraph::reserve`]), so that
+    /// laying them out grows no map entry by entry. Changes nothing observable.
+    ///
+    /// [`DataFlowGraph::reserve`]: crate::DataFlowGraph::reserve
+    pub fn reserve(&mut self, blocks: usize, insts: usize) {
+        if self.blocks.as_values_slice().len() < blocks {
+            self.blocks.resize(blocks);
+        }
+        if self.insts.as_values_slice().len() < insts {
+            self.insts.resize(insts);
+        }
+    }
+
     /// The first block: the function's entry.
     #[inline]
     pub fn entry_block(&self) -> Option<Block> {
