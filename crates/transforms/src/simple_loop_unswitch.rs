@@ -145,8 +145,12 @@ pub struct SimpleLoopUnswitch {
     // nothing once they have grown (allocation was a sixth of the pass's time).
     /// Scratch: the candidates of the loop visited.
     cands: Vec<Candidate>,
-    /// Scratch: the loop's own blocks (candidates), then all its blocks (cost model).
+    /// Scratch: the loop's own blocks (candidates).
     own: Vec<Block>,
+    /// The visited loop's blocks, with their sizes in `costs`: found by [`check_loop`]'s
+    /// walk over the loop's instructions and read by the cost model of the same round
+    /// (nothing changes the loop between the two).
+    cost_blocks: Vec<Block>,
     /// Scratch: the header's chain of jumps ([`header_chain`]).
     chain: Vec<Block>,
     /// Scratch: the candidates with uniform conditions.
@@ -334,7 +338,9 @@ impl LoopPass for SimpleLoopUnswitch {
             if self.cands.is_empty() {
                 break;
             }
-            if let Err((skip, msg)) = check_loop(func, cx, l) {
+            if let Err((skip, msg)) =
+                check_loop(func, cx, l, &mut self.cost_blocks, &mut self.costs)
+            {
                 if !changed {
                     cx.stats.add(NAME, skip.counter(), 1);
                     cx.remark(NAME, func, Some(header), skip.kind(), msg);
@@ -437,7 +443,17 @@ fn candidates(
 }
 
 /// The loop-level refusals: irreducible cycles, no preheader, convergent operations.
-fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Skip, String)> {
+///
+/// On success `blocks` holds the loop's blocks ([`gyre_analysis::LoopInfo::blocks`]
+/// order) and `costs` their sizes for the cost model (instructions other than constants),
+/// counted in the same walk as the convergence check.
+fn check_loop(
+    func: &Function,
+    cx: &PassContext<'_>,
+    l: Loop,
+    blocks: &mut Vec<Block>,
+    costs: &mut Vec<u64>,
+) -> Result<(), (Skip, String)> {
     let li = &cx.analyses.loops;
     let header = li.header(l);
     if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
@@ -456,9 +472,13 @@ fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Ski
             "the loop has no preheader ending in a jump (run loop-simplify first)".into(),
         ));
     }
+    blocks.clear();
+    costs.clear();
     for b in li.blocks(l) {
+        let mut cost = 0;
         for i in func.layout.block_insts(b) {
             let op = func.dfg.inst(i).opcode();
+            cost += u64::from(!matches!(op, Opcode::Iconst | Opcode::Fconst));
             if op.is_convergent() {
                 return Err((
                     Skip::Convergent,
@@ -470,6 +490,8 @@ fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Ski
                 ));
             }
         }
+        blocks.push(b);
+        costs.push(cost);
     }
     Ok(())
 }
@@ -779,22 +801,11 @@ impl SimpleLoopUnswitch {
         self.dom.compute(li, &cx.analyses.cfg, l);
         let dt = &self.dom;
         let gcfg = &cx.analyses.cfg;
-        let blocks = &mut self.own;
-        blocks.clear();
-        blocks.extend(li.blocks(l));
-        let blocks = &*blocks;
+        // The loop's blocks and each one's size, once (the part not duplicated sums them
+        // again per successor): counted by `check_loop` in this round.
+        let (blocks, costs) = (&*self.cost_blocks, &*self.costs);
+        debug_assert_eq!(blocks.len(), li.num_blocks(l));
         let succs = &mut self.succs;
-        let cost_of = |b: Block| {
-            func.layout
-                .block_insts(b)
-                .filter(|&i| !matches!(func.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst))
-                .count() as u64
-        };
-        // Each block's size once (the part not duplicated sums them again per successor).
-        let costs = &mut self.costs;
-        costs.clear();
-        costs.extend(blocks.iter().map(|&b| cost_of(b)));
-        let costs = &*costs;
         let loop_cost: u64 = costs.iter().sum();
         // The multiplier (LLVM's `CalculateUnswitchCostMultiplier`): clones all candidates
         // may cause, and the loop's siblings.
@@ -1829,6 +1840,7 @@ impl BlockTags {
     }
 
     /// Tag `b` with `v`.
+    #[inline]
     fn set(&mut self, b: Block, v: u32) {
         debug_assert!(self.generation != 0, "cleared before use");
         let i = b.index();
@@ -1844,6 +1856,7 @@ impl BlockTags {
     }
 
     /// Tag `b` (with 0) unless it is tagged; true if it was not.
+    #[inline]
     fn insert(&mut self, b: Block) -> bool {
         if self.get(b).is_some() {
             return false;
@@ -1853,12 +1866,14 @@ impl BlockTags {
     }
 
     /// The tag of `b`, if set since the last clear.
+    #[inline]
     fn get(&self, b: Block) -> Option<u32> {
         let i = b.index();
         (self.generation != 0 && self.stamp.get(i) == Some(&self.generation)).then(|| self.val[i])
     }
 
     /// Is `b` tagged?
+    #[inline]
     fn contains(&self, b: Block) -> bool {
         self.get(b).is_some()
     }
