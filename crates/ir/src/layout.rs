@@ -449,6 +449,31 @@ mod tests {
     }
 
     #[test]
+    fn reserve_changes_nothing_observable() {
+        let mut l = Layout::new();
+        let (b0, b1, b9) = (Block::new(0), Block::new(1), Block::new(9));
+        l.append_block(b0);
+        l.append_inst(Inst::new(0), b0);
+        l.reserve(16, 16);
+        // A smaller reservation shrinks nothing.
+        l.reserve(1, 1);
+        assert_eq!(l.blocks().collect::<Vec<_>>(), [b0]);
+        assert_eq!(l.block_insts(b0).collect::<Vec<_>>(), [Inst::new(0)]);
+        assert!(!l.is_block_inserted(b1) && !l.is_block_inserted(b9));
+        assert_eq!(l.inst_block(Inst::new(5)), None);
+        // Ids inside and beyond the reservation lay out as before.
+        l.append_block(b9);
+        l.append_inst(Inst::new(20), b9);
+        l.append_inst(Inst::new(5), b9);
+        assert_eq!(l.blocks().collect::<Vec<_>>(), [b0, b9]);
+        assert_eq!(
+            l.block_insts(b9).collect::<Vec<_>>(),
+            [Inst::new(20), Inst::new(5)]
+        );
+        assert_eq!(l.pp_cmp(Inst::new(20), Inst::new(5)), Ordering::Less);
+    }
+
+    #[test]
     fn move_block_after_keeps_instructions_and_ends() {
         let mut l = Layout::new();
         let b: Vec<Block> = (0..4).map(Block::new).collect();
