@@ -145,8 +145,12 @@ pub struct SimpleLoopUnswitch {
     // nothing once they have grown (allocation was a sixth of the pass's time).
     /// Scratch: the candidates of the loop visited.
     cands: Vec<Candidate>,
-    /// Scratch: the loop's own blocks (candidates), then all its blocks (cost model).
+    /// Scratch: the loop's own blocks (candidates).
     own: Vec<Block>,
+    /// The visited loop's blocks, with their sizes in `costs`: found by [`check_loop`]'s
+    /// walk over the loop's instructions and read by the cost model of the same round
+    /// (nothing changes the loop between the two).
+    cost_blocks: Vec<Block>,
     /// Scratch: the header's chain of jumps ([`header_chain`]).
     chain: Vec<Block>,
     /// Scratch: the candidates with uniform conditions.
@@ -334,7 +338,9 @@ impl LoopPass for SimpleLoopUnswitch {
             if self.cands.is_empty() {
                 break;
             }
-            if let Err((skip, msg)) = check_loop(func, cx, l) {
+            if let Err((skip, msg)) =
+                check_loop(func, cx, l, &mut self.cost_blocks, &mut self.costs)
+            {
                 if !changed {
                     cx.stats.add(NAME, skip.counter(), 1);
                     cx.remark(NAME, func, Some(header), skip.kind(), msg);
@@ -437,7 +443,17 @@ fn candidates(
 }
 
 /// The loop-level refusals: irreducible cycles, no preheader, convergent operations.
-fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Skip, String)> {
+///
+/// On success `blocks` holds the loop's blocks ([`gyre_analysis::LoopInfo::blocks`]
+/// order) and `costs` their sizes for the cost model (instructions other than constants),
+/// counted in the same walk as the convergence check.
+fn check_loop(
+    func: &Function,
+    cx: &PassContext<'_>,
+    l: Loop,
+    blocks: &mut Vec<Block>,
+    costs: &mut Vec<u64>,
+) -> Result<(), (Skip, String)> {
     let li = &cx.analyses.loops;
     let header = li.header(l);
     if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
@@ -456,9 +472,13 @@ fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Ski
             "the loop has no preheader ending in a jump (run loop-simplify first)".into(),
         ));
     }
+    blocks.clear();
+    costs.clear();
     for b in li.blocks(l) {
+        let mut cost = 0;
         for i in func.layout.block_insts(b) {
             let op = func.dfg.inst(i).opcode();
+            cost += u64::from(!matches!(op, Opcode::Iconst | Opcode::Fconst));
             if op.is_convergent() {
                 return Err((
                     Skip::Convergent,
@@ -470,6 +490,8 @@ fn check_loop(func: &Function, cx: &PassContext<'_>, l: Loop) -> Result<(), (Ski
                 ));
             }
         }
+        blocks.push(b);
+        costs.push(cost);
     }
     Ok(())
 }
@@ -779,22 +801,11 @@ impl SimpleLoopUnswitch {
         self.dom.compute(li, &cx.analyses.cfg, l);
         let dt = &self.dom;
         let gcfg = &cx.analyses.cfg;
-        let blocks = &mut self.own;
-        blocks.clear();
-        blocks.extend(li.blocks(l));
-        let blocks = &*blocks;
+        // The loop's blocks and each one's size, once (the part not duplicated sums them
+        // again per successor): counted by `check_loop` in this round.
+        let (blocks, costs) = (&*self.cost_blocks, &*self.costs);
+        debug_assert_eq!(blocks.len(), li.num_blocks(l));
         let succs = &mut self.succs;
-        let cost_of = |b: Block| {
-            func.layout
-                .block_insts(b)
-                .filter(|&i| !matches!(func.dfg.inst(i).opcode(), Opcode::Iconst | Opcode::Fconst))
-                .count() as u64
-        };
-        // Each block's size once (the part not duplicated sums them again per successor).
-        let costs = &mut self.costs;
-        costs.clear();
-        costs.extend(blocks.iter().map(|&b| cost_of(b)));
-        let costs = &*costs;
         let loop_cost: u64 = costs.iter().sum();
         // The multiplier (LLVM's `CalculateUnswitchCostMultiplier`): clones all candidates
         // may cause, and the loop's siblings.
@@ -1579,6 +1590,10 @@ impl SimpleLoopUnswitch {
             }
             func.layout.remove_block(b);
         }
+        // Room for the blocks split off below (a preheader per copy, at most one block
+        // per exit and copy; one jump each), so the layout's maps grow once.
+        let split = copies.len() * (1 + exits.len());
+        func.reserve(split, split, 0);
         // A preheader per copy (the old one dispatches).
         for copy in copies {
             let h = copy[hk];
@@ -1825,6 +1840,7 @@ impl BlockTags {
     }
 
     /// Tag `b` with `v`.
+    #[inline]
     fn set(&mut self, b: Block, v: u32) {
         debug_assert!(self.generation != 0, "cleared before use");
         let i = b.index();
@@ -1840,6 +1856,7 @@ impl BlockTags {
     }
 
     /// Tag `b` (with 0) unless it is tagged; true if it was not.
+    #[inline]
     fn insert(&mut self, b: Block) -> bool {
         if self.get(b).is_some() {
             return false;
@@ -1849,16 +1866,21 @@ impl BlockTags {
     }
 
     /// The tag of `b`, if set since the last clear.
+    #[inline]
     fn get(&self, b: Block) -> Option<u32> {
         let i = b.index();
         (self.generation != 0 && self.stamp.get(i) == Some(&self.generation)).then(|| self.val[i])
     }
 
     /// Is `b` tagged?
+    #[inline]
     fn contains(&self, b: Block) -> bool {
         self.get(b).is_some()
     }
 }
+
+/// The most blocks a loop may have for [`LocalDom`]'s bit-set path (one `u64` per block).
+const SMALL_LOOP: usize = 64;
 
 /// Dominance among the blocks of one loop, computed for the loop alone (the header
 /// dominates every block of the loop, so this is the function's dominance there).
@@ -1868,8 +1890,24 @@ impl BlockTags {
 /// predecessor of an exit ladder's latch: quadratic). The dominator tree is then numbered
 /// with pre/post times so [`LocalDom::dominates`] is O(1). Kept in the pass and
 /// recomputed in place (its buffers are reused).
+///
+/// A loop of at most [`SMALL_LOOP`] blocks (nearly every loop the cost model sees) takes
+/// a cheaper path: each block's dominators as a 64-bit set, iterated to the fixed point
+/// (`dom(b) = {b} ∪ ⋂ dom(p)` over its predecessors, swept in reverse post-order: two
+/// sweeps on a reducible loop). On the few dozen blocks of the loops the cost model sees,
+/// the semidominator machinery and the tree numbering cost more than that.
 #[derive(Default)]
 struct LocalDom {
+    /// Whether the last compute took the small-loop path (`sets` holds the answer, not the
+    /// tree times).
+    small: bool,
+    /// Small path, per preorder number: the set of the preorder numbers of its
+    /// dominators.
+    sets: Vec<u64>,
+    /// Small path: the predecessors inside the loop, as preorder numbers, CSR by preorder
+    /// number.
+    pred_start: Vec<u32>,
+    preds: Vec<u32>,
     /// Per block of the loop reached from the header: its preorder number.
     num: BlockTags,
     /// The loop's blocks in preorder (the header first).
@@ -1889,8 +1927,12 @@ struct LocalDom {
     /// Per preorder number: pre- and post-order times in the dominator tree.
     pre: Vec<u32>,
     post: Vec<u32>,
-    /// The depth-first search's stack: a block and its next successor.
-    stack: Vec<(Block, usize)>,
+    /// The depth-first search's stack: a block, its preorder number and its next
+    /// successor.
+    stack: Vec<(Block, u32, u32)>,
+    /// The preorder numbers in post-order of that search (the sweep order, reversed, of
+    /// the small path: one sweep settles a reducible loop, a second confirms).
+    postorder: Vec<u32>,
     /// The dominator-tree walk's stack: a node and its next child slot.
     tstack: Vec<(u32, u32)>,
 }
@@ -1898,35 +1940,54 @@ struct LocalDom {
 impl LocalDom {
     /// Compute dominance in `l`.
     fn compute(&mut self, li: &gyre_analysis::LoopInfo, cfg: &gyre_analysis::Cfg, l: Loop) {
+        self.compute_with(li, cfg, l, SMALL_LOOP);
+    }
+
+    /// [`LocalDom::compute`], taking the bit-set path for loops of at most `small_limit`
+    /// blocks (the tests force either path).
+    fn compute_with(
+        &mut self,
+        li: &gyre_analysis::LoopInfo,
+        cfg: &gyre_analysis::Cfg,
+        l: Loop,
+        small_limit: usize,
+    ) {
         let header = li.header(l);
         // Preorder of the loop's blocks from the header, along edges inside the loop.
         self.num.clear();
         self.order.clear();
         self.idom.clear();
         self.stack.clear();
+        self.postorder.clear();
         self.num.set(header, 0);
         self.order.push(header);
         self.idom.push(0);
-        self.stack.push((header, 0));
-        while let Some((b, next)) = self.stack.last_mut() {
-            let b = *b;
-            match cfg.succs(b).get(*next) {
+        self.stack.push((header, 0, 0));
+        while let Some((b, n, next)) = self.stack.last_mut() {
+            let (b, parent) = (*b, *n);
+            match cfg.succs(b).get(*next as usize) {
                 Some(&s) => {
                     *next += 1;
                     if li.contains(l, s) && !self.num.contains(s) {
-                        let parent = self.num.get(b).expect("blocks on the stack are numbered");
-                        self.num.set(s, self.order.len() as u32);
+                        let k = self.order.len() as u32;
+                        self.num.set(s, k);
                         self.order.push(s);
                         self.idom.push(parent);
-                        self.stack.push((s, 0));
+                        self.stack.push((s, k, 0));
                     }
                 }
                 None => {
+                    self.postorder.push(parent);
                     self.stack.pop();
                 }
             }
         }
         let m = self.order.len();
+        self.small = m <= small_limit.min(SMALL_LOOP);
+        if self.small {
+            self.compute_small(cfg);
+            return;
+        }
         // Semidominators in reverse preorder (blocks outside the loop are not tagged).
         self.semi.clear();
         self.semi.extend(0..m as u32);
@@ -1996,6 +2057,49 @@ impl LocalDom {
         }
     }
 
+    /// The small-loop path of [`LocalDom::compute`], once the preorder is known: the
+    /// dominator sets by iteration to the fixed point. Blocks the walk from the header did
+    /// not reach are not tagged and play no part (as on the general path).
+    fn compute_small(&mut self, cfg: &gyre_analysis::Cfg) {
+        let m = self.order.len();
+        self.pred_start.clear();
+        self.preds.clear();
+        for &b in &self.order {
+            self.pred_start.push(self.preds.len() as u32);
+            for &p in cfg.preds(b) {
+                if let Some(pn) = self.num.get(p) {
+                    self.preds.push(pn);
+                }
+            }
+        }
+        self.pred_start.push(self.preds.len() as u32);
+        // Every set starts full (the header's: itself) and only shrinks: the greatest
+        // fixed point is dominance, whatever the sweep order.
+        let full = if m == 64 { u64::MAX } else { (1u64 << m) - 1 };
+        self.sets.clear();
+        self.sets.resize(m, full);
+        self.sets[0] = 1;
+        loop {
+            let mut changed = false;
+            for &w in self.postorder.iter().rev().skip(1) {
+                let w = w as usize;
+                let (a, b) = (self.pred_start[w] as usize, self.pred_start[w + 1] as usize);
+                let mut d = full;
+                for &p in &self.preds[a..b] {
+                    d &= self.sets[p as usize];
+                }
+                d |= 1 << w;
+                if d != self.sets[w] {
+                    self.sets[w] = d;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
     /// The label with the smallest semidominator on the path from `v` up to the root of
     /// its virtual tree (nodes numbered `last_linked` or more are linked), compressing the
     /// path on the way (LLVM's `SemiNCAInfo::eval`, iterative).
@@ -2035,6 +2139,20 @@ impl LocalDom {
         // times in [pre, post) of its root.
         let m = self.order.len();
         acc.clear();
+        if self.small {
+            // Per preorder number: the sizes of the blocks whose sets hold it.
+            acc.resize(m, 0);
+            for (&b, &k) in blocks.iter().zip(costs) {
+                if let Some(n) = self.num.get(b) {
+                    let mut d = self.sets[n as usize];
+                    while d != 0 {
+                        acc[d.trailing_zeros() as usize] += k;
+                        d &= d - 1;
+                    }
+                }
+            }
+            return;
+        }
         acc.resize(2 * m + 1, 0);
         for (&b, &k) in blocks.iter().zip(costs) {
             if let Some(n) = self.num.get(b) {
@@ -2054,6 +2172,9 @@ impl LocalDom {
             return 0;
         };
         let n = n as usize;
+        if self.small {
+            return acc[n];
+        }
         acc[self.post[n] as usize] - acc[self.pre[n] as usize]
     }
 
@@ -2063,6 +2184,9 @@ impl LocalDom {
             return false;
         };
         let (na, nb) = (na as usize, nb as usize);
+        if self.small {
+            return self.sets[nb] >> na & 1 != 0;
+        }
         self.pre[na] <= self.pre[nb] && self.post[nb] <= self.post[na]
     }
 }
@@ -2171,7 +2295,7 @@ fn remove_unreachable(func: &mut Function, copies: &[Vec<Block>]) {
 
 #[cfg(test)]
 mod tests {
-    use super::LocalDom;
+    use super::{LocalDom, SMALL_LOOP};
     use gyre_analysis::{Cfg, DomTree, LoopInfo};
     use gyre_ir::generate::{generate_from_seed, GenOptions};
 
@@ -2195,9 +2319,9 @@ mod tests {
                 };
                 let dt = DomTree::with_function(func, &cfg);
                 let li = LoopInfo::with_function(func, &cfg, &dt);
-                for l in li.loops() {
+                for (l, small_limit) in li.loops().flat_map(|l| [(l, 0), (l, SMALL_LOOP)]) {
                     loops += 1;
-                    dom.compute(&li, &cfg, l);
+                    dom.compute_with(&li, &cfg, l, small_limit);
                     let blocks: Vec<_> = li.blocks(l).collect();
                     // Distinct sizes (powers of two) so that a wrong set shows in a sum.
                     let costs: Vec<u64> = (0..blocks.len()).map(|k| 1 << (k % 60)).collect();
@@ -2224,6 +2348,6 @@ mod tests {
                 }
             }
         }
-        assert!(loops > 50, "only {loops} loops generated");
+        assert!(loops > 100, "only {loops} loop computations");
     }
 }

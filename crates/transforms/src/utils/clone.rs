@@ -56,6 +56,17 @@ impl ValueMap {
         self.block_keys.clear();
     }
 
+    /// Make room for keys below `values` and `blocks` (the function's counts before a
+    /// clone: its keys are originals), so that inserting grows no map entry by entry.
+    pub fn reserve(&mut self, values: usize, blocks: usize) {
+        if self.values.as_values_slice().len() < values {
+            self.values.resize(values);
+        }
+        if self.blocks.as_values_slice().len() < blocks {
+            self.blocks.resize(blocks);
+        }
+    }
+
     /// Map `from` to `to` (replacing an earlier entry for `from`).
     pub fn insert(&mut self, from: Value, to: Value) {
         if self.values[from].replace(to).is_none() {
@@ -279,6 +290,15 @@ pub fn clone_blocks(
         }
     }
 
+    // Room for what the copies add, so the function's and the map's per-entity arrays
+    // grow once here rather than entry by entry below.
+    let (mut insts, mut params) = (0, 0);
+    for &b in blocks {
+        insts += func.layout.block_insts(b).count();
+        params += func.dfg.block_params(b).len();
+    }
+    map.reserve(func.dfg.num_values(), func.dfg.num_blocks());
+    func.reserve(blocks.len(), insts, insts + params);
     let mut copies = Vec::with_capacity(blocks.len());
     let mut at = place;
     for &b in blocks {
