@@ -119,7 +119,9 @@ const MIN_REBUILD_BUDGET: u64 = 1 << 18;
 /// ([`gyre_analysis::LoopInfo::replace_nest`]) to add the remainder loop.
 /// When the folds leave an exit block with no predecessor (an exit that is never taken),
 /// unreachable code is removed from the whole function and the forms re-established
-/// (`loop-simplify`, `lcssa`), keeping what those computed.
+/// (`loop-simplify`, `lcssa`), keeping what those computed; so are they when a live copy
+/// reaches only exits outside the loop around (its exit folded to leave several loops),
+/// which takes that copy out of the outer loop.
 ///
 /// **Gives up** (a remark and a counter each): a loop with a subloop (`NotInnermost`); in
 /// or around an irreducible cycle (`Irreducible`); not in loop-simplify form
@@ -1421,8 +1423,16 @@ impl LoopUnroll {
         cx.stats.add(NAME, "NumBlocksMerged", merged.len() as u64);
 
         // 7. Analyses. An exit never taken any more leaves code unreachable beyond the
-        // copies: remove it from the whole function and re-form the loops (rare).
-        if live_exits < s.exit_blocks.len() {
+        // copies: remove it from the whole function and re-form the loops (rare). So does
+        // a copy that, its exits folded, can only leave the loop around through an exit
+        // outside it (an iv-dependent exit out of several loops, taken in that
+        // iteration): the copy is no longer in that loop, the forest's update in place
+        // would be wrong, and the copy's uses of the loop's values break LCSSA.
+        let leaves_parent = match parent {
+            Some(p) if full => copies_leave_loop(func, s, g, &cx.analyses.loops, p),
+            _ => false,
+        };
+        if live_exits < s.exit_blocks.len() || leaves_parent {
             let mut reached = core::mem::take(&mut s.bools);
             remove_unreachable_blocks(func, &mut reached);
             s.bools = reached;
@@ -1623,6 +1633,59 @@ fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<
         }
     }
     merged
+}
+
+/// Whether a live copy (`s.live` still laid out, region generation `g`) reaches no exit
+/// block inside `p`, the loop around the fully unrolled one: such a copy cannot get back
+/// to `p`'s header, so it is not in `p` any more. The copies form a DAG left only through
+/// the exits (`s.exit_blocks`), and a block of `p` reaches `p`'s header, so a backward walk
+/// from the copies branching to an exit in `p` finds every copy still in `p`. O(copies and
+/// their edges).
+fn copies_leave_loop(
+    func: &Function,
+    s: &Scratch,
+    g: u32,
+    li: &gyre_analysis::LoopInfo,
+    p: Loop,
+) -> bool {
+    let live = |b: Block| {
+        s.mark[b.index()] == g && s.reached[b.index()] == g && func.layout.is_block_inserted(b)
+    };
+    // Edges between live copies, as (target, source), and the walk's roots.
+    let mut edges: Vec<(Block, Block)> = Vec::new();
+    let mut stack: Vec<Block> = Vec::new();
+    let mut count = 0usize;
+    for &b in &s.live {
+        if !func.layout.is_block_inserted(b) {
+            continue;
+        }
+        count += 1;
+        let mut root = false;
+        func.for_each_successor(b, |t| {
+            if live(t) {
+                edges.push((t, b));
+            } else if s.exit_blocks.contains(&t) && li.contains(p, t) {
+                root = true;
+            }
+        });
+        if root {
+            stack.push(b);
+        }
+    }
+    edges.sort_unstable();
+    let mut inside: rustc_hash::FxHashSet<Block> = stack.iter().copied().collect();
+    while let Some(b) = stack.pop() {
+        let from = edges.partition_point(|e| e.0 < b);
+        for &(t, src) in &edges[from..] {
+            if t != b {
+                break;
+            }
+            if inside.insert(src) {
+                stack.push(src);
+            }
+        }
+    }
+    inside.len() < count
 }
 
 /// Mark in `nonlocal` every value that an instruction of `blocks` (those still laid out)

@@ -144,6 +144,42 @@ fn loop_unroll_on_generated_kernels() {
     );
 }
 
+/// The same properties on kernels with iv-dependent branches (`if (i < 3) break`, in any
+/// loop of a nest): once unrolled, such an exit out of several loops is folded to "leave"
+/// in one copy, which is then outside the loop around the unrolled one (the forest and
+/// LCSSA must follow). Kept apart from the sweep above so that its seeds keep their cases.
+#[test]
+fn loop_unroll_on_generated_kernels_with_iv_branches() {
+    let per_profile = common::cases(60);
+    let mut totals = Totals::default();
+    let mut failures = Vec::new();
+    for (name, opts) in common::profiles(&["default", "loopy", "reducible"]) {
+        let opts = GenOptions {
+            allow_iv_branches: true,
+            ..opts
+        };
+        for seed in 0..per_profile {
+            if let Err(e) = check_case(&opts, seed, &mut totals) {
+                failures.push(format!("profile {name}+iv-branches, seed {seed}: {e}"));
+                if failures.len() >= 5 {
+                    break;
+                }
+            }
+        }
+    }
+    println!("{totals:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        totals.unrolled > 20 && totals.exits_folded > 20,
+        "the generator must exercise full unrolling with folded exits: {totals:?}"
+    );
+}
+
 /// One kernel with many sequential constant loops (`for (i = 0; i < 4; i++) acc += i`):
 /// unrolling them all computes each analysis at most once, not once per loop, and leaves
 /// no loop.
