@@ -783,7 +783,9 @@ pub(crate) fn emit_module(
             m,
             f,
             uni: BranchUniformity::new(&cache.uniformity),
-            canon: if flags.canonical_nans {
+            // `anynan`: the function's NaNs may have any payload (LLVM's rule), so the
+            // hardware's are as good as the canonical one.
+            canon: if flags.canonical_nans && !f.any_nan {
                 nan::observed_floats(f, cfg)
             } else {
                 BitVec::repeat(false, f.dfg.num_values())

@@ -254,7 +254,8 @@ pub struct CodegenFlags {
     /// Multiply-add contraction (default [`FpContract::Off`]).
     pub fp_contract: FpContract,
     /// Canonicalize the NaNs whose bits may be observed (`setp.nan` + `selp`, see
-    /// docs/ptx.md); `false` leaves the hardware's NaN payloads, as llc does (default
+    /// docs/ptx.md) in functions without `anynan` (those with it never need it);
+    /// `false` leaves the hardware's NaN payloads everywhere, as llc does (default
     /// `true`, what the IR says).
     pub canonical_nans: bool,
     /// Coalesce block parameters with their arguments where their live ranges do not

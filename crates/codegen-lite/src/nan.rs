@@ -11,6 +11,10 @@
 //! conversions to integers and further arithmetic never see the difference, so the
 //! common case costs nothing. O(values + uses), worklist-driven (a marked block parameter
 //! visits the branches of its block's predecessors).
+//!
+//! Not run at all (nothing is canonicalized) in a function marked `anynan`, whose NaNs
+//! may have any payload (every function imported from LLVM IR), nor under
+//! `CodegenFlags::canonical_nans = false` (`-C canonical-nans=false`), for every function.
 
 use bitvec::vec::BitVec;
 use cranelift_entity::EntityRef;

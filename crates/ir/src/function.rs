@@ -119,6 +119,12 @@ pub struct Function {
     /// attribute, C++'s forward-progress rule): one that would not is undefined
     /// behaviour, so such a loop may be deleted without a proof that it ends.
     pub must_progress: bool,
+    /// NaNs that arithmetic in this function produces have an unspecified payload and
+    /// sign (any quiet NaN), as in LLVM IR, instead of the canonical NaN the IR
+    /// otherwise requires (`anynan`, docs/ir.md). The canonical NaN is one permitted
+    /// result, so the interpreter's runs stay valid; the PTX emitter then leaves the
+    /// hardware's NaNs as they are. The LLVM importer sets it on every function.
+    pub any_nan: bool,
     /// Only this module can name the function (LLVM's `internal`/`private` linkage): once
     /// no call to it is left (after inlining) it may be deleted. `false` means visible or
     /// unknown, and the function is kept.
@@ -166,6 +172,7 @@ impl Function {
             sig,
             convergent: false,
             must_progress: false,
+            any_nan: false,
             internal: false,
             inline: InlineHint::Default,
             dfg: DataFlowGraph::new(),

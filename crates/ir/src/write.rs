@@ -59,6 +59,9 @@ pub fn write_function(w: &mut dyn Write, func: &Function, module: Option<&Module
     if func.must_progress {
         w.write_str(" mustprogress")?;
     }
+    if func.any_nan {
+        w.write_str(" anynan")?;
+    }
     if func.internal {
         w.write_str(" internal")?;
     }

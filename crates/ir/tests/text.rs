@@ -28,7 +28,7 @@ global @coeffs: const [2 x f32] align 4 visible externally_initialized = [0.0, 2
 global @counter: global [1 x i32] align 4 visible
 global @dyn: shared [0 x f32] align 16 extern
 
-func @square(f32) -> f32 {
+func @square(f32) -> f32 anynan {
 block0(v0: f32):
     v1 = fmul v0, v0
     return v1
@@ -901,6 +901,7 @@ fn random_module(seed: u64) -> Module {
         },
     );
     f.convergent = rng.below(2) == 0;
+    f.any_nan = rng.below(2) == 0;
     for _ in 0..rng.below(3) {
         f.slots.push(gyre_ir::SlotData {
             size: rng.next() as u32,
@@ -1355,6 +1356,31 @@ block1:
     );
     let again = parse_function(&f.display(None).to_string()).unwrap();
     assert_eq!(again.display(None).to_string(), printed);
+}
+
+/// Every function attribute, alone and all together, parses into its field and prints
+/// back exactly in its fixed order; out of order, one is an error where it stands.
+#[test]
+fn function_attributes_round_trip() {
+    let body = "block0:\n    return\n}\n";
+    let all = "convergent mustprogress anynan internal noinline";
+    for attrs in [
+        "convergent",
+        "mustprogress",
+        "anynan",
+        "internal",
+        "alwaysinline",
+        all,
+    ] {
+        let src = format!("func @f() {attrs} {{\n{body}");
+        let f = parse_function(&src).unwrap();
+        assert_eq!(f.display(None).to_string(), src);
+        assert_eq!(f.any_nan, attrs.contains("anynan"), "{attrs}");
+        assert_eq!(f.convergent, attrs.contains("convergent"), "{attrs}");
+    }
+    let plain = parse_function(&format!("func @f() {{\n{body}")).unwrap();
+    assert!(!plain.any_nan, "the canonical NaN is the default");
+    assert!(parse_function(&format!("func @f() anynan mustprogress {{\n{body}")).is_err());
 }
 
 /// Loop attributes on a block label print back exactly, each hint and both together;

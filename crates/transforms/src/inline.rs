@@ -45,12 +45,17 @@
 //! predecessors) is not copied as a block: its instructions continue the call's block.
 //! The caller becomes `convergent` if the callee was, and loses `mustprogress` if the
 //! callee did not promise it (its loops may not be deleted as endless-and-effect-free).
+//! It loses `anynan` if the callee does not have it (remark `AnyNanDropped`): the
+//! callee's code requires canonical NaNs, and the attribute covers the whole caller.
+//! Refusing the call instead would keep a call (and its `.param` traffic) to save two
+//! instructions per stored float.
 //!
 //! **Requires** a verified module. **Establishes** nothing about loops: an inlined loop is
 //! in whatever form the callee had (the loop passes after `inline` canonicalize it).
 //! **Preserves** no analysis of a function it changed; functions it did not change keep
 //! theirs. **Gives up** (remarks) on `noinline` callees (`NoInline`), recursive ones
-//! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`).
+//! (`Recursive`), kernels (`CalleeIsKernel`) and calls over the threshold (`TooCostly`);
+//! **gives up** `anynan` on a caller that inlines a callee without it (`AnyNanDropped`).
 //! **Knobs:** `inline-threshold`, `inlinehint-threshold`, `inline-threshold-multiplier`,
 //! `disable-inlining` (no inlining and no deletion at all), `inline-simplify-callees`.
 
@@ -448,6 +453,14 @@ impl ModulePass for Inliner {
                     // LLVM's passed remark (`-pass-remarks=inline`), for comparing decisions.
                     let f = &module.functions[fid];
                     cx.remark(NAME, f, f.layout.inst_block(call), "Inlined", why);
+                    let c = &module.functions[callee];
+                    if f.any_nan && !c.any_nan {
+                        let msg = format!(
+                            "@{} loses anynan: @{} requires canonical NaNs",
+                            f.name, c.name
+                        );
+                        cx.remark(NAME, f, f.layout.inst_block(call), "AnyNanDropped", msg);
+                    }
                     // The callee's calls are copied: count them.
                     for (_, cc) in calls_of(&module.functions[callee]) {
                         num_calls[cc.index()] += 1;
@@ -642,6 +655,10 @@ impl Inliner {
         }
         caller.convergent |= callee.convergent;
         caller.must_progress &= callee.must_progress;
+        // A callee that promises canonical NaNs keeps its promise inside an `anynan`
+        // caller only if the caller gives the attribute up (LLVM merges its
+        // `no-nans-fp-math`-style attributes the same way: the AND of both).
+        caller.any_nan &= callee.any_nan;
     }
 
     /// The data of callee instruction `i` for the caller: values, blocks and slots mapped,

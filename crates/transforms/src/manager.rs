@@ -666,6 +666,7 @@ fn run_function_nodes(
             let mut placeholder = Function::new(old.name.clone(), old.kind, old.sig.clone());
             placeholder.convergent = old.convergent;
             placeholder.must_progress = old.must_progress;
+            placeholder.any_nan = old.any_nan;
             placeholder.internal = old.internal;
             placeholder.inline = old.inline;
             let mut func = std::mem::replace(&mut module.functions[id], placeholder);

@@ -46,7 +46,7 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 ; global @dyn: shared [0 x f32] align 16 extern
 ; global @tile: shared [8 x f32] align 4
 ;
-; kernel @k(ptr) {
+; kernel @k(ptr) anynan {
 ; block0(v0: ptr):
 ;     v3 = global_addr @coeffs
 ;     v6 = global_addr @dyn

@@ -2,12 +2,12 @@
 ;; `internal`/`private` linkage becomes `internal`; `noinline` and `alwaysinline`, inline or
 ;; in an attribute group, become the inline hints the `inline` pass reads, and so does
 ;; `inlinehint`; other linkages leave nothing (visible).
-; check: func @a(i32) -> i32 internal noinline {
-; check: func @b(i32) -> i32 internal alwaysinline {
-; check: func @c(i32) -> i32 internal inlinehint {
-; check: func @d(i32) -> i32 {
-; check: func @e(i32) -> i32 noinline {
-; check: kernel @k(ptr.global) {
+; check: func @a(i32) -> i32 anynan internal noinline {
+; check: func @b(i32) -> i32 anynan internal alwaysinline {
+; check: func @c(i32) -> i32 anynan internal inlinehint {
+; check: func @d(i32) -> i32 anynan {
+; check: func @e(i32) -> i32 anynan noinline {
+; check: kernel @k(ptr.global) anynan {
 define internal i32 @a(i32 %x) #0 {
   ret i32 %x
 }

@@ -961,7 +961,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `kernel|func @name(types) [-> type] [convergent] [mustprogress] [internal]
+    /// `kernel|func @name(types) [-> type] [convergent] [mustprogress] [anynan] [internal]
     /// [alwaysinline|noinline|inlinehint] {`
     fn header(&mut self) -> PResult<(Function, u32)> {
         let kind = if self.tok.text == "kernel" {
@@ -1013,6 +1013,11 @@ impl<'a> Parser<'a> {
             self.advance();
             must_progress = true;
         }
+        let mut any_nan = false;
+        if self.tok.kind == Tok::Ident && self.tok.text == "anynan" {
+            self.advance();
+            any_nan = true;
+        }
         let mut internal = false;
         if self.tok.kind == Tok::Ident && self.tok.text == "internal" {
             self.advance();
@@ -1034,6 +1039,7 @@ impl<'a> Parser<'a> {
         let mut f = Function::new(name.into_owned(), kind, sig);
         f.convergent = convergent;
         f.must_progress = must_progress;
+        f.any_nan = any_nan;
         f.internal = internal;
         f.inline = inline;
         f.byval = byval;

@@ -179,6 +179,7 @@ pub(crate) fn lower_body<'t>(
     let mut f = Function::new(header.name.clone(), header.kind, header.sig.clone());
     f.convergent = header.convergent;
     f.must_progress = header.must_progress;
+    f.any_nan = header.any_nan;
     f.internal = header.internal;
     f.inline = header.inline;
     f.byval = header.byval.clone();

@@ -521,6 +521,8 @@ impl Lower<'_> {
                     .1;
                 // Ours alone: the inliner may delete it once every call is inlined.
                 f.internal = true;
+                // It stands for an LLVM intrinsic, whose NaNs LLVM leaves unspecified.
+                f.any_nan = true;
                 self.st.module.functions.push(f)
             }
         };

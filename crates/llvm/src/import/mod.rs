@@ -1012,6 +1012,9 @@ impl ModState {
         let mut f = Function::new(name.clone(), kind, sig);
         f.convergent = convergent;
         f.must_progress = must_progress;
+        // LLVM leaves the payload of a NaN that arithmetic produces unspecified (LangRef,
+        // "Floating-Point Semantics"): so does every function imported from it.
+        f.any_nan = true;
         f.internal = internal;
         f.inline = inline;
         f.byval = byval_params;
@@ -1108,6 +1111,9 @@ impl ModState {
                     ret,
                 },
             );
+            // Imported like any other function (and a caller with `anynan` that inlines
+            // it keeps the attribute).
+            f.any_nan = true;
             let b = f.append_new_block();
             for &p in &params {
                 f.dfg.append_block_param(b, p);

@@ -19,7 +19,7 @@ define void @k(i32 addrspace(1)* %o, %struct.S* %p) {
 !nvvm.annotations = !{!0}
 !0 = !{void (i32 addrspace(1)*, %struct.S*)* @k, !"kernel", i32 1}
 ; output:
-; func @use(ptr) -> i32 internal {
+; func @use(ptr) -> i32 anynan internal {
 ; block0(v0: ptr):
 ;     v2 = iconst.i32 0
 ;     v1 = load.i32 v0
@@ -27,7 +27,7 @@ define void @k(i32 addrspace(1)* %o, %struct.S* %p) {
 ;     return v1
 ; }
 ;
-; kernel @k(ptr.global, ptr) {
+; kernel @k(ptr.global, ptr) anynan {
 ;     slot0 = local 8 align 4
 ; block0(v0: ptr.global, v1: ptr):
 ;     v2 = slot_addr slot0

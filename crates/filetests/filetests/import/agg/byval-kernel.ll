@@ -14,7 +14,7 @@ define void @k(i8 addrspace(1)* %o, %struct.uchar4* byval(%struct.uchar4) align 
 !nvvm.annotations = !{!0}
 !0 = !{void (i8 addrspace(1)*, %struct.uchar4*)* @k, !"kernel", i32 1}
 ; output:
-; kernel @k(ptr.global, ptr.local byval(4, align 4)) {
+; kernel @k(ptr.global, ptr.local byval(4, align 4)) anynan {
 ; block0(v0: ptr.global, v1: ptr.local):
 ;     v2 = addrspace_cast.ptr v1
 ;     v3 = iconst.i64 2

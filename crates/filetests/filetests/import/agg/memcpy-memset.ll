@@ -14,7 +14,7 @@ define void @f(i8* %d, i8* %s, i8 %b) {
   ret void
 }
 ; output:
-; func @f(ptr, ptr, i8) {
+; func @f(ptr, ptr, i8) anynan {
 ; block0(v0: ptr, v1: ptr, v2: i8):
 ;     v3 = iconst.i64 16
 ;     v4 = iconst.i1 0

@@ -15,7 +15,7 @@ define void @f(i8* %d, i8* %s, i32 %n, i8 addrspace(1)* %g, i8 %b, i64 %m) {
   ret void
 }
 ; output:
-; func @f(ptr, ptr, i32, ptr.global, i8, i64) {
+; func @f(ptr, ptr, i32, ptr.global, i8, i64) anynan {
 ; block0(v0: ptr, v1: ptr, v2: i32, v3: ptr.global, v4: i8, v5: i64):
 ;     v6 = iconst.i1 -1
 ;     v8 = iconst.i64 0

@@ -14,7 +14,7 @@ define i64 @f(i64 %x, i64 %y) {
   ret i64 %r
 }
 ; output:
-; func @f(i64, i64) -> i64 {
+; func @f(i64, i64) -> i64 anynan {
 ; block0(v0: i64, v1: i64):
 ;     v2 = iconst.i64 72057594037927935
 ;     v7 = iconst.i64 0

@@ -35,7 +35,7 @@ exit:
 !nvvm.annotations = !{!0}
 !0 = !{void (i32 addrspace(1)*, i32)* @k, !"kernel", i32 1}
 ; output:
-; func @mk(i32, i32, i8, ptr.local) internal {
+; func @mk(i32, i32, i8, ptr.local) anynan internal {
 ; block0(v0: i32, v1: i32, v2: i8, v3: ptr.local):
 ;     v5 = iconst.i32 0
 ;     v6 = iconst.i64 4
@@ -52,7 +52,7 @@ exit:
 ;     return
 ; }
 ;
-; kernel @k(ptr.global, i32) {
+; kernel @k(ptr.global, i32) anynan {
 ;     slot0 = local 16 align 4
 ; block0(v0: ptr.global, v1: i32):
 ;     v7 = iconst.i32 0

@@ -9,7 +9,7 @@ define float @f(float %x) {
   ret float %r
 }
 ; output:
-; func @f(f32) -> f32 {
+; func @f(f32) -> f32 anynan {
 ; block0(v0: f32):
 ;     v1 = fconst.f32 -104.0
 ;     v2 = fconst.f32 89.0

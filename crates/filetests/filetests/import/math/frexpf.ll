@@ -9,7 +9,7 @@ define float @f(float %x, i32* %e) {
   ret float %m
 }
 ; output:
-; func @f(f32, ptr) -> f32 {
+; func @f(f32, ptr) -> f32 anynan {
 ; block0(v0: f32, v1: ptr):
 ;     v3 = fconst.f32 1.1754944e-38
 ;     v5 = fconst.f32 16777216.0

@@ -9,7 +9,7 @@ define float @f(float %x) {
   ret float %r
 }
 ; output:
-; func @f(f32) -> f32 {
+; func @f(f32) -> f32 anynan {
 ; block0(v0: f32):
 ;     v2 = iconst.i32 8388608
 ;     v4 = fconst.f32 33554432.0

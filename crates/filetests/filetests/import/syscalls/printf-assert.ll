@@ -2,7 +2,7 @@
 ;; clang's device printf is `vprintf(format, packed arguments)`; its assert is
 ;; `__assertfail(message, file, line, function, 1)` (the character size, always 1,
 ;; is dropped). Both become the opcodes of the same name.
-; check: kernel @k(i32) {
+; check: kernel @k(i32) anynan {
 ; check: v3 = global_addr @.str
 ; nextln: v4 = addrspace_cast.ptr v3
 ; check: v15 = iconst.i64 1

@@ -2,9 +2,9 @@
 ; passes: inline
 ;; From LLVM IR: the internal callees are inlined and deleted, except the noinline one;
 ;; the visible (default linkage) one is inlined and kept.
-; check: func @keep_noinline(i32) -> i32 internal noinline {
-; check: func @visible(i32) -> i32 {
-; check: kernel @k(ptr.global) {
+; check: func @keep_noinline(i32) -> i32 anynan internal noinline {
+; check: func @visible(i32) -> i32 anynan {
+; check: kernel @k(ptr.global) anynan {
 ; check: call @keep_noinline(
 ; not: call @
 ; not: func @
