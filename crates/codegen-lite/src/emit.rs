@@ -7,7 +7,9 @@
 //! Each IR value has its own virtual register; temporaries are fresh registers too.
 
 use crate::coalesce::{Coalesced, Collector, Ir};
-use crate::fold::{add_zext_aliases, address_folds, single_edge_aliases, Fold, Zeroed};
+use crate::fold::{
+    add_zext_aliases, address_folds, const_index_offset, single_edge_aliases, Fold, Zeroed,
+};
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
 use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
@@ -1646,6 +1648,13 @@ impl FnEmitter<'_> {
                         _ => self.v(arg),
                     };
                     put!(self; "mad.wide.", s, "32 ", d, ", ", i, ", ", scale, ", ", base);
+                    return Ok(());
+                }
+                // A constant index (of a `ptradd` also used as a value, or whose offset
+                // is too wide for an address): one add of the byte offset, as llc's
+                // `add.s64 %rd2, %rd1, 16`; the constant gets no register of its own.
+                if let Some(off) = const_index_offset(dfg, args[1], scale) {
+                    put!(self; "add.s64 ", d, ", ", base, ", ", off);
                     return Ok(());
                 }
                 match self.ty(args[1]) {

@@ -137,6 +137,20 @@ fn signed_imm(imm: i64, ty: Type) -> Option<i64> {
     }
 }
 
+/// The byte offset `sext(c) * scale` (wrapping, as 64-bit address arithmetic does) of
+/// a `ptradd` whose index is the integer constant `c`, if it is one. Such an index
+/// never needs a register: a folded `ptradd` writes the offset into its accesses, any
+/// other is `add.s64 r, base, offset` (`FnEmitter`'s `ptradd`), whatever else uses it.
+pub(crate) fn const_index_offset(dfg: &DataFlowGraph, index: Value, scale: u32) -> Option<i64> {
+    let ValueDef::Result(inst) = dfg.value_def(index) else {
+        return None;
+    };
+    let InstructionData::IntConst { imm } = *dfg.inst(inst) else {
+        return None;
+    };
+    signed_imm(imm, dfg.value_type(index)).map(|c| c.wrapping_mul(i64::from(scale)))
+}
+
 /// Decide the folds of `f`. Each value folded into its uses that reads registers there
 /// (`Fused`, `MulAdd`, `Addr`, `Ext`, `IndexAdd`) is pushed on `reading` too (maybe more
 /// than once), for coalescing's liveness (`crate::coalesce`).
@@ -317,15 +331,21 @@ pub(crate) fn address_folds(
         };
         let [base, index] = args;
         match def(index) {
-            Some(&InstructionData::IntConst { imm }) if uses[r] > 0 && addr_uses[r] == uses[r] => {
+            Some(&InstructionData::IntConst { imm }) => {
+                if const_index_offset(dfg, index, scale).is_none() {
+                    continue;
+                }
+                // Written as an immediate either way (see `const_index_offset`).
+                consumed[index] += 1;
+                if consumed[index] == uses[index] {
+                    folds[index] = Fold::Unused;
+                }
                 let off = signed_imm(imm, dfg.value_type(index))
                     .and_then(|c| c.checked_mul(i64::from(scale)));
                 if let Some(off) = off.filter(|o| i32::try_from(*o).is_ok()) {
-                    folds[r] = Fold::Addr { base, off };
-                    reading.push(r);
-                    consumed[index] += 1;
-                    if consumed[index] == uses[index] {
-                        folds[index] = Fold::Unused;
+                    if uses[r] > 0 && addr_uses[r] == uses[r] {
+                        folds[r] = Fold::Addr { base, off };
+                        reading.push(r);
                     }
                 }
             }
