@@ -227,7 +227,8 @@ pub const RULES: &[Rule] = &[
         ops: &[Urem],
         apply: urem_pow2,
     },
-    // x sdiv 2^k => (x + ((x >>s (w-1)) >>u (w-k))) >>s k; exact: x >>s k
+    // x sdiv 2^k => (x + ((x >>s (w-1)) >>u (w-k))) >>s k; exact: x >>s k;
+    // x sdiv 2 => (x + (x >>u (w-1))) >>s 1
     Rule {
         name: "sdiv-pow2",
         family: Family::Strength,
@@ -817,11 +818,17 @@ fn urem_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
 }
 
 /// `x + ((x >>s (w-1)) >>u (w-k))`: `x` biased so that a shift right by `k` rounds
-/// toward zero (adds `2^k - 1` to negative `x`).
+/// toward zero (adds `2^k - 1` to negative `x`); `x + (x >>u (w-1))` for `k = 1`.
 fn biased(g: &mut EGraph, x: Node, k: u32, ty: Type) -> Node {
     let w = ty.bits();
-    let sign = shift(g, Ashr, x, u64::from(w - 1), ty, IntFlags::NONE);
-    let bias = shift(g, Lshr, sign, u64::from(w - k), ty, IntFlags::NONE);
+    let bias = if k == 1 {
+        // The bias is the sign bit alone: one shift (llc's `shr.u32 %r2, %r1, 31` before
+        // its add and `shr.s32`), where the general form takes two.
+        shift(g, Lshr, x, u64::from(w - 1), ty, IntFlags::NONE)
+    } else {
+        let sign = shift(g, Ashr, x, u64::from(w - 1), ty, IntFlags::NONE);
+        shift(g, Lshr, sign, u64::from(w - k), ty, IntFlags::NONE)
+    };
     g.add(
         D::Binary {
             opcode: Iadd,
