@@ -283,7 +283,11 @@ fn linkage_and_inline_hints_round_trip() {
                 f.name
             );
             // None of them is `anynan` in Gyre; LLVM IR's NaN rule makes each one so.
-            assert!(!f.any_nan && g.any_nan, "@{} is anynan once imported", f.name);
+            assert!(
+                !f.any_nan && g.any_nan,
+                "@{} is anynan once imported",
+                f.name
+            );
         }
         if let Some(opt) = opt("linkage_and_inline_hints_round_trip") {
             llvm_verify(&opt, &export_module(&m, &opts), is_opaque, "linkage");
