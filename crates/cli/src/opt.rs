@@ -19,8 +19,8 @@ pub struct PassFlags {
     pub opt_level: Option<u8>,
     /// Set a knob: `-C name=value` (repeatable; `gyre knobs` lists them). `compile` also
     /// takes the back end's `fp-contract=off|on|fast` (default `on`),
-    /// `canonical-nans=true|false` (default `true`) and `ptx-coalesce=true|false`
-    /// (default `true`).
+    /// `canonical-nans=true|false` (default `true`; `anynan` functions, every imported
+    /// one, are never canonicalized) and `ptx-coalesce=true|false` (default `true`).
     #[arg(short = 'C', value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
     /// Run the verifier and the promised loop-form checks after every pass.
