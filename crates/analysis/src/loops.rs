@@ -1124,7 +1124,12 @@ impl LoopInfo {
         }
         self.top_level.splice(at..=at, with.iter().copied());
         for k in at..self.top_level.len() {
-            set_top_at(&mut self.top_at, self.top_level[k], k);
+            // A tombstone has no hint (its id is `u32::MAX`: a hint for it would size
+            // the hint array to 2^32 entries).
+            let t = self.top_level[k];
+            if t != TOMBSTONE {
+                set_top_at(&mut self.top_at, t, k);
+            }
         }
     }
 

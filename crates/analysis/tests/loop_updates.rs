@@ -418,3 +418,70 @@ fn removed_outermost_loops_leave_the_others_in_order() {
     assert!(li.top_level().is_empty());
     assert_eq!(li.top_level().first(), None);
 }
+
+/// A removed outermost loop with several children puts them in its place while a removed
+/// loop after it still has its place in the list (not yet compacted): the places after
+/// the splice are renumbered, the removed one's skipped (its id is a sentinel: giving it
+/// a position hint sized the hint array to 2^32 entries).
+#[test]
+fn splicing_children_before_a_removed_outermost_loop() {
+    let text = "kernel @k(i32) {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    jump block1
+block1:
+    v2 = icmp slt v1, v0
+    brif v2, block2, block7
+block2:
+    v3 = icmp slt v0, v1
+    brif v3, block3, block4
+block3:
+    jump block2
+block4:
+    v4 = icmp slt v0, v1
+    brif v4, block5, block6
+block5:
+    jump block4
+block6:
+    jump block1
+block7:
+    v5 = icmp slt v1, v0
+    brif v5, block8, block9
+block8:
+    jump block7
+block9:
+    v6 = icmp slt v1, v0
+    brif v6, block10, block11
+block10:
+    jump block9
+block11:
+    v7 = icmp slt v1, v0
+    brif v7, block12, block13
+block12:
+    jump block11
+block13:
+    return
+}
+";
+    let f = gyre_ir::parse_function(text).expect("parses");
+    let mut li = forest(&f);
+    let headers = |li: &LoopInfo| -> Vec<u32> {
+        li.top_level()
+            .iter()
+            .map(|&l| li.header(l).as_u32())
+            .collect()
+    };
+    let top = li.top_level().to_vec();
+    assert_eq!(headers(&li), [1, 7, 9, 11]);
+    // One removed place of four: not compacted.
+    li.remove_loop(top[2]);
+    assert_eq!(headers(&li), [1, 7, 11]);
+    // The nest's two loops take its place, before the removed one's.
+    li.remove_loop(top[0]);
+    assert_eq!(headers(&li), [2, 4, 7, 11]);
+    // The hints of the loops after the splice still find them.
+    li.remove_loop(top[3]);
+    assert_eq!(headers(&li), [2, 4, 7]);
+    li.remove_loop(top[1]);
+    assert_eq!(headers(&li), [2, 4]);
+}

@@ -16,8 +16,9 @@
 //! **Non-trivial unswitching** (`simple-loop-unswitch<nontrivial>`): the loop is cloned
 //! once per successor of an invariant `brif` or `br_table` beyond the first, the preheader
 //! dispatches on the (frozen, if it may be poison) condition, and in each copy the branch
-//! is folded to the successor that copy stands for. Blocks a copy can no longer reach are
-//! deleted. The copies branch to the same exit blocks, with their own arguments:
+//! is folded to the successor that copy stands for. A clone is made only of the blocks
+//! its copy reaches once the branch is folded; the blocks the original no longer reaches
+//! are deleted. The copies branch to the same exit blocks, with their own arguments:
 //! re-establishing loop-simplify form splits those exits per copy, so the copies' values
 //! merge in the exit blocks' parameters (LCSSA).
 //!
@@ -33,7 +34,7 @@
 //! time proportional to the nest it touches and the copies it makes: a trivial hoist gives
 //! the loop a new preheader and the exit a dedicated block for the edges left in the
 //! loop (blocks added with [`gyre_analysis::LoopInfo::add_block`]); a non-trivial one
-//! deletes what the copies no longer reach, gives each copy a preheader and each exit
+//! deletes what the original no longer reaches, gives each copy a preheader and each exit
 //! reached by several copies one dedicated block per copy (their values merge in the
 //! exit's parameters), and rebuilds the loops of the outermost loop around it
 //! ([`gyre_analysis::LoopInfo::replace_nest`]). Dominance, needed by the cost model only
@@ -179,6 +180,13 @@ pub struct SimpleLoopUnswitch {
     /// Scratch for a change: the blocks of the original loop whose terminators changed
     /// (the only ones of it whose CFG edges need updating).
     touched: BlockTags,
+    /// Scratch for a change: the blocks a clone is made of (those its copy reaches).
+    kept: Vec<Block>,
+    /// Scratch for a change: per copy, the block each copy's side of the folded branch
+    /// goes to (a `br_table`'s groups), its header, and its copy of the candidate's block.
+    fold_to: Vec<Block>,
+    heads: Vec<Block>,
+    cand_in: Vec<Block>,
 }
 
 impl SimpleLoopUnswitch {
@@ -1014,43 +1022,90 @@ impl SimpleLoopUnswitch {
         }
         copies[0].clear();
         copies[0].extend_from_slice(blocks);
+        // Where each copy's side of the folded branch goes: a `brif`'s sides (every
+        // `brif` on the condition folds, each to its own side `j`), a `br_table`'s groups
+        // of equal block calls, default first (only the candidate's table folds).
+        let table_groups = match func.dfg.inst(cand.inst) {
+            InstructionData::BrTable { table, .. } => {
+                let jt = func.dfg.jump_table(*table);
+                self.calls.clear();
+                self.calls.push(jt.default);
+                for (_, bc) in &jt.cases {
+                    if !self.calls.iter().any(|g| same_call(func, g, bc)) {
+                        self.calls.push(*bc);
+                    }
+                }
+                debug_assert_eq!(self.calls.len(), nsucc);
+                self.fold_to.clear();
+                self.fold_to.extend(self.calls.iter().map(|g| g.block));
+                true
+            }
+            _ => false,
+        };
+        self.heads.clear();
+        self.heads.push(header);
+        self.cand_in.clear();
+        self.cand_in.push(cand.block);
         let mut anchor = last;
-        for _ in 1..nsucc {
+        for j in 1..nsucc {
+            // Only the blocks copy `j` reaches from its header once its branch is folded
+            // are cloned: cloning the whole loop and deleting the other sides' blocks
+            // (LLVM's way) made and deleted about a third of what a nest's unswitch
+            // copied. A block the copy does not reach defines nothing a reached block
+            // uses (its uses are in blocks it dominates, and the copy's paths are paths
+            // of the loop), so the clone needs no value of it; the only edges of the
+            // clone to a block not cloned are the folded sides, replaced below.
+            self.reach.clear();
+            self.work.clear();
+            self.reach.insert(header);
+            self.work.push(header);
+            let li = &cx.analyses.loops;
+            while let Some(b) = self.work.pop() {
+                let Some(t) = func.terminator(b) else {
+                    continue;
+                };
+                let (reach, work) = (&mut self.reach, &mut self.work);
+                let mut visit = |s: Block| {
+                    if li.contains(l, s) && reach.insert(s) {
+                        work.push(s);
+                    }
+                };
+                match func.dfg.inst(t) {
+                    InstructionData::Brif { arg, blocks: sides }
+                        if !table_groups && *arg == cand.cond =>
+                    {
+                        visit(sides[j].block);
+                    }
+                    _ if table_groups && b == cand.block => visit(self.fold_to[j]),
+                    _ => func.dfg.for_each_dest(t, |bc| visit(bc.block)),
+                }
+            }
+            self.kept.clear();
+            self.kept
+                .extend(blocks.iter().copied().filter(|&b| self.reach.contains(b)));
             self.map.clear();
-            let c = clone_blocks(func, blocks, &mut self.map, Place::After(anchor))
+            let c = clone_blocks(func, &self.kept, &mut self.map, Place::After(anchor))
                 .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
             anchor = *c.last().expect("non-empty");
+            self.heads.push(self.map.map_block(header));
+            self.cand_in.push(self.map.map_block(cand.block));
             // A copy's values are as uniform as their originals: the copies are entered
             // on a uniform condition (or uniformity is not asked).
-            let known: Vec<(Value, u8)> = self
-                .map
-                .values()
-                .filter_map(|(from, to)| {
-                    self.div
-                        .get(from.index())
-                        .filter(|&&d| d != 0)
-                        .map(|&d| (to, d))
-                })
-                .collect();
-            for (v, d) in known {
-                self.set_div(v, d);
+            for (from, to) in self.map.values() {
+                let d = self.div.get(from.index()).copied().unwrap_or(0);
+                if d != 0 {
+                    if self.div.len() <= to.index() {
+                        self.div.resize(to.index() + 1, 0);
+                    }
+                    self.div[to.index()] = d;
+                }
             }
             copies.push(c);
         }
         cx.stats.add(NAME, "NumLoopsCloned", (nsucc - 1) as u64);
-        let pos = |copy: &[Block], b: Block| {
-            blocks
-                .iter()
-                .position(|&x| x == b)
-                .map(|k| copy[k])
-                .expect("a loop block")
-        };
+        let heads = &*self.heads;
         let enter_copy = |func: &mut Function, j: usize| {
-            BlockCall::new(
-                pos(&copies[j], header),
-                enter_args,
-                &mut func.dfg.value_lists,
-            )
+            BlockCall::new(heads[j], enter_args, &mut func.dfg.value_lists)
         };
         self.touched.clear();
         match func.dfg.inst(cand.inst).clone() {
@@ -1112,8 +1167,8 @@ impl SimpleLoopUnswitch {
                         table: pt,
                     },
                 );
-                for (j, copy) in copies.iter().enumerate() {
-                    let b = pos(copy, cand.block);
+                for j in 0..copies.len() {
+                    let b = self.cand_in[j];
                     let t = func.terminator(b).expect("terminator");
                     let InstructionData::BrTable { table, .. } = *func.dfg.inst(t) else {
                         unreachable!("the copy of a br_table");
@@ -1389,7 +1444,8 @@ impl SimpleLoopUnswitch {
     }
 
     /// The end of a non-trivial unswitch with the analyses kept current: delete what the
-    /// copies no longer reach, give each copy a preheader and each exit reached by
+    /// original no longer reaches (a clone holds only what its copy reaches, and the
+    /// headers of the copies are `self.heads`), give each copy a preheader and each exit reached by
     /// several copies one dedicated block per copy (the copies' values then merge in the
     /// exit's parameters: LCSSA), update the CFG's edges, and rebuild the loops of the
     /// outermost loop around `l` ([`gyre_analysis::LoopInfo::replace_nest`]). All of it
@@ -1440,11 +1496,6 @@ impl SimpleLoopUnswitch {
         region: &mut Vec<Block>,
     ) -> Result<Option<Vec<Block>>, PassError> {
         let li = &cx.analyses.loops;
-        let header = li.header(l);
-        let hk = copies[0]
-            .iter()
-            .position(|&b| b == header)
-            .expect("the header is a loop block");
         let mut outer = l;
         while let Some(p) = li.parent(outer) {
             outer = p;
@@ -1463,8 +1514,8 @@ impl SimpleLoopUnswitch {
         live.truncate(copies.len());
         live.resize_with(copies.len(), Vec::new);
         let r = self.finish_local_live(
-            func, cx, l, pre, copies, exits, cond, enter_args, removed, new_blocks, region, hk,
-            outer, &mut live,
+            func, cx, l, pre, copies, exits, cond, enter_args, removed, new_blocks, region, outer,
+            &mut live,
         );
         self.live = live;
         r
@@ -1486,16 +1537,26 @@ impl SimpleLoopUnswitch {
         removed: &mut Vec<Block>,
         new_blocks: &mut Vec<Block>,
         region: &mut Vec<Block>,
-        hk: usize,
         outer: Loop,
         live: &mut [Vec<Block>],
     ) -> Result<Option<Vec<Block>>, PassError> {
         let li = &cx.analyses.loops;
         for (j, copy) in copies.iter().enumerate() {
             let j = j as u32;
+            let keep = &mut live[j as usize];
+            keep.clear();
+            if j > 0 {
+                // A clone is made of what its copy reaches (`apply_nontrivial_with`).
+                for &b in copy {
+                    self.reach.insert(b);
+                }
+                keep.extend_from_slice(copy);
+                continue;
+            }
+            let h = self.heads[j as usize];
             self.work.clear();
-            self.work.push(copy[hk]);
-            self.reach.insert(copy[hk]);
+            self.work.push(h);
+            self.reach.insert(h);
             while let Some(b) = self.work.pop() {
                 let Some(t) = func.terminator(b) else {
                     continue;
@@ -1507,8 +1568,6 @@ impl SimpleLoopUnswitch {
                     }
                 });
             }
-            let keep = &mut live[j as usize];
-            keep.clear();
             for &b in copy {
                 if self.reach.contains(b) {
                     keep.push(b);
@@ -1541,8 +1600,7 @@ impl SimpleLoopUnswitch {
             }
         }
         self.back.clear();
-        for (copy, keep) in copies.iter().zip(live) {
-            let h = copy[hk];
+        for (&h, keep) in self.heads.iter().zip(live) {
             self.back.insert(h);
             let mut inside = 1;
             self.work.clear();
@@ -1595,8 +1653,7 @@ impl SimpleLoopUnswitch {
         let split = copies.len() * (1 + exits.len());
         func.reserve(split, split, 0);
         // A preheader per copy (the old one dispatches).
-        for copy in copies {
-            let h = copy[hk];
+        for &h in &self.heads {
             new_blocks.push(split_predecessors(
                 func,
                 h,
@@ -1694,9 +1751,9 @@ impl SimpleLoopUnswitch {
         let li = &mut cx.analyses.loops;
         if outer == l {
             // The copies' headers first: the search for back edges starts there.
-            region.extend(copies.iter().map(|c| c[hk]));
-            for (copy, keep) in copies.iter().zip(live) {
-                region.extend(keep.iter().filter(|&&b| b != copy[hk]));
+            region.extend_from_slice(&self.heads);
+            for (&h, keep) in self.heads.iter().zip(live) {
+                region.extend(keep.iter().filter(|&&b| b != h));
             }
             for &b in new_blocks.iter() {
                 li.add_block(b, None);
@@ -1820,10 +1877,12 @@ fn loop_blocks_in_layout(
 /// and no allocation once they have grown to the function's size.
 #[derive(Default)]
 struct BlockTags {
-    /// Per block index: the generation that last set it (stale: not set).
-    stamp: Vec<u32>,
-    /// Per block index: its tag, meaningful when `stamp` is current.
-    val: Vec<u32>,
+    /// Per block index: the generation that last set it (stale: not set), and its tag,
+    /// meaningful when the generation is current. One array, not two: a lookup touches
+    /// one cache line, and growing it is one reallocation (at tens of thousands of
+    /// blocks the pass's growing scratch arrays cost more page faults and copies than
+    /// their use).
+    slot: Vec<[u32; 2]>,
     /// The current generation; 0 before the first [`BlockTags::clear`].
     generation: u32,
 }
@@ -1834,7 +1893,7 @@ impl BlockTags {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // Wrapped: old stamps could look current.
-            self.stamp.fill(0);
+            self.slot.fill([0, 0]);
             self.generation = 1;
         }
     }
@@ -1844,15 +1903,13 @@ impl BlockTags {
     fn set(&mut self, b: Block, v: u32) {
         debug_assert!(self.generation != 0, "cleared before use");
         let i = b.index();
-        if self.stamp.len() <= i {
+        if self.slot.len() <= i {
             // Geometric growth: the blocks a change creates have ever higher indices, and
             // growing by one each time made every tag of a new block a resize.
-            let n = (i + 1).max(self.stamp.len() * 2).max(64);
-            self.stamp.resize(n, 0);
-            self.val.resize(n, 0);
+            let n = (i + 1).max(self.slot.len() * 2).max(64);
+            self.slot.resize(n, [0, 0]);
         }
-        self.stamp[i] = self.generation;
-        self.val[i] = v;
+        self.slot[i] = [self.generation, v];
     }
 
     /// Tag `b` (with 0) unless it is tagged; true if it was not.
@@ -1868,8 +1925,10 @@ impl BlockTags {
     /// The tag of `b`, if set since the last clear.
     #[inline]
     fn get(&self, b: Block) -> Option<u32> {
-        let i = b.index();
-        (self.generation != 0 && self.stamp.get(i) == Some(&self.generation)).then(|| self.val[i])
+        match self.slot.get(b.index()) {
+            Some(&[g, v]) if g == self.generation && g != 0 => Some(v),
+            _ => None,
+        }
     }
 
     /// Is `b` tagged?

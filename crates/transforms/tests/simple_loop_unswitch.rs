@@ -533,3 +533,65 @@ fn exits_leaving_several_loops_are_repaired_locally() {
     // x 3 counters x 2 kinds, less 2 of those.
     assert_eq!(cases, 3 + 10, "every shape ran");
 }
+
+/// A clone is made only of the blocks its copy reaches once the branch is folded: of the
+/// blocks the unswitch creates, only the original's folded-away side is deleted (cloning
+/// the whole loop, as LLVM does, also made and deleted the clone's dead side). The
+/// copies behave as the loop did.
+#[test]
+fn clones_hold_only_the_blocks_their_copy_reaches() {
+    let src = "global @out: global [4 x i32] align 4
+
+kernel @k(i32, i32) {
+block0(v0: i32, v1: i32):
+    v2 = iconst.i32 0
+    v3 = iconst.i32 1
+    v4 = icmp ne v1, v2
+    jump block1(v2)
+block1(v5: i32):
+    v6 = icmp slt v5, v0
+    brif v6, block2, block6(v5)
+block2:
+    brif v4, block3, block4
+block3:
+    v7 = iadd v5, v3
+    jump block1(v7)
+block4:
+    v8 = iadd v5, v3
+    jump block5
+block5:
+    v9 = iadd v8, v3
+    jump block1(v9)
+block6(v10: i32):
+    v11 = global_addr @out
+    store v10, v11
+    return
+}
+";
+    let mut m = parse_module(src).expect("parses");
+    apply("loop-simplify,lcssa", &Knobs::default(), &mut m).expect("canonicalizes");
+    let orig = m.clone();
+    let deleted = |m: &Module| {
+        let f = m.functions.values().next().expect("one function");
+        f.dfg.num_blocks() - f.layout.num_blocks()
+    };
+    let before = deleted(&m);
+    let r = apply(
+        "loop(simple-loop-unswitch<nontrivial>)",
+        &Knobs::default(),
+        &mut m,
+    )
+    .expect("runs");
+    assert_eq!(r.stats.get(PASS, "NumLoopsCloned"), 1, "{}", print(&m));
+    // The original loses block3's side (block4 and block5); the clone never had block3.
+    assert_eq!(deleted(&m) - before, 2, "{}", print(&m));
+    for n in [0, 1, 4] {
+        for flag in [0, 1] {
+            let inputs = Inputs {
+                launch: Launch::linear(1, 1, vec![Arg::Int(n), Arg::Int(flag)]),
+                memory: Memory::new(),
+            };
+            assert_same_behaviour(&orig, &m, "k", &inputs).unwrap_or_else(|d| panic!("{d}"));
+        }
+    }
+}
