@@ -781,13 +781,26 @@ fn shift(g: &mut EGraph, op: Opcode, x: Node, k: u64, ty: Type, flags: IntFlags)
 }
 
 fn mul_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let (_, a, b, _) = bin_args(d)?;
+    let (_, a, b, flags) = bin_args(d)?;
     let w = ty.bits();
+    // The flags carry over as LLVM's InstCombine carries them: `nuw` always, `nsw` when
+    // `2^k` is positive (`k < w - 1`): then `shl nsw` is poison exactly when the signed
+    // product overflows. Loop strength reduction needs `nsw` to see through `sext`.
+    let shl_flags = |k: u32| {
+        let mut f = IntFlags::NONE;
+        if flags.contains(IntFlags::NUW) {
+            f = f.union(IntFlags::NUW);
+        }
+        if flags.contains(IntFlags::NSW) && k + 1 < w {
+            f = f.union(IntFlags::NSW);
+        }
+        f
+    };
     if let Some(k) = g.iconst(b).and_then(|c| log2(c, w)) {
-        return Some(shift(g, Shl, a, u64::from(k), ty, IntFlags::NONE));
+        return Some(shift(g, Shl, a, u64::from(k), ty, shl_flags(k)));
     }
     let k = g.iconst(a).and_then(|c| log2(c, w))?;
-    Some(shift(g, Shl, b, u64::from(k), ty, IntFlags::NONE))
+    Some(shift(g, Shl, b, u64::from(k), ty, shl_flags(k)))
 }
 
 fn udiv_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
