@@ -94,6 +94,8 @@ pub struct LoopReduce {
     uses: FxHashMap<Value, u32>,
     live: FxHashSet<Value>,
     work: Vec<Value>,
+    /// `base + rest` already computed in the current loop's preheader.
+    starts: FxHashMap<(Value, Scev), Value>,
     preds: Vec<Block>,
 }
 
@@ -231,6 +233,7 @@ impl LoopPass for LoopReduce {
         }
         let mut ivs = 0u64;
         let mut rewritten = 0u64;
+        self.starts.clear();
         for &g in &chosen {
             if self.rewrite(func, li, &c, &groups[g]) {
                 ivs += 1;
@@ -792,27 +795,37 @@ impl LoopReduce {
         };
         let outside = |d: Block, _: Block| !li.contains(c.l, d);
         let lead = g.members.iter().map(|m| m.offset).min().unwrap_or(0);
-        let k = self.se.constant(64, lead as u64);
-        let start = self.se.add(g.rest, k);
         let step_const = self.se.as_const(g.step);
         // Check both before changing anything.
-        if !self.se.can_expand_with(func, outside, start, at)
+        if !self.se.can_expand_with(func, outside, g.rest, at)
             || !self.se.can_expand_with(func, outside, g.step, at)
         {
             return false;
         }
-        // `k * sext(x)` starts as `ptradd base, x, k` (one `mad.wide.s32`), a zero start
-        // is the base itself.
-        let (idx, scale) = self.scaled_index(start);
-        let p0 = if self.se.as_const(start) == Some(0) {
+        // The start is `base + rest + lead`: `k * sext(x)` as `ptradd base, x, k` (one
+        // `mad.wide.s32`), computed once per base and rest, then the constant (an
+        // immediate `add.s64`); a zero part is no instruction.
+        let p_rest = if self.se.as_const(g.rest) == Some(0) {
             g.base
+        } else if let Some(&p) = self.starts.get(&(g.base, g.rest)) {
+            p
         } else {
+            let (idx, scale) = self.scaled_index(g.rest);
             let Some(sv) = self.se.expand_with(func, outside, idx, at) else {
                 return false;
             };
-            FuncCursor::new(func)
+            let p = FuncCursor::new(func)
                 .before_inst(at)
-                .ptradd(g.base, sv, scale)
+                .ptradd(g.base, sv, scale);
+            self.starts.insert((g.base, g.rest), p);
+            p
+        };
+        let p0 = if lead == 0 {
+            p_rest
+        } else {
+            let mut cur = FuncCursor::new(func).before_inst(at);
+            let k = cur.iconst(Type::I64, lead);
+            cur.ptradd(p_rest, k, 1)
         };
         let step_v = match step_const {
             Some(_) => None,
