@@ -785,7 +785,21 @@ fn mul_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     let w = ty.bits();
     // The flags carry over as LLVM's InstCombine carries them: `nuw` always, `nsw` when
     // `2^k` is positive (`k < w - 1`): then `shl nsw` is poison exactly when the signed
-    // product overflows. Loop strength reduction needs `nsw` to see through `sext`.
+    // product overflows. Loop strength reduction needs `nsw` to see through `sext`. An
+    // existing flag-free `x << k` is reused instead (flags differ in the hash key, so a
+    // flagged copy would not be merged with it: one shift computed twice).
+    let x = if g.iconst(b).is_some() { a } else { b };
+    let plain = |g: &mut EGraph, k: u32| {
+        let kc = g.int(ty, u64::from(k));
+        g.lookup(
+            D::Binary {
+                opcode: Shl,
+                args: [as_value(x), as_value(kc)],
+                flags: IntFlags::NONE,
+            },
+            ty,
+        )
+    };
     let shl_flags = |k: u32| {
         let mut f = IntFlags::NONE;
         if flags.contains(IntFlags::NUW) {
@@ -796,11 +810,14 @@ fn mul_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         }
         f
     };
-    if let Some(k) = g.iconst(b).and_then(|c| log2(c, w)) {
-        return Some(shift(g, Shl, a, u64::from(k), ty, shl_flags(k)));
+    let k = match g.iconst(b) {
+        Some(c) => log2(c, w)?,
+        None => g.iconst(a).and_then(|c| log2(c, w))?,
+    };
+    if let Some(existing) = plain(g, k) {
+        return Some(existing);
     }
-    let k = g.iconst(a).and_then(|c| log2(c, w))?;
-    Some(shift(g, Shl, b, u64::from(k), ty, shl_flags(k)))
+    Some(shift(g, Shl, x, u64::from(k), ty, shl_flags(k)))
 }
 
 fn udiv_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
