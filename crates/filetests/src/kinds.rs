@@ -131,8 +131,9 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                         verify_each: true,
                         ..Options::default()
                     };
-                    let mut pm = PassManager::from_pipeline(&passes.value, Knobs::default(), options)
-                        .map_err(|e| FileError::at(passes.line, e.to_string()))?;
+                    let mut pm =
+                        PassManager::from_pipeline(&passes.value, Knobs::default(), options)
+                            .map_err(|e| FileError::at(passes.line, e.to_string()))?;
                     let mut after = module.clone();
                     pm.run_module(&mut after)
                         .map_err(|e| FileError::at(passes.line, e.to_string()))?;

@@ -227,7 +227,9 @@ impl LoopPass for LoopReduce {
                 func,
                 Some(header),
                 "NotProfitable",
-                format!("{rejected} candidate pointer IVs would not save an instruction per iteration"),
+                format!(
+                    "{rejected} candidate pointer IVs would not save an instruction per iteration"
+                ),
             );
             return Ok(PassResult::UNCHANGED);
         }
@@ -391,7 +393,13 @@ impl LoopReduce {
         if depth > MAX_RANGE_DEPTH {
             return full;
         }
-        let in_type = |r: (i128, i128)| if r.0 >= full.0 && r.1 <= full.1 { r } else { full };
+        let in_type = |r: (i128, i128)| {
+            if r.0 >= full.0 && r.1 <= full.1 {
+                r
+            } else {
+                full
+            }
+        };
         match self.se.kind(s) {
             ScevKind::Const => {
                 let x = sext_bits(self.se.as_const(s).unwrap_or(0), bits);
@@ -439,9 +447,13 @@ impl LoopReduce {
         }
     }
 
-    /// `sext(v)` to `i64` as an expression of the loop, pushed through non-wrapping
-    /// narrow arithmetic (see the module doc); `None` if some part is not classified.
-    fn sext_index(&mut self, func: &Function, c: &Ctx, v: Value) -> Option<Scev> {
+    /// `sext(v)` (`zext(v)` unless `signed`) to `i64` as an expression of the loop, pushed
+    /// through narrow arithmetic that cannot wrap (`nsw`; `nuw` for `zext`; see the module
+    /// doc); `None` if some part is not classified.
+    fn ext_index(&mut self, func: &Function, c: &Ctx, v: Value, signed: bool) -> Option<Scev> {
+        // The flag that makes narrow arithmetic exact for this extension.
+        let exact = if signed { IntFlags::NSW } else { IntFlags::NUW };
+        let ext_op = if signed { Opcode::Sext } else { Opcode::Zext };
         let mut stack: Vec<(Value, u64)> = vec![(v, 1)];
         let mut terms: Vec<Scev> = Vec::new();
         let mut ops = 0;
@@ -457,7 +469,7 @@ impl LoopReduce {
                         opcode,
                         args: [a, b],
                         flags,
-                    } if flags.contains(IntFlags::NSW) => {
+                    } if flags.contains(exact) => {
                         let k = is_iconst(func, b);
                         match (opcode, k) {
                             (Opcode::Iadd, _) => {
@@ -471,29 +483,35 @@ impl LoopReduce {
                                 continue;
                             }
                             (Opcode::Imul, Some(k)) => {
-                                stack.push((a, coef.wrapping_mul(k as u64)));
+                                // The constant as the extension reads it.
+                                let k = if signed {
+                                    sext_bits(k as u64, bits) as u64
+                                } else {
+                                    (k as u64) & (u64::MAX >> (64 - bits))
+                                };
+                                stack.push((a, coef.wrapping_mul(k)));
                                 continue;
                             }
                             // `shl nsw` by less than the width - 1 is a non-wrapping
-                            // multiplication by a positive power of two.
-                            (Opcode::Shl, Some(k)) if k >= 0 && (k as u32) + 1 < bits => {
+                            // multiplication by a positive power of two (`shl nuw` by
+                            // less than the width, one by any power of two).
+                            (Opcode::Shl, Some(k))
+                                if k >= 0 && (k as u32) + u32::from(signed) < bits =>
+                            {
                                 stack.push((a, coef.wrapping_shl(k as u32)));
                                 continue;
                             }
                             _ => {}
                         }
                     }
-                    InstructionData::Unary {
-                        opcode: Opcode::Sext,
-                        arg,
-                    } => {
+                    InstructionData::Unary { opcode, arg } if opcode == ext_op => {
                         stack.push((arg, coef));
                         continue;
                     }
                     _ => {}
                 }
             }
-            let leaf = self.sext_leaf(func, x, c)?;
+            let leaf = self.ext_leaf(func, x, c, signed)?;
             let k = self.se.constant(64, coef);
             let t = self.se.mul(k, leaf);
             terms.push(t);
@@ -505,10 +523,11 @@ impl LoopReduce {
         Some(acc)
     }
 
-    /// `sext(x)` to `i64` of one leaf of an index: scalar evolution's extension, or, for a
-    /// recurrence of this loop with a constant start and step that cannot leave the
-    /// signed range within the loop's iterations, the extended recurrence.
-    fn sext_leaf(&mut self, func: &Function, x: Value, c: &Ctx) -> Option<Scev> {
+    /// `sext(x)` (`zext(x)`) to `i64` of one leaf of an index: scalar evolution's
+    /// extension, or, for a recurrence of this loop with a constant start and step that
+    /// cannot leave the signed (unsigned) range within the loop's iterations, the
+    /// extended recurrence.
+    fn ext_leaf(&mut self, func: &Function, x: Value, c: &Ctx, signed: bool) -> Option<Scev> {
         if !func.dfg.value_type(x).is_int() {
             return None;
         }
@@ -517,41 +536,60 @@ impl LoopReduce {
         if bits >= 64 {
             return Some(s);
         }
-        let e = self.se.sext(s, 64);
-        if self.se.kind(e) != ScevKind::SExt || self.se.addrec_loop(s) != Some(c.l) {
+        let (e, kind) = if signed {
+            (self.se.sext(s, 64), ScevKind::SExt)
+        } else {
+            (self.se.zext(s, 64), ScevKind::ZExt)
+        };
+        if self.se.kind(e) != kind || self.se.addrec_loop(s) != Some(c.l) {
             return Some(e);
         }
         let (start, step) = (self.se.operands(s)[0], self.se.operands(s)[1]);
-        let (Some(a), Some(t), Some(m)) = (
-            self.se.as_const(start),
-            self.se.as_const(step),
-            c.max_btc,
-        ) else {
+        let (Some(a), Some(t), Some(m)) =
+            (self.se.as_const(start), self.se.as_const(step), c.max_btc)
+        else {
             return Some(e);
         };
-        let (a, t) = (sext_bits(a, bits), sext_bits(t, bits));
+        let (a, t) = if signed {
+            (sext_bits(a, bits), sext_bits(t, bits))
+        } else {
+            (
+                i128::from(a & (u64::MAX >> (64 - bits))),
+                sext_bits(t, bits),
+            )
+        };
+        // The values of iterations 0..=m lie between the two ends.
         let end = a + t * i128::from(m);
-        let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+        let (lo, hi) = if signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
         if end < lo || end > hi {
             return Some(e);
         }
         let a64 = self.se.constant(64, a as u64);
         let t64 = self.se.constant(64, t as u64);
-        Some(self.se.addrec(a64, t64, c.l, ScevFlags::NSW))
+        let flags = if signed {
+            ScevFlags::NSW
+        } else {
+            ScevFlags::NONE
+        };
+        Some(self.se.addrec(a64, t64, c.l, flags))
     }
 
     /// The offset of `idx` scaled in a `ptradd` (`i64`).
     fn index_offset(&mut self, func: &Function, c: &Ctx, idx: Value) -> Option<Scev> {
         if func.dfg.value_type(idx).bits() < 64 {
-            return self.sext_index(func, c, idx);
+            return self.ext_index(func, c, idx, true);
         }
         if let ValueDef::Result(i) = func.dfg.value_def(idx) {
             if let InstructionData::Unary {
-                opcode: Opcode::Sext,
+                opcode: op @ (Opcode::Sext | Opcode::Zext),
                 arg,
             } = *func.dfg.inst(i)
             {
-                return self.sext_index(func, c, arg);
+                return self.ext_index(func, c, arg, op == Opcode::Sext);
             }
         }
         // `i64` arithmetic wraps as pointers do: its expression is exact.
