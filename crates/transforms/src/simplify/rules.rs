@@ -789,16 +789,10 @@ fn mul_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     // existing flag-free `x << k` is reused instead (flags differ in the hash key, so a
     // flagged copy would not be merged with it: one shift computed twice).
     let x = if g.iconst(b).is_some() { a } else { b };
-    let plain = |g: &mut EGraph, k: u32| {
-        let kc = g.int(ty, u64::from(k));
-        g.lookup(
-            D::Binary {
-                opcode: Shl,
-                args: [as_value(x), as_value(kc)],
-                flags: IntFlags::NONE,
-            },
-            ty,
-        )
+    let shl = |kc: Node, flags: IntFlags| D::Binary {
+        opcode: Shl,
+        args: [as_value(x), as_value(kc)],
+        flags,
     };
     let shl_flags = |k: u32| {
         let mut f = IntFlags::NONE;
@@ -814,10 +808,11 @@ fn mul_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         Some(c) => log2(c, w)?,
         None => g.iconst(a).and_then(|c| log2(c, w))?,
     };
-    if let Some(existing) = plain(g, k) {
+    let kc = g.int(ty, u64::from(k));
+    if let Some(existing) = g.lookup(shl(kc, IntFlags::NONE), ty) {
         return Some(existing);
     }
-    Some(shift(g, Shl, x, u64::from(k), ty, shl_flags(k)))
+    Some(g.add(shl(kc, shl_flags(k)), ty))
 }
 
 fn udiv_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
