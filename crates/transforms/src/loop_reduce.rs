@@ -7,7 +7,7 @@
 //! evolution, the loop can instead carry the pointer itself and add `step` bytes once per
 //! iteration, as llc's LSR does (`add.s64 %rd, %rd, 4`).
 //!
-//! Per loop (innermost first, the loop adaptor's order):
+//! Per innermost loop:
 //! 1. **Addresses.** Each load, store and atomic in the loop whose address is a chain of
 //!    `ptradd`s defined in the loop over a loop-invariant base pointer is written as
 //!    `base + offset`, the offset an `i64` expression: a `ptradd p, x, s` adds `s *
@@ -74,8 +74,9 @@ const MAX_RANGE_DEPTH: u32 = 8;
 /// **Preserves**: the CFG, dominator and post-dominator trees and the loop forest. Not
 /// uniformity, scalar evolution or `nonlocal-uses` (new values, new uses).
 ///
-/// **Gives up** (a remark and a counter each): with `disable-lsr` (`Disabled`); loops in or
-/// around an irreducible cycle (`Irreducible`); loops without a preheader or one latch
+/// **Gives up** (a remark and a counter each): with `disable-lsr` (`Disabled`); loops with
+/// subloops (`NotInnermost`: each block is then visited once per function, whatever the
+/// nesting depth); loops in or around an irreducible cycle (`Irreducible`); loops without a preheader or one latch
 /// (`NotLoopSimplifyForm`). Within a loop an access is left alone when its address is
 /// not such a recurrence (non-affine, a base defined in the loop, a narrow index that may
 /// wrap, a start or step that cannot be computed in the preheader), and a group when it
@@ -122,6 +123,7 @@ struct Group {
 #[derive(Copy, Clone)]
 enum Skip {
     Disabled,
+    NotInnermost,
     Irreducible,
     NotLoopSimplifyForm,
 }
@@ -130,6 +132,7 @@ impl Skip {
     fn kind(self) -> &'static str {
         match self {
             Skip::Disabled => "Disabled",
+            Skip::NotInnermost => "NotInnermost",
             Skip::Irreducible => "Irreducible",
             Skip::NotLoopSimplifyForm => "NotLoopSimplifyForm",
         }
@@ -137,6 +140,7 @@ impl Skip {
     fn counter(self) -> &'static str {
         match self {
             Skip::Disabled => "NumDisabled",
+            Skip::NotInnermost => "NumNotInnermost",
             Skip::Irreducible => "NumIrreducible",
             Skip::NotLoopSimplifyForm => "NumNotLoopSimplifyForm",
         }
@@ -195,6 +199,13 @@ impl LoopPass for LoopReduce {
         else {
             return skip(cx, func, Skip::NotLoopSimplifyForm, "no loop here");
         };
+        // Innermost loops only: every block is in one innermost loop, so the pass is
+        // linear in the function however deep its nests (an outer loop's scan, costs and
+        // dead-code sweep would walk all its subloops again).
+        if !li.children(l).is_empty() {
+            let msg = "the loop has subloops (loop-reduce works on innermost loops)";
+            return skip(cx, func, Skip::NotInnermost, msg);
+        }
         if li.contains_irreducible(l) || li.in_irreducible_cycle(header) {
             let msg = "the loop is in or around an irreducible cycle";
             return skip(cx, func, Skip::Irreducible, msg);
