@@ -347,7 +347,7 @@ fn loop_reduce_on_generated_kernels() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     println!("loop-reduce on generated kernels: {totals:?}");
     assert!(
-        totals.ivs > n / 4 && totals.shared > n / 20 && totals.not_profitable > n / 20,
+        totals.ivs > n / 2 && totals.shared > n / 40 && totals.not_profitable > n / 40,
         "the generator must exercise loop-reduce: {totals:?}"
     );
 }
