@@ -1512,6 +1512,13 @@ impl ScalarEvolution {
         self.loop_counts(l).backedge_taken.max
     }
 
+    /// The expression of the integer `v`, as the nest's instructions see their operands:
+    /// [`ScalarEvolution::value`], or, for a value the last computation did not classify
+    /// (defined outside the computed nest), the unknown `v` (a constant stays a constant).
+    pub fn value_or_unknown(&mut self, func: &Function, v: Value) -> Scev {
+        self.get(func, v)
+    }
+
     fn get(&mut self, func: &Function, v: Value) -> Scev {
         match self.value(v) {
             Some(s) => s,

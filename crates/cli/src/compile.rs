@@ -107,10 +107,24 @@ pub fn codegen_flags(flags: &PassFlags) -> Result<(CodegenFlags, PassFlags), Cli
     Ok((cg, rest))
 }
 
+/// `-O`'s pipeline followed by what llc runs before emission
+/// ([`gyre_transforms::CODEGEN_LOOP_PIPELINE`]: loop strength reduction), unless
+/// `-C disable-lsr=true`; a `-passes=` pipeline is run as given.
+pub fn with_codegen_passes(
+    flags: &PassFlags,
+    pipeline: Option<String>,
+) -> Result<Option<String>, CliError> {
+    let optimizing = flags.passes.is_none() && flags.opt_level.is_some_and(|n| n > 0);
+    if !optimizing || crate::opt::parse_knobs(flags)?.disable_lsr() {
+        return Ok(pipeline);
+    }
+    Ok(pipeline.map(|p| format!("{p},{}", gyre_transforms::CODEGEN_LOOP_PIPELINE)))
+}
+
 /// `gyre compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     let (cg, pass_flags) = codegen_flags(&args.flags)?;
-    let pipeline = pipeline(&pass_flags)?;
+    let pipeline = with_codegen_passes(&pass_flags, pipeline(&pass_flags)?)?;
     let mut phases = Phases::default();
     let (name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
     phases.time("verify", || input::verify(&name, &module))?;

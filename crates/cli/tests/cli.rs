@@ -412,3 +412,30 @@ fn toy_programs_compile_and_run() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_fails_with(&o, "bad.toy:2:18: error: mismatched types: `x` is f32 but the value is i32\n        let x: f32 = n;\n                     ^");
 }
+
+/// `gyre compile -O` runs loop-reduce after the `-O` pipeline (as llc runs LSR before
+/// emission): in the loop `-O` unrolled by two, accesses step pointers by 8 bytes
+/// (`add.s64 %rd4, %rd4, 8`); `-C disable-lsr=true` leaves it out (no remark, no such
+/// step); `gyre opt -O` does not run it; `-passes=` runs what it names.
+#[test]
+fn compile_o_runs_loop_reduce_unless_disabled() {
+    let file = "crates/filetests/filetests/opt/loop-reduce/const-offsets.gir";
+    let on = gyre(&["compile", "-O", "--remarks", file]);
+    assert!(on.status.success(), "{}", stderr(&on));
+    assert!(stderr(&on).contains("Reduced"), "{}", stderr(&on));
+    let ptx = stdout(&on);
+    assert!(ptx.contains(", 8;"), "{ptx}");
+    let off = gyre(&["compile", "-O", "--remarks", "-C", "disable-lsr=true", file]);
+    assert!(off.status.success(), "{}", stderr(&off));
+    assert!(!stderr(&off).contains("loop-reduce"), "{}", stderr(&off));
+    let ptx_off = stdout(&off);
+    assert!(!ptx_off.contains(", 8;"), "{ptx_off}");
+    let opt = gyre(&["opt", "-O", "--remarks", file]);
+    assert!(opt.status.success() && !stderr(&opt).contains("loop-reduce"));
+    let passes = gyre(&["compile", "--passes=loop(loop-reduce)", "--remarks", file]);
+    assert!(
+        stderr(&passes).contains("remark: loop-reduce"),
+        "{}",
+        stderr(&passes)
+    );
+}

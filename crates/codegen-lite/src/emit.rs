@@ -1659,10 +1659,12 @@ impl FnEmitter<'_> {
                 }
                 match self.ty(args[1]) {
                     Type::I64 => {
-                        let i = self.v(args[1]);
                         if scale == 1 {
+                            // A constant step is an immediate (`fold::imm_slots`).
+                            let i = self.opnd(args[1], true);
                             put!(self; "add.s64 ", d, ", ", base, ", ", i);
                         } else {
+                            let i = self.v(args[1]);
                             put!(self; "mad.lo.s64 ", d, ", ", i, ", ", scale, ", ", base);
                         }
                     }

@@ -506,6 +506,8 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
             ..
         } => &[1, 2],
         InstructionData::Store { args, .. } if wide(ty(args[0])) => &[0],
+        // `add.s64 d, p, c`: a pointer stepped by a constant (loop-reduce's increments).
+        InstructionData::PtrAdd { args, scale: 1 } if ty(args[1]) == Type::I64 => &[1],
         _ => &[],
     }
 }

@@ -111,7 +111,7 @@ pub struct OutputSection {
 pub struct TestFile {
     /// The kind.
     pub kind: TestKind,
-    /// `; passes:` (opt).
+    /// `; passes:` (opt, compile).
     pub passes: Option<Located>,
     /// `; knobs: a=1 b=2` (opt), each with its line.
     pub knobs: Vec<(String, String, usize)>,
@@ -238,7 +238,7 @@ pub fn parse_test_file(src: &str) -> Result<TestFile, FileError> {
             }
             "passes" => {
                 t.passes = Some(located);
-                applies.push(("passes", line, OPT));
+                applies.push(("passes", line, &[TestKind::Opt, TestKind::Compile]));
             }
             "knobs" => {
                 for kv in val.split_whitespace() {

@@ -122,6 +122,26 @@ pub fn produce(t: &TestFile, module: &Module) -> Result<Produced, FileError> {
                     }
                 }
             }
+            // `; passes:` optimizes first (with `--verify-each` semantics), as
+            // `gyre compile -passes=...` does.
+            let optimized;
+            let module = match &t.passes {
+                Some(passes) => {
+                    let options = Options {
+                        verify_each: true,
+                        ..Options::default()
+                    };
+                    let mut pm =
+                        PassManager::from_pipeline(&passes.value, Knobs::default(), options)
+                            .map_err(|e| FileError::at(passes.line, e.to_string()))?;
+                    let mut after = module.clone();
+                    pm.run_module(&mut after)
+                        .map_err(|e| FileError::at(passes.line, e.to_string()))?;
+                    optimized = after;
+                    &optimized
+                }
+                None => module,
+            };
             p.text = compile_module_with_flags(
                 module,
                 &CodegenOptions { sm },

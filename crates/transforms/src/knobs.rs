@@ -349,6 +349,11 @@ knobs! {
     // --- inline: simplified callees (issue 23) ---
     inline_simplify_callees: bool = true, "inline-simplify-callees", "inline",
         "Run sroa and simplify on each device function once its own calls are done, before it is costed and copied (LLVM's CGSCC pipeline simplifies callees before their callers).";
+    // --- loop-reduce (issue 23) ---
+    disable_lsr: bool = false, "disable-lsr", "loop-reduce",
+        "Turn loop-reduce off (llc's -disable-lsr): gyre compile -O then emits the -O pipeline's addresses as they are.";
+    lsr_max_ivs: u32 = 4, "lsr-max-ivs", "loop-reduce",
+        "The most pointer IVs loop-reduce gives one loop (each is a 64-bit register live through the loop).";
 }
 
 impl Knobs {

@@ -84,6 +84,8 @@ pub mod inline;
 pub mod sroa;
 // --- select-formation (issue 23) ---
 pub mod select_formation;
+// --- loop-reduce (issue 23) ---
+pub mod loop_reduce;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
@@ -93,4 +95,4 @@ pub use manager::{
     Stats,
 };
 pub use optimize::{optimize, OptLevel};
-pub use pipeline::DEFAULT_PIPELINE;
+pub use pipeline::{CODEGEN_LOOP_PIPELINE, DEFAULT_PIPELINE};

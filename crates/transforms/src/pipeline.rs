@@ -34,6 +34,11 @@ pub const LICM_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify,select-formation";
 
+/// What `gyre compile -O` (and `cargo xtask corpus`) run after [`DEFAULT_PIPELINE`],
+/// before emission: loop strength reduction of addresses, which llc runs in its codegen
+/// pipeline rather than opt in its -O pipeline. `-C disable-lsr=true` turns it off.
+pub const CODEGEN_LOOP_PIPELINE: &str = "loop(loop-reduce)";
+
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum PrintWhat {

@@ -90,6 +90,17 @@ pub const PASSES: &[PassInfo] = &[
         }),
     },
     PassInfo {
+        name: "loop-reduce",
+        kind: PassKind::Loop,
+        params: &[],
+        doc: "Loop strength reduction of addresses: accesses walk pointer IVs instead of recomputing base + index * scale.",
+        create_function: None,
+        create_loop: Some(|p| {
+            no_params("loop-reduce", p)?;
+            Ok(Box::new(crate::loop_reduce::LoopReduce::default()))
+        }),
+    },
+    PassInfo {
         name: "verify",
         kind: PassKind::Function,
         params: &[],

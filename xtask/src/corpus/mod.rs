@@ -50,6 +50,15 @@ use std::process::Command;
 /// Gyre's `-O` pipeline, the one `gyre compile -O` runs.
 pub const DEFAULT_PIPELINE: &str = gyre_transforms::DEFAULT_PIPELINE;
 
+/// What `gyre compile -O` runs: the `-O` pipeline, then the codegen loop passes
+/// (loop strength reduction, as llc runs it before emission).
+pub fn compile_pipeline() -> String {
+    format!(
+        "{DEFAULT_PIPELINE},{}",
+        gyre_transforms::CODEGEN_LOOP_PIPELINE
+    )
+}
+
 /// IR instructions (interpreter) or PTX instructions (ptx-sim) one launch may execute.
 const STEP_LIMIT: u64 = 50_000_000;
 /// Dynamic shared memory given to every ptx-sim launch (`extern __shared__` arrays).
@@ -549,7 +558,7 @@ pub fn run_planned(
     r.verify = Outcome::Pass(String::new());
     let mut optimized = input.clone();
     let opt = PassManager::from_pipeline(
-        DEFAULT_PIPELINE,
+        &compile_pipeline(),
         Knobs::default(),
         Options {
             verify_each: true,

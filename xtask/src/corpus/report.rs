@@ -401,7 +401,7 @@ pub fn document(setup: &Setup, reports: &[Report], s: &Summary, reasons: &[Reaso
          launch must differ are listed in xtask/src/corpus/launches.rs, each with its \
          reason. Targets: every kernel that imports must pass verify, opt, ptx and interp; \
          a sim failure must be explained in `report::KNOWN`.\n",
-        super::DEFAULT_PIPELINE,
+        super::compile_pipeline(),
         gyre_codegen_lite::Sm::ALL.map(|s| s.target()).join(", "),
         setup.runs,
         TOLERANCE

@@ -334,6 +334,14 @@ impl EGraph {
         self.add(InstructionData::IntConst { imm }, ty)
     }
 
+    /// The class of an existing node equal to `data` (operands are class ids, flags
+    /// included), without inserting one.
+    pub fn lookup(&mut self, mut data: InstructionData, ty: Type) -> Option<Node> {
+        let key = self.key(&mut data, ty);
+        let n = *self.map.get(&key)?;
+        Some(self.find(n))
+    }
+
     /// Add a node made by a rule (its operands are class ids).
     pub fn add(&mut self, data: InstructionData, ty: Type) -> Node {
         self.insert(data, ty, None)

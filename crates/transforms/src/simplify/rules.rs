@@ -782,13 +782,38 @@ fn shift(g: &mut EGraph, op: Opcode, x: Node, k: u64, ty: Type, flags: IntFlags)
 }
 
 fn mul_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
-    let (_, a, b, _) = bin_args(d)?;
+    let (_, a, b, flags) = bin_args(d)?;
     let w = ty.bits();
-    if let Some(k) = g.iconst(b).and_then(|c| log2(c, w)) {
-        return Some(shift(g, Shl, a, u64::from(k), ty, IntFlags::NONE));
+    // The flags carry over as LLVM's InstCombine carries them: `nuw` always, `nsw` when
+    // `2^k` is positive (`k < w - 1`): then `shl nsw` is poison exactly when the signed
+    // product overflows. Loop strength reduction needs `nsw` to see through `sext`. An
+    // existing flag-free `x << k` is reused instead (flags differ in the hash key, so a
+    // flagged copy would not be merged with it: one shift computed twice).
+    let x = if g.iconst(b).is_some() { a } else { b };
+    let shl = |kc: Node, flags: IntFlags| D::Binary {
+        opcode: Shl,
+        args: [as_value(x), as_value(kc)],
+        flags,
+    };
+    let shl_flags = |k: u32| {
+        let mut f = IntFlags::NONE;
+        if flags.contains(IntFlags::NUW) {
+            f = f.union(IntFlags::NUW);
+        }
+        if flags.contains(IntFlags::NSW) && k + 1 < w {
+            f = f.union(IntFlags::NSW);
+        }
+        f
+    };
+    let k = match g.iconst(b) {
+        Some(c) => log2(c, w)?,
+        None => g.iconst(a).and_then(|c| log2(c, w))?,
+    };
+    let kc = g.int(ty, u64::from(k));
+    if let Some(existing) = g.lookup(shl(kc, IntFlags::NONE), ty) {
+        return Some(existing);
     }
-    let k = g.iconst(a).and_then(|c| log2(c, w))?;
-    Some(shift(g, Shl, b, u64::from(k), ty, IntFlags::NONE))
+    Some(g.add(shl(kc, shl_flags(k)), ty))
 }
 
 fn udiv_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
