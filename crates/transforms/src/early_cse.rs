@@ -18,6 +18,13 @@
 //! result becomes available. A non-volatile store makes its stored value available.
 //! Leaving a subtree of the dominator tree drops what it added.
 //!
+//! **Pure instructions** are merged in the same walk, as EarlyCSE does: one without
+//! effects, memory reads or convergence (not `freeze`, each of which may pick its own
+//! value) that equals an available one (same operation, operands and result type, after
+//! the operands' replacements) is replaced by it. Replacing loads makes new duplicates
+//! (two `fsub x, v` of two loads of one location), which `simplify`, earlier in `-O`,
+//! can no longer see.
+//!
 //! **Kills.** Each address space has a generation number; an available value is valid
 //! only while the generation of its space is the one it was recorded in, so a kill is
 //! O(1) (a fresh generation):
@@ -46,11 +53,13 @@
 //! other than by a constant offset from the same SSA base (no alias analysis beyond
 //! that), values across joins, and unreachable blocks (their uses of removed loads are
 //! rewritten, nothing in them is removed). **Knobs**: none. **Stats**: `NumLoadsCSE`
-//! (load replaced by an earlier load), `NumForwarded` (load replaced by a stored value).
+//! (load replaced by an earlier load), `NumForwarded` (load replaced by a stored value),
+//! `NumPureCSE` (pure instruction replaced by an identical dominating one).
 
 use crate::analyses::Analyses;
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use gyre_analysis::DomTree;
+use gyre_ir::dfg::InstTable;
 use gyre_ir::{
     AddrSpace, Block, Function, Inst, InstructionData, Opcode, SecondaryMap, Type, Value,
     ValueDef,
@@ -106,7 +115,11 @@ enum Step {
     Enter(Block),
     /// Leave a block's subtree: restore the generations and the table to their state
     /// before the block.
-    Exit { gens: [u32; NUM_SPACES], log: usize },
+    Exit {
+        gens: [u32; NUM_SPACES],
+        log: usize,
+        pure_log: usize,
+    },
 }
 
 /// The `early-cse` function pass (see the module documentation).
@@ -120,6 +133,11 @@ pub struct EarlyCse {
     subst: SecondaryMap<Value, Option<Value>>,
     survivors: Vec<(Loc, Avail)>,
     stack: Vec<Step>,
+    /// Pure instructions available in the current dominator-tree path.
+    pure: InstTable,
+    /// The instructions `pure` holds, in insertion order, for undo.
+    pure_log: Vec<Inst>,
+    pure_cse: u64,
     loads_cse: u64,
     forwarded: u64,
 }
@@ -184,7 +202,7 @@ impl EarlyCse {
         let mut cur = func.layout.first_inst(b);
         while let Some(i) = cur {
             cur = func.layout.next_inst(i);
-            if self.loads_cse + self.forwarded > 0 {
+            if self.loads_cse + self.forwarded + self.pure_cse > 0 {
                 let subst = &self.subst;
                 func.dfg.map_inst_values(i, |v| subst[v].unwrap_or(v));
             }
@@ -193,6 +211,20 @@ impl EarlyCse {
     }
 
     fn visit_inst(&mut self, func: &mut Function, i: Inst) {
+        let op = func.dfg.inst(i).opcode();
+        if is_pure(op) {
+            if let Some(res) = func.dfg.inst_result(i) {
+                let j = self.pure.get_or_insert(&func.dfg, i);
+                if j == i {
+                    self.pure_log.push(i);
+                } else {
+                    self.subst[res] = func.dfg.inst_result(j);
+                    self.pure_cse += 1;
+                    func.layout.remove_inst(i);
+                }
+            }
+            return;
+        }
         match *func.dfg.inst(i) {
             InstructionData::Load { ptr, flags } => {
                 if flags.volatile {
@@ -266,6 +298,17 @@ impl EarlyCse {
     }
 }
 
+/// May an instruction with this opcode be replaced by an identical one that dominates it?
+/// Not if it has effects, reads memory (loads are handled by location), is convergent or
+/// is a `freeze` (each may choose its own value).
+fn is_pure(op: Opcode) -> bool {
+    !(op.has_side_effects()
+        || op.reads_memory()
+        || op.is_convergent()
+        || op.is_terminator()
+        || op == Opcode::Freeze)
+}
+
 fn space_of(func: &Function, base: Value) -> usize {
     space_index(
         func.dfg
@@ -323,6 +366,9 @@ impl FunctionPass for EarlyCse {
         self.log.clear();
         self.subst.clear();
         self.stack.clear();
+        self.pure.clear();
+        self.pure_log.clear();
+        self.pure_cse = 0;
         self.gens = [0; NUM_SPACES];
         self.next_gen = 0;
         self.loads_cse = 0;
@@ -333,8 +379,16 @@ impl FunctionPass for EarlyCse {
         self.stack.push(Step::Enter(root));
         while let Some(step) = self.stack.pop() {
             match step {
-                Step::Exit { gens, log } => {
+                Step::Exit {
+                    gens,
+                    log,
+                    pure_log,
+                } => {
                     self.gens = gens;
+                    while self.pure_log.len() > pure_log {
+                        let i = self.pure_log.pop().expect("longer than `pure_log`");
+                        self.pure.remove(&func.dfg, i);
+                    }
                     while self.log.len() > log {
                         let (loc, old) = self.log.pop().expect("longer than `log`");
                         match old {
@@ -347,6 +401,7 @@ impl FunctionPass for EarlyCse {
                     self.stack.push(Step::Exit {
                         gens: self.gens,
                         log: self.log.len(),
+                        pure_log: self.pure_log.len(),
                     });
                     // Only a block whose one predecessor is its parent sees the parent's
                     // values: on another path into a join something may have killed them.
@@ -363,7 +418,7 @@ impl FunctionPass for EarlyCse {
                 }
             }
         }
-        if self.loads_cse + self.forwarded == 0 {
+        if self.loads_cse + self.forwarded + self.pure_cse == 0 {
             return Ok(PassResult::UNCHANGED);
         }
         // Unreachable blocks may use a removed load (dominance holds vacuously there).
@@ -382,6 +437,7 @@ impl FunctionPass for EarlyCse {
         }
         cx.stats.add(NAME, "NumLoadsCSE", self.loads_cse);
         cx.stats.add(NAME, "NumForwarded", self.forwarded);
+        cx.stats.add(NAME, "NumPureCSE", self.pure_cse);
         Ok(PassResult::changed(
             Analyses::CFG
                 .union(Analyses::DOMTREE)

@@ -17,7 +17,7 @@
 //! Then `early-cse` (also after `sroa,simplify`, its place in `-O`) runs under
 //! `--verify-each`, and the grid interpreter (races, divergent barriers and out-of-bounds
 //! accesses are errors) shows the same behaviour as the input on random inputs. The sweep
-//! checks that the pass replaced loads of both kinds, and that a second run changes
+//! checks that the pass replaced loads of both kinds and pure instructions, and that a second run changes
 //! nothing.
 
 mod common;
@@ -118,6 +118,7 @@ struct Totals {
     write_back_level: [u64; 3],
     loads_cse: u64,
     forwarded: u64,
+    pure_cse: u64,
 }
 
 fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), String> {
@@ -148,13 +149,16 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     let stats = apply(pipeline, &mut a).map_err(|e| format!("{pipeline}: {e}"))?;
     totals.loads_cse += stats.get(PASS, "NumLoadsCSE");
     totals.forwarded += stats.get(PASS, "NumForwarded");
+    totals.pure_cse += stats.get(PASS, "NumPureCSE");
     common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, pipeline)?;
     // Idempotent: what is left is not redundant by the same rules.
     let mut b = a.clone();
     let again = apply(PASS, &mut b)?;
-    let more = again.get(PASS, "NumLoadsCSE") + again.get(PASS, "NumForwarded");
+    let more = again.get(PASS, "NumLoadsCSE")
+        + again.get(PASS, "NumForwarded")
+        + again.get(PASS, "NumPureCSE");
     if more != 0 {
-        return Err(format!("a second early-cse replaced {more} more loads"));
+        return Err(format!("a second early-cse replaced {more} more values"));
     }
     totals.cases += 1;
     Ok(())
@@ -173,6 +177,7 @@ fn early_cse_on_generated_kernels() {
     assert!(
         totals.loads_cse > 100
             && totals.forwarded > 100
+            && totals.pure_cse > 100
             && totals.write_back_level[2] * 2 < totals.cases,
         "the mutations must give early-cse work: {totals:?}"
     );
