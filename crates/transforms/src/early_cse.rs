@@ -37,6 +37,7 @@
 //!   `shared` and `generic`: other threads' writes become visible there, so nothing is
 //!   forwarded across them (`local` is private to the thread);
 //! - `call`, `vprintf` and `assert_fail` kill every space but `const`.
+//!
 //! `const` is never killed: a kernel cannot write it (a write is undefined behaviour, the
 //! interpreter's `ConstWrite`). Volatile loads and stores never take part (a volatile
 //! store still kills what it may overwrite).
@@ -61,8 +62,7 @@ use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use gyre_analysis::DomTree;
 use gyre_ir::dfg::InstTable;
 use gyre_ir::{
-    AddrSpace, Block, Function, Inst, InstructionData, Opcode, SecondaryMap, Type, Value,
-    ValueDef,
+    AddrSpace, Block, Function, Inst, InstructionData, Opcode, SecondaryMap, Type, Value, ValueDef,
 };
 use rustc_hash::FxHashMap;
 
@@ -407,8 +407,7 @@ impl FunctionPass for EarlyCse {
                     // values: on another path into a join something may have killed them.
                     let parent = dt.idom(b);
                     let preds = cfg.preds(b);
-                    if b != root && (preds.is_empty() || preds.iter().any(|&p| Some(p) != parent))
-                    {
+                    if b != root && (preds.is_empty() || preds.iter().any(|&p| Some(p) != parent)) {
                         self.kill(func, WRITABLE, None);
                     }
                     self.visit_block(func, b);

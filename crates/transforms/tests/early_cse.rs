@@ -14,6 +14,7 @@
 //!   A write-back may race with another thread's access; a module whose mutated input
 //!   fails is mutated again with write-backs to thread-private local memory only, then
 //!   with none.
+//!
 //! Then `early-cse` (also after `sroa,simplify`, its place in `-O`) runs under
 //! `--verify-each`, and the grid interpreter (races, divergent barriers and out-of-bounds
 //! accesses are errors) shows the same behaviour as the input on random inputs. The sweep
@@ -61,7 +62,7 @@ fn mutate(m: &mut Module, seed: u64, every: u64, write_back: fn(AddrSpace) -> bo
                 k = k
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                if (k >> 33) % every != 0 {
+                if !(k >> 33).is_multiple_of(every) {
                     continue;
                 }
                 let (ptr, v, ty) = match *f.dfg.inst(i) {
@@ -81,7 +82,7 @@ fn mutate(m: &mut Module, seed: u64, every: u64, write_back: fn(AddrSpace) -> bo
                 // Every instruction after `i` but the terminator is a place to insert at.
                 let later = insts.len() - pos - 2;
                 let space = f.dfg.value_type(ptr).addr_space().expect("a pointer");
-                if write_back(space) && (k >> 20) % 2 == 0 && later > 0 {
+                if write_back(space) && (k >> 20).is_multiple_of(2) && later > 0 {
                     let at = insts[pos + 1 + ((k >> 40) as usize % later)];
                     let (_, r) = f.insert_inst_before(at, data, Some(ty));
                     let store = InstructionData::Store {
@@ -127,8 +128,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     let mut m = orig.clone();
     // Write-backs everywhere, else (one raced with another thread, or the kernel fails
     // anyway) only to thread-private local memory, else none.
-    let levels: [fn(AddrSpace) -> bool; 3] =
-        [|_| true, |s| s == AddrSpace::Local, |_| false];
+    let levels: [fn(AddrSpace) -> bool; 3] = [|_| true, |s| s == AddrSpace::Local, |_| false];
     let mut n = 0;
     for (level, write_back) in levels.into_iter().enumerate() {
         m = orig.clone();
@@ -140,7 +140,7 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
         }
     }
     totals.mutations += u64::from(n);
-    let pipeline = if seed % 2 == 0 {
+    let pipeline = if seed.is_multiple_of(2) {
         PASS
     } else {
         "sroa,simplify,early-cse"
