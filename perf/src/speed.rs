@@ -54,6 +54,7 @@ pub const PASS_MAP: &[(&str, &str, &str)] = &[
     ("simplify", "instcombine", "InstCombinePass"),
     ("loop-unroll", "loop-unroll-full", "LoopFullUnrollPass"),
     ("sroa", "sroa", "SROAPass"),
+    ("early-cse", "early-cse", "EarlyCSEPass"),
     // Select formation is one of SimplifyCFG's folds (FoldTwoEntryPHINode).
     ("select-formation", "simplifycfg", "SimplifyCFGPass"),
 ];

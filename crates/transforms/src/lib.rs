@@ -86,6 +86,8 @@ pub mod sroa;
 pub mod select_formation;
 // --- loop-reduce (issue 23) ---
 pub mod loop_reduce;
+// --- early-cse (issue 23) ---
+pub mod early_cse;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

@@ -135,6 +135,17 @@ pub const PASSES: &[PassInfo] = &[
         create_loop: None,
     },
     PassInfo {
+        name: "early-cse",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Redundant load elimination and store-to-load forwarding over the dominator tree.",
+        create_function: Some(|p| {
+            no_params("early-cse", p)?;
+            Ok(Box::new(crate::early_cse::EarlyCse::default()))
+        }),
+        create_loop: None,
+    },
+    PassInfo {
         name: "loop-deletion",
         kind: PassKind::Loop,
         params: &[],
