@@ -16,7 +16,7 @@ pub(crate) fn mask(x: u64, ty: Type) -> u64 {
 }
 
 /// `x` (masked to the width of `ty`) sign-extended to 64 bits.
-fn sext(x: u64, ty: Type) -> i64 {
+pub(crate) fn sext(x: u64, ty: Type) -> i64 {
     let b = ty.bits();
     if b >= 64 {
         x as i64

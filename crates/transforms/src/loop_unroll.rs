@@ -51,6 +51,7 @@
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
     const_int, eval_int, fold_to_jump, remove_blocks, remove_unreachable_blocks, restore_forms,
+    sext,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
@@ -164,7 +165,8 @@ const MIN_REBUILD_BUDGET: u64 = 1 << 18;
 ///
 /// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumRuntimeUnrolled`,
 /// `NumUnrolledInstrs` (instructions of the unrolled code), `NumExitsFolded`,
-/// `NumBlocksMerged`, and one counter per reason for leaving a loop alone
+/// `NumBlocksMerged`, `NumConstantsFolded` (instructions of the copies whose operands
+/// became constants, folded as LLVM's `simplifyLoopAfterUnroll` does), and one counter per reason for leaving a loop alone
 /// (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
 /// `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`, `NumGrowthBudgetSpent`,
 /// `NumDisabled`, `NumMultipleExits`, `NumConvergent`, `NumExpensiveTripCount`,
@@ -1421,6 +1423,11 @@ impl LoopUnroll {
         );
         let merged = cleanup(func, s, g, header0);
         cx.stats.add(NAME, "NumBlocksMerged", merged.len() as u64);
+        // After the cleanup, which forwarded the parameters of the copies' inner blocks
+        // (a counter passed from a rotated loop's header to its latch); the preheader
+        // first: the start of a widened counter (`zext` of a constant) is computed there.
+        let consts = fold_constants(func, &[plan.preheader]) + fold_constants(func, &s.copies);
+        cx.stats.add(NAME, "NumConstantsFolded", consts);
 
         // 7. Analyses. An exit never taken any more leaves code unreachable beyond the
         // copies: remove it from the whole function and re-form the loops (rare). So does
@@ -1500,6 +1507,39 @@ impl LoopUnroll {
 /// constant of its iteration), a block that jumps to a block with no other predecessor
 /// absorbs it, and instructions of the copies left without a use and without an effect
 /// are removed. Returns the blocks merged away (out of the layout). O(size of the copies).
+/// Folds every integer instruction of `blocks` (in their order; removed blocks skipped)
+/// whose operands are now
+/// constants into an `iconst`, and returns how many: LLVM's `simplifyLoopAfterUnroll`.
+/// Once the header's parameters are replaced by the values entering each copy, an
+/// induction variable's `iadd` becomes `iconst + iconst`; folding it here makes the
+/// addresses of a private array indexed by the counter constant offsets, which `sroa`
+/// (run after the loop passes, as LLVM runs SROA after full unrolling) promotes. A fold
+/// missed here (an operand defined later in the list) is left to `simplify`.
+fn fold_constants(func: &mut Function, blocks: &[Block]) -> u64 {
+    let mut folded = 0;
+    for &b in blocks {
+        if !func.layout.is_block_inserted(b) {
+            continue;
+        }
+        let mut next = func.layout.first_inst(b);
+        while let Some(i) = next {
+            next = func.layout.next_inst(i);
+            if matches!(func.dfg.inst(i), InstructionData::IntConst { .. }) {
+                continue;
+            }
+            let Some(r) = func.dfg.inst_result(i) else {
+                continue;
+            };
+            if let Some(c) = eval_int(func, i, |v| const_int(func, v)) {
+                let imm = sext(c, func.dfg.value_type(r));
+                func.dfg.replace_inst(i, InstructionData::IntConst { imm });
+                folded += 1;
+            }
+        }
+    }
+    folded
+}
+
 fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<Block> {
     let in_region = |s: &Scratch, b: Block| s.mark[b.index()] == g && s.reached[b.index()] == g;
     let n = func.dfg.num_blocks();
