@@ -166,8 +166,8 @@ const MIN_REBUILD_BUDGET: u64 = 1 << 18;
 /// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumRuntimeUnrolled`,
 /// `NumUnrolledInstrs` (instructions of the unrolled code), `NumExitsFolded`,
 /// `NumBlocksMerged`, `NumConstantsFolded` (instructions of the copies whose operands
-/// became constants, folded as LLVM's `simplifyLoopAfterUnroll` does), and one counter per reason for leaving a loop alone
-/// (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
+/// became constants, folded as LLVM's `simplifyLoopAfterUnroll` does), and one counter
+/// per reason for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
 /// `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`, `NumGrowthBudgetSpent`,
 /// `NumDisabled`, `NumMultipleExits`, `NumConvergent`, `NumExpensiveTripCount`,
 /// `NumSmallMaxTripCount`).
@@ -1427,7 +1427,9 @@ impl LoopUnroll {
         // (a counter passed from a rotated loop's header to its latch); the preheader
         // first: the start of a widened counter (`zext` of a constant) is computed there.
         let consts = fold_constants(func, &[plan.preheader]) + fold_constants(func, &s.copies);
-        cx.stats.add(NAME, "NumConstantsFolded", consts);
+        if consts > 0 {
+            cx.stats.add(NAME, "NumConstantsFolded", consts);
+        }
 
         // 7. Analyses. An exit never taken any more leaves code unreachable beyond the
         // copies: remove it from the whole function and re-form the loops (rare). So does
