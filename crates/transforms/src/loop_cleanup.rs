@@ -117,6 +117,8 @@ pub(crate) fn eval_int(
                     Opcode::Or => Some(a | b),
                     Opcode::Xor => Some(a ^ b),
                     Opcode::Shl if b < bits => Some(a << b),
+                    Opcode::Lshr if b < bits => Some(a >> b),
+                    Opcode::Ashr if b < bits => Some((sext(a, ty) >> b) as u64),
                     _ => None,
                 }
                 .map(|x| mask(x, ty))
