@@ -16,7 +16,7 @@ pub(crate) fn mask(x: u64, ty: Type) -> u64 {
 }
 
 /// `x` (masked to the width of `ty`) sign-extended to 64 bits.
-fn sext(x: u64, ty: Type) -> i64 {
+pub(crate) fn sext(x: u64, ty: Type) -> i64 {
     let b = ty.bits();
     if b >= 64 {
         x as i64
@@ -117,6 +117,8 @@ pub(crate) fn eval_int(
                     Opcode::Or => Some(a | b),
                     Opcode::Xor => Some(a ^ b),
                     Opcode::Shl if b < bits => Some(a << b),
+                    Opcode::Lshr if b < bits => Some(a >> b),
+                    Opcode::Ashr if b < bits => Some((sext(a, ty) >> b) as u64),
                     _ => None,
                 }
                 .map(|x| mask(x, ty))

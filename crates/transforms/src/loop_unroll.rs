@@ -51,6 +51,7 @@
 use crate::analyses::Analyses;
 use crate::loop_cleanup::{
     const_int, eval_int, fold_to_jump, remove_blocks, remove_unreachable_blocks, restore_forms,
+    sext,
 };
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{clone_blocks, remap_instructions, ValueMap};
@@ -98,7 +99,10 @@ const MIN_REBUILD_BUDGET: u64 = 1 << 18;
 /// before any loop pass runs; at least one exit with a constant count from scalar
 /// evolution (computed for the loop alone, [`ScalarEvolution::compute_nest`]): the
 /// smallest bounds the trip count (LLVM 14's rule), exits without one stay conditional in
-/// every copy. Run after `loop-rotate` and `indvars`, as `-O` does: a
+/// every copy. An exit of the header or latch without one (a counter that doubles or
+/// halves) gets one from `exhaustive_count` (LLVM's `computeExitCountExhaustively`):
+/// the loop's integer arithmetic run on constants, at most 100 iterations. Run after
+/// `loop-rotate` and `indvars`, as `-O` does: a
 /// rotated, canonical induction variable is what gives most loops a count. Runtime
 /// unrolling needs instead the latch as the only exiting block (a `brif` to the header
 /// and the exit) and a loop-invariant backedge-taken count the preheader can compute.
@@ -164,8 +168,9 @@ const MIN_REBUILD_BUDGET: u64 = 1 << 18;
 ///
 /// **Stats**: `NumFullyUnrolled`, `NumPartiallyUnrolled`, `NumRuntimeUnrolled`,
 /// `NumUnrolledInstrs` (instructions of the unrolled code), `NumExitsFolded`,
-/// `NumBlocksMerged`, and one counter per reason for leaving a loop alone
-/// (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
+/// `NumBlocksMerged`, `NumConstantsFolded` (instructions of the copies whose operands
+/// became constants, folded as LLVM's `simplifyLoopAfterUnroll` does), and one counter
+/// per reason for leaving a loop alone (`NumNotInnermost`, `NumIrreducible`, `NumNotLoopSimplifyForm`, `NumUnknownTripCount`,
 /// `NumTripCountTooLarge`, `NumTooLarge`, `NumNeedsRemainder`, `NumGrowthBudgetSpent`,
 /// `NumDisabled`, `NumMultipleExits`, `NumConvergent`, `NumExpensiveTripCount`,
 /// `NumSmallMaxTripCount`).
@@ -211,6 +216,8 @@ struct Scratch {
     npred: Vec<(u32, Block)>,
     /// Use counts of the values the live blocks use.
     uses: FxHashMap<Value, u32>,
+    /// Values of one iteration, for [`exhaustive_count`].
+    values: FxHashMap<Value, u64>,
     insts: Vec<Inst>,
 }
 
@@ -587,12 +594,17 @@ impl LoopUnroll {
                     let ValueDef::Result(ci) = func.dfg.value_def(arg) else {
                         continue;
                     };
-                    let Some(v) = eval_int(func, ci, known) else {
-                        continue;
-                    };
-                    match stay {
-                        Some(st) if usize::from(v & 1 == 0) == st => u64::MAX,
-                        _ => 0,
+                    match (eval_int(func, ci, known), stay) {
+                        (Some(v), Some(st)) if usize::from(v & 1 == 0) == st => u64::MAX,
+                        (Some(_), _) => 0,
+                        (None, Some(st)) if size <= u64::from(limits.threshold) => {
+                            let at = (header, latch, preheader);
+                            match exhaustive_count(func, cfg, &s.body, &mut s.values, at, arg, st) {
+                                Some(c) => c,
+                                None => continue,
+                            }
+                        }
+                        (None, _) => continue,
                     }
                 }
                 None => continue,
@@ -1421,6 +1433,13 @@ impl LoopUnroll {
         );
         let merged = cleanup(func, s, g, header0);
         cx.stats.add(NAME, "NumBlocksMerged", merged.len() as u64);
+        // After the cleanup, which forwarded the parameters of the copies' inner blocks
+        // (a counter passed from a rotated loop's header to its latch); the preheader
+        // first: the start of a widened counter (`zext` of a constant) is computed there.
+        let consts = fold_constants(func, &[plan.preheader]) + fold_constants(func, &s.copies);
+        if consts > 0 {
+            cx.stats.add(NAME, "NumConstantsFolded", consts);
+        }
 
         // 7. Analyses. An exit never taken any more leaves code unreachable beyond the
         // copies: remove it from the whole function and re-form the loops (rare). So does
@@ -1500,6 +1519,132 @@ impl LoopUnroll {
 /// constant of its iteration), a block that jumps to a block with no other predecessor
 /// absorbs it, and instructions of the copies left without a use and without an effect
 /// are removed. Returns the blocks merged away (out of the layout). O(size of the copies).
+/// LLVM's `MaxBruteForceIterations`: the iterations [`exhaustive_count`] simulates.
+const MAX_BRUTE_FORCE_ITERATIONS: u64 = 100;
+
+/// The iteration in which the exit of the header or latch branching on `cond` leaves (its
+/// `brif` staying through target `stay` before), found by running the loop's integer
+/// arithmetic on constants (LLVM's `computeExitCountExhaustively`): for a counter scalar
+/// evolution has no closed form for, `for (i = 1; i < 32; i *= 2)` or `for (i = 16; i >
+/// 0; i >>= 1)`, the warp-shuffle loops of reductions and scans. Every header parameter
+/// must start as a constant and its latch argument must be computed from the parameters
+/// and constants by operations that cannot trap (`eval_int`); `None` when one is not, or
+/// when the exit is not taken within [`MAX_BRUTE_FORCE_ITERATIONS`]. The count is exact:
+/// each iteration's condition is the value the loop computes in that iteration. Costs at
+/// most that many walks of the loop's instructions.
+fn exhaustive_count(
+    func: &Function,
+    cfg: &gyre_analysis::Cfg,
+    body: &[Block],
+    values: &mut FxHashMap<Value, u64>,
+    (header, latch, preheader): (Block, Block, Block),
+    cond: Value,
+    stay: usize,
+) -> Option<u64> {
+    let params = func.dfg.block_params(header);
+    let start = edge_args(func, preheader, header)?;
+    let next = edge_args(func, latch, header)?;
+    if start.len() != params.len() || next.len() != params.len() {
+        return None;
+    }
+    // The body in reverse post-order from the header (back edge ignored), so that every
+    // value is evaluated after the values it uses (an innermost reducible loop is a DAG
+    // without its back edge).
+    let in_loop: rustc_hash::FxHashSet<Block> = body.iter().copied().collect();
+    let mut order: Vec<Block> = Vec::with_capacity(body.len());
+    let mut seen: rustc_hash::FxHashSet<Block> = rustc_hash::FxHashSet::default();
+    let mut stack: Vec<(Block, usize)> = vec![(header, 0)];
+    seen.insert(header);
+    while let Some(&mut (b, ref mut at)) = stack.last_mut() {
+        let succs = cfg.succs(b);
+        if let Some(&t) = succs.get(*at) {
+            *at += 1;
+            if t != header && in_loop.contains(&t) && seen.insert(t) {
+                stack.push((t, 0));
+            }
+        } else {
+            order.push(b);
+            stack.pop();
+        }
+    }
+    order.reverse();
+    let mut state: Vec<Option<u64>> = start.iter().map(|&v| const_int(func, v)).collect();
+    let mut after: Vec<Option<u64>> = Vec::with_capacity(params.len());
+    for k in 0..MAX_BRUTE_FORCE_ITERATIONS {
+        values.clear();
+        for (&p, &c) in params.iter().zip(&state) {
+            if let Some(c) = c {
+                values.insert(p, c);
+            }
+        }
+        for &b in &order {
+            // The parameters of a block with one predecessor (a latch the cleanups left
+            // with parameters) are that edge's arguments.
+            if let (true, &[p]) = (b != header, cfg.preds(b)) {
+                for (j, a) in edge_args(func, p, b)?.into_iter().enumerate() {
+                    let v = values.get(&a).copied().or_else(|| const_int(func, a));
+                    if let (Some(v), Some(&bp)) = (v, func.dfg.block_params(b).get(j)) {
+                        values.insert(bp, v);
+                    }
+                }
+            }
+            for i in func.layout.block_insts(b) {
+                let Some(r) = func.dfg.inst_result(i) else {
+                    continue;
+                };
+                let known = |v: Value| values.get(&v).copied().or_else(|| const_int(func, v));
+                if let Some(c) = eval_int(func, i, known) {
+                    values.insert(r, c);
+                }
+            }
+        }
+        let known = |v: Value| values.get(&v).copied().or_else(|| const_int(func, v));
+        let c = known(cond)?;
+        if usize::from(c & 1 == 0) != stay {
+            return Some(k);
+        }
+        // A parameter the exit does not depend on may stay unknown; one it depends on
+        // makes the condition unknown in the next iteration, which gives up there.
+        after.clear();
+        after.extend(next.iter().map(|&v| known(v)));
+        core::mem::swap(&mut state, &mut after);
+    }
+    None
+}
+
+/// Folds every integer instruction of `blocks` (in their order; removed blocks skipped)
+/// whose operands are now
+/// constants into an `iconst`, and returns how many: LLVM's `simplifyLoopAfterUnroll`.
+/// Once the header's parameters are replaced by the values entering each copy, an
+/// induction variable's `iadd` becomes `iconst + iconst`; folding it here makes the
+/// addresses of a private array indexed by the counter constant offsets, which `sroa`
+/// (run after the loop passes, as LLVM runs SROA after full unrolling) promotes. A fold
+/// missed here (an operand defined later in the list) is left to `simplify`.
+fn fold_constants(func: &mut Function, blocks: &[Block]) -> u64 {
+    let mut folded = 0;
+    for &b in blocks {
+        if !func.layout.is_block_inserted(b) {
+            continue;
+        }
+        let mut next = func.layout.first_inst(b);
+        while let Some(i) = next {
+            next = func.layout.next_inst(i);
+            if matches!(func.dfg.inst(i), InstructionData::IntConst { .. }) {
+                continue;
+            }
+            let Some(r) = func.dfg.inst_result(i) else {
+                continue;
+            };
+            if let Some(c) = eval_int(func, i, |v| const_int(func, v)) {
+                let imm = sext(c, func.dfg.value_type(r));
+                func.dfg.replace_inst(i, InstructionData::IntConst { imm });
+                folded += 1;
+            }
+        }
+    }
+    folded
+}
+
 fn cleanup(func: &mut Function, s: &mut Scratch, g: u32, header0: Block) -> Vec<Block> {
     let in_region = |s: &Scratch, b: Block| s.mark[b.index()] == g && s.reached[b.index()] == g;
     let n = func.dfg.num_blocks();
