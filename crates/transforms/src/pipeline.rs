@@ -18,13 +18,17 @@ use core::fmt;
 /// the slots it leaves (`sroa`, as LLVM runs SROA right after inlining), then the loop passes
 /// in the order cicc runs them (loop-simplifycfg first, non-trivial unswitching after indvars,
 /// loop-deletion, then full unrolling last, as LLVM's `loop-full-unroll` ends its loop
-/// pipeline), then the e-graph simplifier, then select formation (cheap if-thens become
+/// pipeline), then the e-graph simplifier, `simplifycfg` (folds the branches it made
+/// constant and merges straight-line blocks, where LLVM runs SimplifyCFG after
+/// InstCombine), the simplifier again (on the values the merges made constant, as LLVM
+/// runs InstCombine again), then select formation (cheap if-thens become
 /// `select`s, as LLVM's SimplifyCFG does). Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
 pub const DEFAULT_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
-     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify,select-formation";
+     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify,simplifycfg,\
+     simplify,select-formation";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
 /// (`loop-mssa(licm,loop-rotate,licm,..)`). Not the default yet: the guards of rotated inner
