@@ -182,6 +182,21 @@ pub const RULES: &[Rule] = &[
         ops: &[Select],
         apply: select_same,
     },
+    // select c, true, false => c; select c, 1, 0 => zext c; select c, -1, 0 => sext c
+    // (c: i1; the emitter otherwise turns c into 0/1 and back with selp and setp)
+    Rule {
+        name: "select-bool",
+        family: Family::Identity,
+        ops: &[Select],
+        apply: select_bool,
+    },
+    // icmp ne (zext/sext b), 0 => b; icmp eq (zext/sext b), 0 => b ^ true (b: i1)
+    Rule {
+        name: "icmp-bool-ext",
+        family: Family::Identity,
+        ops: &[Icmp],
+        apply: icmp_bool_ext,
+    },
     // fneg(fneg x) => x; fabs(fabs x), fabs(fneg x) => fabs x (sign-bit operations)
     Rule {
         name: "sign-bits",
@@ -687,6 +702,62 @@ fn select_same(g: &mut EGraph, d: &D, _ty: Type) -> Option<Node> {
     };
     let a = g.find(as_node(args[1]));
     (a == g.find(as_node(args[2]))).then_some(a)
+}
+
+fn select_bool(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Ternary { args, .. } = *d else {
+        return None;
+    };
+    let c = as_node(args[0]);
+    if !ty.is_int() || g.ty_of(c).bits() != 1 {
+        return None;
+    }
+    let m = mask(ty.bits());
+    let a = g.iconst(as_node(args[1]))? & m;
+    if g.iconst(as_node(args[2]))? & m != 0 {
+        return None;
+    }
+    if ty.bits() == 1 {
+        return (a == 1).then(|| g.find(c));
+    }
+    let opcode = match a {
+        1 => Zext,
+        x if x == m => Sext,
+        _ => return None,
+    };
+    Some(g.add(D::Unary { opcode, arg: args[0] }, ty))
+}
+
+fn icmp_bool_ext(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
+    if !matches!(cond, IntCC::Eq | IntCC::Ne) || g.iconst(as_node(args[1])) != Some(0) {
+        return None;
+    }
+    let (inner, _) = g.def(as_node(args[0]))?;
+    let D::Unary {
+        opcode: Zext | Sext,
+        arg: b,
+    } = inner
+    else {
+        return None;
+    };
+    if g.ty_of(as_node(b)).bits() != 1 || ty.bits() != 1 {
+        return None;
+    }
+    if cond == IntCC::Ne {
+        return Some(g.find(as_node(b)));
+    }
+    let t = g.int(ty, 1);
+    Some(g.add(
+        D::Binary {
+            opcode: Xor,
+            args: [b, as_value(t)],
+            flags: IntFlags::NONE,
+        },
+        ty,
+    ))
 }
 
 fn sign_bits(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
