@@ -65,7 +65,9 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     let r2 = apply(NAME, knobs, &mut b)?;
     let again: u64 = STATS.iter().map(|s| r2.stats.get(NAME, s)).sum();
     if again != 0 {
-        return Err(format!("{pipeline}: a second simplifycfg changed {again} more"));
+        return Err(format!(
+            "{pipeline}: a second simplifycfg changed {again} more"
+        ));
     }
     Ok(())
 }

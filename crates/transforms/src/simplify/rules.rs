@@ -725,7 +725,13 @@ fn select_bool(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         x if x == m => Sext,
         _ => return None,
     };
-    Some(g.add(D::Unary { opcode, arg: args[0] }, ty))
+    Some(g.add(
+        D::Unary {
+            opcode,
+            arg: args[0],
+        },
+        ty,
+    ))
 }
 
 fn icmp_bool_ext(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
