@@ -243,7 +243,7 @@ pub const RULES: &[Rule] = &[
         apply: urem_pow2,
     },
     // x sdiv 2^k => (x + ((x >>s (w-1)) >>u (w-k))) >>s k; exact: x >>s k;
-    // x sdiv 2 => (x + (x >>u (w-1))) >>s 1
+    // x sdiv 2 => (x + (x >>u (w-1))) >>s 1; x known non-negative: x >>u k
     Rule {
         name: "sdiv-pow2",
         family: Family::Strength,
@@ -950,6 +950,15 @@ fn signed_log2(g: &EGraph, b: Node, ty: Type) -> Option<u32> {
 fn sdiv_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     let (_, a, b, flags) = bin_args(d)?;
     let k = signed_log2(g, b, ty)?;
+    if g.is_nonneg(a) {
+        // A non-negative dividend rounds toward zero by a plain shift.
+        let f = if flags.contains(IntFlags::EXACT) {
+            IntFlags::EXACT
+        } else {
+            IntFlags::NONE
+        };
+        return Some(shift(g, Lshr, a, u64::from(k), ty, f));
+    }
     if flags.contains(IntFlags::EXACT) {
         return Some(shift(g, Ashr, a, u64::from(k), ty, IntFlags::EXACT));
     }
