@@ -22,13 +22,15 @@ use core::fmt;
 /// constant and merges straight-line blocks, where LLVM runs SimplifyCFG after
 /// InstCombine), the simplifier again (on the values the merges made constant, as LLVM
 /// runs InstCombine again), then select formation (cheap if-thens become
-/// `select`s, as LLVM's SimplifyCFG does). Non-trivial unswitching is on, of
+/// `select`s, as LLVM's SimplifyCFG does) and `simplifycfg` once more (the joins select
+/// formation leaves with one predecessor merge, and branches the second simplifier made
+/// constant fold). Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
 pub const DEFAULT_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),simplify,simplifycfg,\
-     simplify,select-formation";
+     simplify,select-formation,simplifycfg";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
 /// (`loop-mssa(licm,loop-rotate,licm,..)`). Not the default yet: the guards of rotated inner

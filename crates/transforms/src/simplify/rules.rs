@@ -197,6 +197,14 @@ pub const RULES: &[Rule] = &[
         ops: &[Icmp],
         apply: icmp_bool_ext,
     },
+    // icmp ne/ugt (shl c, x), 0 => true; icmp eq/ule (shl c, x), 0 => false (c odd: bit x
+    // of the result is set, as x < width or the shift is poison): `1 << k` is non-zero
+    Rule {
+        name: "icmp-shl-odd",
+        family: Family::Identity,
+        ops: &[Icmp],
+        apply: icmp_shl_odd,
+    },
     // fneg(fneg x) => x; fabs(fabs x), fabs(fneg x) => fabs x (sign-bit operations)
     Rule {
         name: "sign-bits",
@@ -764,6 +772,30 @@ fn icmp_bool_ext(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         },
         ty,
     ))
+}
+
+fn icmp_shl_odd(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
+    let t = match cond {
+        IntCC::Ne | IntCC::Ugt => 1,
+        IntCC::Eq | IntCC::Ule => 0,
+        _ => return None,
+    };
+    if g.iconst(as_node(args[1])) != Some(0) {
+        return None;
+    }
+    let (inner, _) = g.def(as_node(args[0]))?;
+    let D::Binary {
+        opcode: Shl,
+        args: sargs,
+        ..
+    } = inner
+    else {
+        return None;
+    };
+    (g.iconst(as_node(sargs[0]))? & 1 == 1).then(|| g.int(ty, t))
 }
 
 fn sign_bits(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
