@@ -16,6 +16,9 @@
 //!    is the only edge into `S` (not the entry): `S`'s parameters become `a..` and its
 //!    instructions move to the end of `P`.
 //!
+//! At the end, the constants that were conditions of folded branches and have no use left
+//! are removed (the back end would materialize each in a predicate register).
+//!
 //! A merge can give a branch a constant condition (`jump S(true)` into `S(c): brif c ..`),
 //! so rounds repeat while one changes something (at most [`MAX_ROUNDS`]). Each round is
 //! linear in the function: one sweep per step, plus one remapping sweep when blocks merged.
@@ -81,6 +84,8 @@ pub struct SimplifyCfg {
     map: ValueMap,
     blocks: Vec<Block>,
     args: Vec<Value>,
+    /// The conditions of folded branches: constants that may be left without a use.
+    conds: Vec<Value>,
 }
 
 /// The jump that is the only instruction of `b`, if any.
@@ -102,8 +107,10 @@ impl SimplifyCfg {
             let Some(term) = func.terminator(b) else {
                 continue;
             };
-            if let Some(c) = branch_condition(func, term).and_then(|c| const_int(func, c)) {
+            let cond = branch_condition(func, term);
+            if let Some(c) = cond.and_then(|c| const_int(func, c)) {
                 if let Some(dest) = decided_target(func, term, c) {
+                    self.conds.extend(cond);
                     fold_to_jump(func, term, dest);
                     n += 1;
                     continue;
@@ -256,6 +263,34 @@ impl SimplifyCfg {
         self.preds[e] = preds;
     }
 
+    /// Remove the constants that were conditions of folded branches and have no use left
+    /// (the back end would otherwise materialize each in a register): one use-counting
+    /// sweep.
+    fn remove_dead_conditions(&mut self, func: &mut Function) {
+        self.uses.clear();
+        self.blocks.clear();
+        self.blocks.extend(func.layout.blocks());
+        for &b in &self.blocks {
+            for i in func.layout.block_insts(b) {
+                let uses = &mut self.uses;
+                func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
+            }
+        }
+        for k in 0..self.conds.len() {
+            let c = self.conds[k];
+            let gyre_ir::ValueDef::Result(i) = func.dfg.value_def(c) else {
+                continue;
+            };
+            if self.uses[c] == 0
+                && func.layout.inst_block(i).is_some()
+                && matches!(func.dfg.inst(i), InstructionData::IntConst { .. })
+            {
+                func.layout.remove_inst(i);
+            }
+        }
+        self.conds.clear();
+    }
+
     /// Step 4: merge single-predecessor blocks into their jumping predecessor. Returns the
     /// number merged; the parameters' uses are remapped at the end.
     fn merge_blocks(&mut self, func: &mut Function) -> u64 {
@@ -316,6 +351,7 @@ impl FunctionPass for SimplifyCfg {
     ) -> Result<PassResult, PassError> {
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
         let keep_loops = cx.knobs.simplifycfg_keep_loops();
+        self.conds.clear();
         if func.layout.entry_block().is_none() {
             return Ok(PassResult::UNCHANGED);
         }
@@ -400,6 +436,9 @@ impl FunctionPass for SimplifyCfg {
             }
             changed = true;
             cx.stats.add(NAME, "NumRounds", 1);
+        }
+        if !self.conds.is_empty() {
+            self.remove_dead_conditions(func);
         }
         if changed {
             cx.analyses.invalidate(Analyses::NONE);
