@@ -356,7 +356,7 @@ knobs! {
         "The most pointer IVs loop-reduce gives one loop (each is a 64-bit register live through the loop).";
     // --- simplifycfg (issue 23) ---
     simplifycfg_keep_loops: bool = true, "simplifycfg-keep-loops", "simplifycfg",
-        "Keep empty blocks that jump to a loop header (preheaders, latches) in simplifycfg (LLVM's NeedCanonicalLoops).";
+        "Keep empty blocks that jump to a loop header (preheaders, latches) or exit a loop in simplifycfg (LLVM's NeedCanonicalLoops).";
 }
 
 impl Knobs {

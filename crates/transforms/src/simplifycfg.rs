@@ -24,8 +24,9 @@
 //! linear in the function: one sweep per step, plus one remapping sweep when blocks merged.
 //!
 //! **Loops**: with `simplifycfg-keep-loops` (the default, LLVM's `NeedCanonicalLoops`), an
-//! empty block that jumps to a loop header (a preheader or a latch) is kept, so the loop
-//! forms later loop passes (`loop-reduce`) rely on stay cheap to re-establish and the
+//! empty block that jumps to a loop header (a preheader or a latch) or is a loop's exit
+//! block is kept, so the loop forms `loop(loop-reduce)` needs after `-O` hold as they were
+//! (its adaptor would otherwise re-create the exits, each a `bra.uni` in the PTX) and the
 //! backedge stays single.
 //!
 //! **GPU rule**: nothing is speculated or moved across a branch that still exists; folding
@@ -75,9 +76,12 @@ pub struct SimplifyCfg {
     preds: SecondaryMap<Block, Vec<Block>>,
     /// Per block: edges into it (for merging).
     npreds: SecondaryMap<Block, u32>,
-    /// Loop headers, computed at the start and again after folds (forwarding and merging
-    /// move edges along paths that exist, which makes no block a header that was not).
+    /// Loop headers, computed at the start and again in each round after a change.
     header: SecondaryMap<Block, bool>,
+    /// Exit blocks of loops (outside a loop, a successor of one of its blocks), computed
+    /// with `header`: with `simplifycfg-keep-loops` they are not forwarded, so dedicated
+    /// exits and LCSSA parameters stay for `loop(loop-reduce)` after `-O`.
+    exit: SecondaryMap<Block, bool>,
     /// Per block: 0 unvisited, 1 on the current chain, 2 done (forwarding order).
     mark: SecondaryMap<Block, u8>,
     chain: Vec<Block>,
@@ -130,7 +134,7 @@ impl SimplifyCfg {
 
     /// Can the empty block `e` (ending in `jump`) be forwarded?
     fn forwardable(&self, func: &Function, e: Block, keep_loops: bool) -> Option<Inst> {
-        if func.layout.entry_block() == Some(e) || self.header[e] {
+        if func.layout.entry_block() == Some(e) || self.header[e] || self.exit[e] {
             return None;
         }
         let j = only_jump(func, e)?;
@@ -174,6 +178,7 @@ impl SimplifyCfg {
                 func.dfg.for_each_dest(t, |bc| preds[bc.block].push(b));
             }
         }
+        self.remove_dead_conditions(func);
         self.mark.clear();
         let mut n = 0;
         for k in 0..self.blocks.len() {
@@ -264,18 +269,10 @@ impl SimplifyCfg {
     }
 
     /// Remove the constants that were conditions of folded branches and have no use left
-    /// (the back end would otherwise materialize each in a register): one use-counting
-    /// sweep.
+    /// (the back end would otherwise materialize each in a register), with the use counts
+    /// `forward_empty` just took: before forwarding, so that a block holding only such a
+    /// constant and a jump is forwarded in this run, not the next.
     fn remove_dead_conditions(&mut self, func: &mut Function) {
-        self.uses.clear();
-        self.blocks.clear();
-        self.blocks.extend(func.layout.blocks());
-        for &b in &self.blocks {
-            for i in func.layout.block_insts(b) {
-                let uses = &mut self.uses;
-                func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
-            }
-        }
         for k in 0..self.conds.len() {
             let c = self.conds[k];
             let gyre_ir::ValueDef::Result(i) = func.dfg.value_def(c) else {
@@ -357,6 +354,7 @@ impl FunctionPass for SimplifyCfg {
         }
         let headers = |this: &mut Self, func: &Function, cx: &mut PassContext<'_>, fresh| {
             this.header.clear();
+            this.exit.clear();
             if !keep_loops {
                 return Ok(());
             }
@@ -366,15 +364,26 @@ impl FunctionPass for SimplifyCfg {
             cx.analyses
                 .ensure(func, Analyses::LOOPS)
                 .map_err(|e| err(func, e.to_string()))?;
+            let li = &cx.analyses.loops;
             for b in func.layout.blocks() {
-                if cx.analyses.loops.is_header(b) {
+                if li.is_header(b) {
                     this.header[b] = true;
                 }
+                let (Some(l), Some(t)) = (li.innermost_loop(b), func.terminator(b)) else {
+                    continue;
+                };
+                let exit = &mut this.exit;
+                func.dfg.for_each_dest(t, |bc| {
+                    if !li.contains(l, bc.block) {
+                        exit[bc.block] = true;
+                    }
+                });
             }
             Ok::<(), PassError>(())
         };
         headers(self, func, cx, false)?;
         let mut changed = false;
+        let mut dirty = false;
         for round in 0..MAX_ROUNDS {
             let folded = self.fold_branches(func);
             let mut removed_blocks = 0;
@@ -405,10 +414,12 @@ impl FunctionPass for SimplifyCfg {
                     );
                 }
             }
-            // A fold may have removed a backedge: headers are recomputed, so that a second
-            // run finds nothing left to do.
-            if folded > 0 {
+            // Any change since they were computed (a fold removes a backedge, a removed
+            // unreachable cycle takes its exits along) may change headers and exits: they
+            // are recomputed, so that a second run finds nothing left to do.
+            if dirty || folded > 0 || removed_blocks > 0 {
                 headers(self, func, cx, true)?;
+                dirty = false;
             }
             let forwarded = self.forward_empty(func, keep_loops);
             if forwarded > 0 {
@@ -431,14 +442,12 @@ impl FunctionPass for SimplifyCfg {
                 }
             }
             let any = folded + removed_blocks + forwarded + merged > 0;
+            dirty = forwarded + merged > 0;
             if !any {
                 break;
             }
             changed = true;
             cx.stats.add(NAME, "NumRounds", 1);
-        }
-        if !self.conds.is_empty() {
-            self.remove_dead_conditions(func);
         }
         if changed {
             cx.analyses.invalidate(Analyses::NONE);
