@@ -419,7 +419,6 @@ impl FunctionPass for SimplifyCfg {
             // are recomputed, so that a second run finds nothing left to do.
             if dirty || folded > 0 || removed_blocks > 0 {
                 headers(self, func, cx, true)?;
-                dirty = false;
             }
             let forwarded = self.forward_empty(func, keep_loops);
             if forwarded > 0 {
