@@ -84,6 +84,8 @@ pub mod inline;
 pub mod sroa;
 // --- select-formation (issue 23) ---
 pub mod select_formation;
+// --- simplifycfg (issue 23) ---
+pub mod simplifycfg;
 // --- loop-reduce (issue 23) ---
 pub mod loop_reduce;
 // --- early-cse (issue 23) ---

@@ -20,15 +20,20 @@ use core::fmt;
 /// loop-deletion, then full unrolling last, as LLVM's `loop-full-unroll` ends its loop
 /// pipeline), `sroa` again (LLVM's "delete small array after loop unroll": full unrolling
 /// makes a private array's counter-indexed addresses constant), then the e-graph
-/// simplifier, then redundant load elimination and store-to-load forwarding
-/// (`early-cse`, after `simplify` since it matches addresses by value-numbered base), then
-/// select formation (cheap if-thens become `select`s, as LLVM's
-/// SimplifyCFG does). Non-trivial unswitching is on, of
+/// simplifier, `simplifycfg` (folds the branches it made constant and merges straight-line
+/// blocks, where LLVM runs SimplifyCFG after InstCombine), the simplifier again (on the
+/// values the merges made constant, as LLVM runs InstCombine again), redundant load
+/// elimination and store-to-load forwarding (`early-cse`, after `simplify` since it
+/// matches addresses by value-numbered base), then select formation (cheap if-thens become
+/// `select`s, as LLVM's SimplifyCFG does) and `simplifycfg` once more (the joins select
+/// formation leaves with one predecessor merge, and branches the second simplifier made
+/// constant fold). Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
 pub const DEFAULT_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
-     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),sroa,simplify,early-cse,select-formation";
+     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),sroa,simplify,simplifycfg,\
+     simplify,early-cse,select-formation,simplifycfg";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
 /// (`loop-mssa(licm,loop-rotate,licm,..)`). Not the default yet: the guards of rotated inner
@@ -36,7 +41,8 @@ pub const DEFAULT_PIPELINE: &str =
 /// level of a deep nest, which is quadratic (docs/passes.md, "licm").
 pub const LICM_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
-     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),sroa,simplify,early-cse,select-formation";
+     indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),sroa,simplify,simplifycfg,\
+     simplify,early-cse,select-formation,simplifycfg";
 
 /// What `gyre compile -O` (and `cargo xtask corpus`) run after [`DEFAULT_PIPELINE`],
 /// before emission: loop strength reduction of addresses, which llc runs in its codegen

@@ -233,6 +233,18 @@ pub const PASSES: &[PassInfo] = &[
         }),
         create_loop: None,
     },
+    // --- simplifycfg (issue 23) ---
+    PassInfo {
+        name: "simplifycfg",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Fold constant branches, remove unreachable blocks, forward empty blocks and merge straight-line blocks.",
+        create_function: Some(|p| {
+            no_params("simplifycfg", p)?;
+            Ok(Box::new(crate::simplifycfg::SimplifyCfg::default()))
+        }),
+        create_loop: None,
+    },
 ];
 
 /// The constructors of the module passes (kept apart from [`PassInfo`], whose other

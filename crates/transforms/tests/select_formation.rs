@@ -3,7 +3,8 @@
 //! divisions), under `--verify-each`:
 //! - alone, at the default threshold and at 20, and after `-O`: the interpreter shows
 //!   the same behaviour as the input on random inputs that follow the kernel's contract;
-//! - idempotence: a second run folds nothing.
+//! - idempotence: a second run folds nothing (alone; `-O` ends with simplifycfg, whose
+//!   merges can make new arms).
 
 mod common;
 
@@ -49,6 +50,11 @@ fn check_case(opts: &GenOptions, seed: u64, totals: &mut Totals) -> Result<(), S
     totals.same_target += r.stats.get("select-formation", "NumSameTarget");
     totals.speculated += r.stats.get("select-formation", "NumSpeculated");
     common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, pipeline)?;
+    if pipeline == DEFAULT_PIPELINE {
+        // -O ends with simplifycfg, whose merges can make new arms.
+        totals.cases += 1;
+        return Ok(());
+    }
     let mut b = a.clone();
     let r2 = apply("select-formation", knobs, &mut b)?;
     let again = r2.stats.get("select-formation", "NumSelects")

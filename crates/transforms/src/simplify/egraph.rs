@@ -91,6 +91,8 @@ pub struct EGraph {
     /// Blocks that also hold a node of the class (hash-consing hits, unions): the class's
     /// home becomes their nearest common dominator once the graph is built.
     pending_homes: Vec<(Node, Block)>,
+    /// Block parameters known non-negative (as signed integers) from their incoming edges.
+    nonneg: SecondaryMap<Value, bool>,
     /// Counters.
     pub stats: GraphStats,
 }
@@ -183,6 +185,7 @@ impl EGraph {
             depth: 0,
             home: None.into(),
             pending_homes: Vec::new(),
+            nonneg: SecondaryMap::new(),
             stats: GraphStats::default(),
         }
     }
@@ -198,7 +201,21 @@ impl EGraph {
         self.depth = 0;
         self.home = None.into();
         self.pending_homes.clear();
+        self.nonneg.clear();
         self.stats = GraphStats::default();
+    }
+
+    /// Record that the block parameter `v` is non-negative as a signed integer.
+    pub fn set_nonneg(&mut self, v: Value) {
+        self.nonneg[v] = true;
+    }
+
+    /// Is class `c` a block parameter known non-negative ([`EGraph::set_nonneg`])?
+    pub fn is_nonneg(&self, c: Node) -> bool {
+        match self.nodes[self.find_ro(c)] {
+            NodeKind::Leaf(v, _) => self.nonneg[v],
+            NodeKind::Pure { .. } => false,
+        }
     }
 
     /// Make each class's home the nearest common dominator of the blocks its nodes came

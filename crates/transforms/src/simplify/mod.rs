@@ -86,6 +86,8 @@ pub struct Simplify {
     snapshot: Vec<u32>,
     hoisted: u64,
     elaborated: u64,
+    /// Block parameters shown not to be known non-negative ([`mark_nonneg_params`]).
+    not_nonneg: SecondaryMap<Value, bool>,
 }
 
 impl Default for Simplify {
@@ -113,6 +115,7 @@ impl Default for Simplify {
             snapshot: Vec::new(),
             hoisted: 0,
             elaborated: 0,
+            not_nonneg: SecondaryMap::new(),
         }
     }
 }
@@ -686,6 +689,7 @@ impl Simplify {
                 self.preheader[l] = loops.preheader(l, cfg).into();
             }
         }
+        mark_nonneg_params(func, &mut self.graph, &mut self.not_nonneg);
         self.build(func, cx);
         let domtree = &cx.analyses.domtree;
         self.graph.resolve_homes(|a, b| {
@@ -697,6 +701,99 @@ impl Simplify {
         });
         self.group_members(func);
         self.elaborate_all(func, cx, licm)
+    }
+}
+
+/// Is `v` non-negative as a signed integer by its definition alone: a constant with the
+/// sign bit clear, a logical shift right by a non-zero constant, a zero extension?
+fn nonneg_by_def(func: &Function, v: Value) -> bool {
+    let ValueDef::Result(i) = func.dfg.value_def(v) else {
+        return false;
+    };
+    let const_of = |x: Value| match func.dfg.value_def(x) {
+        ValueDef::Result(j) => match *func.dfg.inst(j) {
+            InstructionData::IntConst { imm } => Some(imm),
+            _ => None,
+        },
+        _ => None,
+    };
+    match *func.dfg.inst(i) {
+        InstructionData::IntConst { imm } => imm >= 0,
+        InstructionData::Binary {
+            opcode: Opcode::Lshr,
+            args,
+            ..
+        } => const_of(args[1]).is_some_and(|k| k > 0),
+        InstructionData::Unary {
+            opcode: Opcode::Zext,
+            ..
+        } => true,
+        _ => false,
+    }
+}
+
+/// The value a `brif` ending in `term` shows non-negative on its target `edge` (0: taken
+/// when true, 1: when false): `x` of `icmp sgt x, c` (c >= -1) or `icmp sge x, c` (c >= 0)
+/// on the true edge, of `icmp slt x, c` (c >= 0) or `icmp sle x, c` (c >= -1) on the false
+/// edge.
+fn nonneg_on_edge(func: &Function, term: Inst, edge: usize) -> Option<Value> {
+    let InstructionData::Brif { arg, .. } = *func.dfg.inst(term) else {
+        return None;
+    };
+    let ValueDef::Result(i) = func.dfg.value_def(arg) else {
+        return None;
+    };
+    let InstructionData::IntCompare { cond, args } = *func.dfg.inst(i) else {
+        return None;
+    };
+    let ValueDef::Result(j) = func.dfg.value_def(args[1]) else {
+        return None;
+    };
+    let InstructionData::IntConst { imm: c } = *func.dfg.inst(j) else {
+        return None;
+    };
+    use gyre_ir::IntCC::*;
+    let ok = match (edge, cond) {
+        (0, Sgt) | (1, Sle) => c >= -1,
+        (0, Sge) | (1, Slt) => c >= 0,
+        _ => false,
+    };
+    ok.then_some(args[0])
+}
+
+/// Mark in `g` the integer block parameters (not the entry's) that every incoming edge
+/// passes a non-negative value: itself (a loop's unchanged value), a value non-negative
+/// by its definition ([`nonneg_by_def`]), or the value the edge's branch tested
+/// ([`nonneg_on_edge`]: the `offset > 0` of a halving loop). One sweep of the terminators;
+/// `bad` is scratch.
+fn mark_nonneg_params(func: &Function, g: &mut EGraph, bad: &mut SecondaryMap<Value, bool>) {
+    bad.clear();
+    for b in func.layout.blocks() {
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
+        let mut edge = 0;
+        func.dfg.for_each_dest(t, |bc| {
+            let tested = nonneg_on_edge(func, t, edge);
+            edge += 1;
+            let params = func.dfg.block_params(bc.block);
+            for (&p, &a) in params.iter().zip(func.dfg.block_call_args(bc)) {
+                if !(a == p || Some(a) == tested || nonneg_by_def(func, a)) {
+                    bad[p] = true;
+                }
+            }
+        });
+    }
+    let entry = func.layout.entry_block();
+    for b in func.layout.blocks() {
+        if Some(b) == entry {
+            continue;
+        }
+        for &p in func.dfg.block_params(b) {
+            if func.dfg.value_type(p).is_int() && !bad[p] {
+                g.set_nonneg(p);
+            }
+        }
     }
 }
 

@@ -182,6 +182,29 @@ pub const RULES: &[Rule] = &[
         ops: &[Select],
         apply: select_same,
     },
+    // select c, true, false => c; select c, 1, 0 => zext c; select c, -1, 0 => sext c
+    // (c: i1; the emitter otherwise turns c into 0/1 and back with selp and setp)
+    Rule {
+        name: "select-bool",
+        family: Family::Identity,
+        ops: &[Select],
+        apply: select_bool,
+    },
+    // icmp ne (zext/sext b), 0 => b; icmp eq (zext/sext b), 0 => b ^ true (b: i1)
+    Rule {
+        name: "icmp-bool-ext",
+        family: Family::Identity,
+        ops: &[Icmp],
+        apply: icmp_bool_ext,
+    },
+    // icmp ne/ugt (shl c, x), 0 => true; icmp eq/ule (shl c, x), 0 => false (c odd: bit x
+    // of the result is set, as x < width or the shift is poison): `1 << k` is non-zero
+    Rule {
+        name: "icmp-shl-odd",
+        family: Family::Identity,
+        ops: &[Icmp],
+        apply: icmp_shl_odd,
+    },
     // fneg(fneg x) => x; fabs(fabs x), fabs(fneg x) => fabs x (sign-bit operations)
     Rule {
         name: "sign-bits",
@@ -228,7 +251,7 @@ pub const RULES: &[Rule] = &[
         apply: urem_pow2,
     },
     // x sdiv 2^k => (x + ((x >>s (w-1)) >>u (w-k))) >>s k; exact: x >>s k;
-    // x sdiv 2 => (x + (x >>u (w-1))) >>s 1
+    // x sdiv 2 => (x + (x >>u (w-1))) >>s 1; x known non-negative: x >>u k
     Rule {
         name: "sdiv-pow2",
         family: Family::Strength,
@@ -689,6 +712,92 @@ fn select_same(g: &mut EGraph, d: &D, _ty: Type) -> Option<Node> {
     (a == g.find(as_node(args[2]))).then_some(a)
 }
 
+fn select_bool(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Ternary { args, .. } = *d else {
+        return None;
+    };
+    let c = as_node(args[0]);
+    if !ty.is_int() || g.ty_of(c).bits() != 1 {
+        return None;
+    }
+    let m = mask(ty.bits());
+    let a = g.iconst(as_node(args[1]))? & m;
+    if g.iconst(as_node(args[2]))? & m != 0 {
+        return None;
+    }
+    if ty.bits() == 1 {
+        return (a == 1).then(|| g.find(c));
+    }
+    let opcode = match a {
+        1 => Zext,
+        x if x == m => Sext,
+        _ => return None,
+    };
+    Some(g.add(
+        D::Unary {
+            opcode,
+            arg: args[0],
+        },
+        ty,
+    ))
+}
+
+fn icmp_bool_ext(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
+    if !matches!(cond, IntCC::Eq | IntCC::Ne) || g.iconst(as_node(args[1])) != Some(0) {
+        return None;
+    }
+    let (inner, _) = g.def(as_node(args[0]))?;
+    let D::Unary {
+        opcode: Zext | Sext,
+        arg: b,
+    } = inner
+    else {
+        return None;
+    };
+    if g.ty_of(as_node(b)).bits() != 1 || ty.bits() != 1 {
+        return None;
+    }
+    if cond == IntCC::Ne {
+        return Some(g.find(as_node(b)));
+    }
+    let t = g.int(ty, 1);
+    Some(g.add(
+        D::Binary {
+            opcode: Xor,
+            args: [b, as_value(t)],
+            flags: IntFlags::NONE,
+        },
+        ty,
+    ))
+}
+
+fn icmp_shl_odd(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
+    let t = match cond {
+        IntCC::Ne | IntCC::Ugt => 1,
+        IntCC::Eq | IntCC::Ule => 0,
+        _ => return None,
+    };
+    if g.iconst(as_node(args[1])) != Some(0) {
+        return None;
+    }
+    let (inner, _) = g.def(as_node(args[0]))?;
+    let D::Binary {
+        opcode: Shl,
+        args: sargs,
+        ..
+    } = inner
+    else {
+        return None;
+    };
+    (g.iconst(as_node(sargs[0]))? & 1 == 1).then(|| g.int(ty, t))
+}
+
 fn sign_bits(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     let D::Unary { opcode, arg } = *d else {
         return None;
@@ -873,6 +982,15 @@ fn signed_log2(g: &EGraph, b: Node, ty: Type) -> Option<u32> {
 fn sdiv_pow2(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
     let (_, a, b, flags) = bin_args(d)?;
     let k = signed_log2(g, b, ty)?;
+    if g.is_nonneg(a) {
+        // A non-negative dividend rounds toward zero by a plain shift.
+        let f = if flags.contains(IntFlags::EXACT) {
+            IntFlags::EXACT
+        } else {
+            IntFlags::NONE
+        };
+        return Some(shift(g, Lshr, a, u64::from(k), ty, f));
+    }
     if flags.contains(IntFlags::EXACT) {
         return Some(shift(g, Ashr, a, u64::from(k), ty, IntFlags::EXACT));
     }

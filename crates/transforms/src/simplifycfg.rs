@@ -1,0 +1,458 @@
+//! `simplifycfg`: function-level control-flow cleanup (the core of LLVM's `SimplifyCFGPass`,
+//! `SimplifyCFG.cpp` and `Local.cpp`), run after `simplify` has made conditions constant.
+//!
+//! Each round does four steps, in this order:
+//! 1. **Fold** every `brif` and `br_table` whose condition is an integer constant into a
+//!    jump to the target it takes, and every `brif` whose two targets are the same block
+//!    with the same arguments into a jump.
+//! 2. **Remove** the blocks no longer reachable from the entry (a barrier among them could
+//!    never execute; a remark says so).
+//! 3. **Forward** empty blocks: a block `E` (not the entry, not a loop header) holding only
+//!    `jump T(b..)` has every edge into it redirected to `T`, with `E`'s parameters in
+//!    `b..` replaced by the edge's arguments, and is removed. `E`'s parameters must have no
+//!    use outside that jump. Blocks are forwarded target first (a chain of empty blocks is
+//!    walked once), so every edge moves once.
+//! 4. **Merge** a block `S` into its predecessor `P` when `P` ends in `jump S(a..)` and that
+//!    is the only edge into `S` (not the entry): `S`'s parameters become `a..` and its
+//!    instructions move to the end of `P`.
+//!
+//! At the end, the constants that were conditions of folded branches and have no use left
+//! are removed (the back end would materialize each in a predicate register).
+//!
+//! A merge can give a branch a constant condition (`jump S(true)` into `S(c): brif c ..`),
+//! so rounds repeat while one changes something (at most [`MAX_ROUNDS`]). Each round is
+//! linear in the function: one sweep per step, plus one remapping sweep when blocks merged.
+//!
+//! **Loops**: with `simplifycfg-keep-loops` (the default, LLVM's `NeedCanonicalLoops`), an
+//! empty block that jumps to a loop header (a preheader or a latch) or is a loop's exit
+//! block is kept, so the loop forms `loop(loop-reduce)` needs after `-O` hold as they were
+//! (its adaptor would otherwise re-create the exits, each a `bra.uni` in the PTX) and the
+//! backedge stays single.
+//!
+//! **GPU rule**: nothing is speculated or moved across a branch that still exists; folding
+//! only removes edges no thread takes, so barriers and warp collectives keep their control
+//! dependence.
+
+use crate::analyses::Analyses;
+use crate::loop_cleanup::{
+    branch_condition, const_int, decided_target, fold_to_jump, remove_unreachable_blocks,
+};
+use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
+use crate::utils::clone::ValueMap;
+use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, SecondaryMap, Value};
+
+const NAME: &str = "simplifycfg";
+
+/// The most rounds one run does; each round that changes something removes a branch or
+/// a block, so this only bounds pathological inputs (a chain of merges each exposing a
+/// constant branch), which the next run of the pass continues.
+pub const MAX_ROUNDS: u32 = 8;
+
+/// The `simplifycfg` function pass (see the module documentation).
+///
+/// **Requires**: a verified function.
+///
+/// **Establishes**: nothing about loop forms in general (a preheader that is not empty
+/// may merge into its predecessor only when it jumps to the header through a block of
+/// its own; with `simplifycfg-keep-loops` empty preheaders and latches are kept).
+///
+/// **Preserves**: nothing when it changes something (the CFG changes); everything when
+/// it changes nothing.
+///
+/// **Gives up**: on nothing; branches on values that are not constants are left to
+/// `select-formation` and unswitching, and empty blocks whose parameters are used past
+/// their jump are kept.
+///
+/// **Knobs**: `simplifycfg-keep-loops` (default true).
+///
+/// **Stats**: `NumFoldedBranches`, `NumBlocksRemoved`, `NumDeadBarriersRemoved`,
+/// `NumForwarded`, `NumMerged`, `NumRounds`.
+#[derive(Default)]
+pub struct SimplifyCfg {
+    reached: Vec<bool>,
+    /// Per value: its number of uses (operands and branch arguments).
+    uses: SecondaryMap<Value, u32>,
+    /// Per block: the blocks whose terminators target it (repeats possible).
+    preds: SecondaryMap<Block, Vec<Block>>,
+    /// Per block: edges into it (for merging).
+    npreds: SecondaryMap<Block, u32>,
+    /// Loop headers, computed at the start and again in each round after a change.
+    header: SecondaryMap<Block, bool>,
+    /// Exit blocks of loops (outside a loop, a successor of one of its blocks), computed
+    /// with `header`: with `simplifycfg-keep-loops` they are not forwarded, so dedicated
+    /// exits and LCSSA parameters stay for `loop(loop-reduce)` after `-O`.
+    exit: SecondaryMap<Block, bool>,
+    /// Per block: 0 unvisited, 1 on the current chain, 2 done (forwarding order).
+    mark: SecondaryMap<Block, u8>,
+    chain: Vec<Block>,
+    map: ValueMap,
+    blocks: Vec<Block>,
+    args: Vec<Value>,
+    /// The conditions of folded branches: constants that may be left without a use.
+    conds: Vec<Value>,
+}
+
+/// The jump that is the only instruction of `b`, if any.
+fn only_jump(func: &Function, b: Block) -> Option<Inst> {
+    let first = func.layout.first_inst(b)?;
+    match func.dfg.inst(first) {
+        InstructionData::Jump { .. } => Some(first),
+        _ => None,
+    }
+}
+
+impl SimplifyCfg {
+    /// Step 1: fold constant and same-target branches. Returns the number folded.
+    fn fold_branches(&mut self, func: &mut Function) -> u64 {
+        let mut n = 0;
+        self.blocks.clear();
+        self.blocks.extend(func.layout.blocks());
+        for &b in &self.blocks {
+            let Some(term) = func.terminator(b) else {
+                continue;
+            };
+            let cond = branch_condition(func, term);
+            if let Some(c) = cond.and_then(|c| const_int(func, c)) {
+                if let Some(dest) = decided_target(func, term, c) {
+                    self.conds.extend(cond);
+                    fold_to_jump(func, term, dest);
+                    n += 1;
+                    continue;
+                }
+            }
+            if let InstructionData::Brif { blocks, .. } = *func.dfg.inst(term) {
+                if blocks[0].block == blocks[1].block
+                    && func.dfg.block_call_args(&blocks[0]) == func.dfg.block_call_args(&blocks[1])
+                {
+                    fold_to_jump(func, term, blocks[0]);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Can the empty block `e` (ending in `jump`) be forwarded?
+    fn forwardable(&self, func: &Function, e: Block, keep_loops: bool) -> Option<Inst> {
+        if func.layout.entry_block() == Some(e) || self.header[e] || self.exit[e] {
+            return None;
+        }
+        let j = only_jump(func, e)?;
+        let InstructionData::Jump { dest } = func.dfg.inst(j) else {
+            return None;
+        };
+        if dest.block == e || (keep_loops && self.header[dest.block]) {
+            return None;
+        }
+        // Every use of a parameter must be in the jump itself.
+        for &p in func.dfg.block_params(e) {
+            let here = func
+                .dfg
+                .block_call_args(dest)
+                .iter()
+                .filter(|&&a| a == p)
+                .count() as u32;
+            if self.uses[p] != here {
+                return None;
+            }
+        }
+        Some(j)
+    }
+
+    /// Step 3: forward empty blocks. Returns the number removed.
+    fn forward_empty(&mut self, func: &mut Function, keep_loops: bool) -> u64 {
+        // Uses and predecessor lists of the function as it is now.
+        self.uses.clear();
+        for b in self.preds.values_mut() {
+            b.clear();
+        }
+        self.blocks.clear();
+        self.blocks.extend(func.layout.blocks());
+        for &b in &self.blocks {
+            for i in func.layout.block_insts(b) {
+                let uses = &mut self.uses;
+                func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
+            }
+            if let Some(t) = func.terminator(b) {
+                let preds = &mut self.preds;
+                func.dfg.for_each_dest(t, |bc| preds[bc.block].push(b));
+            }
+        }
+        self.remove_dead_conditions(func);
+        self.mark.clear();
+        let mut n = 0;
+        for k in 0..self.blocks.len() {
+            let start = self.blocks[k];
+            if self.mark[start] != 0 {
+                continue;
+            }
+            // Walk the chain of empty blocks from `start`, then forward it back to front,
+            // so each block's target is final when its edges move.
+            self.chain.clear();
+            let mut b = start;
+            while self.mark[b] == 0 {
+                self.mark[b] = 1;
+                self.chain.push(b);
+                match only_jump(func, b).map(|j| func.dfg.inst(j)) {
+                    Some(InstructionData::Jump { dest }) => b = dest.block,
+                    _ => break,
+                }
+            }
+            while let Some(e) = self.chain.pop() {
+                self.mark[e] = 2;
+                if !func.layout.is_block_inserted(e) {
+                    continue;
+                }
+                if let Some(j) = self.forwardable(func, e, keep_loops) {
+                    self.forward(func, e, j);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Redirect every edge into the empty block `e` (ending in the jump `j`) to its target.
+    fn forward(&mut self, func: &mut Function, e: Block, j: Inst) {
+        let InstructionData::Jump { dest } = *func.dfg.inst(j) else {
+            unreachable!("forwardable blocks end in a jump");
+        };
+        let target = dest.block;
+        let params: Vec<Value> = func.dfg.block_params(e).to_vec();
+        let through: Vec<Value> = func.dfg.block_call_args(&dest).to_vec();
+        for &v in &through {
+            self.uses[v] -= 1;
+        }
+        let preds = std::mem::take(&mut self.preds[e]);
+        for &p in &preds {
+            let Some(t) = func.terminator(p) else {
+                continue;
+            };
+            let mut moved = 0;
+            let (uses, args) = (&mut self.uses, &mut self.args);
+            func.dfg.for_each_dest_mut(t, |bc, pool| {
+                if bc.block != e {
+                    return;
+                }
+                args.clear();
+                let old = bc.args.as_slice(pool);
+                for &v in &through {
+                    let nv = match params.iter().position(|&q| q == v) {
+                        Some(i) => old[i],
+                        None => v,
+                    };
+                    args.push(nv);
+                }
+                for &v in old {
+                    uses[v] -= 1;
+                }
+                for &v in args.iter() {
+                    uses[v] += 1;
+                }
+                *bc = BlockCall::new(target, args, pool);
+                moved += 1;
+            });
+            for _ in 0..moved {
+                self.preds[target].push(p);
+            }
+        }
+        // `e` itself no longer targets `target`: one stale entry in its list is harmless
+        // (rewriting finds no edge to move), so it is left.
+        func.layout.remove_inst(j);
+        for k in (0..params.len()).rev() {
+            func.dfg.remove_block_param(e, k);
+        }
+        func.layout.remove_block(e);
+        let mut preds = preds;
+        preds.clear();
+        self.preds[e] = preds;
+    }
+
+    /// Remove the constants that were conditions of folded branches and have no use left
+    /// (the back end would otherwise materialize each in a register), with the use counts
+    /// `forward_empty` just took: before forwarding, so that a block holding only such a
+    /// constant and a jump is forwarded in this run, not the next.
+    fn remove_dead_conditions(&mut self, func: &mut Function) {
+        for k in 0..self.conds.len() {
+            let c = self.conds[k];
+            let gyre_ir::ValueDef::Result(i) = func.dfg.value_def(c) else {
+                continue;
+            };
+            if self.uses[c] == 0
+                && func.layout.inst_block(i).is_some()
+                && matches!(func.dfg.inst(i), InstructionData::IntConst { .. })
+            {
+                func.layout.remove_inst(i);
+            }
+        }
+        self.conds.clear();
+    }
+
+    /// Step 4: merge single-predecessor blocks into their jumping predecessor. Returns the
+    /// number merged; the parameters' uses are remapped at the end.
+    fn merge_blocks(&mut self, func: &mut Function) -> u64 {
+        self.npreds.clear();
+        self.blocks.clear();
+        self.blocks.extend(func.layout.blocks());
+        for &b in &self.blocks {
+            if let Some(t) = func.terminator(b) {
+                let np = &mut self.npreds;
+                func.dfg.for_each_dest(t, |bc| np[bc.block] += 1);
+            }
+        }
+        self.map.clear();
+        let entry = func.layout.entry_block();
+        let mut n = 0;
+        for k in 0..self.blocks.len() {
+            let b = self.blocks[k];
+            if !func.layout.is_block_inserted(b) {
+                continue;
+            }
+            while let Some(term) = func.terminator(b) {
+                let InstructionData::Jump { dest } = *func.dfg.inst(term) else {
+                    break;
+                };
+                let s = dest.block;
+                if s == b || Some(s) == entry || self.npreds[s] != 1 {
+                    break;
+                }
+                let params: Vec<Value> = func.dfg.block_params(s).to_vec();
+                for (&p, &a) in params.iter().zip(func.dfg.block_call_args(&dest)) {
+                    self.map.insert(p, a);
+                }
+                func.layout.remove_inst(term);
+                while let Some(i) = func.layout.first_inst(s) {
+                    func.layout.remove_inst(i);
+                    func.layout.append_inst(i, b);
+                }
+                for k in (0..params.len()).rev() {
+                    func.dfg.remove_block_param(s, k);
+                }
+                func.layout.remove_block(s);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+impl FunctionPass for SimplifyCfg {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn run(
+        &mut self,
+        func: &mut Function,
+        cx: &mut PassContext<'_>,
+    ) -> Result<PassResult, PassError> {
+        let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
+        let keep_loops = cx.knobs.simplifycfg_keep_loops();
+        self.conds.clear();
+        if func.layout.entry_block().is_none() {
+            return Ok(PassResult::UNCHANGED);
+        }
+        let headers = |this: &mut Self, func: &Function, cx: &mut PassContext<'_>, fresh| {
+            this.header.clear();
+            this.exit.clear();
+            if !keep_loops {
+                return Ok(());
+            }
+            if fresh {
+                cx.analyses.invalidate(Analyses::NONE);
+            }
+            cx.analyses
+                .ensure(func, Analyses::LOOPS)
+                .map_err(|e| err(func, e.to_string()))?;
+            let li = &cx.analyses.loops;
+            for b in func.layout.blocks() {
+                if li.is_header(b) {
+                    this.header[b] = true;
+                }
+                let (Some(l), Some(t)) = (li.innermost_loop(b), func.terminator(b)) else {
+                    continue;
+                };
+                let exit = &mut this.exit;
+                func.dfg.for_each_dest(t, |bc| {
+                    if !li.contains(l, bc.block) {
+                        exit[bc.block] = true;
+                    }
+                });
+            }
+            Ok::<(), PassError>(())
+        };
+        headers(self, func, cx, false)?;
+        let mut changed = false;
+        let mut dirty = false;
+        for round in 0..MAX_ROUNDS {
+            let folded = self.fold_branches(func);
+            let mut removed_blocks = 0;
+            // Unreachable blocks of the input go in the first round; later, only folds
+            // make blocks unreachable.
+            if folded > 0 || round == 0 {
+                if folded > 0 {
+                    cx.stats.add(NAME, "NumFoldedBranches", folded);
+                }
+                let removed = remove_unreachable_blocks(func, &mut self.reached);
+                removed_blocks = removed.blocks.len() as u64;
+                if removed_blocks > 0 {
+                    cx.stats.add(NAME, "NumBlocksRemoved", removed_blocks);
+                }
+                if removed.barriers > 0 {
+                    cx.stats
+                        .add(NAME, "NumDeadBarriersRemoved", u64::from(removed.barriers));
+                    cx.remark(
+                        NAME,
+                        func,
+                        None,
+                        "DeadBarrierRemoved",
+                        format!(
+                            "{} barrier(s) in blocks made unreachable by folding were removed \
+                             with them: they could never execute",
+                            removed.barriers
+                        ),
+                    );
+                }
+            }
+            // Any change since they were computed (a fold removes a backedge, a removed
+            // unreachable cycle takes its exits along) may change headers and exits: they
+            // are recomputed, so that a second run finds nothing left to do.
+            if dirty || folded > 0 || removed_blocks > 0 {
+                headers(self, func, cx, true)?;
+            }
+            let forwarded = self.forward_empty(func, keep_loops);
+            if forwarded > 0 {
+                cx.stats.add(NAME, "NumForwarded", forwarded);
+            }
+            let merged = self.merge_blocks(func);
+            if merged > 0 {
+                cx.stats.add(NAME, "NumMerged", merged);
+                self.map
+                    .resolve_chains()
+                    .map_err(|c| err(func, format!("internal error: {c}")))?;
+                self.blocks.clear();
+                self.blocks.extend(func.layout.blocks());
+                for &b in &self.blocks {
+                    let mut cur = func.layout.first_inst(b);
+                    while let Some(i) = cur {
+                        cur = func.layout.next_inst(i);
+                        func.dfg.map_inst_values(i, |v| self.map.map(v));
+                    }
+                }
+            }
+            let any = folded + removed_blocks + forwarded + merged > 0;
+            dirty = forwarded + merged > 0;
+            if !any {
+                break;
+            }
+            changed = true;
+            cx.stats.add(NAME, "NumRounds", 1);
+        }
+        if changed {
+            cx.analyses.invalidate(Analyses::NONE);
+            Ok(PassResult::changed(Analyses::NONE))
+        } else {
+            Ok(PassResult::UNCHANGED)
+        }
+    }
+}
