@@ -8,7 +8,9 @@
 
 use crate::corpus::launches::{self, Case, Fill, Plan, Scalar, Value};
 use crate::corpus::{self, Tools};
-use gyre_codegen_lite::{compile_module, mangle, CodegenOptions, Sm};
+use gyre_codegen_lite::{
+    compile_module_with_flags, mangle, CodegenFlags, CodegenOptions, FpContract, Sm,
+};
 use gyre_gpu::compare::{first_difference, Bound, ElemKind};
 use gyre_gpu::{best_target, GlobalInit, Gpu, GpuError, Job, KernelArg, LaunchShape};
 use gyre_interp::{run_kernel, Arg, Launch, Memory};
@@ -18,8 +20,23 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Kernels whose results depend on the order threads run in (file, reason): the
+/// interpreter and ptx-sim run them in one fixed order, a GPU in any.
+const ORDER_DEPENDENT: &[(&str, &str)] = &[
+    (
+        "cudasamples__systemWideAtomics_atomicKernel.ll",
+        "atomicExch and atomicCAS leave whichever thread's value came last (and atomicInc/\
+         atomicDec wrap in between), which depends on the order threads run in",
+    ),
+    (
+        "cudasamples__simpleAtomicIntrinsics_testKernel.ll",
+        "atomicExch and atomicCAS leave whichever thread's value came last, which depends \
+         on the order threads run in",
+    ),
+];
+
 /// Timed launches per kernel and compiler (after one untimed launch).
-pub const TIMED_LAUNCHES: u32 = 20;
+pub const TIMED_LAUNCHES: u32 = 100;
 /// IR instructions the interpreter may execute per launch.
 const STEP_LIMIT: u64 = 50_000_000;
 /// Dynamic shared memory of kernels with an `extern __shared__` array (as the corpus
@@ -241,6 +258,9 @@ pub struct Measured {
     pub gyre_ms: Option<f32>,
     /// Median kernel time of llc's PTX (ms).
     pub llc_ms: Option<f32>,
+    /// Why no run of this kernel can equal the interpreter's (the corpus's known
+    /// causes, `corpus::report`): a difference is then shown as "n/c", not a failure.
+    pub not_comparable: Option<&'static str>,
 }
 
 fn kind_of(fill: Fill) -> ElemKind {
@@ -467,17 +487,63 @@ fn corpus_subjects(dir: &Path) -> Result<Vec<Planned>, String> {
     Ok(out)
 }
 
-/// Gyre's `-O` module of a subject, compiled for `sm`.
-fn gyre_ptx(s: &Subject, sm: Sm) -> Result<String, String> {
+/// Gyre's PTX of a subject for `sm`, as `gyre compile -O` makes it: the `-O` pipeline,
+/// the codegen loop passes, and contraction as `fp_contract` says (`gyre compile`'s
+/// default, [`FpContract::On`], contracts where the IR allows it, as the corpus's
+/// quality comparison does).
+fn gyre_ptx(s: &Subject, sm: Sm, fp_contract: FpContract) -> Result<String, String> {
     gyre_ir::verifier::verify_module(&s.input).map_err(|e| format!("verify: {e}"))?;
     let mut m = s.input.clone();
     let mut pm = PassManager::from_pipeline(
-        gyre_transforms::DEFAULT_PIPELINE,
+        &corpus::compile_pipeline(),
         Knobs::default(),
         Options::default(),
     )?;
     pm.run_module(&mut m).map_err(|e| format!("-O: {e}"))?;
-    compile_module(&m, &CodegenOptions { sm }).map_err(|e| format!("PTX: {e}"))
+    let flags = CodegenFlags {
+        fp_contract,
+        ..CodegenFlags::default()
+    };
+    compile_module_with_flags(
+        &m,
+        &CodegenOptions { sm },
+        &flags,
+        &mut gyre_analysis::ModuleAnalyses::new(),
+    )
+    .map_err(|e| format!("PTX: {e}"))
+}
+
+/// Where llc's PTX comes from.
+#[derive(Clone, Debug)]
+pub enum LlcSource {
+    /// Run LLVM 14's `opt` and `llc` here.
+    Run,
+    /// Read the files `gpu-table --save-llc-ptx DIR` wrote (on a machine with LLVM 14),
+    /// for a GPU machine without LLVM.
+    Saved(PathBuf),
+}
+
+/// The file name llc's PTX of `name` for `sm_XX` is saved under.
+fn saved_name(name: &str, sm: u32) -> String {
+    format!("{}.sm_{sm}.ptx", name.replace('/', "_"))
+}
+
+/// llc's PTX of a subject from `source`.
+fn llc_source_ptx(
+    source: &LlcSource,
+    tools: &Tools,
+    opt: Option<&Path>,
+    s: &Subject,
+    sm: u32,
+) -> Result<String, String> {
+    match source {
+        LlcSource::Run => llc_ptx(tools, opt, s, sm),
+        LlcSource::Saved(dir) => {
+            let path = dir.join(saved_name(&s.name, sm));
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("no saved llc PTX {}: {e}", path.display()))
+        }
+    }
 }
 
 /// `opt -O2 | llc -O2 -mcpu=sm_XX` of the subject's LLVM IR (with libdevice linked
@@ -579,25 +645,39 @@ fn interp(s: &Subject) -> Result<Memory, String> {
 }
 
 /// The float bound for a module: exact, or 4 ulp / 2^-20 absolute with approximate
-/// opcodes (as `gyre run --compare`), or, for llc's PTX, which contracts multiply-adds
-/// into `fma`, the corpus tolerance's ulps.
-fn bound(m: &Module, llc: bool) -> Bound {
-    let approx = m.functions.values().any(|f| {
-        f.layout.blocks().any(|b| {
+/// opcodes (as `gyre run --compare`), or the corpus tolerance's ulps where the PTX may
+/// contract multiply-adds into `fma` (one rounding where the interpreter rounds twice):
+/// llc's always, Gyre's with `fp-contract=fast`, or `on` (`gyre compile`'s default) when
+/// the module has `contract` arithmetic.
+fn bound(m: &Module, llc: bool, fp_contract: FpContract) -> Bound {
+    let any = |p: &dyn Fn(&gyre_ir::InstructionData) -> bool| {
+        m.functions.values().any(|f| {
             f.layout
-                .block_insts(b)
-                .any(|i| f.dfg.inst(i).opcode().name().ends_with("_approx"))
+                .blocks()
+                .any(|b| f.layout.block_insts(b).any(|i| p(f.dfg.inst(i))))
         })
-    });
-    match (approx, llc) {
+    };
+    let approx = any(&|d| d.opcode().name().ends_with("_approx"));
+    let contracts = match fp_contract {
+        _ if llc => true,
+        FpContract::Off => false,
+        FpContract::Fast => true,
+        FpContract::On => any(&|d| {
+            matches!(d, gyre_ir::InstructionData::Binary { flags, .. }
+                if flags.contains(gyre_ir::IntFlags::CONTRACT))
+        }),
+    };
+    match (approx, contracts) {
         (false, false) => Bound::EXACT,
         (true, false) => Bound {
             ulps: 4,
             abs: (2f64).powi(-20),
         },
+        // The corpus's tolerance between contracted and uncontracted results
+        // (`corpus::TOLERANCE`, absolute for results of order one).
         (_, true) => Bound {
             ulps: 84,
-            abs: (2f64).powi(-20),
+            abs: corpus::TOLERANCE,
         },
     }
 }
@@ -624,11 +704,16 @@ fn device_run(
         })
         .collect();
     let buffers: Vec<Vec<u8>> = s.case.buffers.iter().map(|b| b.1.clone()).collect();
-    let globals: Vec<GlobalInit> = s
+    // Host-initialised globals this PTX declares (llc's drops those `opt` found unused).
+    let host: Vec<&(String, Vec<u8>)> = s
         .host
         .iter()
+        .filter(|(n, _)| spellings(n).iter().any(|sym| declares_global(ptx, sym)))
+        .collect();
+    let globals: Vec<GlobalInit> = host
+        .iter()
         .map(|(n, b)| GlobalInit {
-            symbols: vec![mangle(n), n.replace(['.', '@'], "_$_"), n.clone()],
+            symbols: spellings(n),
             bytes: b.clone(),
         })
         .collect();
@@ -650,7 +735,9 @@ fn device_run(
         Err(e) => return (Err(e.to_string().replace('\n', "; ")), None),
     };
     // (A failed launch leaves the context unusable: `measure` opens a new one.)
-    let time = out.median_ms();
+    // The fastest launch: these launches are a few CTAs, so a launch is mostly the
+    // driver's and the event's latency, whose noise only ever adds time.
+    let time = out.times_ms.iter().copied().reduce(f32::min);
     let mem = match want {
         Ok(m) => m,
         Err(e) => return (Err(format!("interpreter: {e}")), time),
@@ -661,27 +748,41 @@ fn device_run(
         .iter()
         .zip(&s.kinds)
         .map(|((n, _), k)| (n.as_str(), *k))
-        .chain(s.host.iter().map(|(n, _)| (n.as_str(), ElemKind::F32)));
+        .chain(host.iter().map(|(n, _)| (n.as_str(), ElemKind::F32)));
     for ((name, kind), got) in named.zip(out.buffers.iter().chain(&out.globals)) {
         let expected = mem.bytes(name).unwrap_or(&[]);
         if let Some(i) = first_difference(kind, expected, got, mem.poison(name), bound) {
             let shown = name.trim_start_matches("__corpus.");
-            return (Err(format!("{shown}[{i}] differs")), time);
+            return (
+                Err(format!(
+                    "{shown}[{i}] differs: {} on the GPU, {} in the interpreter",
+                    element(kind, got, i),
+                    element(kind, expected, i)
+                )),
+                time,
+            );
         }
     }
     (Ok(()), time)
 }
 
 /// Measure every subject; `gpu` is the device or why there is none.
-fn measure(
-    root: &Path,
-    tools: &Tools,
-    gpu: &mut Result<Gpu, GpuError>,
-) -> Result<Vec<Row>, String> {
+/// Every example, then every corpus kernel (when the corpus is found).
+fn all_subjects(root: &Path) -> Result<Vec<Planned>, String> {
     let mut subjects = examples(root);
     if let Some(dir) = corpus::find_corpus(root) {
         subjects.extend(corpus_subjects(&dir)?);
     }
+    Ok(subjects)
+}
+
+fn measure(
+    root: &Path,
+    tools: &Tools,
+    opts: &TableOptions,
+    gpu: &mut Result<Gpu, GpuError>,
+) -> Result<Vec<Row>, String> {
+    let subjects = all_subjects(root)?;
     let opt = gyre_test_tools::find(gyre_test_tools::Tool::Opt);
     let numbers: Vec<u32> = Sm::ALL.iter().map(|s| s.number()).collect();
     let (sm, llc_sm) = match &*gpu {
@@ -709,8 +810,8 @@ fn measure(
             }
         };
         eprintln!("gpu-table: {}", s.name);
-        let g = gyre_ptx(&s, sm);
-        let l = llc_ptx(tools, opt.as_deref(), &s, llc_sm);
+        let g = gyre_ptx(&s, sm, opts.fp_contract);
+        let l = llc_source_ptx(&opts.llc, tools, opt.as_deref(), &s, llc_sm);
         let mut row = Row {
             name: s.name.clone(),
             launch: format!(
@@ -728,7 +829,26 @@ fn measure(
         };
         if let (true, Ok(gptx)) = (gpu.is_ok(), &g) {
             let want = interp(&s);
-            let mut m = Measured::default();
+            if let Err(why) = &want {
+                // The input is not a valid run (a data race, a fault): its PTX would run
+                // on the device with nothing to compare against, and may fault there.
+                row.measured = Some(Measured {
+                    gyre_equal: Some(Err(format!("not run: the interpreter: {why}"))),
+                    not_comparable: Some("the interpreter rejects the input"),
+                    ..Measured::default()
+                });
+                rows.push(row);
+                continue;
+            }
+            let mut m = Measured {
+                not_comparable: corpus::report::KNOWN
+                    .iter()
+                    .chain(corpus::report::NOT_COMPARABLE)
+                    .chain(ORDER_DEPENDENT)
+                    .find(|(f, _)| *f == s.name)
+                    .map(|(_, why)| *why),
+                ..Measured::default()
+            };
             let runs = [
                 (Some(gptx), mangle(&s.kernel), false),
                 (l.as_ref().ok(), s.kernel.replace(['.', '@'], "_$_"), true),
@@ -737,10 +857,19 @@ fn measure(
                 let (Some(ptx), Ok(dev)) = (ptx, &*gpu) else {
                     continue;
                 };
-                let (eq, t) = device_run(dev, &s, ptx, &entry, &want, bound(&s.input, is_llc));
+                let bound = bound(&s.input, is_llc, opts.fp_contract);
+                let (eq, t) = device_run(dev, &s, ptx, &entry, &want, bound);
                 if eq.is_err() && t.is_none() {
-                    // A fault or trap poisons the context; the next kernel gets a new one.
+                    // A fault or trap poisons the context; the next kernel gets a new one,
+                    // made after the poisoned one is destroyed (the driver refuses a new
+                    // context while it is current).
+                    *gpu = Err(GpuError::NoDevice {
+                        message: "reopening after a failed launch".into(),
+                    });
                     *gpu = Gpu::open();
+                    if let Err(e) = &*gpu {
+                        eprintln!("gpu-table: cannot reopen the device: {e}");
+                    }
                 }
                 if is_llc {
                     (m.llc_equal, m.llc_ms) = (Some(eq), t);
@@ -753,6 +882,42 @@ fn measure(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The PTX names a global of the IR may have: Gyre's mangling, llc's, and the name as is.
+fn spellings(name: &str) -> Vec<String> {
+    vec![
+        mangle(name),
+        name.replace(['.', '@'], "_$_"),
+        name.to_string(),
+    ]
+}
+
+/// Does `ptx` declare a variable named `sym` (`.global .align 4 .b8 sym[16];`)?
+fn declares_global(ptx: &str, sym: &str) -> bool {
+    ptx.lines().any(|l| {
+        let l = l.trim_start();
+        (l.starts_with(".visible") || l.starts_with(".global") || l.starts_with(".const"))
+            && [format!(" {sym}["), format!(" {sym};"), format!(" {sym} =")]
+                .iter()
+                .any(|p| l.contains(p.as_str()))
+    })
+}
+
+/// Element `i` of a buffer as text (`?` past its end).
+fn element(kind: ElemKind, bytes: &[u8], i: usize) -> String {
+    let n = kind.size();
+    let Some(b) = bytes.get(i * n..(i + 1) * n) else {
+        return "?".into();
+    };
+    let mut raw = [0u8; 8];
+    raw[..n].copy_from_slice(b);
+    let v = u64::from_le_bytes(raw);
+    match kind {
+        ElemKind::F32 => format!("{:e}", f32::from_bits(v as u32)),
+        ElemKind::F64 => format!("{:e}", f64::from_bits(v)),
+        ElemKind::Int(_) => format!("{v:#x}"),
+    }
 }
 
 /// Markdown-safe one-line text.
@@ -803,11 +968,20 @@ pub fn document(rows: &[Row], device: &Result<String, String>) -> String {
                 out,
                 "Measured on **{d}**. Each kernel runs once (compared with the interpreter's \
                  run of the input, every buffer and host-initialised global), then \
-                 {TIMED_LAUNCHES} more times from the same inputs; the times are the median \
-                 of those launches (CUDA events, kernel only). Gyre's PTX is `-O` for the \
-                 device's sm_XX; llc's is `opt -O2 | llc -O2 -mcpu=sm_XX` (LLVM 14 knows \
-                 targets up to sm_{LLC_NEWEST}; the driver JIT-compiles that PTX for newer \
-                 devices).\n"
+                 {TIMED_LAUNCHES} more times from the same inputs; the times are the \
+                 fastest of those launches (CUDA events around the launch). Gyre's PTX is \
+                 what `gyre compile -O` makes for the device's sm_XX (contracting \
+                 `contract` multiply-adds, as llc does); llc's is \
+                 `opt -O2 | llc -O2 -mcpu=sm_XX` (LLVM 14 knows targets up to \
+                 sm_{LLC_NEWEST}; the driver JIT-compiles that PTX for newer devices). \
+                 Contracted results are compared within the corpus's tolerance (84 ulps, \
+                 or 1e-5 absolute).\n\n\
+                 **Read the times with care**: these are the corpus's launches (2 to 16 \
+                 CTAs, sized for the interpreter), so a launch takes a few microseconds and \
+                 most of it is the driver's and the events' latency, not the kernel's \
+                 code: the times say that neither compiler's code is grossly slower, no \
+                 more. Instruction counts under ptx-sim (docs/corpus.md) compare the code \
+                 itself.\n"
             );
         }
         Err(why) => {
@@ -836,10 +1010,20 @@ pub fn document(rows: &[Row], device: &Result<String, String>) -> String {
                     .is_some_and(|m| matches!(m.gyre_equal, Some(Ok(()))))
             })
             .count();
+        let nc: Vec<(&str, &str)> = rows
+            .iter()
+            .filter_map(|r| Some((r.name.as_str(), r.measured.as_ref()?.not_comparable?)))
+            .collect();
         let _ = writeln!(
             out,
-            "Gyre's PTX equal to the interpreter on the GPU: {equal} of {compiled}."
+            "Gyre's PTX equal to the interpreter on the GPU: {equal} of {compiled}; \
+             {} of them are not comparable whatever the compiler (*n/c* below):\n",
+            nc.len()
         );
+        for (name, why) in nc {
+            let _ = writeln!(out, "- `{name}`: {}", md(why));
+        }
+        out.push('\n');
         match geomean_ratio(rows) {
             Some((g, n)) => {
                 let _ = writeln!(
@@ -862,10 +1046,12 @@ pub fn document(rows: &[Row], device: &Result<String, String>) -> String {
             Err(e) if e.is_empty() => "-".to_string(),
             Err(e) => format!("no: {}", md(e)),
         };
-        let eq = |e: &Option<Result<(), String>>| match e {
-            Some(Ok(())) => "yes".to_string(),
-            Some(Err(e)) => format!("**no**: {}", md(e)),
-            None => "-".to_string(),
+        let nc = r.measured.as_ref().and_then(|m| m.not_comparable);
+        let eq = |e: &Option<Result<(), String>>| match (e, nc) {
+            (Some(Ok(())), _) => "yes".to_string(),
+            (Some(Err(e)), Some(_)) => format!("n/c: {}", md(e)),
+            (Some(Err(e)), None) => format!("**no**: {}", md(e)),
+            (None, _) => "-".to_string(),
         };
         let ms = |t: Option<f32>| t.map_or("-".to_string(), |t| format!("{t:.4}"));
         let (ge, le, gm, lm, ratio) = match &r.measured {
@@ -900,8 +1086,47 @@ pub fn document(rows: &[Row], device: &Result<String, String>) -> String {
     out
 }
 
-/// `cargo xtask gpu-table [--write-doc]`.
-pub fn run(root: &Path, write_doc: bool) -> Result<(), String> {
+/// `cargo xtask gpu-table --save-llc-ptx DIR --sm N`: llc's PTX of every subject for the
+/// target llc would use on an `sm_N` device, written to `DIR` for [`LlcSource::Saved`].
+pub fn save_llc(root: &Path, dir: &Path, sm: u32) -> Result<(), String> {
+    let tools = Tools::find();
+    let opt = gyre_test_tools::find(gyre_test_tools::Tool::Opt);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let llc_sm = sm.min(LLC_NEWEST);
+    let (mut saved, mut failed) = (0, 0);
+    for s in all_subjects(root)?.into_iter().flatten() {
+        match llc_ptx(&tools, opt.as_deref(), &s, llc_sm) {
+            Ok(ptx) => {
+                let path = dir.join(saved_name(&s.name, llc_sm));
+                std::fs::write(&path, ptx)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                saved += 1;
+            }
+            Err(e) => {
+                eprintln!("gpu-table: {}: {e}", s.name);
+                failed += 1;
+            }
+        }
+    }
+    println!(
+        "saved llc's sm_{llc_sm} PTX of {saved} kernels in {} ({failed} failed)",
+        dir.display()
+    );
+    Ok(())
+}
+
+/// What `cargo xtask gpu-table` measures.
+#[derive(Clone, Debug)]
+pub struct TableOptions {
+    /// Where llc's PTX comes from.
+    pub llc: LlcSource,
+    /// Gyre's contraction (`--fp-contract`, as `gyre compile -C fp-contract=`); with
+    /// `off` Gyre's floats must equal the interpreter's bit for bit.
+    pub fp_contract: FpContract,
+}
+
+/// `cargo xtask gpu-table [--write-doc] [--llc-ptx DIR] [--fp-contract off|on|fast]`.
+pub fn run(root: &Path, write_doc: bool, opts: &TableOptions) -> Result<(), String> {
     let tools = Tools::find();
     let mut gpu = Gpu::open();
     let device = match &gpu {
@@ -915,7 +1140,7 @@ pub fn run(root: &Path, write_doc: bool) -> Result<(), String> {
         Ok(d) => eprintln!("gpu-table: measuring on {d}"),
         Err(e) => eprintln!("gpu-table: no GPU ({e}); compile columns only"),
     }
-    let rows = measure(root, &tools, &mut gpu)?;
+    let rows = measure(root, &tools, opts, &mut gpu)?;
     let doc = document(&rows, &device);
     let path: PathBuf = root.join("docs/gpu.md");
     if write_doc {
@@ -946,8 +1171,50 @@ mod tests {
                 llc_equal: Some(Ok(())),
                 gyre_ms: Some(g),
                 llc_ms: Some(l),
+                not_comparable: None,
             }),
         }
+    }
+
+    #[test]
+    fn not_comparable_differences_are_not_failures() {
+        let mut r = row("k.ll", 1.0, 1.0, false);
+        r.measured.as_mut().unwrap().not_comparable = Some("it reads clock()");
+        let doc = document(&[r], &Ok("NVIDIA H200".into()));
+        assert!(doc.contains("| n/c: x[0] differs | yes |"), "{doc}");
+        assert!(doc.contains("1 of them are not comparable"), "{doc}");
+        assert!(doc.contains("- `k.ll`: it reads clock()"), "{doc}");
+        assert!(!doc.contains("**no**"), "{doc}");
+    }
+
+    #[test]
+    fn globals_are_found_by_their_ptx_declarations() {
+        let ptx = ".visible .global .align 4 .u32 retirementCount;\n\
+                   .global .align 1 .b8 tile_$_0[16];\n\
+                   .const .align 4 .b8 c_Kernel[68] = {0};\n\
+                   \tld.global.u32 %r1, [threadIdx];\n";
+        assert!(declares_global(ptx, "retirementCount"));
+        assert!(declares_global(ptx, "tile_$_0"));
+        assert!(declares_global(ptx, "c_Kernel"));
+        // A use is not a declaration, and a prefix is not the name.
+        assert!(!declares_global(ptx, "threadIdx"));
+        assert!(!declares_global(ptx, "retirement"));
+        assert!(spellings("a.b").contains(&"a_$_b".to_string()));
+    }
+
+    #[test]
+    fn differing_elements_are_shown_as_their_type() {
+        let f: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(element(ElemKind::F32, &f, 1), "-2e0");
+        assert_eq!(element(ElemKind::Int(2), &f, 0), "0x0");
+        assert_eq!(element(ElemKind::F32, &f, 2), "?");
+        assert_eq!(
+            saved_name("examples/saxpy.gir", 86),
+            "examples_saxpy.gir.sm_86.ptx"
+        );
     }
 
     #[test]
@@ -1014,7 +1281,7 @@ mod tests {
             let s = s.unwrap_or_else(|(n, e)| panic!("{n}: {e}"));
             // Each example runs in the interpreter with its plan (the GPU's reference).
             interp(&s).unwrap_or_else(|e| panic!("{}: {e}", s.name));
-            gyre_ptx(&s, Sm::Sm70).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            gyre_ptx(&s, Sm::Sm70, FpContract::On).unwrap_or_else(|e| panic!("{}: {e}", s.name));
         }
         let mut files: Vec<&str> = EXAMPLES.iter().map(|e| e.file).collect();
         files.sort();

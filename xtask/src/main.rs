@@ -30,10 +30,12 @@
 //! - `perf [--quick] [args...]`: the whole report (the `report` binary): builds `gyre`,
 //!   takes the corpus quality JSON (`cargo xtask corpus --quality-json`, not with
 //!   `--quick`), runs every measurement and rewrites docs/perf.md and docs/perf/*.svg.
-//! - `gpu-table [--write-doc]`: every example and corpus kernel Gyre compiles, Gyre's
-//!   PTX and `opt -O2 | llc -O2` PTX run on the GPU, compared with the interpreter and
-//!   timed (see `xtask::gpu_table`); `--write-doc` writes docs/gpu.md. Without a GPU
-//!   the GPU columns say "not yet measured".
+//! - `gpu-table [--write-doc] [--llc-ptx DIR] [--fp-contract off|on|fast]`: every example and corpus kernel Gyre
+//!   compiles, Gyre's PTX and `opt -O2 | llc -O2` PTX run on the GPU, compared with the
+//!   interpreter and timed (see `xtask::gpu_table`); `--write-doc` writes docs/gpu.md.
+//!   Without a GPU the GPU columns say "not yet measured". `--llc-ptx DIR` reads llc's
+//!   PTX from what `gpu-table --save-llc-ptx DIR --sm N` wrote on a machine with LLVM 14
+//!   (GPU machines may have no LLVM).
 //! - `fuzz <target|all|list> [--minutes N] [--cpu-minutes C] [--jobs J] [--seed S] [--shrink-seconds K] [--hang-seconds H] [--in-process]`:
 //!   a fuzzing campaign on the stable toolchain (the `campaign` binary of the separate
 //!   `fuzz/` workspace, built with optimizations, debug assertions and overflow checks);
@@ -63,7 +65,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--quality-json FILE] [--runs N] [FILE...]|perf [--quick] [args...]|perf analyses|passes [args...]|gpu-table [--write-doc]|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
+                "usage: cargo xtask <test|bless|ptxas|downstream|conformance [--quick] [--scev] [--write-doc]|corpus [--write-doc] [--quality-json FILE] [--runs N] [FILE...]|perf [--quick] [args...]|perf analyses|passes [args...]|gpu-table [--write-doc] [--llc-ptx DIR] [--fp-contract off|on|fast] | --save-llc-ptx DIR --sm N|fuzz <target|all|list> [--minutes N] [--jobs J] [--seed S]>"
             );
             return ExitCode::from(2);
         }
@@ -78,11 +80,18 @@ fn main() -> ExitCode {
 }
 
 /// The workspace root (the parent of this crate's directory).
+/// The workspace root: the one xtask was built in, or, when that is not here (an xtask
+/// binary copied to a GPU machine for `gpu-table`), the current directory.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives one level below the workspace root")
-        .to_path_buf()
+        .to_path_buf();
+    if built.join("Cargo.toml").is_file() {
+        built
+    } else {
+        std::env::current_dir().unwrap_or(built)
+    }
 }
 
 fn run(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &OsStr)]) -> Result<(), String> {
@@ -472,12 +481,49 @@ fn corpus(args: &[String]) -> Result<(), String> {
 }
 
 fn gpu_table(args: &[String]) -> Result<(), String> {
-    let write_doc = match args {
-        [] => false,
-        [a] if a == "--write-doc" => true,
-        _ => return Err("usage: cargo xtask gpu-table [--write-doc]".into()),
-    };
-    xtask::gpu_table::run(&root(), write_doc)
+    use gyre_codegen_lite::FpContract;
+    use xtask::gpu_table::{LlcSource, TableOptions};
+    const USAGE: &str = "usage: cargo xtask gpu-table [--write-doc] [--llc-ptx DIR] \
+                         [--fp-contract off|on|fast] | --save-llc-ptx DIR --sm N";
+    let (mut write_doc, mut llc, mut save, mut sm) = (false, None, None, None);
+    let mut fp_contract = FpContract::On;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--write-doc" => write_doc = true,
+            "--llc-ptx" => llc = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
+            "--save-llc-ptx" => save = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
+            "--sm" => {
+                let n = it.next().ok_or(USAGE)?;
+                sm = Some(
+                    n.parse::<u32>()
+                        .map_err(|_| format!("--sm: not a number: {n}"))?,
+                );
+            }
+            "--fp-contract" => {
+                fp_contract = match it.next().map(String::as_str) {
+                    Some("off") => FpContract::Off,
+                    Some("on") => FpContract::On,
+                    Some("fast") => FpContract::Fast,
+                    _ => return Err(USAGE.into()),
+                }
+            }
+            _ => return Err(USAGE.into()),
+        }
+    }
+    match (save, sm) {
+        (Some(dir), Some(sm)) if !write_doc && llc.is_none() => {
+            xtask::gpu_table::save_llc(&root(), &dir, sm)
+        }
+        (None, None) => {
+            let opts = TableOptions {
+                llc: llc.map_or(LlcSource::Run, LlcSource::Saved),
+                fp_contract,
+            };
+            xtask::gpu_table::run(&root(), write_doc, &opts)
+        }
+        _ => Err(USAGE.into()),
+    }
 }
 
 /// `cargo xtask fuzz ...`: build and run the fuzz crate's campaign driver (its own

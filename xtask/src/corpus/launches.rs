@@ -100,6 +100,19 @@ const NBODY_SIZES: &[(usize, Scalar)] = &[
     (7, Scalar::Int(2)),
 ];
 
+/// Mandelbrot0 / MandelbrotDS0: blocks walk the tiles `blockIdx.x, + gridDim.x, ...`.
+const MANDELBROT_REASON: &str = "the blocks walk the tiles by blockIdx.x alone (the host \
+                                 launches a 1-D grid of worker blocks): a second row of \
+                                 blocks would blend the same pixels again (frame > 0 \
+                                 reads, blends and writes each pixel), a race between CTAs";
+
+/// transposeCoalesced/transposeDiagonal(odata, idata, width, height).
+const TRANSPOSE_REASON: &str = "each block moves a 32x32 tile with 32x8 threads \
+                                (TILE_DIM, BLOCK_ROWS), so the block is 32x8 and the matrix \
+                                64x64 for the 2x2 grid: with 16-wide blocks half of each tile \
+                                is never loaded, and with width = height = 32 the blocks' \
+                                tiles overlap, a race between CTAs";
+
 /// The kernels whose launch is not the default one.
 pub const LAUNCHES: &[Special] = &[
     Special {
@@ -107,6 +120,41 @@ pub const LAUNCHES: &[Special] = &[
         reason: "the superdiagonal is read at `g_s[i - 1]`: the host passes a pointer one \
                  float into its array (`g_b = g_b_raw + 1`)",
         scalars: &[(1, Scalar::Int(4))],
+        ..NONE
+    },
+    Special {
+        file: "rodinia__backprop_adjust_weights.ll",
+        reason: "the weight index depends on blockIdx.y only (the host launches \
+                 `grid(1, num_blocks)`): with two blocks along x, both read, add to and \
+                 store the same weights, a race between CTAs that a GPU resolves \
+                 differently from the interpreter's one-CTA-after-another order",
+        grid: Some([1, 2, 1]),
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__transpose_transposeCoalesced.ll",
+        reason: TRANSPOSE_REASON,
+        block: Some([32, 8, 1]),
+        scalars: &[(2, Scalar::Int(64)), (3, Scalar::Int(64))],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__transpose_transposeDiagonal.ll",
+        reason: TRANSPOSE_REASON,
+        block: Some([32, 8, 1]),
+        scalars: &[(2, Scalar::Int(64)), (3, Scalar::Int(64))],
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__Mandelbrot_Mandelbrot0_float.ll",
+        reason: MANDELBROT_REASON,
+        grid: Some([2, 1, 1]),
+        ..NONE
+    },
+    Special {
+        file: "cudasamples__Mandelbrot_MandelbrotDS0.ll",
+        reason: MANDELBROT_REASON,
+        grid: Some([2, 1, 1]),
         ..NONE
     },
     Special {
@@ -234,7 +282,10 @@ pub const LAUNCHES: &[Special] = &[
     },
     Special {
         file: "cudasamples__threadFenceReduction_reduceSinglePass_256.ll",
-        reason: "the block size is the template argument 256",
+        reason: "the block size is the template argument 256; the grid is 1-D (blockIdx.y \
+                 is never read: two rows of blocks would race on g_odata and on the \
+                 retirementCount the last block resets)",
+        grid: Some([2, 1, 1]),
         block: Some([256, 1, 1]),
         ..NONE
     },
