@@ -534,7 +534,7 @@ fn known_bits_rules_match_the_interpreter() {
     let mut cases = 0u64;
     for (t, w) in widths {
         let m = if w == 32 { u64::from(u32::MAX) } else { 0xff };
-        let shifts: Vec<u32> = [0, 1, 3, 4, w / 2, w - 1]
+        let shifts: Vec<u32> = [0, 1, 3, 4, w / 2, w - 8, w - 1]
             .into_iter()
             .filter(|&k| k < w)
             .collect();
@@ -567,15 +567,26 @@ fn known_bits_rules_match_the_interpreter() {
             "    v20 = and X, v11\n    v22 = or v20, v12\n    v23 = xor v22, v13\n    v21 = lshr v23, v10\n",
             "    v20 = lshr X, v10\n    v22 = and v20, v12\n    v23 = or X, v11\n    v24 = and v23, v12\n    v25 = or v24, v22\n    v21 = shl v25, v10\n",
             "    v20 = shl X, v10\n    v22 = and X, v11\n    v23 = xor v20, v22\n    v24 = and v23, v12\n    v21 = lshr v24, v10\n",
+            // demanded-bits through zext(trunc y)
+            "    v20 = trunc.i8 X\n    v22 = zext.T v20\n    v21 = shl v22, v10\n",
             // icmp-mask-shift
             "    v20 = lshr X, v10\n    v22 = and v20, v11\n    v23 = icmp eq v22, v13\n    v21 = select v23, v11, v12\n",
             "    v20 = shl X, v10\n    v22 = and v20, v11\n    v23 = icmp ne v22, v13\n    v21 = select v23, v11, v12\n",
             // ashr is not lshr: the bits shifted in copy the sign
             "    v20 = ashr X, v10\n    v21 = and v20, v11\n",
+            // sext-trunc-shift (fires when X is i32 and k is 16 or 24)
+            "    v20 = lshr X, v10\n    v22 = trunc.i16 v20\n    v23 = sext.i32 v22\n    v24 = trunc.i8 v20\n    v25 = sext.i32 v24\n    v26 = xor v23, v25\n    v21 = trunc.T v26\n",
+            "    v20 = ashr X, v10\n    v22 = trunc.i16 v20\n    v23 = sext.i32 v22\n    v24 = trunc.i8 v20\n    v25 = sext.i32 v24\n    v26 = xor v23, v25\n    v21 = trunc.T v26\n",
         ];
         for body in &bodies {
             for e in exprs {
-                let e = e.replace('X', x);
+                if (e.contains("trunc.T") || e.contains("zext.T")) && w != 32 {
+                    continue;
+                }
+                let e = e
+                    .replace('X', x)
+                    .replace("trunc.T v26", "iadd v26, v13")
+                    .replace("zext.T", "zext.i32");
                 let src = format!(
                     "kernel @k(ptr.global, ptr.global) {{\nblock0(v0: ptr.global, v1: ptr.global):\n    v4 = tid.x\n    v5 = ptradd v1, v4, 4\n    v2 = load.i32 v5\n    v3 = trunc.i8 v2\n{body}{e}    v30 = {ext}\n    v31 = ptradd v0, v4, 4\n    store v30, v31\n    return\n}}\n",
                     ext = if w == 32 { "iadd v21, v13".to_string() } else { "zext.i32 v21".to_string() },

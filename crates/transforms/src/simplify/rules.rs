@@ -236,6 +236,14 @@ pub const RULES: &[Rule] = &[
         ops: &[Zext],
         apply: zext_trunc,
     },
+    // sext(trunc(x >>u/>>s c)) => x >>s c when the truncation keeps exactly the bits
+    // above c (the sign of the narrow value is bit w-1 of x)
+    Rule {
+        name: "sext-trunc-shift",
+        family: Family::Identity,
+        ops: &[Sext],
+        apply: sext_trunc_shift,
+    },
     // (x >>u c) << c => x & (-1 << c); (x << c) >>u c => x & (-1 >>u c)
     Rule {
         name: "shift-pair",
@@ -1287,14 +1295,24 @@ const DEMANDED_STEPS: u32 = 32;
 
 /// A class equal to `x` on the bits in `demanded`, found by walking down `x`'s cheapest
 /// nodes: `a | b` and `a ^ b` are `a` there when `b` is known zero there, and `a & c` is
-/// `a` when the constant `c` keeps them all. `None` when the walk does not move. An
+/// `a` when the constant `c` keeps them all, and `zext(trunc y)` is `y` when the
+/// truncation keeps them all. `None` when the walk does not move. An
 /// explicit loop with a step limit: a chain, not a tree, is followed.
 fn demanded_class(g: &EGraph, x: Node, demanded: u64) -> Option<Node> {
     let mut cur = g.find_ro(x);
     for _ in 0..DEMANDED_STEPS {
-        let Some((inner, _)) = g.def(cur) else {
+        let Some((inner, ty)) = g.def(cur) else {
             break;
         };
+        if let Some(y) = zext_of_trunc(g, &inner, ty) {
+            // zext(trunc y) is y on the bits the truncation keeps.
+            let (x, nw) = y;
+            if demanded & !mask(nw) == 0 {
+                cur = g.find_ro(x);
+                continue;
+            }
+            break;
+        }
         let Some((op, a, b, _)) = bin_args(&inner) else {
             break;
         };
@@ -1310,6 +1328,27 @@ fn demanded_class(g: &EGraph, x: Node, demanded: u64) -> Option<Node> {
         cur = g.find_ro(next);
     }
     (cur != g.find_ro(x)).then_some(cur)
+}
+
+/// `(y, n)` when `inner` (of type `ty`) is `zext(trunc y)` with `y` of type `ty` and the
+/// truncation to `n` bits.
+fn zext_of_trunc(g: &EGraph, inner: &D, ty: Type) -> Option<(Node, u32)> {
+    let D::Unary {
+        opcode: Zext,
+        arg: t,
+    } = *inner
+    else {
+        return None;
+    };
+    let (tr, nty) = g.def(as_node(t))?;
+    let D::Unary {
+        opcode: Trunc,
+        arg: y,
+    } = tr
+    else {
+        return None;
+    };
+    (g.ty_of(as_node(y)) == ty).then_some((as_node(y), nty.bits()))
 }
 
 fn demanded_bits(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
@@ -1420,6 +1459,34 @@ fn icmp_mask_shift(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         D::IntCompare {
             cond,
             args: [as_value(masked), as_value(zero)],
+        },
+        ty,
+    ))
+}
+
+fn sext_trunc_shift(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Unary { arg, .. } = *d else {
+        return None;
+    };
+    let (inner, nty) = g.def(as_node(arg))?;
+    let D::Unary {
+        opcode: Trunc,
+        arg: s,
+    } = inner
+    else {
+        return None;
+    };
+    let (shift, sty) = g.def(as_node(s))?;
+    let (op, x, k, _) = bin_args(&shift)?;
+    let w = sty.bits();
+    if sty != ty || !matches!(op, Lshr | Ashr) || shift_amount(g, k, w)? != w - nty.bits() {
+        return None;
+    }
+    Some(g.add(
+        D::Binary {
+            opcode: Ashr,
+            args: [as_value(x), as_value(k)],
+            flags: IntFlags::NONE,
         },
         ty,
     ))
