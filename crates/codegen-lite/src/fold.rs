@@ -1,6 +1,7 @@
 //! Address folding: the `ptradd`s and index extensions that need no PTX instruction of
-//! their own; and block parameters that need no copy ([`single_edge_aliases`]), and
-//! narrow `zext`s that need no `mov` ([`add_zext_aliases`]).
+//! their own; and block parameters that need no copy ([`single_edge_aliases`]), narrow
+//! `zext`s that need no `mov` ([`add_zext_aliases`]), and narrowing `trunc`s read only by
+//! narrow stores and `sext` that need no `and` ([`add_trunc_aliases`]).
 //!
 //! - `q = ptradd p, c, s` with a constant index `c`, whose every use is the address of a
 //!   load, store or atomic, is not emitted: those accesses address `[p+c*s]` (PTX's
@@ -606,6 +607,87 @@ pub(crate) fn add_zext_aliases(
                 {
                     alias[r] = Some(arg);
                     aliased.push(r);
+                }
+            }
+        }
+    }
+}
+
+/// Add to `alias` every `trunc` of an `i32`/`i16` to `i16`/`i8` whose every use reads
+/// only its low bits: the value stored by a `store` (`st.u16`/`st.u8` write the
+/// register's low bits) or the operand of a `sext` (`cvt.s32.s16` reads them). PTX lets
+/// `st` and `cvt` take a register wider than their type, so the result is the operand's
+/// register as it is, without the `and.b32` that keeps a narrow value zero-extended
+/// (llc stores `(x + 32768) >> 16` with `st.shared.u16` alone; dct8x8's ShortDCT did an
+/// `and.b32 .., 0xFFFF` before each). Any other use (a `zext`, which relies on the zero
+/// high bits, a comparison, a branch argument) keeps the `and`. Sound as the
+/// block-parameter aliases are: the operand's register is written once per execution
+/// of its definition, which dominates the `trunc`. Each result given an alias is pushed
+/// on `aliased` too. Two scans, no allocation beyond the map.
+pub(crate) fn add_trunc_aliases(
+    f: &Function,
+    alias: &mut SecondaryMap<Value, Option<Value>>,
+    aliased: &mut Vec<Value>,
+) {
+    let dfg = &f.dfg;
+    // 0: not a candidate, 1: a candidate so far, 2: some use needs the mask.
+    let mut state: SecondaryMap<Value, u8> = SecondaryMap::new();
+    let mut any = false;
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            if let InstructionData::Unary {
+                opcode: Opcode::Trunc,
+                arg,
+            } = *dfg.inst(inst)
+            {
+                let Some(r) = dfg.inst_result(inst) else {
+                    continue;
+                };
+                if matches!(dfg.value_type(arg), Type::I16 | Type::I32)
+                    && matches!(dfg.value_type(r), Type::I8 | Type::I16)
+                {
+                    state[r] = 1;
+                    any = true;
+                }
+            }
+        }
+    }
+    if !any {
+        return;
+    }
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            match *dfg.inst(inst) {
+                InstructionData::Store { args, .. } => {
+                    // The stored value may be one; the address is never narrow.
+                    if state[args[1]] == 1 {
+                        state[args[1]] = 2;
+                    }
+                }
+                InstructionData::Unary {
+                    opcode: Opcode::Sext,
+                    ..
+                } => {}
+                _ => dfg.for_each_inst_value(inst, |v| {
+                    if state[v] == 1 {
+                        state[v] = 2;
+                    }
+                }),
+            }
+        }
+    }
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            if let InstructionData::Unary {
+                opcode: Opcode::Trunc,
+                arg,
+            } = *dfg.inst(inst)
+            {
+                if let Some(r) = dfg.inst_result(inst) {
+                    if state[r] == 1 {
+                        alias[r] = Some(arg);
+                        aliased.push(r);
+                    }
                 }
             }
         }

@@ -4,7 +4,9 @@
 //! Each round does four steps, in this order:
 //! 1. **Fold** every `brif` and `br_table` whose condition is an integer constant into a
 //!    jump to the target it takes, and every `brif` whose two targets are the same block
-//!    with the same arguments into a jump.
+//!    with the same arguments into a jump. A `br_table` whose default only reaches
+//!    `unreachable`, or whose cases cover every value of its condition `x & c`, makes its most frequent case target the default, and drops the cases
+//!    that go where the default goes (a jump when none is left).
 //! 2. **Remove** the blocks no longer reachable from the entry (a barrier among them could
 //!    never execute; a remark says so).
 //! 3. **Forward** empty blocks: a block `E` (not the entry, not a loop header) holding only
@@ -101,6 +103,103 @@ fn only_jump(func: &Function, b: Block) -> Option<Inst> {
     }
 }
 
+/// Does `b` hold nothing but `unreachable`?
+fn only_unreachable(func: &Function, b: Block) -> bool {
+    func.layout
+        .first_inst(b)
+        .is_some_and(|i| func.dfg.inst(i).opcode() == gyre_ir::Opcode::Unreachable)
+}
+
+/// Two branch targets that are the same block with the same arguments.
+fn same_call(func: &Function, a: &BlockCall, b: &BlockCall) -> bool {
+    a.block == b.block && func.dfg.block_call_args(a) == func.dfg.block_call_args(b)
+}
+
+/// Do the cases cover every value `arg` can have? Only for `arg = x & c` with a
+/// non-negative constant `c` of at most 6 set bits (LLVM's `eliminateDeadSwitchCases`
+/// reads the same from known bits): its values are the submasks of `c`, each checked
+/// (at most 64). clang lowers a `switch (i % 4)` over all four residues with a default
+/// that the IR keeps (shfl_scan's `uint4` lane pick).
+fn cases_cover(func: &Function, arg: Value, cases: &[(i64, BlockCall)]) -> bool {
+    let gyre_ir::ValueDef::Result(i) = func.dfg.value_def(arg) else {
+        return false;
+    };
+    let InstructionData::Binary {
+        opcode: gyre_ir::Opcode::And,
+        args,
+        ..
+    } = *func.dfg.inst(i)
+    else {
+        return false;
+    };
+    let Some(c) = const_int(func, args[1]).or_else(|| const_int(func, args[0])) else {
+        return false;
+    };
+    let w = func.dfg.value_type(arg).bits();
+    if c.count_ones() > 6 || (w < 64 && c >> (w - 1) != 0) || (w == 64 && c >> 63 != 0) {
+        return false;
+    }
+    // Every submask of c, walked as s = (s - 1) & c down from c.
+    let mut s = c;
+    loop {
+        if !cases.iter().any(|&(k, _)| k == s as i64) {
+            return false;
+        }
+        if s == 0 {
+            return true;
+        }
+        s = (s - 1) & c;
+    }
+}
+
+/// Simplify the jump table of a `br_table` (LLVM's `createUnreachableSwitchDefault` and
+/// the all-cases-alike fold of `SimplifyCFGOpt::simplifySwitch`): a default that only
+/// reaches `unreachable`, or that no value of the condition reaches ([`cases_cover`]),
+/// is never taken, so the most frequent case target becomes the
+/// default and its cases go (the first such target on a tie); cases that go where the
+/// default goes are dropped. Returns `None` when nothing changes, else `Some` of the
+/// target when no case is left: the branch is a jump (clang's cleanup switch after
+/// inlining, `switch %dest [0: ret, 1: ret]` with an unreachable default, was a
+/// `br_table` every thread executed, with a `mov` of the case number on every path).
+fn simplify_table(
+    func: &mut Function,
+    arg: Value,
+    table: gyre_ir::JumpTable,
+) -> Option<Option<BlockCall>> {
+    let jt = func.dfg.jump_table(table);
+    let mut default = jt.default;
+    let dead_default = only_unreachable(func, default.block) || cases_cover(func, arg, &jt.cases);
+    if dead_default && !jt.cases.is_empty() {
+        let mut best = (0, 0usize);
+        for (i, (_, c)) in jt.cases.iter().enumerate() {
+            // Quadratic in the cases of one table; tables are short (a switch's arms).
+            let count = jt
+                .cases
+                .iter()
+                .filter(|(_, d)| same_call(func, c, d))
+                .count();
+            if count > best.1 {
+                best = (i, count);
+            }
+        }
+        default = jt.cases[best.0].1;
+    }
+    let keep: Vec<(i64, BlockCall)> = jt
+        .cases
+        .iter()
+        .filter(|(_, c)| !same_call(func, c, &default))
+        .copied()
+        .collect();
+    if keep.len() == jt.cases.len() {
+        // No case went where the (old or new) default goes: nothing to change.
+        return None;
+    }
+    let jt = func.dfg.jump_table_mut(table);
+    jt.default = default;
+    jt.cases = keep;
+    Some(jt.cases.is_empty().then_some(default))
+}
+
 impl SimplifyCfg {
     /// Step 1: fold constant and same-target branches. Returns the number folded.
     fn fold_branches(&mut self, func: &mut Function) -> u64 {
@@ -127,6 +226,15 @@ impl SimplifyCfg {
                     fold_to_jump(func, term, blocks[0]);
                     n += 1;
                 }
+            }
+            if let InstructionData::BrTable { arg, table } = *func.dfg.inst(term) {
+                match simplify_table(func, arg, table) {
+                    Some(Some(dest)) => fold_to_jump(func, term, dest),
+                    Some(None) => {}
+                    None => continue,
+                }
+                // Edges went either way (counted as a fold: unreachable blocks go next).
+                n += 1;
             }
         }
         n

@@ -53,6 +53,9 @@ struct ClassData {
     leaf: PackedOption<Node>,
     home: PackedOption<Block>,
     size: u32,
+    /// Bits known to be zero in the class's value (an integer; 0 otherwise): the known
+    /// bits of each node ([`super::rules::known_zeros`]), joined when classes merge.
+    zeros: u64,
 }
 
 /// Limits on rewriting, with counters of the times each stopped a rewrite.
@@ -300,6 +303,7 @@ impl EGraph {
             leaf: n.into(),
             home: None.into(),
             size: 1,
+            zeros: 0,
         });
         self.leaves[v] = n.into();
         n
@@ -316,6 +320,12 @@ impl EGraph {
             } => Some((*imm as u64) & super::rules::mask(ty.bits())),
             _ => None,
         }
+    }
+
+    /// The bits known to be zero in class `c`'s value (an integer class; 0 when nothing is
+    /// known or the class is not an integer).
+    pub fn zeros(&self, c: Node) -> u64 {
+        self.data(self.find_ro(c)).zeros
     }
 
     /// The float constant of class `c` (IEEE bits; an `f32` in the low half).
@@ -414,6 +424,7 @@ impl EGraph {
             data,
             InstructionData::IntConst { .. } | InstructionData::FloatConst { .. }
         );
+        let zeros = super::rules::known_zeros(self, &data, ty);
         let n = self.nodes.push(NodeKind::Pure {
             data: data.clone(),
             ty,
@@ -428,6 +439,7 @@ impl EGraph {
             leaf: None.into(),
             home: self.home,
             size: 1,
+            zeros,
         });
         self.map.insert(key, n);
         if is_const {
@@ -532,6 +544,8 @@ impl EGraph {
             _ => {}
         }
         m.size = dr.size + dother.size;
+        // Both nodes compute the value, so what either shows to be zero is.
+        m.zeros = dr.zeros | dother.zeros;
         self.class[root] = Some(m);
         self.class[other] = None;
         self.parent[other] = root.into();

@@ -26,6 +26,11 @@
 //! at its place, unless a rule shows it equal to one that cannot (a division by a
 //! non-zero constant, a power of two): nothing that may trap is hoisted above its guard.
 //!
+//! **Known bits.** Every e-class carries the bits known to be zero in its value, computed
+//! as each node arrives from its operands' classes and joined when classes merge (an
+//! e-class analysis); the demanded-bits rules (rules.rs) read it to drop the parts of a
+//! value an operation does not look at (InstCombine's `SimplifyDemandedBits`).
+//!
 //! Recursion: the rewrite of a node may add nodes that are rewritten in turn; this nests
 //! at most `simplify-rewrite-depth` deep (a limit, not program structure). Building and
 //! elaboration use explicit worklists.

@@ -228,6 +228,69 @@ pub const RULES: &[Rule] = &[
         ops: &[Bitcast],
         apply: bitcast_pair,
     },
+    // ---- known and demanded bits (InstCombine's SimplifyDemandedBits) ----
+    // zext(trunc x) => x & mask (x of the result type)
+    Rule {
+        name: "zext-trunc",
+        family: Family::Identity,
+        ops: &[Zext],
+        apply: zext_trunc,
+    },
+    // sext(trunc(x >>u/>>s c)) => x >>s c when the truncation keeps exactly the bits
+    // above c (the sign of the narrow value is bit w-1 of x)
+    Rule {
+        name: "sext-trunc-shift",
+        family: Family::Identity,
+        ops: &[Sext],
+        apply: sext_trunc_shift,
+    },
+    // (x >>u c) << c => x & (-1 << c); (x << c) >>u c => x & (-1 >>u c)
+    Rule {
+        name: "shift-pair",
+        family: Family::Identity,
+        ops: &[Shl, Lshr],
+        apply: shift_pair,
+    },
+    // (x & c1) | (x & c2) => x & (c1 | c2)
+    Rule {
+        name: "or-of-masks",
+        family: Family::Identity,
+        ops: &[Or],
+        apply: or_of_masks,
+    },
+    // x & c => x when every bit c clears is known zero in x
+    Rule {
+        name: "and-known-zero",
+        family: Family::Identity,
+        ops: &[And],
+        apply: and_known_zero,
+    },
+    // op(x) => op(x') where x' equals x on the bits op reads: x >>u c, x << c, x & c,
+    // trunc x look through or/xor with an operand known zero there and and with a mask
+    // that keeps them
+    Rule {
+        name: "demanded-bits",
+        family: Family::Identity,
+        ops: &[Lshr, Shl, And, Trunc],
+        apply: demanded_bits,
+    },
+    // trunc(op(a, b)) => op(a', b') for and/or/xor/iadd/isub/imul, each operand a constant
+    // (truncated) or an extension of a value of the result type (unwrapped): the low bits
+    // of these operations depend only on the operands' low bits
+    Rule {
+        name: "trunc-narrow",
+        family: Family::Identity,
+        ops: &[Trunc],
+        apply: trunc_narrow,
+    },
+    // icmp eq/ne ((x >>u c1) & c2), 0 => icmp eq/ne (x & (c2 << c1)), 0 (the bits c2 keeps
+    // of the shifted value, at their place in x); likewise (x << c1) & c2 with c2 >>u c1
+    Rule {
+        name: "icmp-mask-shift",
+        family: Family::Identity,
+        ops: &[Icmp],
+        apply: icmp_mask_shift,
+    },
     // ---- strength reduction ----
     // x * 2^k => x << k
     Rule {
@@ -1071,6 +1134,358 @@ fn reassoc_const(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
         D::Binary {
             opcode: op,
             args: [as_value(y), as_value(c)],
+            flags: IntFlags::NONE,
+        },
+        ty,
+    ))
+}
+
+/// The constant shift amount of `x op k`, if `k` is a constant below the width `w`.
+fn shift_amount(g: &EGraph, k: Node, w: u32) -> Option<u32> {
+    let k = g.iconst(k)?;
+    (k < u64::from(w)).then_some(k as u32)
+}
+
+/// The bits known to be zero in the result of `data` (its operands are class ids), from
+/// its operands' known zeros: a constant's clear bits, `and` (either operand's), `or`,
+/// `xor` and `select` (both operands'), shifts by a constant (the bits shifted in),
+/// `zext` (the new high bits), `trunc`. Computed once per node as it enters the e-graph,
+/// so a class's known bits cost no walk (LLVM's `computeKnownBits` walks up to six
+/// operands deep at every query instead).
+pub fn known_zeros(g: &EGraph, data: &D, ty: Type) -> u64 {
+    if !ty.is_int() {
+        return 0;
+    }
+    let w = ty.bits();
+    let m = mask(w);
+    let z = |v| g.zeros(as_node(v));
+    let r = match *data {
+        D::IntConst { imm } => !(imm as u64),
+        D::Binary { opcode, args, .. } => match opcode {
+            And => z(args[0]) | z(args[1]),
+            Or | Xor => z(args[0]) & z(args[1]),
+            Shl => match shift_amount(g, as_node(args[1]), w) {
+                Some(k) => (z(args[0]) << k) | mask(k),
+                None => 0,
+            },
+            Lshr => match shift_amount(g, as_node(args[1]), w) {
+                Some(k) => ((z(args[0]) & m) >> k) | !(m >> k),
+                None => 0,
+            },
+            Ashr => match shift_amount(g, as_node(args[1]), w) {
+                // The bits shifted in copy the sign bit: zero only where it is.
+                Some(k) if z(args[0]) & (1u64 << (w - 1)) != 0 => {
+                    ((z(args[0]) & m) >> k) | !(m >> k)
+                }
+                Some(k) => (z(args[0]) & m) >> k & (m >> k),
+                None => 0,
+            },
+            _ => 0,
+        },
+        D::Unary { opcode, arg } => {
+            let aw = g.ty_of(as_node(arg)).bits();
+            match opcode {
+                Zext => (z(arg) & mask(aw)) | !mask(aw),
+                Trunc => z(arg),
+                _ => 0,
+            }
+        }
+        D::Ternary {
+            opcode: Select,
+            args,
+        } => z(args[1]) & z(args[2]),
+        _ => 0,
+    };
+    r & m
+}
+
+/// `x op c` or `c op x` for a constant `c`: `(x, c)`.
+fn with_const_operand(g: &EGraph, a: Node, b: Node) -> Option<(Node, u64)> {
+    match (g.iconst(a), g.iconst(b)) {
+        (None, Some(c)) => Some((a, c)),
+        (Some(c), None) => Some((b, c)),
+        _ => None,
+    }
+}
+
+fn zext_trunc(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Unary { arg, .. } = *d else {
+        return None;
+    };
+    let (inner, nty) = g.def(as_node(arg))?;
+    let D::Unary {
+        opcode: Trunc,
+        arg: x,
+    } = inner
+    else {
+        return None;
+    };
+    if g.ty_of(as_node(x)) != ty {
+        return None;
+    }
+    let m = g.int(ty, mask(nty.bits()));
+    Some(g.add(
+        D::Binary {
+            opcode: And,
+            args: [x, as_value(m)],
+            flags: IntFlags::NONE,
+        },
+        ty,
+    ))
+}
+
+fn and_with(g: &mut EGraph, x: Node, c: u64, ty: Type) -> Node {
+    let c = g.int(ty, c);
+    g.add(
+        D::Binary {
+            opcode: And,
+            args: [as_value(x), as_value(c)],
+            flags: IntFlags::NONE,
+        },
+        ty,
+    )
+}
+
+fn shift_pair(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let (op, a, b, _) = bin_args(d)?;
+    let w = ty.bits();
+    let k = shift_amount(g, b, w)?;
+    let (inner, _) = g.def(a)?;
+    let (iop, x, ik, _) = bin_args(&inner)?;
+    if shift_amount(g, ik, w)? != k {
+        return None;
+    }
+    // The flags of either shift only add poison, which the mask refines.
+    let m = mask(w);
+    let keep = match (op, iop) {
+        (Shl, Lshr) => (m << k) & m,
+        (Lshr, Shl) => m >> k,
+        _ => return None,
+    };
+    Some(and_with(g, x, keep, ty))
+}
+
+fn or_of_masks(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let (_, a, b, _) = bin_args(d)?;
+    let masked = |g: &EGraph, n: Node| -> Option<(Node, u64)> {
+        let (inner, _) = g.def(n)?;
+        let (iop, p, q, _) = bin_args(&inner)?;
+        if iop != And {
+            return None;
+        }
+        with_const_operand(g, p, q)
+    };
+    let (x, c1) = masked(g, a)?;
+    let (y, c2) = masked(g, b)?;
+    if g.find(x) != g.find(y) {
+        return None;
+    }
+    Some(and_with(g, x, c1 | c2, ty))
+}
+
+fn and_known_zero(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let (_, a, b, _) = bin_args(d)?;
+    let (x, c) = with_const_operand(g, a, b)?;
+    ((g.zeros(x) | c) & mask(ty.bits()) == mask(ty.bits())).then(|| g.find(x))
+}
+
+/// Steps [`demanded_bits`] takes through a chain of masks and inserts (each one `def`
+/// lookup; bitfield code as clang emits it takes one or two per field).
+const DEMANDED_STEPS: u32 = 32;
+
+/// A class equal to `x` on the bits in `demanded`, found by walking down `x`'s cheapest
+/// nodes: `a | b` and `a ^ b` are `a` there when `b` is known zero there, and `a & c` is
+/// `a` when the constant `c` keeps them all, and `zext(trunc y)` is `y` when the
+/// truncation keeps them all. `None` when the walk does not move. An
+/// explicit loop with a step limit: a chain, not a tree, is followed.
+fn demanded_class(g: &EGraph, x: Node, demanded: u64) -> Option<Node> {
+    let mut cur = g.find_ro(x);
+    for _ in 0..DEMANDED_STEPS {
+        let Some((inner, ty)) = g.def(cur) else {
+            break;
+        };
+        if let Some(y) = zext_of_trunc(g, &inner, ty) {
+            // zext(trunc y) is y on the bits the truncation keeps.
+            let (x, nw) = y;
+            if demanded & !mask(nw) == 0 {
+                cur = g.find_ro(x);
+                continue;
+            }
+            break;
+        }
+        let Some((op, a, b, _)) = bin_args(&inner) else {
+            break;
+        };
+        let next = match op {
+            Or | Xor if g.zeros(b) & demanded == demanded => a,
+            Or | Xor if g.zeros(a) & demanded == demanded => b,
+            And => match with_const_operand(g, a, b) {
+                Some((y, c)) if c & demanded == demanded => y,
+                _ => break,
+            },
+            _ => break,
+        };
+        cur = g.find_ro(next);
+    }
+    (cur != g.find_ro(x)).then_some(cur)
+}
+
+/// `(y, n)` when `inner` (of type `ty`) is `zext(trunc y)` with `y` of type `ty` and the
+/// truncation to `n` bits.
+fn zext_of_trunc(g: &EGraph, inner: &D, ty: Type) -> Option<(Node, u32)> {
+    let D::Unary {
+        opcode: Zext,
+        arg: t,
+    } = *inner
+    else {
+        return None;
+    };
+    let (tr, nty) = g.def(as_node(t))?;
+    let D::Unary {
+        opcode: Trunc,
+        arg: y,
+    } = tr
+    else {
+        return None;
+    };
+    (g.ty_of(as_node(y)) == ty).then_some((as_node(y), nty.bits()))
+}
+
+fn demanded_bits(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let w = ty.bits();
+    let m = mask(w);
+    match *d {
+        D::Binary {
+            opcode,
+            args,
+            flags,
+        } => {
+            let (a, b) = (as_node(args[0]), as_node(args[1]));
+            let (x, demanded, other) = match opcode {
+                Lshr => (a, (m << shift_amount(g, b, w)?) & m, b),
+                Shl => (a, m >> shift_amount(g, b, w)?, b),
+                And => {
+                    let (x, c) = with_const_operand(g, a, b)?;
+                    let other = if x == a { b } else { a };
+                    (x, c & m, other)
+                }
+                _ => return None,
+            };
+            let y = demanded_class(g, x, demanded)?;
+            Some(g.add(
+                D::Binary {
+                    opcode,
+                    args: [as_value(y), as_value(other)],
+                    flags,
+                },
+                ty,
+            ))
+        }
+        D::Unary { opcode: Trunc, arg } => {
+            let y = demanded_class(g, as_node(arg), m)?;
+            Some(g.add(
+                D::Unary {
+                    opcode: Trunc,
+                    arg: as_value(y),
+                },
+                ty,
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn trunc_narrow(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Unary { arg, .. } = *d else {
+        return None;
+    };
+    let (inner, _) = g.def(as_node(arg))?;
+    let (op, a, b, _) = bin_args(&inner)?;
+    if !matches!(op, And | Or | Xor | Iadd | Isub | Imul) {
+        return None;
+    }
+    // Each operand narrowed: a constant truncated, an extension of a `ty` value unwrapped.
+    let narrow = |g: &mut EGraph, n: Node| -> Option<Node> {
+        if let Some(c) = g.iconst(n) {
+            return Some(g.int(ty, c));
+        }
+        let (ext, _) = g.def(n)?;
+        match ext {
+            D::Unary {
+                opcode: Zext | Sext,
+                arg: y,
+            } if g.ty_of(as_node(y)) == ty => Some(g.find(as_node(y))),
+            _ => None,
+        }
+    };
+    let (x, y) = (narrow(g, a)?, narrow(g, b)?);
+    Some(g.add(
+        D::Binary {
+            opcode: op,
+            args: [as_value(x), as_value(y)],
+            flags: IntFlags::NONE,
+        },
+        ty,
+    ))
+}
+
+fn icmp_mask_shift(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::IntCompare { cond, args } = *d else {
+        return None;
+    };
+    if !matches!(cond, IntCC::Eq | IntCC::Ne) || g.iconst(as_node(args[1])) != Some(0) {
+        return None;
+    }
+    let (and, aty) = g.def(as_node(args[0]))?;
+    let (And, p, q, _) = bin_args(&and)? else {
+        return None;
+    };
+    let (s, c2) = with_const_operand(g, p, q)?;
+    let (shift, _) = g.def(s)?;
+    let (sop, x, k, _) = bin_args(&shift)?;
+    let w = aty.bits();
+    let m = mask(w);
+    let k = shift_amount(g, k, w)?;
+    // Bit i of (x >>u k) is bit i + k of x, and bit i of (x << k) is bit i - k of x (the
+    // other bits are zero): the same bits of x, tested in place.
+    let c = match sop {
+        Lshr => ((c2 & (m >> k)) << k) & m,
+        Shl => (c2 & m) >> k,
+        _ => return None,
+    };
+    let masked = and_with(g, x, c, aty);
+    let zero = g.int(aty, 0);
+    Some(g.add(
+        D::IntCompare {
+            cond,
+            args: [as_value(masked), as_value(zero)],
+        },
+        ty,
+    ))
+}
+
+fn sext_trunc_shift(g: &mut EGraph, d: &D, ty: Type) -> Option<Node> {
+    let D::Unary { arg, .. } = *d else {
+        return None;
+    };
+    let (inner, nty) = g.def(as_node(arg))?;
+    let D::Unary {
+        opcode: Trunc,
+        arg: s,
+    } = inner
+    else {
+        return None;
+    };
+    let (shift, sty) = g.def(as_node(s))?;
+    let (op, x, k, _) = bin_args(&shift)?;
+    let w = sty.bits();
+    if sty != ty || !matches!(op, Lshr | Ashr) || shift_amount(g, k, w)? != w - nty.bits() {
+        return None;
+    }
+    Some(g.add(
+        D::Binary {
+            opcode: Ashr,
+            args: [as_value(x), as_value(k)],
             flags: IntFlags::NONE,
         },
         ty,
