@@ -634,22 +634,26 @@ impl LoopInfo {
     }
 
     /// The header of `l`.
+    #[inline]
     pub fn header(&self, l: Loop) -> Block {
         self.data(l).header
     }
 
     /// The loop containing `l` directly.
+    #[inline]
     pub fn parent(&self, l: Loop) -> Option<Loop> {
         self.data(l).parent.expand()
     }
 
     /// Direct subloops of `l` in program order.
+    #[inline]
     pub fn children(&self, l: Loop) -> &[Loop] {
         let [a, b] = self.data(l).children;
         &self.children[a as usize..b as usize]
     }
 
     /// Nesting depth: 1 for an outermost loop.
+    #[inline]
     pub fn depth(&self, l: Loop) -> u32 {
         self.data(l).depth
     }
@@ -1340,6 +1344,7 @@ impl LoopInfo {
     }
 
     /// Is `block` the header of a loop?
+    #[inline]
     pub fn is_header(&self, block: Block) -> bool {
         self.innermost_loop(block)
             .is_some_and(|l| self.data(l).header == block)
@@ -1364,6 +1369,7 @@ impl LoopInfo {
 
     /// Blocks of `l` with an edge to the header, each once (however many edges it has),
     /// in RPO.
+    #[inline]
     pub fn latches(&self, l: Loop) -> &[Block] {
         let [a, b] = self.data(l).latches;
         &self.latches[a as usize..b as usize]
@@ -1374,6 +1380,7 @@ impl LoopInfo {
     /// terminator branches to the header twice (a `brif` with both targets the header, a
     /// `br_table` with two entries for it) is two back edges, and `None`. Passes ported
     /// from LLVM rely on "the" back edge being one edge.
+    #[inline]
     pub fn latch(&self, l: Loop) -> Option<Block> {
         match self.latches(l) {
             [one] if self.data(l).one_back_edge => Some(*one),
@@ -1391,11 +1398,13 @@ impl LoopInfo {
     }
 
     /// Does `l` or one of its subloops contain an irreducible cycle?
+    #[inline]
     pub fn contains_irreducible(&self, l: Loop) -> bool {
         self.data(l).irreducible
     }
 
     /// Is `block` in one of the [`LoopInfo::irreducible_cycles`]? O(1).
+    #[inline]
     pub fn in_irreducible_cycle(&self, block: Block) -> bool {
         self.in_irreducible.get(block.index()).is_some_and(|b| *b)
     }

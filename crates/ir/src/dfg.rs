@@ -289,6 +289,7 @@ impl DataFlowGraph {
 
     /// Call `f` on every branch target of `inst` in order (for `br_table`: the default
     /// first, then the cases). Non-branches have none.
+    #[inline]
     pub fn for_each_dest(&self, inst: Inst, mut f: impl FnMut(&BlockCall)) {
         match &self.insts[inst] {
             InstructionData::Jump { dest } => f(dest),

@@ -212,6 +212,7 @@ impl Function {
     }
 
     /// The terminator of a block, if its last instruction is one.
+    #[inline]
     pub fn terminator(&self, block: Block) -> Option<Inst> {
         let last = self.layout.last_inst(block)?;
         self.dfg.inst(last).opcode().is_terminator().then_some(last)

@@ -224,6 +224,7 @@ opcodes! {
 
 impl Opcode {
     /// Does this opcode end a block?
+    #[inline]
     pub fn is_terminator(self) -> bool {
         matches!(
             self,
@@ -238,6 +239,7 @@ impl Opcode {
 
     /// Does this opcode touch memory or otherwise have effects beyond its result?
     /// Such instructions may not be removed, duplicated speculatively or reordered freely.
+    #[inline]
     pub fn has_side_effects(self) -> bool {
         matches!(
             self,
@@ -295,6 +297,7 @@ impl Opcode {
     /// Is this operation convergent (all threads of a CTA, or of a warp's mask for the
     /// warp collectives, must reach it together)? Calls are conservatively convergent:
     /// the callee may contain a barrier.
+    #[inline]
     pub fn is_convergent(self) -> bool {
         matches!(
             self,
@@ -965,6 +968,7 @@ impl InstructionData {
 
 impl InstructionData {
     /// The opcode of the instruction.
+    #[inline]
     pub fn opcode(&self) -> Opcode {
         match *self {
             InstructionData::IntConst { .. } => Opcode::Iconst,
