@@ -41,11 +41,12 @@
 
 use crate::analyses::Analyses;
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
+use crate::utils::loop_dce::{pure, LoopDce};
 use gyre_analysis::scev::ScevFlags;
 use gyre_analysis::{Loop, LoopInfo, ScalarEvolution, Scev, ScevKind};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
 use gyre_ir::{Block, Function, Inst, InstructionData, IntFlags, Opcode, Type, Value, ValueDef};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 const NAME: &str = "loop-reduce";
 
@@ -93,11 +94,10 @@ pub struct LoopReduce {
     blocks: Vec<Block>,
     /// Uses of each value by the loop's instructions (for the cost model).
     uses: FxHashMap<Value, u32>,
-    live: FxHashSet<Value>,
+    dce: LoopDce,
     work: Vec<Value>,
     /// `base + rest` already computed in the current loop's preheader.
     starts: FxHashMap<(Value, Scev), Value>,
-    preds: Vec<Block>,
 }
 
 /// One access whose address is an add-recurrence of the loop.
@@ -310,16 +310,6 @@ fn push_edge_arg(func: &mut Function, from: Block, to: Block, v: Value) {
 fn sext_bits(x: u64, bits: u32) -> i128 {
     let sh = 64 - bits;
     i128::from(((x << sh) as i64) >> sh)
-}
-
-/// Is `i` an instruction without effects whose only output is its result?
-fn pure(func: &Function, i: Inst) -> bool {
-    let op = func.dfg.inst(i).opcode();
-    !op.is_terminator()
-        && !op.has_side_effects()
-        && !op.reads_memory()
-        && !op.is_convergent()
-        && func.dfg.inst_result(i).is_some()
 }
 
 /// Instructions per execution of `i` in PTX, as the emitter counts them: constants, an
@@ -907,93 +897,15 @@ impl LoopReduce {
 
     /// Remove the loop's instructions and block parameters nothing live uses.
     fn dead_code(&mut self, func: &mut Function, cx: &mut PassContext<'_>, c: &Ctx) {
-        let li = &cx.analyses.loops;
-        let cfg = &cx.analyses.cfg;
-        let l = c.l;
-        let mut live = std::mem::take(&mut self.live);
-        let mut work = std::mem::take(&mut self.work);
-        let mut preds = std::mem::take(&mut self.preds);
-        live.clear();
-        work.clear();
-        for &b in &self.blocks {
-            for i in func.layout.block_insts(b) {
-                if pure(func, i) {
-                    continue;
-                }
-                work.extend_from_slice(func.dfg.inst_args(i));
-                // Arguments leaving the loop are live; those to its own blocks follow
-                // their parameters.
-                func.dfg.for_each_dest(i, |bc| {
-                    if !li.contains(l, bc.block) {
-                        work.extend_from_slice(func.dfg.block_call_args(bc));
-                    }
-                });
-            }
-        }
-        while let Some(v) = work.pop() {
-            if !live.insert(v) {
-                continue;
-            }
-            match func.dfg.value_def(v) {
-                ValueDef::Result(i) => work.extend_from_slice(func.dfg.inst_args(i)),
-                ValueDef::Param(b, j) if li.contains(l, b) => {
-                    preds.clear();
-                    preds.extend_from_slice(cfg.preds(b));
-                    preds.sort_unstable();
-                    preds.dedup();
-                    for &pr in &preds {
-                        let t = func.terminator(pr).expect("a terminator");
-                        func.dfg.for_each_dest(t, |bc| {
-                            if bc.block == b {
-                                if let Some(&a) = func.dfg.block_call_args(bc).get(j as usize) {
-                                    work.push(a);
-                                }
-                            }
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-        let (mut insts, mut ivs) = (0u64, 0u64);
-        for bi in 0..self.blocks.len() {
-            let b = self.blocks[bi];
-            let n = func.dfg.block_params(b).len();
-            for j in (0..n).rev() {
-                let p = func.dfg.block_params(b)[j];
-                if live.contains(&p) {
-                    continue;
-                }
-                preds.clear();
-                preds.extend_from_slice(cfg.preds(b));
-                preds.sort_unstable();
-                preds.dedup();
-                for &pr in &preds {
-                    let t = func.terminator(pr).expect("a terminator");
-                    func.dfg.for_each_dest_mut(t, |bc, pool| {
-                        if bc.block == b {
-                            bc.args.remove(j, pool);
-                        }
-                    });
-                }
-                func.dfg.remove_block_param(b, j);
-                if b == c.header {
-                    ivs += 1;
-                }
-            }
-            let mut cur = func.layout.first_inst(b);
-            while let Some(i) = cur {
-                cur = func.layout.next_inst(i);
-                if pure(func, i) && !live.contains(&func.dfg.inst_result(i).expect("pure")) {
-                    func.layout.remove_inst(i);
-                    insts += 1;
-                }
-            }
-        }
-        self.live = live;
-        self.work = work;
-        self.preds = preds;
-        cx.stats.add(NAME, "NumDeadInsts", insts);
-        cx.stats.add(NAME, "NumDeadIVs", ivs);
+        let r = self.dce.run(
+            func,
+            &cx.analyses.cfg,
+            &cx.analyses.loops,
+            c.l,
+            c.header,
+            &self.blocks,
+        );
+        cx.stats.add(NAME, "NumDeadInsts", r.insts);
+        cx.stats.add(NAME, "NumDeadIVs", r.header_params);
     }
 }
