@@ -809,14 +809,14 @@ impl LoopReduce {
         };
         while chosen.len() < max_ivs {
             let mut best: Option<(i64, usize)> = None;
-            for g in 0..groups.len() {
+            for (g, &start) in start_costs.iter().enumerate() {
                 if chosen.contains(&g) {
                     continue;
                 }
                 chosen.push(g);
                 let gain = i64::from(self.saving(func, li, c, groups, &chosen)) - base - 1;
                 chosen.pop();
-                let pays = trips.is_none_or(|t| gain.saturating_mul(t) > start_costs[g]);
+                let pays = trips.is_none_or(|t| gain.saturating_mul(t) > start);
                 if gain > 0 && pays && best.is_none_or(|(b, _)| gain > b) {
                     best = Some((gain, g));
                 }
