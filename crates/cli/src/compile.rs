@@ -108,17 +108,23 @@ pub fn codegen_flags(flags: &PassFlags) -> Result<(CodegenFlags, PassFlags), Cli
 }
 
 /// `-O`'s pipeline followed by what llc runs before emission
-/// ([`gyre_transforms::CODEGEN_LOOP_PIPELINE`]: loop strength reduction), unless
-/// `-C disable-lsr=true`; a `-passes=` pipeline is run as given.
+/// ([`gyre_transforms::CODEGEN_LOOP_PIPELINE`]: constant-offset splitting and loop
+/// strength reduction; only the former under `-C disable-lsr=true`); a `-passes=`
+/// pipeline is run as given.
 pub fn with_codegen_passes(
     flags: &PassFlags,
     pipeline: Option<String>,
 ) -> Result<Option<String>, CliError> {
     let optimizing = flags.passes.is_none() && flags.opt_level.is_some_and(|n| n > 0);
-    if !optimizing || crate::opt::parse_knobs(flags)?.disable_lsr() {
+    if !optimizing {
         return Ok(pipeline);
     }
-    Ok(pipeline.map(|p| format!("{p},{}", gyre_transforms::CODEGEN_LOOP_PIPELINE)))
+    let codegen = if crate::opt::parse_knobs(flags)?.disable_lsr() {
+        "separate-const-offset"
+    } else {
+        gyre_transforms::CODEGEN_LOOP_PIPELINE
+    };
+    Ok(pipeline.map(|p| format!("{p},{codegen}")))
 }
 
 /// `gyre compile`.

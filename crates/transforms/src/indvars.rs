@@ -26,6 +26,7 @@ use crate::analyses::Analyses;
 use crate::knobs::ExitValues;
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::clone::{remap_instructions, ValueMap};
+use crate::utils::loop_dce::LoopDce;
 use gyre_analysis::scev::{def_block, edge_args, look_through_params, ScevFlags};
 use gyre_analysis::{Cfg, Loop, LoopInfo, ScalarEvolution, Scev};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
@@ -82,11 +83,8 @@ pub struct IndVarSimplify {
     expanded: FxHashMap<Scev, Value>,
     /// Existing values given uses in other blocks (for `nonlocal-uses`).
     touched: Vec<Value>,
-    /// Dead-code buffers, reused across loops (thousands of small loops must not each
-    /// allocate).
-    live: rustc_hash::FxHashSet<Value>,
-    work: Vec<Value>,
-    preds: Vec<Block>,
+    /// Dead-code buffers, reused across loops.
+    dce: LoopDce,
 }
 
 /// Why a loop is left alone: the remark kind, and its counter.
@@ -872,104 +870,17 @@ impl IndVarSimplify {
     /// branch condition or an exit needs it), so an IV cycle (a header parameter and its
     /// increment) that only fed itself goes with everything that fed only it.
     fn dead_code(&mut self, func: &mut Function, cx: &mut PassContext<'_>, c: &Ctx) -> bool {
-        let li = &cx.analyses.loops;
-        let cfg = &cx.analyses.cfg;
-        let l = c.l;
-        let pure = |func: &Function, i: Inst| {
-            let op = func.dfg.inst(i).opcode();
-            !op.is_terminator()
-                && !op.has_side_effects()
-                && !op.reads_memory()
-                && !op.is_convergent()
-                && func.dfg.inst_result(i).is_some()
-        };
-        let mut live = std::mem::take(&mut self.live);
-        let mut work = std::mem::take(&mut self.work);
-        let mut preds = std::mem::take(&mut self.preds);
-        live.clear();
-        work.clear();
-        for &b in &self.blocks {
-            for i in func.layout.block_insts(b) {
-                if pure(func, i) {
-                    continue;
-                }
-                work.extend_from_slice(func.dfg.inst_args(i));
-                // Arguments leaving the nest are live; those to its own blocks follow
-                // their parameters.
-                func.dfg.for_each_dest(i, |bc| {
-                    if !li.contains(l, bc.block) {
-                        work.extend_from_slice(func.dfg.block_call_args(bc));
-                    }
-                });
-            }
-        }
-        while let Some(v) = work.pop() {
-            if !live.insert(v) {
-                continue;
-            }
-            match func.dfg.value_def(v) {
-                ValueDef::Result(i) => work.extend_from_slice(func.dfg.inst_args(i)),
-                ValueDef::Param(b, j) if li.contains(l, b) => {
-                    preds.clear();
-                    preds.extend_from_slice(cfg.preds(b));
-                    preds.sort_unstable();
-                    preds.dedup();
-                    for &pr in &preds {
-                        let t = func.terminator(pr).expect("a terminator");
-                        func.dfg.for_each_dest(t, |bc| {
-                            if bc.block == b {
-                                if let Some(&a) = func.dfg.block_call_args(bc).get(j as usize) {
-                                    work.push(a);
-                                }
-                            }
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-        let (mut insts, mut ivs, mut params) = (0u64, 0u64, 0u64);
-        for bi in 0..self.blocks.len() {
-            let b = self.blocks[bi];
-            let n = func.dfg.block_params(b).len();
-            for j in (0..n).rev() {
-                let p = func.dfg.block_params(b)[j];
-                if live.contains(&p) {
-                    continue;
-                }
-                preds.clear();
-                preds.extend_from_slice(cfg.preds(b));
-                preds.sort_unstable();
-                preds.dedup();
-                for &pr in &preds {
-                    let t = func.terminator(pr).expect("a terminator");
-                    func.dfg.for_each_dest_mut(t, |bc, pool| {
-                        if bc.block == b {
-                            bc.args.remove(j, pool);
-                        }
-                    });
-                }
-                func.dfg.remove_block_param(b, j);
-                params += 1;
-                if b == c.header {
-                    ivs += 1;
-                }
-            }
-            let mut cur = func.layout.first_inst(b);
-            while let Some(i) = cur {
-                cur = func.layout.next_inst(i);
-                if pure(func, i) && !live.contains(&func.dfg.inst_result(i).expect("pure")) {
-                    func.layout.remove_inst(i);
-                    insts += 1;
-                }
-            }
-        }
-        self.live = live;
-        self.work = work;
-        self.preds = preds;
-        cx.stats.add(NAME, "NumDeadInsts", insts);
-        cx.stats.add(NAME, "NumDeadIVs", ivs);
-        insts + params > 0
+        let r = self.dce.run(
+            func,
+            &cx.analyses.cfg,
+            &cx.analyses.loops,
+            c.l,
+            c.header,
+            &self.blocks,
+        );
+        cx.stats.add(NAME, "NumDeadInsts", r.insts);
+        cx.stats.add(NAME, "NumDeadIVs", r.header_params);
+        r.insts + r.params > 0
     }
 
     /// `verify-indvars`: the function verifies and a constant trip count, computed again,

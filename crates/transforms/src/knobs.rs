@@ -354,6 +354,9 @@ knobs! {
         "Turn loop-reduce off (llc's -disable-lsr): gyre compile -O then emits the -O pipeline's addresses as they are.";
     lsr_max_ivs: u32 = 4, "lsr-max-ivs", "loop-reduce",
         "The most pointer IVs loop-reduce gives one loop (each is a 64-bit register live through the loop).";
+    // --- separate-const-offset (issue 23) ---
+    disable_separate_const_offset: bool = false, "disable-separate-const-offset", "separate-const-offset",
+        "Turn separate-const-offset off: accesses whose indices differ by a constant then each compute their own address.";
     // --- simplifycfg (issue 23) ---
     simplifycfg_keep_loops: bool = true, "simplifycfg-keep-loops", "simplifycfg",
         "Keep empty blocks that jump to a loop header (preheaders, latches) or exit a loop in simplifycfg (LLVM's NeedCanonicalLoops).";

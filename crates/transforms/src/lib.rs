@@ -88,6 +88,8 @@ pub mod select_formation;
 pub mod simplifycfg;
 // --- loop-reduce (issue 23) ---
 pub mod loop_reduce;
+// --- separate-const-offset (issue 23) ---
+pub mod const_offset;
 // --- early-cse (issue 23) ---
 pub mod early_cse;
 

@@ -30,9 +30,16 @@
 //!    constants and constant `ptradd`s used only as addresses cost nothing). Groups are
 //!    taken greedily by their additional saving, only while it is positive, at most
 //!    `lsr-max-ivs` per loop: each pointer IV is a 64-bit register for the whole loop.
-//! 4. **Rewrite.** The header gets a pointer parameter: the preheader passes `ptradd base,
-//!    start, 1` (the start expanded there), the latch `ptradd iv, step, 1`. The old index
-//!    arithmetic left dead, and IV cycles nothing uses any more, are removed.
+//!    With a constant trip count, the saving times the trips must also exceed the
+//!    group's start (its preheader instructions, as step 4 expands it).
+//! 4. **Rewrite.** The header gets a pointer parameter: the preheader passes the start,
+//!    the latch `ptradd iv, step, 1`. The start `base + Σ k·t + c` is expanded as
+//!    `ptradd`s of the terms, `ptradd acc, x, k` for a `t = sext(x)` (one `mad.wide.s32`
+//!    each, as the unreduced address was, rather than `cvt.s64.s32`, `mul.lo.s64` and
+//!    `add.s64` per term), chain prefixes shared between the loop's groups, and the
+//!    constant as an immediate add; a start with a negative or wider coefficient is
+//!    computed in `i64` and added once. The old index arithmetic left dead, and IV cycles
+//!    nothing uses any more, are removed.
 //!
 //! Every rewritten address equals the old one on every iteration where the access runs,
 //! so the loop's behaviour is unchanged (an access that does not run may see any pointer:
@@ -41,11 +48,12 @@
 
 use crate::analyses::Analyses;
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
+use crate::utils::loop_dce::{pure, LoopDce};
 use gyre_analysis::scev::ScevFlags;
 use gyre_analysis::{Loop, LoopInfo, ScalarEvolution, Scev, ScevKind};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
 use gyre_ir::{Block, Function, Inst, InstructionData, IntFlags, Opcode, Type, Value, ValueDef};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 const NAME: &str = "loop-reduce";
 
@@ -93,11 +101,13 @@ pub struct LoopReduce {
     blocks: Vec<Block>,
     /// Uses of each value by the loop's instructions (for the cost model).
     uses: FxHashMap<Value, u32>,
-    live: FxHashSet<Value>,
+    dce: LoopDce,
     work: Vec<Value>,
-    /// `base + rest` already computed in the current loop's preheader.
-    starts: FxHashMap<(Value, Scev), Value>,
-    preds: Vec<Block>,
+    /// `ptradd acc, t, k` already computed in the current loop's preheader (prefixes of
+    /// start chains).
+    starts: FxHashMap<(Value, Scev, u32), Value>,
+    /// The terms of the start being expanded.
+    terms: Vec<(Scev, u32)>,
 }
 
 /// One access whose address is an add-recurrence of the loop.
@@ -239,7 +249,7 @@ impl LoopPass for LoopReduce {
                 Some(header),
                 "NotProfitable",
                 format!(
-                    "{rejected} candidate pointer IVs would not save an instruction per iteration"
+                    "{rejected} candidate pointer IVs would not pay for their increments and starts"
                 ),
             );
             return Ok(PassResult::UNCHANGED);
@@ -310,16 +320,6 @@ fn push_edge_arg(func: &mut Function, from: Block, to: Block, v: Value) {
 fn sext_bits(x: u64, bits: u32) -> i128 {
     let sh = 64 - bits;
     i128::from(((x << sh) as i64) >> sh)
-}
-
-/// Is `i` an instruction without effects whose only output is its result?
-fn pure(func: &Function, i: Inst) -> bool {
-    let op = func.dfg.inst(i).opcode();
-    !op.is_terminator()
-        && !op.has_side_effects()
-        && !op.reads_memory()
-        && !op.is_convergent()
-        && func.dfg.inst_result(i).is_some()
 }
 
 /// Instructions per execution of `i` in PTX, as the emitter counts them: constants, an
@@ -795,16 +795,29 @@ impl LoopReduce {
     ) -> Vec<usize> {
         let mut chosen: Vec<usize> = Vec::new();
         let mut base = 0i64;
+        // With a known trip count, a group must also pay for its start (computed once
+        // per entry to the loop): its gain per iteration times the trips must exceed it.
+        let trips = self
+            .se
+            .backedge_taken_count(c.l)
+            .and_then(|b| self.se.as_const(b))
+            .and_then(|b| i64::try_from(b).ok())
+            .map(|b| b.saturating_add(1));
+        let start_costs: Vec<i64> = match trips {
+            Some(_) => groups.iter().map(|g| self.start_cost(g)).collect(),
+            None => vec![0; groups.len()],
+        };
         while chosen.len() < max_ivs {
             let mut best: Option<(i64, usize)> = None;
-            for g in 0..groups.len() {
+            for (g, &start) in start_costs.iter().enumerate() {
                 if chosen.contains(&g) {
                     continue;
                 }
                 chosen.push(g);
                 let gain = i64::from(self.saving(func, li, c, groups, &chosen)) - base - 1;
                 chosen.pop();
-                if gain > 0 && best.is_none_or(|(b, _)| gain > b) {
+                let pays = trips.is_none_or(|t| gain.saturating_mul(t) > start);
+                if gain > 0 && pays && best.is_none_or(|(b, _)| gain > b) {
                     best = Some((gain, g));
                 }
             }
@@ -815,7 +828,9 @@ impl LoopReduce {
         if chosen.is_empty() && groups.len() <= max_ivs {
             // Groups sharing index arithmetic may only pay off together.
             let all: Vec<usize> = (0..groups.len()).collect();
-            if i64::from(self.saving(func, li, c, groups, &all)) > groups.len() as i64 {
+            let gain = i64::from(self.saving(func, li, c, groups, &all)) - groups.len() as i64;
+            let start: i64 = start_costs.iter().sum();
+            if gain > 0 && trips.is_none_or(|t| gain.saturating_mul(t) > start) {
                 chosen = all;
             }
         }
@@ -823,18 +838,61 @@ impl LoopReduce {
         chosen
     }
 
-    /// `s` as `scale * sext(idx)` with a narrow `idx`, else `s * 1`.
-    fn scaled_index(&self, s: Scev) -> (Scev, u32) {
-        let se = &self.se;
-        if se.kind(s) == ScevKind::Mul && se.operands(s).len() == 2 {
-            let (k, x) = (se.operands(s)[0], se.operands(s)[1]);
-            if let Some(k) = se.as_const(k).filter(|&k| k > 0 && k <= i32::MAX as u64) {
-                if se.kind(x) == ScevKind::SExt {
-                    return (se.operands(x)[0], k as u32);
-                }
-            }
+    /// The preheader instructions `g`'s start costs, as `rewrite` expands it: one
+    /// `ptradd` (a `mad.wide`) per term, an add for a constant part, and for a start
+    /// expanded whole in 64-bit arithmetic, about three per part (`cvt`, `mul.lo`, `add`).
+    fn start_cost(&mut self, g: &Group) -> i64 {
+        let lead = g.members.iter().map(|m| m.offset).min().unwrap_or(0);
+        if self.se.as_const(g.rest) == Some(0) {
+            return i64::from(lead != 0);
         }
-        (s, 1)
+        match self.start_terms(g.rest) {
+            Some(k) => self.terms.len() as i64 + i64::from(lead.wrapping_add(k) != 0),
+            None => 3 * self.se.operands(g.rest).len().max(1) as i64 + 1,
+        }
+    }
+
+    /// `s` (an `i64` start) as a sum of `k * t` terms with `0 < k <= i32::MAX` (each one
+    /// `ptradd acc, t, k`: a `mad.wide` when `t` is an extension of an `i32`) and a
+    /// constant, into `self.terms`; `None` (and the caller expands `s` whole) for a
+    /// negative or too large coefficient, or more than `MAX_INDEX_OPS` parts.
+    fn start_terms(&mut self, s: Scev) -> Option<i64> {
+        let se = &self.se;
+        let terms = &mut self.terms;
+        terms.clear();
+        let mut stack: Vec<(Scev, i128)> = vec![(s, 1)];
+        let mut konst: i128 = 0;
+        let mut n = 0;
+        while let Some((x, k)) = stack.pop() {
+            n += 1;
+            if n > MAX_INDEX_OPS || i64::try_from(k).is_err() {
+                return None;
+            }
+            match se.kind(x) {
+                ScevKind::Const => {
+                    konst += k * i128::from(se.as_const(x).unwrap_or(0) as i64);
+                    continue;
+                }
+                ScevKind::Add => {
+                    for &o in se.operands(x) {
+                        stack.push((o, k));
+                    }
+                    continue;
+                }
+                ScevKind::Mul if se.operands(x).len() == 2 => {
+                    if let Some(m) = se.as_const(se.operands(x)[0]) {
+                        stack.push((se.operands(x)[1], k * i128::from(m as i64)));
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            let k = u32::try_from(k)
+                .ok()
+                .filter(|&k| k > 0 && k <= i32::MAX as u32)?;
+            terms.push((x, k));
+        }
+        i64::try_from(konst).ok()
     }
 
     /// Give the loop one pointer IV for `g` and make its accesses use it.
@@ -851,29 +909,55 @@ impl LoopReduce {
         {
             return false;
         }
-        // The start is `base + rest + lead`: `k * sext(x)` as `ptradd base, x, k` (one
-        // `mad.wide.s32`), computed once per base and rest, then the constant (an
-        // immediate `add.s64`); a zero part is no instruction.
-        let p_rest = if self.se.as_const(g.rest) == Some(0) {
-            g.base
-        } else if let Some(&p) = self.starts.get(&(g.base, g.rest)) {
-            p
-        } else {
-            let (idx, scale) = self.scaled_index(g.rest);
-            let Some(sv) = self.se.expand_with(func, outside, idx, at) else {
-                return false;
-            };
-            let p = FuncCursor::new(func)
-                .before_inst(at)
-                .ptradd(g.base, sv, scale);
-            self.starts.insert((g.base, g.rest), p);
-            p
+        // The start is `base + rest + lead`: each `k * sext(x)` of `rest` as `ptradd acc,
+        // x, k` (one `mad.wide.s32`, as the unreduced address was; a `zext` one
+        // `mad.wide.u32`), each chain prefix computed once per loop, then the constant
+        // (an immediate `add.s64`); a zero part is no instruction.
+        let split = self.start_terms(g.rest).filter(|_| {
+            self.terms
+                .iter()
+                .all(|&(t, _)| self.se.can_expand_with(func, outside, t, at))
+        });
+        let (p_rest, konst) = match split {
+            _ if self.se.as_const(g.rest) == Some(0) => (g.base, 0),
+            Some(konst) => {
+                let mut acc = g.base;
+                for ti in 0..self.terms.len() {
+                    let (t, k) = self.terms[ti];
+                    if let Some(&p) = self.starts.get(&(acc, t, k)) {
+                        acc = p;
+                        continue;
+                    }
+                    // A sign extension's operand: `ptradd` sign-extends a narrow index.
+                    let e = if self.se.kind(t) == ScevKind::SExt {
+                        self.se.operands(t)[0]
+                    } else {
+                        t
+                    };
+                    let Some(v) = self.se.expand_with(func, outside, e, at) else {
+                        return false;
+                    };
+                    let p = FuncCursor::new(func).before_inst(at).ptradd(acc, v, k);
+                    self.starts.insert((acc, t, k), p);
+                    acc = p;
+                }
+                (acc, konst)
+            }
+            None => {
+                let Some(v) = self.se.expand_with(func, outside, g.rest, at) else {
+                    return false;
+                };
+                let p = FuncCursor::new(func).before_inst(at).ptradd(g.base, v, 1);
+                (p, 0)
+            }
         };
-        let p0 = if lead == 0 {
+        // The members address `iv + (offset - lead)`.
+        let start_off = lead.wrapping_add(konst);
+        let p0 = if start_off == 0 {
             p_rest
         } else {
             let mut cur = FuncCursor::new(func).before_inst(at);
-            let k = cur.iconst(Type::I64, lead);
+            let k = cur.iconst(Type::I64, start_off);
             cur.ptradd(p_rest, k, 1)
         };
         let step_v = match step_const {
@@ -907,93 +991,15 @@ impl LoopReduce {
 
     /// Remove the loop's instructions and block parameters nothing live uses.
     fn dead_code(&mut self, func: &mut Function, cx: &mut PassContext<'_>, c: &Ctx) {
-        let li = &cx.analyses.loops;
-        let cfg = &cx.analyses.cfg;
-        let l = c.l;
-        let mut live = std::mem::take(&mut self.live);
-        let mut work = std::mem::take(&mut self.work);
-        let mut preds = std::mem::take(&mut self.preds);
-        live.clear();
-        work.clear();
-        for &b in &self.blocks {
-            for i in func.layout.block_insts(b) {
-                if pure(func, i) {
-                    continue;
-                }
-                work.extend_from_slice(func.dfg.inst_args(i));
-                // Arguments leaving the loop are live; those to its own blocks follow
-                // their parameters.
-                func.dfg.for_each_dest(i, |bc| {
-                    if !li.contains(l, bc.block) {
-                        work.extend_from_slice(func.dfg.block_call_args(bc));
-                    }
-                });
-            }
-        }
-        while let Some(v) = work.pop() {
-            if !live.insert(v) {
-                continue;
-            }
-            match func.dfg.value_def(v) {
-                ValueDef::Result(i) => work.extend_from_slice(func.dfg.inst_args(i)),
-                ValueDef::Param(b, j) if li.contains(l, b) => {
-                    preds.clear();
-                    preds.extend_from_slice(cfg.preds(b));
-                    preds.sort_unstable();
-                    preds.dedup();
-                    for &pr in &preds {
-                        let t = func.terminator(pr).expect("a terminator");
-                        func.dfg.for_each_dest(t, |bc| {
-                            if bc.block == b {
-                                if let Some(&a) = func.dfg.block_call_args(bc).get(j as usize) {
-                                    work.push(a);
-                                }
-                            }
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-        let (mut insts, mut ivs) = (0u64, 0u64);
-        for bi in 0..self.blocks.len() {
-            let b = self.blocks[bi];
-            let n = func.dfg.block_params(b).len();
-            for j in (0..n).rev() {
-                let p = func.dfg.block_params(b)[j];
-                if live.contains(&p) {
-                    continue;
-                }
-                preds.clear();
-                preds.extend_from_slice(cfg.preds(b));
-                preds.sort_unstable();
-                preds.dedup();
-                for &pr in &preds {
-                    let t = func.terminator(pr).expect("a terminator");
-                    func.dfg.for_each_dest_mut(t, |bc, pool| {
-                        if bc.block == b {
-                            bc.args.remove(j, pool);
-                        }
-                    });
-                }
-                func.dfg.remove_block_param(b, j);
-                if b == c.header {
-                    ivs += 1;
-                }
-            }
-            let mut cur = func.layout.first_inst(b);
-            while let Some(i) = cur {
-                cur = func.layout.next_inst(i);
-                if pure(func, i) && !live.contains(&func.dfg.inst_result(i).expect("pure")) {
-                    func.layout.remove_inst(i);
-                    insts += 1;
-                }
-            }
-        }
-        self.live = live;
-        self.work = work;
-        self.preds = preds;
-        cx.stats.add(NAME, "NumDeadInsts", insts);
-        cx.stats.add(NAME, "NumDeadIVs", ivs);
+        let r = self.dce.run(
+            func,
+            &cx.analyses.cfg,
+            &cx.analyses.loops,
+            c.l,
+            c.header,
+            &self.blocks,
+        );
+        cx.stats.add(NAME, "NumDeadInsts", r.insts);
+        cx.stats.add(NAME, "NumDeadIVs", r.header_params);
     }
 }

@@ -45,9 +45,12 @@ pub const LICM_PIPELINE: &str =
      simplify,early-cse,select-formation,simplifycfg";
 
 /// What `gyre compile -O` (and `cargo xtask corpus`) run after [`DEFAULT_PIPELINE`],
-/// before emission: loop strength reduction of addresses, which llc runs in its codegen
-/// pipeline rather than opt in its -O pipeline. `-C disable-lsr=true` turns it off.
-pub const CODEGEN_LOOP_PIPELINE: &str = "loop(loop-reduce)";
+/// before emission: accesses whose indices differ by a constant share one address
+/// (`separate-const-offset`, NVPTX's `SeparateConstOffsetFromGEP`), then loop strength
+/// reduction of addresses, which llc runs in its codegen pipeline rather than opt in its
+/// -O pipeline. `-C disable-lsr=true` and `-C disable-separate-const-offset=true` turn
+/// them off.
+pub const CODEGEN_LOOP_PIPELINE: &str = "separate-const-offset,loop(loop-reduce)";
 
 /// The analyses `print<...>` can print.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]

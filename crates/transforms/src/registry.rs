@@ -101,6 +101,17 @@ pub const PASSES: &[PassInfo] = &[
         }),
     },
     PassInfo {
+        name: "separate-const-offset",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Accesses whose indices differ by a constant share one address computation and fold the difference into the address immediate.",
+        create_function: Some(|p| {
+            no_params("separate-const-offset", p)?;
+            Ok(Box::new(crate::const_offset::SeparateConstOffset::default()))
+        }),
+        create_loop: None,
+    },
+    PassInfo {
         name: "verify",
         kind: PassKind::Function,
         params: &[],

@@ -10,7 +10,9 @@
 //! (the verifier, loop-simplify and LCSSA form on every loop, preserved analyses equal
 //! to fresh ones), and the interpreter must show the same memory afterwards on random
 //! inputs. The totals must show the pass at work (pointer IVs made, constant offsets
-//! shared) and declining (loops left alone).
+//! shared) and declining (loops left alone). `separate-const-offset`, which runs before
+//! `loop-reduce` after `-O`, is checked the same way on kernels whose accesses often
+//! differ only by a constant.
 
 mod common;
 
@@ -39,6 +41,10 @@ struct Gen<'r> {
     /// The no-wrap flag of the current access's index arithmetic (`nsw` for a `sext`ed
     /// index, `nuw` for a `zext`ed one).
     nw: &'static str,
+    /// Give an access the previous one's terms (a new constant) half of the time, so
+    /// that indices differ by constants in straight-line code too.
+    reuse: bool,
+    last_terms: Vec<(String, i64)>,
 }
 
 impl Gen<'_> {
@@ -99,6 +105,12 @@ impl Gen<'_> {
         let ks = self.below(3) as i64;
         if ks > 0 {
             terms.push((s.to_string(), ks));
+        }
+        if self.reuse {
+            if !self.last_terms.is_empty() && self.below(2) == 0 {
+                terms = self.last_terms.clone();
+            }
+            self.last_terms = terms.clone();
         }
         let c = self.below(24) as i64;
         let wide = self.below(3) == 0;
@@ -163,12 +175,14 @@ impl Gen<'_> {
 
 /// A kernel `@k(ptr a, ptr b, i32 n, i32 m, i32 s)`: a loop nest over `i < min(n, 6)`
 /// (and `j < min(m, 6)`) whose body makes 1-5 accesses.
-fn generate(rng: &mut SplitMix64) -> String {
+fn generate(rng: &mut SplitMix64, reuse: bool) -> String {
     let mut g = Gen {
         rng,
         text: String::new(),
         next: 100,
         nw: " nsw",
+        reuse,
+        last_terms: Vec::new(),
     };
     let depth = 1 + g.below(2) as usize;
     g.text.push_str("kernel @k(ptr, ptr, i32, i32, i32) {\n");
@@ -263,6 +277,8 @@ struct Totals {
     rewritten: u64,
     not_profitable: u64,
     shared: u64,
+    /// Accesses `separate-const-offset` moved onto an anchor.
+    separated: u64,
 }
 
 fn run(pipeline: &str, m: &mut Module) -> Result<Report, String> {
@@ -274,12 +290,26 @@ fn run(pipeline: &str, m: &mut Module) -> Result<Report, String> {
     pm.run_module(m).map_err(|e| e.to_string())
 }
 
-fn check(seed: u64, totals: &mut Totals) -> Result<(), String> {
+/// Pipelines with `separate-const-offset`: alone, before `loop-reduce` (as
+/// `CODEGEN_LOOP_PIPELINE` runs it), after the loop passes.
+const SEPARATE_PIPELINES: [&str; 4] = [
+    "separate-const-offset",
+    "separate-const-offset,loop(loop-reduce)",
+    "loop-simplify,lcssa,loop(loop-rotate,indvars),separate-const-offset,loop(loop-reduce)",
+    "default<O2>,separate-const-offset,loop(loop-reduce)",
+];
+
+fn check(seed: u64, totals: &mut Totals, separate: bool) -> Result<(), String> {
     let mut rng = SplitMix64::new(seed);
-    let text = generate(&mut rng);
+    let text = generate(&mut rng, separate);
     let m = gyre_ir::parse_module(&text).map_err(|e| format!("{e}\n{text}"))?;
     gyre_ir::verifier::verify_module(&m).map_err(|e| format!("{e}\n{text}"))?;
-    let pipeline = PIPELINES[rng.below(PIPELINES.len() as u64) as usize];
+    let pipelines: &[&str] = if separate {
+        &SEPARATE_PIPELINES
+    } else {
+        &PIPELINES
+    };
+    let pipeline = pipelines[rng.below(pipelines.len() as u64) as usize];
     let mut after = m.clone();
     let r = run(pipeline, &mut after).map_err(|e| format!("{pipeline}: {e}\n{text}"))?;
     let get = |c: &str| r.stats.get("loop-reduce", c);
@@ -287,6 +317,7 @@ fn check(seed: u64, totals: &mut Totals) -> Result<(), String> {
     totals.rewritten += get("NumRewritten");
     totals.not_profitable += get("NumNotProfitable");
     totals.shared += get("NumRewritten").saturating_sub(get("NumIVs"));
+    totals.separated += r.stats.get("separate-const-offset", "NumRewritten");
     let contract = KernelContract {
         kernel: FuncId::new(0),
         params: vec![
@@ -337,7 +368,7 @@ fn loop_reduce_on_generated_kernels() {
     let mut totals = Totals::default();
     let mut failures = Vec::new();
     for seed in 0..n {
-        if let Err(e) = check(seed, &mut totals) {
+        if let Err(e) = check(seed, &mut totals, false) {
             failures.push(format!("seed {seed}: {e}"));
             if failures.len() >= 3 {
                 break;
@@ -349,6 +380,30 @@ fn loop_reduce_on_generated_kernels() {
     assert!(
         totals.ivs > n / 2 && totals.shared > n / 40 && totals.not_profitable > n / 40,
         "the generator must exercise loop-reduce: {totals:?}"
+    );
+}
+
+/// `separate-const-offset` (before `loop-reduce`, or alone) on the same kernels, whose
+/// accesses often share their index terms with the previous one: the same memory
+/// afterwards, and accesses moved onto a dominating anchor.
+#[test]
+fn separate_const_offset_on_generated_kernels() {
+    let n = common::cases(400);
+    let mut totals = Totals::default();
+    let mut failures = Vec::new();
+    for seed in 0..n {
+        if let Err(e) = check(seed, &mut totals, true) {
+            failures.push(format!("seed {seed}: {e}"));
+            if failures.len() >= 3 {
+                break;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    println!("separate-const-offset on generated kernels: {totals:?}");
+    assert!(
+        totals.separated > n / 4 && totals.ivs > n / 4,
+        "the generator must exercise separate-const-offset: {totals:?}"
     );
 }
 
@@ -369,7 +424,7 @@ fn loop_reduce_on_generic_generated_kernels() {
             let (m, contract) = generate_kernel_module(opts, &mut SplitMix64::new(seed));
             let mut a = m.clone();
             let r = run(
-                "loop-simplify,lcssa,loop(loop-rotate,indvars),loop(loop-reduce)",
+                "loop-simplify,lcssa,loop(loop-rotate,indvars),separate-const-offset,loop(loop-reduce)",
                 &mut a,
             )?;
             common::same_behaviour_on_random_inputs(&m, &a, &contract, seed, "")?;

@@ -50,8 +50,9 @@ use std::process::Command;
 /// Gyre's `-O` pipeline, the one `gyre compile -O` runs.
 pub const DEFAULT_PIPELINE: &str = gyre_transforms::DEFAULT_PIPELINE;
 
-/// What `gyre compile -O` runs: the `-O` pipeline, then the codegen loop passes
-/// (loop strength reduction, as llc runs it before emission).
+/// What `gyre compile -O` runs: the `-O` pipeline, then the codegen passes
+/// (constant-offset splitting and loop strength reduction, as llc runs them before
+/// emission).
 pub fn compile_pipeline() -> String {
     format!(
         "{DEFAULT_PIPELINE},{}",

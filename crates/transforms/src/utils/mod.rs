@@ -1,6 +1,6 @@
 //! The IR editing toolkit the loop passes share: cloning blocks with a value map,
-//! splitting edges and predecessors, replacing uses, and an SSA updater on block
-//! parameters.
+//! splitting edges and predecessors, replacing uses, an SSA updater on block
+//! parameters, and the dead-code sweep of one loop.
 //!
 //! These live in `gyre-transforms` rather than `gyre-ir` because most of them read or
 //! update analyses (CFG, dominator tree, loop forest) that `gyre-ir` cannot depend on;
@@ -8,6 +8,7 @@
 //! hashing of instruction data) are in `gyre-ir` itself.
 
 pub mod clone;
+pub mod loop_dce;
 pub mod split;
 pub mod ssa_updater;
 pub mod uses;
