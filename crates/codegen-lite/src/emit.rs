@@ -1063,6 +1063,30 @@ impl FnEmitter<'_> {
         }
     }
 
+    /// Will [`FnEmitter::opnd`] write `v` as an immediate?
+    fn is_imm(&self, v: Value) -> bool {
+        if self.regs[v] != 0 {
+            return false;
+        }
+        let mut r = v;
+        while let Some(a) = self.alias[r] {
+            r = a;
+        }
+        self.folds[r] == Fold::Imm
+    }
+
+    /// The factors of a product `x * y` for `mad`/`fma`, whose first factor must be a
+    /// register: a folded constant `x` goes second (the product commutes), where PTX
+    /// takes an immediate, instead of costing a `mov` into a register.
+    fn factors(&mut self, x: Value, y: Value, signed: bool) -> (Reg, Opnd) {
+        let (x, y) = if self.is_imm(x) && !self.is_imm(y) {
+            (y, x)
+        } else {
+            (x, y)
+        };
+        (self.v(x), self.opnd(y, signed))
+    }
+
     /// The memory operand of an access through `ptr`: its register, or the base and
     /// offset of a folded `ptradd`.
     fn addr(&mut self, ptr: Value) -> Addr {
@@ -1549,27 +1573,31 @@ impl FnEmitter<'_> {
             InstructionData::Ternary { opcode, args } => {
                 let r = result.expect("ternary ops have a result");
                 let d = self.v(r);
-                let a = self.v(args[0]);
-                let (b, c) = match d.class {
-                    Class::Pred => (Opnd::Reg(self.v(args[1])), Opnd::Reg(self.v(args[2]))),
-                    _ => (self.opnd(args[1], false), self.opnd(args[2], false)),
-                };
                 match opcode {
                     Opcode::Fma => {
                         let t = if d.class == Class::F64 { "f64" } else { "f32" };
+                        let (a, b) = self.factors(args[0], args[1], false);
+                        let c = self.opnd(args[2], false);
                         put!(self; "fma.rn.", t, " ", d, ", ", a, ", ", b, ", ", c);
                         self.canonicalize(r);
                     }
-                    Opcode::Select => match d.class {
-                        Class::Pred => {
-                            put!(self; "@", a, " mov.pred ", d, ", ", b);
-                            put!(self; "@!", a, " mov.pred ", d, ", ", c);
+                    Opcode::Select => {
+                        let a = self.v(args[0]);
+                        let (b, c) = match d.class {
+                            Class::Pred => (Opnd::Reg(self.v(args[1])), Opnd::Reg(self.v(args[2]))),
+                            _ => (self.opnd(args[1], false), self.opnd(args[2], false)),
+                        };
+                        match d.class {
+                            Class::Pred => {
+                                put!(self; "@", a, " mov.pred ", d, ", ", b);
+                                put!(self; "@!", a, " mov.pred ", d, ", ", c);
+                            }
+                            cl => {
+                                let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
+                                put!(self; "selp.", t, " ", d, ", ", b, ", ", c, ", ", a);
+                            }
                         }
-                        cl => {
-                            let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
-                            put!(self; "selp.", t, " ", d, ", ", b, ", ", c, ", ", a);
-                        }
-                    },
+                    }
                     _ => return Err(self.err(inst, format!("ternary opcode {}", opcode.name()))),
                 }
             }
@@ -2006,8 +2034,8 @@ impl FnEmitter<'_> {
                 let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
                     unreachable!("Fold::MulAdd is an imul")
                 };
-                let x = self.v(margs[0]);
-                let (y, c) = (self.opnd(margs[1], true), self.opnd(args[other], true));
+                let (x, y) = self.factors(margs[0], margs[1], true);
+                let c = self.opnd(args[other], true);
                 put!(self; "mad.lo.s", w, " ", d, ", ", x, ", ", y, ", ", c);
                 return;
             }
@@ -2109,12 +2137,8 @@ impl FnEmitter<'_> {
                 let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
                     unreachable!("Fold::Fused is an fmul")
                 };
-                let (x, y, c, d) = (
-                    self.v(margs[0]),
-                    self.opnd(margs[1], false),
-                    self.opnd(args[other], false),
-                    self.v(r),
-                );
+                let (x, y) = self.factors(margs[0], margs[1], false);
+                let (c, d) = (self.opnd(args[other], false), self.v(r));
                 put!(self; "fma.rn.", t, " ", d, ", ", x, ", ", y, ", ", c);
                 self.canonicalize(r);
                 return Ok(());

@@ -434,8 +434,9 @@ pub(crate) fn address_folds(
 /// with `FnEmitter::opnd`, so that a constant there may be an immediate: either operand
 /// of `i32`/`i64` arithmetic, shifts and comparisons and of `f32`/`f64` arithmetic and
 /// comparisons (the first only when the second is not a constant too: PTX wants a
-/// register somewhere), both values of a non-`i1` `select`, the addend and multiplier
-/// of `fma`, and the value of a store. The emitter must use `opnd` at each of these
+/// register somewhere), both values of a non-`i1` `select`, the addend and either factor
+/// of `fma` (the first only when the second is not a constant: the emitter swaps them),
+/// and the value of a store. The emitter must use `opnd` at each of these
 /// (and a constant folded to [`Fold::Imm`] is only used at these).
 pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static [usize] {
     let ty = |v: Value| dfg.value_type(v);
@@ -501,10 +502,18 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
             opcode: Opcode::Select,
             args,
         } if wide(ty(args[1])) => &[1, 2],
+        // The factors commute: a constant first factor is written second
+        // (`FnEmitter::factors`), unless the second is a constant too.
         InstructionData::Ternary {
             opcode: Opcode::Fma,
-            ..
-        } => &[1, 2],
+            args,
+        } => {
+            if constant(args[1]) {
+                &[1, 2]
+            } else {
+                &[0, 1, 2]
+            }
+        }
         InstructionData::Store { args, .. } if wide(ty(args[0])) => &[0],
         // `add.s64 d, p, c`: a pointer stepped by a constant (loop-reduce's increments).
         InstructionData::PtrAdd { args, scale: 1 } if ty(args[1]) == Type::I64 => &[1],
