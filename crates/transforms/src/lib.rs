@@ -90,6 +90,8 @@ pub mod simplifycfg;
 pub mod loop_reduce;
 // --- early-cse (issue 23) ---
 pub mod early_cse;
+// --- sink (issue 23) ---
+pub mod sink;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;
