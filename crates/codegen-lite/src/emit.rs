@@ -8,7 +8,8 @@
 
 use crate::coalesce::{Coalesced, Collector, Ir};
 use crate::fold::{
-    add_zext_aliases, address_folds, const_index_offset, single_edge_aliases, Fold, Zeroed,
+    add_cast_aliases, add_zext_aliases, address_folds, const_index_offset, single_edge_aliases,
+    Fold, Zeroed,
 };
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
@@ -772,6 +773,8 @@ pub(crate) fn emit_module(
         let copies = flags.coalesce.then_some(&mut edge_args);
         let mut alias = single_edge_aliases(f, cfg, &mut aliased, copies);
         add_zext_aliases(f, &mut alias, &mut aliased);
+        let spaces = infer_spaces(m, f);
+        add_cast_aliases(f, &spaces, &mut alias, &mut aliased);
         for &v in &aliased {
             // A value standing for a constant (a single-edge block parameter) is read
             // through `v`, so the constant keeps its register.
@@ -795,7 +798,7 @@ pub(crate) fn emit_module(
             folds,
             alias,
             aliased,
-            spaces: infer_spaces(m, f),
+            spaces,
             li,
             cfg,
             edge_args,

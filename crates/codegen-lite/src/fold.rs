@@ -36,7 +36,8 @@ use crate::FpContract;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::Cfg;
 use gyre_ir::{
-    Block, DataFlowGraph, Function, Inst, InstructionData, IntFlags, Opcode, Type, Value, ValueDef,
+    AddrSpace, Block, DataFlowGraph, Function, Inst, InstructionData, IntFlags, Opcode, Type,
+    Value, ValueDef,
 };
 
 /// How a value is emitted.
@@ -587,6 +588,49 @@ pub(crate) fn single_edge_aliases(
         }
     }
     alias
+}
+
+/// Add to `alias` every `addrspace_cast` the emitter would write as a `mov.b64`: generic
+/// to generic, or from a specific space `s` to generic when the result's web holds
+/// `s`-space addresses (`spaces`, see `crate::space`: its accesses name `s` and use the
+/// address as it is). The result is then the operand's register (as llc emits no
+/// instruction for such a cast), sound as the `zext` aliases are. Each result given an
+/// alias is pushed on `aliased` too.
+pub(crate) fn add_cast_aliases(
+    f: &Function,
+    spaces: &SecondaryMap<Value, Option<AddrSpace>>,
+    alias: &mut SecondaryMap<Value, Option<Value>>,
+    aliased: &mut Vec<Value>,
+) {
+    let dfg = &f.dfg;
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let InstructionData::Unary {
+                opcode: Opcode::AddrspaceCast,
+                arg,
+            } = *dfg.inst(inst)
+            else {
+                continue;
+            };
+            let Some(r) = dfg.inst_result(inst) else {
+                continue;
+            };
+            let from = dfg
+                .value_type(arg)
+                .addr_space()
+                .unwrap_or(AddrSpace::Generic);
+            let to = dfg.value_type(r).addr_space().unwrap_or(AddrSpace::Generic);
+            let plain = match (from, to) {
+                (AddrSpace::Generic, AddrSpace::Generic) => true,
+                (s, AddrSpace::Generic) => spaces[r] == Some(s),
+                _ => false,
+            };
+            if plain && alias[r].is_none() {
+                alias[r] = Some(arg);
+                aliased.push(r);
+            }
+        }
+    }
 }
 
 /// Add to `alias` every `zext` of an `i8`/`i16` to `i16`/`i32`: a narrow integer is kept
