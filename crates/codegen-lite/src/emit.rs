@@ -1779,7 +1779,15 @@ impl FnEmitter<'_> {
                 if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
-                let (p, v, d) = (self.addr(args[0]), self.v(args[1]), self.v(r));
+                let signed = matches!(op, AtomicOp::Smin | AtomicOp::Smax);
+                let p = self.addr(args[0]);
+                // An integer constant is an immediate (`fold::imm_slots`).
+                let v = if ty.is_float() {
+                    Opnd::Reg(self.v(args[1]))
+                } else {
+                    self.opnd(args[1], signed)
+                };
+                let d = self.v(r);
                 put!(self; "atom", sem, space_qual(space), ".", o, w, " ", d, ", [", p, "], ", v);
             }
             InstructionData::AtomicCas { args, order, scope } => {

@@ -437,7 +437,7 @@ pub(crate) fn address_folds(
 /// comparisons (the first only when the second is not a constant too: PTX wants a
 /// register somewhere), both values of a non-`i1` `select`, the addend and either factor
 /// of `fma` (the first only when the second is not a constant: the emitter swaps them),
-/// and the value of a store. The emitter must use `opnd` at each of these
+/// the value of a store and of an integer atomic read-modify-write. The emitter must use `opnd` at each of these
 /// (and a constant folded to [`Fold::Imm`] is only used at these).
 pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static [usize] {
     let ty = |v: Value| dfg.value_type(v);
@@ -518,6 +518,10 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
         InstructionData::Store { args, .. } if wide(ty(args[0])) => &[0],
         // `add.s64 d, p, c`: a pointer stepped by a constant (loop-reduce's increments).
         InstructionData::PtrAdd { args, scale: 1 } if ty(args[1]) == Type::I64 => &[1],
+        // `atom.global.add.u32 %r5, [%rd2], 10`, as llc writes integer atomics.
+        InstructionData::AtomicRmw { args, .. } if matches!(ty(args[1]), Type::I32 | Type::I64) => {
+            &[1]
+        }
         _ => &[],
     }
 }
