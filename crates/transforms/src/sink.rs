@@ -145,8 +145,14 @@ impl FunctionPass for Sink {
         cx: &mut PassContext<'_>,
     ) -> Result<PassResult, PassError> {
         cx.analyses
-            .ensure(func, Analyses::LOOPS)
+            .ensure(
+                func,
+                Analyses::CFG
+                    .union(Analyses::DOMTREE)
+                    .union(Analyses::LOOPS),
+            )
             .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
+        // The preorder below needs the numbering (no-op when it is current).
         cx.analyses.domtree.renumber();
         let (cfg, dt, li) = (&cx.analyses.cfg, &cx.analyses.domtree, &cx.analyses.loops);
         self.build_uses(func);
