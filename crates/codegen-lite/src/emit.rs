@@ -8,7 +8,8 @@
 
 use crate::coalesce::{Coalesced, Collector, Ir};
 use crate::fold::{
-    add_trunc_aliases, add_zext_aliases, address_folds, const_index_offset, single_edge_aliases,
+    add_cast_aliases, add_trunc_aliases, add_zext_aliases, address_folds, const_index_offset,
+    single_edge_aliases,
     Fold, Zeroed,
 };
 use crate::space::infer_spaces;
@@ -774,6 +775,8 @@ pub(crate) fn emit_module(
         let mut alias = single_edge_aliases(f, cfg, &mut aliased, copies);
         add_zext_aliases(f, &mut alias, &mut aliased);
         add_trunc_aliases(f, &mut alias, &mut aliased);
+        let spaces = infer_spaces(m, f);
+        add_cast_aliases(f, &spaces, &mut alias, &mut aliased);
         for &v in &aliased {
             // A value standing for a constant (a single-edge block parameter) is read
             // through `v`, so the constant keeps its register.
@@ -797,7 +800,7 @@ pub(crate) fn emit_module(
             folds,
             alias,
             aliased,
-            spaces: infer_spaces(m, f),
+            spaces,
             li,
             cfg,
             edge_args,
@@ -1063,6 +1066,30 @@ impl FnEmitter<'_> {
         } else {
             Opnd::Reg(self.v(v))
         }
+    }
+
+    /// Will [`FnEmitter::opnd`] write `v` as an immediate?
+    fn is_imm(&self, v: Value) -> bool {
+        if self.regs[v] != 0 {
+            return false;
+        }
+        let mut r = v;
+        while let Some(a) = self.alias[r] {
+            r = a;
+        }
+        self.folds[r] == Fold::Imm
+    }
+
+    /// The factors of a product `x * y` for `mad`/`fma`, whose first factor must be a
+    /// register: a folded constant `x` goes second (the product commutes), where PTX
+    /// takes an immediate, instead of costing a `mov` into a register.
+    fn factors(&mut self, x: Value, y: Value, signed: bool) -> (Reg, Opnd) {
+        let (x, y) = if self.is_imm(x) && !self.is_imm(y) {
+            (y, x)
+        } else {
+            (x, y)
+        };
+        (self.v(x), self.opnd(y, signed))
     }
 
     /// The memory operand of an access through `ptr`: its register, or the base and
@@ -1551,27 +1578,31 @@ impl FnEmitter<'_> {
             InstructionData::Ternary { opcode, args } => {
                 let r = result.expect("ternary ops have a result");
                 let d = self.v(r);
-                let a = self.v(args[0]);
-                let (b, c) = match d.class {
-                    Class::Pred => (Opnd::Reg(self.v(args[1])), Opnd::Reg(self.v(args[2]))),
-                    _ => (self.opnd(args[1], false), self.opnd(args[2], false)),
-                };
                 match opcode {
                     Opcode::Fma => {
                         let t = if d.class == Class::F64 { "f64" } else { "f32" };
+                        let (a, b) = self.factors(args[0], args[1], false);
+                        let c = self.opnd(args[2], false);
                         put!(self; "fma.rn.", t, " ", d, ", ", a, ", ", b, ", ", c);
                         self.canonicalize(r);
                     }
-                    Opcode::Select => match d.class {
-                        Class::Pred => {
-                            put!(self; "@", a, " mov.pred ", d, ", ", b);
-                            put!(self; "@!", a, " mov.pred ", d, ", ", c);
+                    Opcode::Select => {
+                        let a = self.v(args[0]);
+                        let (b, c) = match d.class {
+                            Class::Pred => (Opnd::Reg(self.v(args[1])), Opnd::Reg(self.v(args[2]))),
+                            _ => (self.opnd(args[1], false), self.opnd(args[2], false)),
+                        };
+                        match d.class {
+                            Class::Pred => {
+                                put!(self; "@", a, " mov.pred ", d, ", ", b);
+                                put!(self; "@!", a, " mov.pred ", d, ", ", c);
+                            }
+                            cl => {
+                                let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
+                                put!(self; "selp.", t, " ", d, ", ", b, ", ", c, ", ", a);
+                            }
                         }
-                        cl => {
-                            let t = ["", "b32", "b64", "f32", "f64"][cl.index()];
-                            put!(self; "selp.", t, " ", d, ", ", b, ", ", c, ", ", a);
-                        }
-                    },
+                    }
                     _ => return Err(self.err(inst, format!("ternary opcode {}", opcode.name()))),
                 }
             }
@@ -1750,7 +1781,15 @@ impl FnEmitter<'_> {
                 if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                     return Err(self.err(inst, format!("atomic on {ty}")));
                 }
-                let (p, v, d) = (self.addr(args[0]), self.v(args[1]), self.v(r));
+                let signed = matches!(op, AtomicOp::Smin | AtomicOp::Smax);
+                let p = self.addr(args[0]);
+                // An integer constant is an immediate (`fold::imm_slots`).
+                let v = if ty.is_float() {
+                    Opnd::Reg(self.v(args[1]))
+                } else {
+                    self.opnd(args[1], signed)
+                };
+                let d = self.v(r);
                 put!(self; "atom", sem, space_qual(space), ".", o, w, " ", d, ", [", p, "], ", v);
             }
             InstructionData::AtomicCas { args, order, scope } => {
@@ -2008,8 +2047,8 @@ impl FnEmitter<'_> {
                 let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
                     unreachable!("Fold::MulAdd is an imul")
                 };
-                let x = self.v(margs[0]);
-                let (y, c) = (self.opnd(margs[1], true), self.opnd(args[other], true));
+                let (x, y) = self.factors(margs[0], margs[1], true);
+                let c = self.opnd(args[other], true);
                 put!(self; "mad.lo.s", w, " ", d, ", ", x, ", ", y, ", ", c);
                 return;
             }
@@ -2111,12 +2150,8 @@ impl FnEmitter<'_> {
                 let InstructionData::Binary { args: margs, .. } = *dfg.inst(mi) else {
                     unreachable!("Fold::Fused is an fmul")
                 };
-                let (x, y, c, d) = (
-                    self.v(margs[0]),
-                    self.opnd(margs[1], false),
-                    self.opnd(args[other], false),
-                    self.v(r),
-                );
+                let (x, y) = self.factors(margs[0], margs[1], false);
+                let (c, d) = (self.opnd(args[other], false), self.v(r));
                 put!(self; "fma.rn.", t, " ", d, ", ", x, ", ", y, ", ", c);
                 self.canonicalize(r);
                 return Ok(());

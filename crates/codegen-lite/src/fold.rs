@@ -37,7 +37,8 @@ use crate::FpContract;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use gyre_analysis::Cfg;
 use gyre_ir::{
-    Block, DataFlowGraph, Function, Inst, InstructionData, IntFlags, Opcode, Type, Value, ValueDef,
+    AddrSpace, Block, DataFlowGraph, Function, Inst, InstructionData, IntFlags, Opcode, Type,
+    Value, ValueDef,
 };
 
 /// How a value is emitted.
@@ -435,8 +436,9 @@ pub(crate) fn address_folds(
 /// with `FnEmitter::opnd`, so that a constant there may be an immediate: either operand
 /// of `i32`/`i64` arithmetic, shifts and comparisons and of `f32`/`f64` arithmetic and
 /// comparisons (the first only when the second is not a constant too: PTX wants a
-/// register somewhere), both values of a non-`i1` `select`, the addend and multiplier
-/// of `fma`, and the value of a store. The emitter must use `opnd` at each of these
+/// register somewhere), both values of a non-`i1` `select`, the addend and either factor
+/// of `fma` (the first only when the second is not a constant: the emitter swaps them),
+/// the value of a store and of an integer atomic read-modify-write. The emitter must use `opnd` at each of these
 /// (and a constant folded to [`Fold::Imm`] is only used at these).
 pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static [usize] {
     let ty = |v: Value| dfg.value_type(v);
@@ -502,13 +504,25 @@ pub(crate) fn imm_slots(data: &InstructionData, dfg: &DataFlowGraph) -> &'static
             opcode: Opcode::Select,
             args,
         } if wide(ty(args[1])) => &[1, 2],
+        // The factors commute: a constant first factor is written second
+        // (`FnEmitter::factors`), unless the second is a constant too.
         InstructionData::Ternary {
             opcode: Opcode::Fma,
-            ..
-        } => &[1, 2],
+            args,
+        } => {
+            if constant(args[1]) {
+                &[1, 2]
+            } else {
+                &[0, 1, 2]
+            }
+        }
         InstructionData::Store { args, .. } if wide(ty(args[0])) => &[0],
         // `add.s64 d, p, c`: a pointer stepped by a constant (loop-reduce's increments).
         InstructionData::PtrAdd { args, scale: 1 } if ty(args[1]) == Type::I64 => &[1],
+        // `atom.global.add.u32 %r5, [%rd2], 10`, as llc writes integer atomics.
+        InstructionData::AtomicRmw { args, .. } if matches!(ty(args[1]), Type::I32 | Type::I64) => {
+            &[1]
+        }
         _ => &[],
     }
 }
@@ -579,6 +593,49 @@ pub(crate) fn single_edge_aliases(
         }
     }
     alias
+}
+
+/// Add to `alias` every `addrspace_cast` the emitter would write as a `mov.b64`: generic
+/// to generic, or from a specific space `s` to generic when the result's web holds
+/// `s`-space addresses (`spaces`, see `crate::space`: its accesses name `s` and use the
+/// address as it is). The result is then the operand's register (as llc emits no
+/// instruction for such a cast), sound as the `zext` aliases are. Each result given an
+/// alias is pushed on `aliased` too.
+pub(crate) fn add_cast_aliases(
+    f: &Function,
+    spaces: &SecondaryMap<Value, Option<AddrSpace>>,
+    alias: &mut SecondaryMap<Value, Option<Value>>,
+    aliased: &mut Vec<Value>,
+) {
+    let dfg = &f.dfg;
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let InstructionData::Unary {
+                opcode: Opcode::AddrspaceCast,
+                arg,
+            } = *dfg.inst(inst)
+            else {
+                continue;
+            };
+            let Some(r) = dfg.inst_result(inst) else {
+                continue;
+            };
+            let from = dfg
+                .value_type(arg)
+                .addr_space()
+                .unwrap_or(AddrSpace::Generic);
+            let to = dfg.value_type(r).addr_space().unwrap_or(AddrSpace::Generic);
+            let plain = match (from, to) {
+                (AddrSpace::Generic, AddrSpace::Generic) => true,
+                (s, AddrSpace::Generic) => spaces[r] == Some(s),
+                _ => false,
+            };
+            if plain && alias[r].is_none() {
+                alias[r] = Some(arg);
+                aliased.push(r);
+            }
+        }
+    }
 }
 
 /// Add to `alias` every `zext` of an `i8`/`i16` to `i16`/`i32`: a narrow integer is kept

@@ -92,6 +92,8 @@ pub mod loop_reduce;
 pub mod const_offset;
 // --- early-cse (issue 23) ---
 pub mod early_cse;
+// --- sink (issue 23) ---
+pub mod sink;
 
 pub use analyses::{Analyses, AnalysisCache, ModuleAnalyses};
 pub use knobs::Knobs;

@@ -27,13 +27,15 @@ use core::fmt;
 /// matches addresses by value-numbered base), then select formation (cheap if-thens become
 /// `select`s, as LLVM's SimplifyCFG does) and `simplifycfg` once more (the joins select
 /// formation leaves with one predecessor merge, and branches the second simplifier made
-/// constant fold). Non-trivial unswitching is on, of
+/// constant fold), and last `sink` (instructions move down to the blocks of their uses, as
+/// LLVM's InstCombine and Sink do: after the passes that hoist, so that index arithmetic
+/// computed before a bounds guard runs only on the threads that pass it). Non-trivial unswitching is on, of
 /// warp-uniform conditions only (`unswitch-uniform-only`); see docs/passes.md. `licm` is
 /// not in it yet: see [`LICM_PIPELINE`].
 pub const DEFAULT_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,loop-rotate,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),sroa,simplify,simplifycfg,\
-     simplify,early-cse,select-formation,simplifycfg";
+     simplify,early-cse,select-formation,simplifycfg,sink";
 
 /// `-O` with `licm` before and after `loop-rotate`, where LLVM 14 runs it
 /// (`loop-mssa(licm,loop-rotate,licm,..)`). Not the default yet: the guards of rotated inner
@@ -42,7 +44,7 @@ pub const DEFAULT_PIPELINE: &str =
 pub const LICM_PIPELINE: &str =
     "inline,sroa,loop-simplify,lcssa,loop(loop-simplifycfg,licm,loop-rotate,licm,\
      indvars,simple-loop-unswitch<nontrivial>,loop-deletion,loop-unroll),sroa,simplify,simplifycfg,\
-     simplify,early-cse,select-formation,simplifycfg";
+     simplify,early-cse,select-formation,simplifycfg,sink";
 
 /// What `gyre compile -O` (and `cargo xtask corpus`) run after [`DEFAULT_PIPELINE`],
 /// before emission: accesses whose indices differ by a constant share one address

@@ -256,6 +256,18 @@ pub const PASSES: &[PassInfo] = &[
         }),
         create_loop: None,
     },
+    // --- sink (issue 23) ---
+    PassInfo {
+        name: "sink",
+        kind: PassKind::Function,
+        params: &[],
+        doc: "Move instructions down the dominator tree to where their uses are (not into loops), so paths that do not use them do not compute them.",
+        create_function: Some(|p| {
+            no_params("sink", p)?;
+            Ok(Box::new(crate::sink::Sink::default()))
+        }),
+        create_loop: None,
+    },
 ];
 
 /// The constructors of the module passes (kept apart from [`PassInfo`], whose other
