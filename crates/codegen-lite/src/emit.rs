@@ -9,8 +9,7 @@
 use crate::coalesce::{Coalesced, Collector, Ir};
 use crate::fold::{
     add_cast_aliases, add_trunc_aliases, add_zext_aliases, address_folds, const_index_offset,
-    single_edge_aliases,
-    Fold, Zeroed,
+    single_edge_aliases, Fold, Zeroed,
 };
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
