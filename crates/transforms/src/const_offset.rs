@@ -48,9 +48,10 @@
 use crate::analyses::Analyses;
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use crate::utils::loop_dce::pure;
+use crate::utils::uses::{address_of, set_address};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
 use gyre_ir::{
-    Block, Function, Inst, InstructionData, IntFlags, Opcode, SecondaryMap, Type, Value, ValueDef,
+    Block, Function, InstructionData, IntFlags, Opcode, SecondaryMap, Type, Value, ValueDef,
 };
 use rustc_hash::FxHashMap;
 
@@ -417,28 +418,6 @@ fn count_uses(func: &Function, uses: &mut SecondaryMap<Value, u32>) {
                 }
             });
         }
-    }
-}
-
-/// The address operand of a memory access, if `d` is one.
-fn address_of(d: &InstructionData) -> Option<Value> {
-    match *d {
-        InstructionData::Load { ptr, .. } => Some(ptr),
-        InstructionData::Store { args, .. } => Some(args[1]),
-        InstructionData::AtomicRmw { args, .. } => Some(args[0]),
-        InstructionData::AtomicCas { args, .. } => Some(args[0]),
-        _ => None,
-    }
-}
-
-/// Replace the address operand of the access `i` by `p`.
-fn set_address(func: &mut Function, i: Inst, p: Value) {
-    match func.dfg.inst_mut(i) {
-        InstructionData::Load { ptr, .. } => *ptr = p,
-        InstructionData::Store { args, .. } => args[1] = p,
-        InstructionData::AtomicRmw { args, .. } => args[0] = p,
-        InstructionData::AtomicCas { args, .. } => args[0] = p,
-        _ => unreachable!("only accesses are rewritten"),
     }
 }
 

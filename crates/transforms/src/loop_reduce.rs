@@ -49,6 +49,7 @@
 use crate::analyses::Analyses;
 use crate::manager::{Forms, LoopPass, LoopUpdater, PassContext, PassError, PassResult};
 use crate::utils::loop_dce::{pure, LoopDce};
+use crate::utils::uses::{address_of, set_address};
 use gyre_analysis::scev::ScevFlags;
 use gyre_analysis::{Loop, LoopInfo, ScalarEvolution, Scev, ScevKind};
 use gyre_ir::builder::{FuncCursor, InstBuilder};
@@ -282,28 +283,6 @@ impl LoopPass for LoopReduce {
                 .union(Analyses::POSTDOM)
                 .union(Analyses::LOOPS),
         ))
-    }
-}
-
-/// The address operand of a memory access, if `i` is one.
-fn address_of(d: &InstructionData) -> Option<Value> {
-    match *d {
-        InstructionData::Load { ptr, .. } => Some(ptr),
-        InstructionData::Store { args, .. } => Some(args[1]),
-        InstructionData::AtomicRmw { args, .. } => Some(args[0]),
-        InstructionData::AtomicCas { args, .. } => Some(args[0]),
-        _ => None,
-    }
-}
-
-/// Replace the address operand of the access `i` by `p`.
-fn set_address(func: &mut Function, i: Inst, p: Value) {
-    match func.dfg.inst_mut(i) {
-        InstructionData::Load { ptr, .. } => *ptr = p,
-        InstructionData::Store { args, .. } => args[1] = p,
-        InstructionData::AtomicRmw { args, .. } => args[0] = p,
-        InstructionData::AtomicCas { args, .. } => args[0] = p,
-        _ => unreachable!("only accesses are rewritten"),
     }
 }
 

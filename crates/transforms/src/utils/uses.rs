@@ -1,5 +1,5 @@
 //! Replacing uses of values: in one batch through an alias map, or one value at a time
-//! through a use-list index.
+//! through a use-list index; and reading or replacing a memory access's address operand.
 //!
 //! [`Function::replace_all_uses`] scans the whole function per call, so replacing `k`
 //! values costs O(k · insts). Here:
@@ -15,7 +15,32 @@
 //! keyed by instruction data) are invalidated.
 
 use super::clone::{AliasCycle, ValueMap};
-use gyre_ir::{Function, Inst, SecondaryMap, Value};
+use gyre_ir::{Function, Inst, InstructionData, SecondaryMap, Value};
+
+/// The address operand of a memory access (`load`, `store`, `atomic_rmw`, `atomic_cas`),
+/// if `d` is one: what passes that rewrite addresses (`loop-reduce`,
+/// `separate-const-offset`) read and replace.
+pub fn address_of(d: &InstructionData) -> Option<Value> {
+    match *d {
+        InstructionData::Load { ptr, .. } => Some(ptr),
+        InstructionData::Store { args, .. } => Some(args[1]),
+        InstructionData::AtomicRmw { args, .. } => Some(args[0]),
+        InstructionData::AtomicCas { args, .. } => Some(args[0]),
+        _ => None,
+    }
+}
+
+/// Replace the address operand of the memory access `i` by `p`. Panics if `i` is not
+/// one ([`address_of`] says which are).
+pub fn set_address(func: &mut Function, i: Inst, p: Value) {
+    match func.dfg.inst_mut(i) {
+        InstructionData::Load { ptr, .. } => *ptr = p,
+        InstructionData::Store { args, .. } => args[1] = p,
+        InstructionData::AtomicRmw { args, .. } => args[0] = p,
+        InstructionData::AtomicCas { args, .. } => args[0] = p,
+        _ => unreachable!("only accesses are rewritten"),
+    }
+}
 
 /// Replace every use of each mapped value (operands and branch arguments of the laid-out
 /// instructions) by the end of its chain in `map`, in one sweep. Returns the number of
