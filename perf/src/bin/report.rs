@@ -654,7 +654,8 @@ fn run() -> Result<(), String> {
         ),
         (
             "GPU".into(),
-            "none used: the quality figures are instruction counts (ptx-sim, ptxas), not run times"
+            "none used by this report: its quality figures are instruction counts (ptx-sim, \
+             ptxas); run times on a GPU are in docs/gpu.md (`cargo xtask gpu-table`)"
                 .into(),
         ),
     ];
