@@ -13,7 +13,7 @@ use crate::fold::{
 };
 use crate::space::infer_spaces;
 use crate::uniform::BranchUniformity;
-use crate::{fmod, mangle, nan, order, pcopy, CodegenError, CodegenFlags, CodegenOptions};
+use crate::{fmod, mangle, nan, order, pcopy, uniform, CodegenError, CodegenFlags, CodegenOptions};
 use bitvec::vec::BitVec;
 use core::fmt::{self, Write};
 use cranelift_entity::{EntityRef, SecondaryMap};
@@ -748,11 +748,19 @@ pub(crate) fn emit_module(
     }
 
     let mut scratch = Buf::default();
-    let needed = Analyses::CFG
-        .union(Analyses::LOOPS)
-        .union(Analyses::UNIFORMITY);
     for (id, f) in m.functions.iter() {
         let cache = analyses.get_mut(id);
+        // The uniformity only where a branch may be divergent (and not already cached,
+        // where it costs nothing): see `uniform::needs_analysis`.
+        let all_uniform =
+            !cache.valid().contains(Analyses::UNIFORMITY) && !uniform::needs_analysis(f);
+        let needed = if all_uniform {
+            Analyses::CFG.union(Analyses::LOOPS)
+        } else {
+            Analyses::CFG
+                .union(Analyses::LOOPS)
+                .union(Analyses::UNIFORMITY)
+        };
         cache.ensure(f, needed).map_err(|e| match e {
             gyre_analysis::AnalysisError::Cfg(
                 ref c @ gyre_analysis::CfgError::InvalidTarget { inst, .. },
@@ -788,7 +796,11 @@ pub(crate) fn emit_module(
         let mut e = FnEmitter {
             m,
             f,
-            uni: BranchUniformity::new(&cache.uniformity),
+            uni: if all_uniform {
+                BranchUniformity::all_uniform()
+            } else {
+                BranchUniformity::new(&cache.uniformity)
+            },
             // `anynan`: the function's NaNs may have any payload (LLVM's rule), so the
             // hardware's are as good as the canonical one.
             canon: if flags.canonical_nans && !f.any_nan {
