@@ -437,6 +437,14 @@ pub const MAX_STATIC_SHARED: u64 = 0xc000;
 /// bytes of non-`extern` shared globals (ptxas counts only the arrays an entry uses).
 fn check_static_shared(module: &Module) -> Result<(), CodegenError> {
     use gyre_ir::{FuncId, GlobalId, InstructionData, Linkage, SecondaryMap};
+    // Without static shared arrays there is nothing to count: no walk over every
+    // instruction (most modules, and every large generated one).
+    let static_shared = |g: &gyre_ir::GlobalData| {
+        g.space == gyre_ir::AddrSpace::Shared && g.linkage != Linkage::Extern
+    };
+    if !module.globals.values().any(static_shared) {
+        return Ok(());
+    }
     let mut seen: SecondaryMap<FuncId, u32> = SecondaryMap::new();
     let mut used: SecondaryMap<GlobalId, u32> = SecondaryMap::new();
     for (kid, kf) in module.functions.iter() {
@@ -457,10 +465,7 @@ fn check_static_shared(module: &Module) -> Result<(), CodegenError> {
                             let Some(g) = module.globals.get(global) else {
                                 continue;
                             };
-                            if used[global] != mark
-                                && g.space == gyre_ir::AddrSpace::Shared
-                                && g.linkage != Linkage::Extern
-                            {
+                            if used[global] != mark && static_shared(g) {
                                 used[global] = mark;
                                 bytes += g.size().next_multiple_of(u64::from(g.align.max(1)));
                             }
