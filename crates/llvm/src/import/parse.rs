@@ -224,6 +224,8 @@ pub(crate) fn describe(t: Tok<'_>) -> String {
         Tok::CStr(_) => "a c-string".into(),
         Tok::Punct(c) => format!("`{}`", c as char),
         Tok::Ellipsis => "`...`".into(),
+        // It starts with the word, which the unfused tokens described.
+        Tok::AddrSpacePtr(_) => "`addrspace`".into(),
         Tok::Eof => "end of input".into(),
     }
 }
@@ -276,6 +278,17 @@ pub(crate) fn is_type_start(t: Tok<'_>) -> bool {
 
 /// Parse `addrspace(N)` if present.
 pub(crate) fn parse_opt_addrspace(c: &mut Cur) -> PResult<Option<u32>> {
+    if let Some(n) = c.toks.addrspace_ptr(c.i.min(c.toks.len() - 1)) {
+        // `addrspace(N)*` where only `addrspace(N)` may be: the `*` is unexpected, as
+        // when it was a token of its own.
+        return Err(c.err_at(
+            Token {
+                tok: Tok::Punct(b'*'),
+                pos: c.toks.addrspace_star_pos(c.i),
+            },
+            format!("unexpected `*` after `addrspace({n})`"),
+        ));
+    }
     if !c.is_word("addrspace") {
         return Ok(None);
     }
@@ -320,10 +333,18 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
                 "void" => ty.intern(LType::Void),
                 "float" => ty.intern(LType::Float),
                 "double" => ty.intern(LType::Double),
-                "ptr" => {
-                    let n = parse_opt_addrspace(c)?.unwrap_or(0);
-                    ty.intern(LType::Ptr(n))
-                }
+                "ptr" => match c.toks.addrspace_ptr(c.i.min(c.toks.len() - 1)) {
+                    // `ptr addrspace(N)*`: a pointer to an `addrspace(N)` pointer.
+                    Some(n) => {
+                        c.bump();
+                        ty.intern(LType::Ptr(n));
+                        ty.intern(LType::Ptr(0))
+                    }
+                    None => {
+                        let n = parse_opt_addrspace(c)?.unwrap_or(0);
+                        ty.intern(LType::Ptr(n))
+                    }
+                },
                 "label" => ty.intern(LType::Label),
                 "metadata" => ty.intern(LType::Metadata),
                 "token" => ty.intern(LType::Token),
@@ -379,6 +400,9 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
         if c.is_punct(b'*') {
             c.bump();
             t = ty.intern(LType::Ptr(0));
+        } else if let Some(n) = c.toks.addrspace_ptr(c.i.min(c.toks.len() - 1)) {
+            c.bump();
+            t = ty.intern(LType::Ptr(n));
         } else if c.is_word("addrspace") && matches!(c.peek_at(4), Tok::Punct(b'*')) {
             let n = parse_opt_addrspace(c)?.unwrap_or(0);
             c.expect_punct(b'*')?;
@@ -442,6 +466,14 @@ fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
             // A function type.
             Some(b'(') => return None,
             Some(_) => return Some((t, j)),
+            None if toks.addrspace_ptr(k).is_some() => {
+                // `ptr addrspace(N)*`: the general parser reads it.
+                if j == i + 1 && w == b"ptr" {
+                    return None;
+                }
+                t = LType::Ptr(toks.addrspace_ptr(k)?);
+                j += 1;
+            }
             None if toks.word_bytes(k) == Some(&b"addrspace"[..]) => {
                 // `ptr addrspace(N)` is the pointer itself, not a suffix.
                 if j == i + 1 && w == b"ptr" {
