@@ -474,6 +474,22 @@ impl<'a> Lexer<'a> {
     fn ident_run(&mut self) -> usize {
         let (src, start) = (self.src, self.pos);
         let mut p = start;
+        // Eight bytes at a time: a mask of which are identifier bytes, and its first
+        // zero. Almost every name and word ends within eight bytes, found without a
+        // branch per byte (the exit of a byte loop mispredicted once per token: a
+        // quarter of the lexer's time).
+        while let Some(chunk) = src.get(p..).and_then(<[u8]>::first_chunk::<8>) {
+            let mut m = 0u32;
+            for (k, &c) in chunk.iter().enumerate() {
+                m |= u32::from(IDENT[c as usize]) << k;
+            }
+            let n = (!m).trailing_zeros() as usize;
+            p += n;
+            if n < 8 {
+                self.pos = p;
+                return p - start;
+            }
+        }
         while p < src.len() && is_ident_byte(src[p]) {
             p += 1;
         }
