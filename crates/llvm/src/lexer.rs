@@ -385,6 +385,8 @@ impl<'a> Tokens<'a> {
     }
 
     /// Do tokens `a <= b` start on the same line? (Linear in the bytes between them.)
+    // `contains` is a `memchr` call: see below.
+    #[allow(clippy::manual_contains)]
     pub fn same_line(&self, a: usize, b: usize) -> bool {
         let (pa, pb) = (self.raw[a].start as usize, self.raw[b].start as usize);
         // A few bytes apart as a rule: a plain loop, not a `memchr` call (whose setup
