@@ -73,7 +73,58 @@ pub(crate) struct Types {
     pub layout: DataLayout,
 }
 
+/// A type of one word with pointer suffixes, as the parser's fast path reads it from the
+/// token records: 8 bytes, where an [`LType`] (with its `String` and `Vec` variants)
+/// is 32, moved through memory on every type parsed.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(crate) enum Simple {
+    Void,
+    Int(u32),
+    Float,
+    Double,
+    Ptr(u32),
+}
+
+impl Simple {
+    fn ltype(self) -> LType {
+        match self {
+            Simple::Void => LType::Void,
+            Simple::Int(n) => LType::Int(n),
+            Simple::Float => LType::Float,
+            Simple::Double => LType::Double,
+            Simple::Ptr(n) => LType::Ptr(n),
+        }
+    }
+
+    /// Its slot in [`Types::simple`], as [`Types::intern`] picks it.
+    #[inline]
+    fn slot(self) -> Option<usize> {
+        match self {
+            Simple::Void => Some(0),
+            Simple::Float => Some(1),
+            Simple::Double => Some(2),
+            Simple::Int(1) => Some(3),
+            Simple::Int(8) => Some(4),
+            Simple::Int(16) => Some(5),
+            Simple::Int(32) => Some(6),
+            Simple::Int(64) => Some(7),
+            Simple::Ptr(n) if n < 8 => Some(8 + n as usize),
+            _ => None,
+        }
+    }
+}
+
 impl Types {
+    /// [`Types::intern`] of a [`Simple`] type: the same id, read from its slot without
+    /// building an [`LType`] once the type was seen.
+    #[inline]
+    pub fn intern_simple(&mut self, s: Simple) -> TyId {
+        if let Some(id) = s.slot().and_then(|k| self.simple[k]) {
+            return id;
+        }
+        self.intern(s.ltype())
+    }
+
     pub fn intern(&mut self, t: LType) -> TyId {
         // The common scalar types skip hashing: most types parsed are one of them.
         let slot = match &t {
@@ -392,6 +443,42 @@ impl Types {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simple_types_intern_as_ltypes() {
+        // The fast path gives the id `intern` gives, whichever of the two sees a type
+        // first, slotted or not.
+        let all = [
+            Simple::Void,
+            Simple::Float,
+            Simple::Double,
+            Simple::Int(1),
+            Simple::Int(8),
+            Simple::Int(16),
+            Simple::Int(32),
+            Simple::Int(64),
+            Simple::Int(7),
+            Simple::Int(128),
+            Simple::Ptr(0),
+            Simple::Ptr(3),
+            Simple::Ptr(7),
+            Simple::Ptr(8),
+            Simple::Ptr(1 << 20),
+        ];
+        let mut t = Types::default();
+        for (k, &s) in all.iter().enumerate() {
+            let (a, b) = if k % 2 == 0 {
+                let a = t.intern_simple(s);
+                (a, t.intern(s.ltype()))
+            } else {
+                let b = t.intern(s.ltype());
+                (t.intern_simple(s), b)
+            };
+            assert_eq!(a, b, "{s:?}");
+            assert_eq!(*t.get(a), s.ltype());
+            assert_eq!(t.intern_simple(s), a);
+        }
+    }
 
     #[test]
     fn struct_layout() {

@@ -2031,7 +2031,8 @@ impl<'a> Lower<'a> {
                     let a = self.c.expect_int()?;
                     align = u64::try_from(a).unwrap_or(1).max(1);
                 }
-                Tok::Word("addrspace") => {
+                // A fused `addrspace(N)*` is rejected (at its `*`) by the same call.
+                Tok::Word("addrspace") | Tok::AddrSpacePtr(_) => {
                     self.c.bump();
                     space = super::parse::parse_opt_addrspace(&mut self.c)?.unwrap_or(0);
                 }

@@ -447,6 +447,8 @@ impl ModState {
                 Tok::Global(g) => items.push(MetaItem::Global(g.to_string())),
                 Tok::Str(s) => items.push(MetaItem::Str(s.to_vec())),
                 Tok::Int(v) => items.push(MetaItem::Int(v)),
+                // The unfused tokens had `N` as an integer token of the node.
+                Tok::AddrSpacePtr(n) => items.push(MetaItem::Int(i128::from(n))),
                 Tok::Meta(m) if !m.is_empty() => items.push(MetaItem::Node(m.to_string())),
                 _ => {}
             }
@@ -526,6 +528,14 @@ impl ModState {
                         }
                     }
                 },
+                Tok::AddrSpacePtr(_) => {
+                    // `addrspace(N)*`: the `*` is what the unfused tokens stopped at.
+                    let star = crate::lexer::Token {
+                        tok: Tok::Punct(b'*'),
+                        pos: toks.addrspace_star_pos(c.i),
+                    };
+                    return Err(c.err_at(star, "expected `global` or `constant`, found `*`"));
+                }
                 _ => return Err(c.expected("`global` or `constant`")),
             }
         }

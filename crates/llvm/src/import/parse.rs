@@ -5,7 +5,7 @@
 //! stop with an error at [`MAX_NESTING`], so no input can exhaust the stack.
 
 use crate::lexer::{Tok, Token, Tokens};
-use crate::types::{LType, TyId, Types};
+use crate::types::{LType, Simple, TyId, Types};
 use crate::{ErrorKind, ImportError};
 
 /// Deepest nesting of types or constant expressions the parser accepts.
@@ -224,6 +224,8 @@ pub(crate) fn describe(t: Tok<'_>) -> String {
         Tok::CStr(_) => "a c-string".into(),
         Tok::Punct(c) => format!("`{}`", c as char),
         Tok::Ellipsis => "`...`".into(),
+        // It starts with the word, which the unfused tokens described.
+        Tok::AddrSpacePtr(_) => "`addrspace`".into(),
         Tok::Eof => "end of input".into(),
     }
 }
@@ -276,6 +278,17 @@ pub(crate) fn is_type_start(t: Tok<'_>) -> bool {
 
 /// Parse `addrspace(N)` if present.
 pub(crate) fn parse_opt_addrspace(c: &mut Cur) -> PResult<Option<u32>> {
+    if let Some(n) = c.toks.addrspace_ptr(c.i.min(c.toks.len() - 1)) {
+        // `addrspace(N)*` where only `addrspace(N)` may be: the `*` is unexpected, as
+        // when it was a token of its own.
+        return Err(c.err_at(
+            Token {
+                tok: Tok::Punct(b'*'),
+                pos: c.toks.addrspace_star_pos(c.i),
+            },
+            format!("unexpected `*` after `addrspace({n})`"),
+        ));
+    }
     if !c.is_word("addrspace") {
         return Ok(None);
     }
@@ -310,7 +323,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
     // the general parser below, from the same token.
     if let Some((t, next)) = simple_type_at(c, c.i) {
         c.i = next;
-        return Ok(ty.intern(t));
+        return Ok(ty.intern_simple(t));
     }
     let start = c.tok();
     let mut t = match c.peek() {
@@ -320,10 +333,18 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
                 "void" => ty.intern(LType::Void),
                 "float" => ty.intern(LType::Float),
                 "double" => ty.intern(LType::Double),
-                "ptr" => {
-                    let n = parse_opt_addrspace(c)?.unwrap_or(0);
-                    ty.intern(LType::Ptr(n))
-                }
+                "ptr" => match c.toks.addrspace_ptr(c.i.min(c.toks.len() - 1)) {
+                    // `ptr addrspace(N)*`: a pointer to an `addrspace(N)` pointer.
+                    Some(n) => {
+                        c.bump();
+                        ty.intern(LType::Ptr(n));
+                        ty.intern(LType::Ptr(0))
+                    }
+                    None => {
+                        let n = parse_opt_addrspace(c)?.unwrap_or(0);
+                        ty.intern(LType::Ptr(n))
+                    }
+                },
                 "label" => ty.intern(LType::Label),
                 "metadata" => ty.intern(LType::Metadata),
                 "token" => ty.intern(LType::Token),
@@ -379,6 +400,9 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
         if c.is_punct(b'*') {
             c.bump();
             t = ty.intern(LType::Ptr(0));
+        } else if let Some(n) = c.toks.addrspace_ptr(c.i.min(c.toks.len() - 1)) {
+            c.bump();
+            t = ty.intern(LType::Ptr(n));
         } else if c.is_word("addrspace") && matches!(c.peek_at(4), Tok::Punct(b'*')) {
             let n = parse_opt_addrspace(c)?.unwrap_or(0);
             c.expect_punct(b'*')?;
@@ -426,7 +450,7 @@ fn parse_type_depth(c: &mut Cur, ty: &mut Types, depth: u32, fn_suffix: bool) ->
 /// The type at token `i` and the token after it, if it is a [`simple_type`] word with
 /// only `*` and `addrspace(N)*` suffixes after it.
 #[inline]
-fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
+fn simple_type_at(c: &Cur, i: usize) -> Option<(Simple, usize)> {
     let toks = c.toks;
     let last = toks.len() - 1;
     let w = toks.word_bytes(i.min(last))?;
@@ -436,12 +460,20 @@ fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
         let k = j.min(last);
         match toks.punct(k) {
             Some(b'*') => {
-                t = LType::Ptr(0);
+                t = Simple::Ptr(0);
                 j += 1;
             }
             // A function type.
             Some(b'(') => return None,
             Some(_) => return Some((t, j)),
+            None if toks.addrspace_ptr(k).is_some() => {
+                // `ptr addrspace(N)*`: the general parser reads it.
+                if j == i + 1 && w == b"ptr" {
+                    return None;
+                }
+                t = Simple::Ptr(toks.addrspace_ptr(k)?);
+                j += 1;
+            }
             None if toks.word_bytes(k) == Some(&b"addrspace"[..]) => {
                 // `ptr addrspace(N)` is the pointer itself, not a suffix.
                 if j == i + 1 && w == b"ptr" {
@@ -454,7 +486,7 @@ fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
                 if !shape {
                     return None;
                 }
-                t = LType::Ptr(n);
+                t = Simple::Ptr(n);
                 j += 5;
             }
             None => return Some((t, j)),
@@ -466,19 +498,19 @@ fn simple_type_at(c: &Cur, i: usize) -> Option<(LType, usize)> {
 /// (with no `addrspace` after it: the caller checks).
 /// Read from the word's bytes: no `str` slicing (and its character-boundary checks).
 #[inline]
-fn simple_type(w: &[u8]) -> Option<LType> {
+fn simple_type(w: &[u8]) -> Option<Simple> {
     match w {
         // The usual widths without parsing digits.
-        b"i32" => Some(LType::Int(32)),
-        b"i64" => Some(LType::Int(64)),
-        b"i8" => Some(LType::Int(8)),
-        b"i1" => Some(LType::Int(1)),
-        b"float" => Some(LType::Float),
-        b"double" => Some(LType::Double),
-        b"ptr" => Some(LType::Ptr(0)),
-        b"void" => Some(LType::Void),
+        b"i32" => Some(Simple::Int(32)),
+        b"i64" => Some(Simple::Int(64)),
+        b"i8" => Some(Simple::Int(8)),
+        b"i1" => Some(Simple::Int(1)),
+        b"float" => Some(Simple::Float),
+        b"double" => Some(Simple::Double),
+        b"ptr" => Some(Simple::Ptr(0)),
+        b"void" => Some(Simple::Void),
         [b'i', ..] => match int_width_bytes(w) {
-            Some(n) if (1..=(1 << 23)).contains(&n) => Some(LType::Int(n)),
+            Some(n) if (1..=(1 << 23)).contains(&n) => Some(Simple::Int(n)),
             _ => None,
         },
         _ => None,
