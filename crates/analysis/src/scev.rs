@@ -287,7 +287,16 @@ impl ScalarEvolution {
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.pool.clear();
-        self.table.clear();
+        // Clearing a hash table writes all its control bytes: a table grown by one big
+        // computation (a whole deep nest) is replaced by one sized for its last use, so
+        // that the many small computations after it (one per loop, by the loop passes
+        // sharing these buffers) each cost their own size.
+        let used = self.table.len();
+        if self.table.capacity() > 4 * used.max(1024) {
+            self.table = FxHashMap::with_capacity_and_hasher(used, Default::default());
+        } else {
+            self.table.clear();
+        }
         self.scope = None;
         self.valid = false;
         if self.gen == u32::MAX {
