@@ -171,7 +171,7 @@ impl IndVarSimplify {
         header: Block,
         cx: &mut PassContext<'_>,
         _updater: &mut LoopUpdater,
-) -> Result<PassResult, PassError> {
+    ) -> Result<PassResult, PassError> {
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
         cx.analyses
             .ensure(func, Analyses::LOOPS)

@@ -238,7 +238,7 @@ impl LoopDeletion {
         header: Block,
         cx: &mut PassContext<'_>,
         updater: &mut LoopUpdater,
-) -> Result<PassResult, PassError> {
+    ) -> Result<PassResult, PassError> {
         // Read both knobs on every visit, so that each counts as read.
         let disabled = cx.knobs.disable_loop_deletion_pass();
         let symbolic = cx.knobs.loop_deletion_enable_symbolic_execution();

@@ -205,7 +205,7 @@ impl LoopReduce {
         header: Block,
         cx: &mut PassContext<'_>,
         _updater: &mut LoopUpdater,
-) -> Result<PassResult, PassError> {
+    ) -> Result<PassResult, PassError> {
         cx.analyses
             .ensure(func, Analyses::LOOPS)
             .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;

@@ -412,7 +412,7 @@ impl LoopUnroll {
         header: Block,
         cx: &mut PassContext<'_>,
         updater: &mut LoopUpdater,
-) -> Result<PassResult, PassError> {
+    ) -> Result<PassResult, PassError> {
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
         if cx.knobs.disable_loop_unrolling() {
             return Ok(PassResult::UNCHANGED);
