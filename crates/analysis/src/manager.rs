@@ -239,6 +239,13 @@ macro_rules! analyses {
             pub times: [Duration; NUM_ANALYSES],
             /// Number of computations of each analysis, in [`AnalysisCache::TIMED`] order.
             pub counts: [u32; NUM_ANALYSES],
+            /// Not an analysis: the buffers that loop passes compute one loop nest's scalar
+            /// evolution in ([`ScalarEvolution::compute_nest`]), shared by all of them so
+            /// that one set of function-sized tables serves the whole loop pipeline (each
+            /// pass holding its own kept three or four alive until the process ended).
+            /// A pass recomputes it on every visit and leaves it invalid; the loop adaptor
+            /// frees it after the function's loop pipeline.
+            pub loop_scev: ScalarEvolution,
         }
 
         impl AnalysisCache {

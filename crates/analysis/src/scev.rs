@@ -177,6 +177,12 @@ pub struct ScalarEvolution {
     local_num: Vec<(u32, u32, u32)>,
     /// Buffers of [`ScalarEvolution::compute_nest`], kept between nests.
     nest: NestScratch,
+    /// Like-term lists of [`ScalarEvolution::add_n`], reused as `bufs`.
+    terms: Vec<Vec<(Scev, u64)>>,
+    /// Operand lists for the simplifying constructors ([`ScalarEvolution::add_n`] and the
+    /// like), reused: each call takes one and gives it back, so that building an
+    /// expression allocates nothing once the pool holds as many as the recursion nests.
+    bufs: Vec<Vec<Scev>>,
     valid: bool,
 }
 
@@ -287,7 +293,16 @@ impl ScalarEvolution {
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.pool.clear();
-        self.table.clear();
+        // Clearing a hash table writes all its control bytes: a table grown by one big
+        // computation (a whole deep nest) is replaced by one sized for its last use, so
+        // that the many small computations after it (one per loop, by the loop passes
+        // sharing these buffers) each cost their own size.
+        let used = self.table.len();
+        if self.table.capacity() > 4 * used.max(1024) {
+            self.table = FxHashMap::with_capacity_and_hasher(used, Default::default());
+        } else {
+            self.table.clear();
+        }
         self.scope = None;
         self.valid = false;
         if self.gen == u32::MAX {
@@ -298,6 +313,17 @@ impl ScalarEvolution {
             self.gen = 0;
         }
         self.gen += 1;
+    }
+
+    /// An empty operand list from the pool.
+    fn take_buf(&mut self) -> Vec<Scev> {
+        self.bufs.pop().unwrap_or_default()
+    }
+
+    /// Give an operand list back to the pool.
+    fn give_buf(&mut self, mut b: Vec<Scev>) {
+        b.clear();
+        self.bufs.push(b);
     }
 
     /// The loop nest the last computation covered, `None` for a whole function.
@@ -521,10 +547,17 @@ impl ScalarEvolution {
 
     /// The sum of `ops` (all of one width), simplified.
     pub fn add_n(&mut self, ops: &[Scev], depth: u32) -> Scev {
+        let mut list = self.take_buf();
+        let r = self.add_n_in(ops, depth, &mut list);
+        self.give_buf(list);
+        r
+    }
+
+    /// [`ScalarEvolution::add_n`] with `list`, empty, as its operand list.
+    fn add_n_in(&mut self, ops: &[Scev], depth: u32, list: &mut Vec<Scev>) -> Scev {
         let bits = self.bits(ops[0]);
         let m = mask(bits);
         // Flatten nested sums (canonical sums contain no sums: one level suffices).
-        let mut list: Vec<Scev> = Vec::with_capacity(ops.len() + 2);
         let mut c = 0u64;
         for &o in ops {
             match self.kind(o) {
@@ -543,9 +576,9 @@ impl ScalarEvolution {
         c &= m;
         if depth < MAX_FOLD_DEPTH && list.len() > 1 {
             // Combine like terms: coefficient * term.
-            let mut terms: Vec<(Scev, u64)> = Vec::with_capacity(list.len());
+            let mut terms = self.terms.pop().unwrap_or_default();
             let mut changed = false;
-            for &o in &list {
+            for &o in list.iter() {
                 let (coef, term) = self.split_coef(o, depth);
                 if let Some(t) = terms.iter_mut().find(|t| t.0 == term) {
                     t.1 = t.1.wrapping_add(coef) & m;
@@ -556,7 +589,7 @@ impl ScalarEvolution {
             }
             if changed {
                 list.clear();
-                for (term, coef) in terms {
+                for &(term, coef) in &terms {
                     if coef == 0 {
                         continue;
                     }
@@ -568,9 +601,11 @@ impl ScalarEvolution {
                     }
                 }
             }
+            terms.clear();
+            self.terms.push(terms);
         }
         if depth < MAX_FOLD_DEPTH && list.iter().any(|&o| self.kind(o) == ScevKind::AddRec) {
-            if let Some(r) = self.fold_addrecs(&mut list, c, depth) {
+            if let Some(r) = self.fold_addrecs(list, c, depth) {
                 return r;
             }
         }
@@ -581,8 +616,8 @@ impl ScalarEvolution {
             0 => self.constant(bits, 0),
             1 => list[0],
             _ => {
-                self.sort_ops(&mut list);
-                self.intern(ScevKind::Add, bits, 0, &list, ScevFlags::NONE, NO_LOOP)
+                self.sort_ops(list);
+                self.intern(ScevKind::Add, bits, 0, list, ScevFlags::NONE, NO_LOOP)
             }
         }
     }
@@ -592,11 +627,15 @@ impl ScalarEvolution {
         if self.kind(o) == ScevKind::Mul {
             let ops = self.operands(o);
             if let Some(k) = self.as_const(ops[0]) {
-                let rest: Vec<Scev> = ops[1..].to_vec();
-                let term = if rest.len() == 1 {
-                    rest[0]
+                let term = if ops.len() == 2 {
+                    ops[1]
                 } else {
-                    self.mul_n(&rest, depth + 1)
+                    let mut rest = self.take_buf();
+                    let [a, b] = self.nodes[o.index()].ops;
+                    rest.extend_from_slice(&self.pool[a as usize + 1..b as usize]);
+                    let t = self.mul_n(&rest, depth + 1);
+                    self.give_buf(rest);
+                    t
                 };
                 return (k, term);
             }
@@ -606,7 +645,7 @@ impl ScalarEvolution {
 
     /// Fold the invariant operands of a sum into the start of its innermost recurrence,
     /// and sum recurrences of one loop operand-wise.
-    fn fold_addrecs(&mut self, list: &mut Vec<Scev>, c: u64, depth: u32) -> Option<Scev> {
+    fn fold_addrecs(&mut self, list: &[Scev], c: u64, depth: u32) -> Option<Scev> {
         let bits = self.bits(list[0]);
         // The recurrence of the deepest loop.
         let (ri, r) = list
@@ -616,9 +655,11 @@ impl ScalarEvolution {
             .filter(|&(_, o)| self.kind(o) == ScevKind::AddRec)
             .max_by_key(|&(_, o)| self.loops[self.nodes[o.index()].imm as usize].depth)?;
         let l = self.nodes[r.index()].imm as u32;
-        let mut start = vec![self.operands(r)[0]];
-        let mut step = vec![self.operands(r)[1]];
-        let mut rest = Vec::new();
+        let mut start = self.take_buf();
+        start.push(self.operands(r)[0]);
+        let mut step = self.take_buf();
+        step.push(self.operands(r)[1]);
+        let mut rest = self.take_buf();
         let mut folded = false;
         for (i, &o) in list.iter().enumerate() {
             if i == ri {
@@ -639,25 +680,35 @@ impl ScalarEvolution {
             start.push(self.constant(bits, c));
             folded = true;
         }
-        if !folded {
-            return None;
-        }
-        let s0 = self.add_n(&start, depth + 1);
-        let s1 = self.add_n(&step, depth + 1);
-        let rec = self.addrec(s0, s1, Loop::from_u32(l), ScevFlags::NONE);
-        if rest.is_empty() {
-            return Some(rec);
-        }
-        rest.push(rec);
-        *list = rest;
-        Some(self.add_n(list, depth + 1))
+        let out = folded.then(|| {
+            let s0 = self.add_n(&start, depth + 1);
+            let s1 = self.add_n(&step, depth + 1);
+            let rec = self.addrec(s0, s1, Loop::from_u32(l), ScevFlags::NONE);
+            if rest.is_empty() {
+                rec
+            } else {
+                rest.push(rec);
+                self.add_n(&rest, depth + 1)
+            }
+        });
+        self.give_buf(start);
+        self.give_buf(step);
+        self.give_buf(rest);
+        out
     }
 
     /// The product of `ops` (all of one width), simplified.
     pub fn mul_n(&mut self, ops: &[Scev], depth: u32) -> Scev {
+        let mut list = self.take_buf();
+        let r = self.mul_n_in(ops, depth, &mut list);
+        self.give_buf(list);
+        r
+    }
+
+    /// [`ScalarEvolution::mul_n`] with `list`, empty, as its operand list.
+    fn mul_n_in(&mut self, ops: &[Scev], depth: u32, list: &mut Vec<Scev>) -> Scev {
         let bits = self.bits(ops[0]);
         let m = mask(bits);
-        let mut list: Vec<Scev> = Vec::with_capacity(ops.len() + 2);
         let mut c = 1u64;
         for &o in ops {
             match self.kind(o) {
@@ -715,8 +766,8 @@ impl ScalarEvolution {
         if list.len() == 1 {
             return list[0];
         }
-        self.sort_ops(&mut list);
-        self.intern(ScevKind::Mul, bits, 0, &list, ScevFlags::NONE, NO_LOOP)
+        self.sort_ops(list);
+        self.intern(ScevKind::Mul, bits, 0, list, ScevFlags::NONE, NO_LOOP)
     }
 
     fn scale_addrec(&mut self, r: Scev, k: Scev, depth: u32) -> Scev {
@@ -874,8 +925,15 @@ impl ScalarEvolution {
 
     /// A min/max of `ops` (`kind` one of `SMax`, `UMax`, `SMin`, `UMin`).
     pub fn minmax(&mut self, kind: ScevKind, ops: &[Scev]) -> Scev {
+        let mut list = self.take_buf();
+        let r = self.minmax_in(kind, ops, &mut list);
+        self.give_buf(list);
+        r
+    }
+
+    /// [`ScalarEvolution::minmax`] with `list`, empty, as its operand list.
+    fn minmax_in(&mut self, kind: ScevKind, ops: &[Scev], list: &mut Vec<Scev>) -> Scev {
         let bits = self.bits(ops[0]);
-        let mut list: Vec<Scev> = Vec::with_capacity(ops.len());
         let mut c: Option<u64> = None;
         let better = |x: u64, y: u64| -> bool {
             // Is x preferred over y?
@@ -897,10 +955,10 @@ impl ScalarEvolution {
         for &o in ops {
             if self.kind(o) == kind {
                 for &p in self.operands(o) {
-                    push(p, self, &mut list);
+                    push(p, self, list);
                 }
             } else {
-                push(o, self, &mut list);
+                push(o, self, list);
             }
         }
         if let Some(k) = c {
@@ -928,8 +986,8 @@ impl ScalarEvolution {
         if list.len() == 1 {
             return list[0];
         }
-        self.sort_ops(&mut list);
-        self.intern(kind, bits, 0, &list, ScevFlags::NONE, NO_LOOP)
+        self.sort_ops(list);
+        self.intern(kind, bits, 0, list, ScevFlags::NONE, NO_LOOP)
     }
 
     /// `{start,+,step}<l>` (`start` if `step` is zero).

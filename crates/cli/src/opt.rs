@@ -92,6 +92,7 @@ pub fn run_passes(
         print_after_all: flags.print_after_all,
         print_after: flags.print_after.clone(),
         time_loop_passes: flags.time_passes,
+        drop_remarks: !flags.remarks,
     };
     let mut pm = PassManager::from_pipeline(pipeline, knobs, options).map_err(CliError)?;
     let report = pm.run_module_with(module, analyses)?;

@@ -221,6 +221,24 @@ impl LoopPass for LoopDeletion {
         cx: &mut PassContext<'_>,
         updater: &mut LoopUpdater,
     ) -> Result<PassResult, PassError> {
+        // The visit computes scalar evolution in the loop pipeline's shared buffers
+        // (`AnalysisCache::loop_scev`), not in function-sized tables of its own.
+        core::mem::swap(&mut self.se, &mut cx.analyses.loop_scev);
+        let result = self.visit(func, header, cx, updater);
+        core::mem::swap(&mut self.se, &mut cx.analyses.loop_scev);
+        result
+    }
+}
+
+impl LoopDeletion {
+    /// One visit of the loop headed by `header` ([`LoopPass::run_on_loop`]).
+    fn visit(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
         // Read both knobs on every visit, so that each counts as read.
         let disabled = cx.knobs.disable_loop_deletion_pass();
         let symbolic = cx.knobs.loop_deletion_enable_symbolic_execution();

@@ -186,6 +186,24 @@ impl LoopPass for LoopReduce {
         func: &mut Function,
         header: Block,
         cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
+        // The visit computes scalar evolution in the loop pipeline's shared buffers
+        // (`AnalysisCache::loop_scev`), not in function-sized tables of its own.
+        core::mem::swap(&mut self.se, &mut cx.analyses.loop_scev);
+        let result = self.visit(func, header, cx, updater);
+        core::mem::swap(&mut self.se, &mut cx.analyses.loop_scev);
+        result
+    }
+}
+
+impl LoopReduce {
+    /// One visit of the loop headed by `header` ([`LoopPass::run_on_loop`]).
+    fn visit(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
         _updater: &mut LoopUpdater,
     ) -> Result<PassResult, PassError> {
         cx.analyses

@@ -395,6 +395,24 @@ impl LoopPass for LoopUnroll {
         cx: &mut PassContext<'_>,
         updater: &mut LoopUpdater,
     ) -> Result<PassResult, PassError> {
+        // The visit computes scalar evolution in the loop pipeline's shared buffers
+        // (`AnalysisCache::loop_scev`), not in function-sized tables of its own.
+        core::mem::swap(&mut self.se, &mut cx.analyses.loop_scev);
+        let result = self.visit(func, header, cx, updater);
+        core::mem::swap(&mut self.se, &mut cx.analyses.loop_scev);
+        result
+    }
+}
+
+impl LoopUnroll {
+    /// One visit of the loop headed by `header` ([`LoopPass::run_on_loop`]).
+    fn visit(
+        &mut self,
+        func: &mut Function,
+        header: Block,
+        cx: &mut PassContext<'_>,
+        updater: &mut LoopUpdater,
+    ) -> Result<PassResult, PassError> {
         let err = |func: &Function, m: String| PassError(format!("{NAME}: @{}: {m}", func.name));
         if cx.knobs.disable_loop_unrolling() {
             return Ok(PassResult::UNCHANGED);
@@ -942,7 +960,7 @@ impl LoopUnroll {
             while let Some(q) = li.parent(top) {
                 top = q;
             }
-            let nest = li.blocks(top).size_hint().1.unwrap_or(usize::MAX) as u64;
+            let nest = li.blocks(top).upper_bound() as u64;
             let nest = nest.saturating_add((count + 1).saturating_mul(self.s.body.len() as u64));
             if nest > self.rebuild_budget {
                 return Err((

@@ -378,6 +378,10 @@ pub struct Options {
     /// Time each loop-pass invocation (two clock reads per pass per loop; function passes
     /// are always timed). Without it, `Report::pass_times` has no loop passes.
     pub time_loop_passes: bool,
+    /// Keep no remarks (`Report::remarks` stays empty): for a caller that will not print
+    /// them. Loop passes leave one per loop they leave alone, so keeping them to the end
+    /// of the run costs memory in proportion to the function's loops.
+    pub drop_remarks: bool,
 }
 
 /// Output collected while running (printed by the CLI as requested).
@@ -805,6 +809,9 @@ fn run_function(
                 let res = pass.run(func, &mut cx)?;
                 cache.invalidate(res.preserved);
                 run.time(pass.name(), start.elapsed());
+                if run.options.drop_remarks {
+                    run.report.remarks.clear();
+                }
                 after_pass(
                     run,
                     pass.name(),
@@ -966,6 +973,9 @@ fn run_loop_pipeline(
                 times[k] += start.elapsed();
             }
             visits[k] += 1;
+            if run.options.drop_remarks {
+                run.report.remarks.clear();
+            }
             if updater.deleted {
                 deleted[h.index()] = true;
             }
@@ -1002,6 +1012,9 @@ fn run_loop_pipeline(
             deleted.push(false);
         }
     }
+    // The loop passes' shared scalar-evolution buffers are sized by the function: free
+    // them for the passes after the loop pipeline.
+    cache.loop_scev = gyre_analysis::ScalarEvolution::new();
     for (k, pass) in passes.iter().enumerate() {
         if visits[k] > 0 {
             if run.options.time_loop_passes {

@@ -6,6 +6,7 @@
 //! set (loop-carried values, blocks listed after their users) find their copies.
 
 use super::split::Place;
+use cranelift_entity::packed_option::PackedOption;
 use gyre_ir::{Block, Function, SecondaryMap, Value};
 use std::fmt;
 
@@ -19,8 +20,10 @@ use std::fmt;
 /// [`replace_uses_batch`]: super::uses::replace_uses_batch
 #[derive(Clone, Default)]
 pub struct ValueMap {
-    values: SecondaryMap<Value, Option<Value>>,
-    blocks: SecondaryMap<Block, Option<Block>>,
+    // Packed (4 bytes an entry, not 8): the maps are sized by the function, and every
+    // pass that clones keeps one or two for the whole run.
+    values: SecondaryMap<Value, PackedOption<Value>>,
+    blocks: SecondaryMap<Block, PackedOption<Block>>,
     value_keys: Vec<Value>,
     block_keys: Vec<Block>,
 }
@@ -47,10 +50,10 @@ impl ValueMap {
     /// Forget every entry, in O(entries).
     pub fn clear(&mut self) {
         for &v in &self.value_keys {
-            self.values[v] = None;
+            self.values[v] = None.into();
         }
         for &b in &self.block_keys {
-            self.blocks[b] = None;
+            self.blocks[b] = None.into();
         }
         self.value_keys.clear();
         self.block_keys.clear();
@@ -69,7 +72,7 @@ impl ValueMap {
 
     /// Map `from` to `to` (replacing an earlier entry for `from`).
     pub fn insert(&mut self, from: Value, to: Value) {
-        if self.values[from].replace(to).is_none() {
+        if core::mem::replace(&mut self.values[from], to.into()).is_none() {
             self.value_keys.push(from);
         }
     }
@@ -77,7 +80,7 @@ impl ValueMap {
     /// What `v` is mapped to, if anything.
     #[inline]
     pub fn get(&self, v: Value) -> Option<Value> {
-        self.values.get(v).copied().flatten()
+        self.values.get(v).and_then(|p| p.expand())
     }
 
     /// What `v` is mapped to, or `v` itself.
@@ -88,7 +91,7 @@ impl ValueMap {
 
     /// Map block `from` to `to` (replacing an earlier entry).
     pub fn insert_block(&mut self, from: Block, to: Block) {
-        if self.blocks[from].replace(to).is_none() {
+        if core::mem::replace(&mut self.blocks[from], to.into()).is_none() {
             self.block_keys.push(from);
         }
     }
@@ -96,7 +99,7 @@ impl ValueMap {
     /// What block `b` is mapped to, if anything.
     #[inline]
     pub fn get_block(&self, b: Block) -> Option<Block> {
-        self.blocks.get(b).copied().flatten()
+        self.blocks.get(b).and_then(|p| p.expand())
     }
 
     /// What block `b` is mapped to, or `b` itself.
@@ -164,7 +167,7 @@ impl ValueMap {
                 }
             };
             for v in path.drain(..) {
-                self.values[v] = Some(root);
+                self.values[v] = root.into();
                 state.insert(v, DONE);
             }
         }
