@@ -132,8 +132,10 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     let (cg, pass_flags) = codegen_flags(&args.flags)?;
     let pipeline = with_codegen_passes(&pass_flags, pipeline(&pass_flags)?)?;
     let mut phases = Phases::default();
-    let (name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
+    let (mut name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
     phases.time("verify", || input::verify(&name, &module))?;
+    // Messages from here on name the input but point at no place in its text.
+    name.release_text();
     // One set of analysis caches for the passes and the emitter: what the pipeline leaves
     // valid (the CFG, dominator tree and loops after loop-simplify and lcssa) is not
     // computed again for PTX.

@@ -86,6 +86,14 @@ impl Input {
     pub fn source(&self) -> Option<(&str, &SourceMap)> {
         self.positions.as_ref().map(|m| (self.src.as_str(), m))
     }
+
+    /// Frees the text and its positions once nothing will be rendered at a place in it
+    /// any more (after verification): a 1M-block `.ll` file is 0.1-1 GB that would
+    /// otherwise stay resident through the passes and emission. The name stays.
+    pub fn release_text(&mut self) {
+        self.src = String::new();
+        self.positions = None;
+    }
 }
 
 /// Read and parse a module: LLVM IR text for `.ll` files, a Toy program (docs/toy.md)

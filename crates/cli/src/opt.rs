@@ -290,8 +290,10 @@ pub fn run(args: &OptArgs) -> Result<(), CliError> {
         eprintln!("warning: --remarks has no effect without a pipeline (-passes= or -O)");
     }
     let mut phases = Phases::default();
-    let (name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
+    let (mut name, mut module) = phases.time("parse", || input::load_module(&args.input))?;
     phases.time("verify", || input::verify(&name, &module))?;
+    // Messages from here on name the input but point at no place in its text.
+    name.release_text();
     if let Some(p) = &pipeline {
         let mut analyses = ModuleAnalyses::new();
         phases.time("passes", || {
