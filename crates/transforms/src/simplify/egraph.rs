@@ -96,6 +96,11 @@ pub struct EGraph {
     pending_homes: Vec<(Node, Block)>,
     /// Block parameters known non-negative (as signed integers) from their incoming edges.
     nonneg: SecondaryMap<Value, bool>,
+    /// The rules of each opcode in table order, as CSR: the indices into [`RULES`] of
+    /// opcode `op` are `rule_idx[rule_start[op]..rule_start[op + 1]]`. Built once, so
+    /// that a node tries only its opcode's rules instead of scanning every rule's list.
+    rule_start: Vec<u16>,
+    rule_idx: Vec<u8>,
     /// Counters.
     pub stats: GraphStats,
 }
@@ -178,6 +183,18 @@ pub fn op_cost(data: &InstructionData) -> u32 {
 impl EGraph {
     /// An empty e-graph with these limits.
     pub fn new(limits: Limits) -> EGraph {
+        let mut rule_start = Vec::with_capacity(Opcode::ALL.len() + 1);
+        let mut rule_idx = Vec::new();
+        for &op in Opcode::ALL {
+            debug_assert_eq!(Opcode::ALL[op as usize], op, "opcodes index ALL");
+            rule_start.push(u16::try_from(rule_idx.len()).expect("few rules"));
+            for (k, rule) in RULES.iter().enumerate() {
+                if rule.ops.contains(&op) {
+                    rule_idx.push(u8::try_from(k).expect("at most 256 rules"));
+                }
+            }
+        }
+        rule_start.push(u16::try_from(rule_idx.len()).expect("few rules"));
         EGraph {
             nodes: PrimaryMap::new(),
             parent: SecondaryMap::new(),
@@ -189,8 +206,16 @@ impl EGraph {
             home: None.into(),
             pending_homes: Vec::new(),
             nonneg: SecondaryMap::new(),
+            rule_start,
+            rule_idx,
             stats: GraphStats::default(),
         }
+    }
+
+    /// The indices into [`RULES`] of the rules that look at `op`, in table order.
+    fn rules_of(&self, op: Opcode) -> core::ops::Range<usize> {
+        let k = op as usize;
+        self.rule_start[k] as usize..self.rule_start[k + 1] as usize
     }
 
     /// Forget everything (buffers are kept).
@@ -451,10 +476,8 @@ impl EGraph {
         }
         self.depth += 1;
         let op = data.opcode();
-        for rule in RULES {
-            if !rule.ops.contains(&op) {
-                continue;
-            }
+        for k in self.rules_of(op) {
+            let rule = &RULES[self.rule_idx[k] as usize];
             let root = self.find(n);
             if self.data(root).size >= self.limits.eclass_size {
                 self.stats.stop_size += 1;
@@ -486,12 +509,11 @@ impl EGraph {
         self.depth = 1;
         let _ = self.key(&mut data, ty);
         let op = data.opcode();
-        for rule in RULES {
-            if rule.ops.contains(&op) {
-                if let Some(r) = (rule.apply)(self, &data, ty) {
-                    self.stats.fired[rule.family as usize] += 1;
-                    return Some(self.find(r));
-                }
+        for k in self.rules_of(op) {
+            let rule = &RULES[self.rule_idx[k] as usize];
+            if let Some(r) = (rule.apply)(self, &data, ty) {
+                self.stats.fired[rule.family as usize] += 1;
+                return Some(self.find(r));
             }
         }
         None

@@ -93,6 +93,12 @@ pub struct Simplify {
     elaborated: u64,
     /// Block parameters shown not to be known non-negative ([`mark_nonneg_params`]).
     not_nonneg: SecondaryMap<Value, bool>,
+    /// `remove_dead`'s use counts and worklist (kept for their memory).
+    count: SecondaryMap<Value, u32>,
+    work: Vec<Inst>,
+    /// Did the last `remove_dead` see a `bitcast` in the layout? If not, `retype_memory`
+    /// has nothing to do.
+    has_bitcast: bool,
 }
 
 impl Default for Simplify {
@@ -121,6 +127,9 @@ impl Default for Simplify {
             hoisted: 0,
             elaborated: 0,
             not_nonneg: SecondaryMap::new(),
+            count: SecondaryMap::new(),
+            work: Vec::new(),
+            has_bitcast: true,
         }
     }
 }
@@ -157,6 +166,29 @@ fn fingerprint(func: &Function, out: &mut Vec<u32>) {
             func.dfg.for_each_inst_value(i, |v| out.push(v.as_u32()));
         }
     }
+}
+
+/// Is the layout of `func` the one [`fingerprint`] wrote into `snap`? Compared as it is
+/// walked (no second copy), stopping at the first difference.
+fn same_fingerprint(func: &Function, snap: &[u32]) -> bool {
+    let mut it = snap.iter().copied();
+    for b in func.layout.blocks() {
+        if it.next() != Some(u32::MAX) || it.next() != Some(b.as_u32()) {
+            return false;
+        }
+        for i in func.layout.block_insts(b) {
+            if it.next() != Some(u32::MAX - 1) || it.next() != Some(i.as_u32()) {
+                return false;
+            }
+            let mut same = true;
+            func.dfg
+                .for_each_inst_value(i, |v| same &= it.next() == Some(v.as_u32()));
+            if !same {
+                return false;
+            }
+        }
+    }
+    it.next().is_none()
 }
 
 impl Simplify {
@@ -523,29 +555,35 @@ impl Simplify {
     /// operations, non-volatile loads, divisions: removing a division that would trap only
     /// removes undefined behaviour).
     fn remove_dead(&mut self, func: &mut Function) -> u64 {
-        let mut count: SecondaryMap<Value, u32> =
-            SecondaryMap::with_capacity(func.dfg.num_values());
-        for b in func.layout.blocks() {
-            for i in func.layout.block_insts(b) {
-                func.dfg.for_each_inst_value(i, |v| count[v] += 1);
-            }
-        }
+        // One sweep counts uses and collects the candidates (in layout order, so that the
+        // worklist below is the same as a second sweep's); `has_bitcast` tells
+        // `retype_memory` whether it has anything to look at.
+        let count = &mut self.count;
+        count.clear();
+        count.resize(func.dfg.num_values());
         let removable = |func: &Function, i: Inst| {
             let d = func.dfg.inst(i);
             is_pure(d)
                 || is_guarded(d)
                 || matches!(d, InstructionData::Load { flags, .. } if !flags.volatile)
         };
-        let mut work: Vec<Inst> = Vec::new();
+        let mut work = core::mem::take(&mut self.work);
+        work.clear();
+        self.has_bitcast = false;
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
-                if let Some(r) = func.dfg.inst_result(i) {
-                    if count[r] == 0 && removable(func, i) {
-                        work.push(i);
-                    }
+                func.dfg.for_each_inst_value(i, |v| count[v] += 1);
+                let d = func.dfg.inst(i);
+                self.has_bitcast |= d.opcode() == Opcode::Bitcast;
+                if func.dfg.inst_result(i).is_some() && removable(func, i) {
+                    work.push(i);
                 }
             }
         }
+        work.retain(|&i| {
+            let r = func.dfg.inst_result(i).expect("collected with a result");
+            count[r] == 0
+        });
         let mut removed = 0;
         while let Some(i) = work.pop() {
             if func.layout.inst_block(i).is_none() {
@@ -559,6 +597,7 @@ impl Simplify {
                 func.dfg.for_each_inst_value(i, |v| uses.push(v));
             }
             for &v in &self.uses {
+                let count = &mut self.count;
                 count[v] -= 1;
                 if count[v] == 0 {
                     if let ValueDef::Result(d) = func.dfg.value_def(v) {
@@ -569,6 +608,7 @@ impl Simplify {
                 }
             }
         }
+        self.work = work;
         removed
     }
 }
@@ -679,12 +719,20 @@ impl Simplify {
         licm: bool,
     ) -> Result<(), PassError> {
         self.graph.clear(limits);
+        // Cleared and sized once (a memset), rather than grown entry by entry as indices
+        // arrive.
+        let (nv, ni) = (func.dfg.num_values(), func.dfg.num_insts());
         self.value_class.clear();
+        self.value_class.resize(nv);
         self.pinned.clear();
+        self.pinned.resize(ni);
         self.placed.clear();
+        self.placed.resize(ni);
         self.home_of.clear();
+        self.home_of.resize(ni);
         self.path.clear();
         self.path_idx.clear();
+        self.path_idx.resize(func.dfg.num_blocks());
         self.elab.clear();
         self.depth = 0;
         self.preheader.clear();
@@ -829,11 +877,14 @@ impl FunctionPass for Simplify {
             )
             .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
         fingerprint(func, &mut self.snapshot);
-        let before = core::mem::take(&mut self.snapshot);
 
         // Dead code first, so that elaboration places values before the uses that remain.
         let mut dead = self.remove_dead(func);
-        let mut retyped = retype_memory(func);
+        let mut retyped = if self.has_bitcast {
+            retype_memory(func)
+        } else {
+            0
+        };
         let mut totals = GraphStats::default();
         self.hoisted = 0;
         // A round that leaves dead code behind (a load whose only use folded away) placed
@@ -855,11 +906,12 @@ impl FunctionPass for Simplify {
             }
         }
         // The rounds may leave a load or store next to a bitcast (a pair folded to one).
-        retyped += retype_memory(func);
+        if self.has_bitcast {
+            retyped += retype_memory(func);
+        }
 
-        fingerprint(func, &mut self.snapshot);
-        let changed = self.snapshot != before;
-        self.snapshot = before;
+        // Removing dead code or retyping an access changes the layout: no need to compare.
+        let changed = dead > 0 || retyped > 0 || !same_fingerprint(func, &self.snapshot);
         let st = totals;
         let mut add = |counter: &'static str, n: u64| {
             // Counters that stayed zero are not printed.
