@@ -84,9 +84,16 @@ pub struct GraphStats {
 /// The e-graph.
 pub struct EGraph {
     nodes: PrimaryMap<Node, NodeKind>,
-    parent: SecondaryMap<Node, PackedOption<Node>>,
-    class: SecondaryMap<Node, Option<ClassData>>,
-    map: FxHashMap<(InstructionData, Type), Node>,
+    /// Pushed with each node (as `class`), so that [`EGraph::reserve`] sizes all three
+    /// without touching memory, instead of growing a map entry by entry.
+    parent: PrimaryMap<Node, PackedOption<Node>>,
+    class: PrimaryMap<Node, Option<ClassData>>,
+    /// Hash-consing: the hash of each node's key (its operation with canonical operands,
+    /// and its type) -> the node, which holds the key ([`EGraph::key_of`]); 16 bytes an
+    /// entry instead of a copy of the key. A node whose hash collides with a different
+    /// key's goes to `overflow`, scanned linearly (64-bit hashes: in practice never).
+    map: FxHashMap<u64, Node>,
+    overflow: Vec<(u64, Node)>,
     leaves: SecondaryMap<Value, PackedOption<Node>>,
     limits: Limits,
     depth: u32,
@@ -161,6 +168,25 @@ fn commutative(op: Opcode) -> bool {
     )
 }
 
+/// Order the operands of a commutative binary operation (smaller class id first), so
+/// that `a + b` and `b + a` have one key.
+fn commute(key: &mut InstructionData) {
+    if let InstructionData::Binary {
+        opcode, args: ka, ..
+    } = key
+    {
+        if commutative(*opcode) && ka[0] > ka[1] {
+            ka.swap(0, 1);
+        }
+    }
+}
+
+/// The hash of a hash-consing key.
+fn key_hash(key: &(InstructionData, Type)) -> u64 {
+    use core::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(key)
+}
+
 /// The cost of one operation, roughly in issue slots of the PTX it becomes.
 pub fn op_cost(data: &InstructionData) -> u32 {
     use Opcode::*;
@@ -197,9 +223,10 @@ impl EGraph {
         rule_start.push(u16::try_from(rule_idx.len()).expect("few rules"));
         EGraph {
             nodes: PrimaryMap::new(),
-            parent: SecondaryMap::new(),
-            class: SecondaryMap::new(),
+            parent: PrimaryMap::new(),
+            class: PrimaryMap::new(),
             map: FxHashMap::default(),
+            overflow: Vec::new(),
             leaves: SecondaryMap::new(),
             limits,
             depth: 0,
@@ -224,6 +251,7 @@ impl EGraph {
         self.parent.clear();
         self.class.clear();
         self.map.clear();
+        self.overflow.clear();
         self.leaves.clear();
         self.limits = limits;
         self.depth = 0;
@@ -231,6 +259,31 @@ impl EGraph {
         self.pending_homes.clear();
         self.nonneg.clear();
         self.stats = GraphStats::default();
+    }
+
+    /// Make room for about `nodes` nodes over a function of `values` values, so that the
+    /// graph does not grow (and copy itself) while it is built. Reserved capacity is not
+    /// touched until used.
+    pub fn reserve(&mut self, nodes: usize, values: usize) {
+        self.nodes.reserve(nodes);
+        self.parent.reserve(nodes);
+        self.class.reserve(nodes);
+        self.map.reserve(nodes);
+        self.leaves.resize(values);
+        self.nonneg.resize(values);
+    }
+
+    /// The number of nodes (every node id is below it).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Add a node with its own class.
+    fn push(&mut self, kind: NodeKind, data: ClassData) -> Node {
+        let n = self.nodes.push(kind);
+        self.parent.push(None.into());
+        self.class.push(Some(data));
+        n
     }
 
     /// Record that the block parameter `v` is non-negative as a signed integer.
@@ -318,18 +371,21 @@ impl EGraph {
         if let Some(n) = self.leaves[v].expand() {
             return self.find(n);
         }
-        let n = self.nodes.push(NodeKind::Leaf(v, ty));
-        self.class[n] = Some(ClassData {
-            best: n,
-            cost: 0,
-            best_pure: None.into(),
-            pure_cost: u32::MAX,
-            konst: None.into(),
-            leaf: n.into(),
-            home: None.into(),
-            size: 1,
-            zeros: 0,
-        });
+        let n = self.nodes.next_key();
+        self.push(
+            NodeKind::Leaf(v, ty),
+            ClassData {
+                best: n,
+                cost: 0,
+                best_pure: None.into(),
+                pure_cost: u32::MAX,
+                konst: None.into(),
+                leaf: n.into(),
+                home: None.into(),
+                size: 1,
+                zeros: 0,
+            },
+        );
         self.leaves[v] = n.into();
         n
     }
@@ -390,7 +446,7 @@ impl EGraph {
     /// included), without inserting one.
     pub fn lookup(&mut self, mut data: InstructionData, ty: Type) -> Option<Node> {
         let key = self.key(&mut data, ty);
-        let n = *self.map.get(&key)?;
+        let n = self.find_key(&key)?;
         Some(self.find(n))
     }
 
@@ -419,20 +475,42 @@ impl EGraph {
             *a = as_value(self.find(as_node(*a)));
         }
         let mut key = data.clone();
-        if let InstructionData::Binary {
-            opcode, args: ka, ..
-        } = &mut key
-        {
-            if commutative(*opcode) && ka[0] > ka[1] {
-                ka.swap(0, 1);
-            }
-        }
+        commute(&mut key);
         (key, ty)
+    }
+
+    /// The key node `n` was hash-consed under: its operation as stored (operands were
+    /// class roots when it was inserted), commutative operands ordered, and its type.
+    fn key_of(&self, n: Node) -> Option<(InstructionData, Type)> {
+        let NodeKind::Pure { data, ty, .. } = &self.nodes[n] else {
+            return None;
+        };
+        let mut key = data.clone();
+        commute(&mut key);
+        Some((key, *ty))
+    }
+
+    fn find_key(&self, key: &(InstructionData, Type)) -> Option<Node> {
+        self.find_key_hashed(key_hash(key), key)
+    }
+
+    fn find_key_hashed(&self, hash: u64, key: &(InstructionData, Type)) -> Option<Node> {
+        let same = |n: Node| self.key_of(n).as_ref() == Some(key);
+        match self.map.get(&hash) {
+            Some(&n) if same(n) => Some(n),
+            Some(_) => self
+                .overflow
+                .iter()
+                .find(|&&(h, n)| h == hash && same(n))
+                .map(|&(_, n)| n),
+            None => None,
+        }
     }
 
     fn insert(&mut self, mut data: InstructionData, ty: Type, inst: Option<Inst>) -> Node {
         let key = self.key(&mut data, ty);
-        if let Some(&n) = self.map.get(&key) {
+        let hash = key_hash(&key);
+        if let Some(n) = self.find_key_hashed(hash, &key) {
             self.stats.gvn_hits += 1;
             let r = self.find(n);
             if let Some(h) = self.home.expand() {
@@ -450,23 +528,32 @@ impl EGraph {
             InstructionData::IntConst { .. } | InstructionData::FloatConst { .. }
         );
         let zeros = super::rules::known_zeros(self, &data, ty);
-        let n = self.nodes.push(NodeKind::Pure {
+        let n = self.nodes.next_key();
+        let kind = NodeKind::Pure {
             data: data.clone(),
             ty,
             inst: inst.into(),
-        });
-        self.class[n] = Some(ClassData {
-            best: n,
-            cost,
-            best_pure: n.into(),
-            pure_cost: cost,
-            konst: if is_const { n.into() } else { None.into() },
-            leaf: None.into(),
-            home: self.home,
-            size: 1,
-            zeros,
-        });
-        self.map.insert(key, n);
+        };
+        self.push(
+            kind,
+            ClassData {
+                best: n,
+                cost,
+                best_pure: n.into(),
+                pure_cost: cost,
+                konst: if is_const { n.into() } else { None.into() },
+                leaf: None.into(),
+                home: self.home,
+                size: 1,
+                zeros,
+            },
+        );
+        match self.map.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(n);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => self.overflow.push((hash, n)),
+        }
         if is_const {
             return n;
         }

@@ -41,7 +41,7 @@ pub mod rules;
 use crate::analyses::Analyses;
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use egraph::{
     as_node, as_value, pure_args, pure_args_mut, EGraph, GraphStats, Limits, Node, NodeKind,
 };
@@ -99,6 +99,8 @@ pub struct Simplify {
     /// Did the last `remove_dead` see a `bitcast` in the layout? If not, `retype_memory`
     /// has nothing to do.
     has_bitcast: bool,
+    /// The instructions in the layout at the last `remove_dead` (to size the e-graph).
+    live_insts: usize,
 }
 
 impl Default for Simplify {
@@ -130,6 +132,7 @@ impl Default for Simplify {
             count: SecondaryMap::new(),
             work: Vec::new(),
             has_bitcast: true,
+            live_insts: 0,
         }
     }
 }
@@ -259,32 +262,56 @@ impl Simplify {
     /// them (preferably one from the block it is placed in), so that values keep their
     /// numbers and a second run finds the same instructions.
     fn group_members(&mut self, func: &Function) {
-        self.members.clear();
+        // Sorted by class, then block, then instruction: a counting sort by class of the
+        // instructions taken in their order (two sweeps: count, then place; stable, so
+        // each class's run is in instruction order), then a sort of each run of more than
+        // one by block. Linear but for the short runs, where sorting the whole list was
+        // most of the time on large functions.
+        let n = self.graph.num_nodes();
         self.member_range.clear();
-        for (inst, home) in self.home_of.iter() {
-            if home.is_none() {
-                continue;
+        self.member_range.resize(n);
+        let mut total = 0u32;
+        for pass in 0..2 {
+            for (inst, home) in self.home_of.iter() {
+                let Some(home) = home.expand() else {
+                    continue;
+                };
+                let Some(r) = func.dfg.inst_result(inst) else {
+                    continue;
+                };
+                let Some(c) = self.value_class[r].expand() else {
+                    continue;
+                };
+                let c = self.graph.find(c);
+                let range = &mut self.member_range[c];
+                if pass == 0 {
+                    range.1 += 1;
+                    total += 1;
+                } else {
+                    self.members[range.2 as usize] = (c, home, inst);
+                    range.2 += 1;
+                }
             }
-            let Some(r) = func.dfg.inst_result(inst) else {
-                continue;
-            };
-            let Some(c) = self.value_class[r].expand() else {
-                continue;
-            };
-            let c = self.graph.find(c);
-            self.members
-                .push((c, home.expand().expect("checked above"), inst));
+            if pass == 0 {
+                // Per class: (start, end, fill cursor), from the counts.
+                let mut sum = 0u32;
+                for k in 0..n {
+                    let r = &mut self.member_range[Node::new(k)];
+                    let count = r.1;
+                    *r = (sum, sum + count, sum);
+                    sum += count;
+                }
+                self.members.clear();
+                self.members
+                    .resize(total as usize, (Node::new(0), Block::new(0), Inst::new(0)));
+            }
         }
-        self.members.sort_unstable();
-        let mut start = 0;
-        while start < self.members.len() {
-            let c = self.members[start].0;
-            let mut end = start + 1;
-            while end < self.members.len() && self.members[end].0 == c {
-                end += 1;
+        for k in 0..n {
+            let r = &mut self.member_range[Node::new(k)];
+            if r.1 - r.0 > 1 {
+                self.members[r.0 as usize..r.1 as usize].sort_unstable();
             }
-            self.member_range[c] = (start as u32, end as u32, start as u32);
-            start = end;
+            r.2 = r.0;
         }
     }
 
@@ -570,8 +597,10 @@ impl Simplify {
         let mut work = core::mem::take(&mut self.work);
         work.clear();
         self.has_bitcast = false;
+        let mut live = 0;
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
+                live += 1;
                 func.dfg.for_each_inst_value(i, |v| count[v] += 1);
                 let d = func.dfg.inst(i);
                 self.has_bitcast |= d.opcode() == Opcode::Bitcast;
@@ -580,6 +609,7 @@ impl Simplify {
                 }
             }
         }
+        self.live_insts = live;
         work.retain(|&i| {
             let r = func.dfg.inst_result(i).expect("collected with a result");
             count[r] == 0
@@ -719,6 +749,10 @@ impl Simplify {
         licm: bool,
     ) -> Result<(), PassError> {
         self.graph.clear(limits);
+        // Nodes: about one per instruction plus leaves and the rules' nodes; reserved,
+        // not touched, so a generous guess costs nothing.
+        self.graph
+            .reserve(self.live_insts + self.live_insts / 2, func.dfg.num_values());
         // Cleared and sized once (a memset), rather than grown entry by entry as indices
         // arrive.
         let (nv, ni) = (func.dfg.num_values(), func.dfg.num_insts());
@@ -752,6 +786,8 @@ impl Simplify {
                 domtree.nearest_common_dominator(a, b)
             }
         });
+        // Elaboration adds no node: its maps over nodes are sized once.
+        self.elab.resize(self.graph.num_nodes());
         self.group_members(func);
         self.elaborate_all(func, cx, licm)
     }
