@@ -643,6 +643,10 @@ impl Simplify {
     }
 }
 
+/// Functions with more instructions than this (arena size) give their buffers back at the
+/// end of a run.
+const RELEASE_ABOVE: usize = 1 << 16;
+
 /// Most build-and-elaborate rounds per run.
 const MAX_ROUNDS: usize = 3;
 
@@ -964,6 +968,12 @@ impl FunctionPass for Simplify {
         add("NumDeadRemoved", dead);
         add("StopRewriteDepth", st.stop_depth);
         add("StopEClassSize", st.stop_size);
+        // The pass object lives as long as the pipeline: the buffers of a large function
+        // (hundreds of MB at a million blocks) would otherwise stay allocated through
+        // every later pass and emission. Small ones are kept for the next function.
+        if func.dfg.num_insts() > RELEASE_ABOVE {
+            *self = Simplify::default();
+        }
         if !changed {
             return Ok(PassResult::UNCHANGED);
         }
