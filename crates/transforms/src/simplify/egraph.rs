@@ -261,14 +261,16 @@ impl EGraph {
         self.stats = GraphStats::default();
     }
 
-    /// Make room for about `nodes` nodes over a function of `values` values, so that the
-    /// graph does not grow (and copy itself) while it is built. Reserved capacity is not
-    /// touched until used.
-    pub fn reserve(&mut self, nodes: usize, values: usize) {
+    /// Make room for the nodes of `pure` operations (and as many leaves and rule-made
+    /// nodes) over a function of `values` values, so that the graph does not grow (and
+    /// copy itself) while it is built. Reserved capacity of the node maps is not touched
+    /// until used; the hash table is sized for the operations only (it holds no leaf).
+    pub fn reserve(&mut self, pure: usize, values: usize) {
+        let nodes = 2 * pure;
         self.nodes.reserve(nodes);
         self.parent.reserve(nodes);
         self.class.reserve(nodes);
-        self.map.reserve(nodes);
+        self.map.reserve(pure);
         self.leaves.resize(values);
         self.nonneg.resize(values);
     }
@@ -507,10 +509,39 @@ impl EGraph {
         }
     }
 
+    /// The node hash-consed under `key` (of hash `hash`), or `None` after recording
+    /// `fresh`, the node the caller makes next, under it.
+    fn lookup_or_reserve(
+        &mut self,
+        hash: u64,
+        key: &(InstructionData, Type),
+        fresh: Node,
+    ) -> Option<Node> {
+        use std::collections::hash_map::Entry;
+        let first = match self.map.entry(hash) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                e.insert(fresh);
+                return None;
+            }
+        };
+        let same = |n: Node| self.key_of(n).as_ref() == Some(key);
+        if same(first) {
+            return Some(first);
+        }
+        if let Some(&(_, n)) = self.overflow.iter().find(|&&(h, n)| h == hash && same(n)) {
+            return Some(n);
+        }
+        self.overflow.push((hash, fresh));
+        None
+    }
+
     fn insert(&mut self, mut data: InstructionData, ty: Type, inst: Option<Inst>) -> Node {
         let key = self.key(&mut data, ty);
         let hash = key_hash(&key);
-        if let Some(n) = self.find_key_hashed(hash, &key) {
+        // One probe: a miss records the node about to be made (the next id; nothing
+        // below makes another before it).
+        if let Some(n) = self.lookup_or_reserve(hash, &key, self.nodes.next_key()) {
             self.stats.gvn_hits += 1;
             let r = self.find(n);
             if let Some(h) = self.home.expand() {
@@ -529,6 +560,7 @@ impl EGraph {
         );
         let zeros = super::rules::known_zeros(self, &data, ty);
         let n = self.nodes.next_key();
+        debug_assert_eq!(self.find_key_hashed(hash, &key), Some(n), "recorded above");
         let kind = NodeKind::Pure {
             data: data.clone(),
             ty,
@@ -548,12 +580,6 @@ impl EGraph {
                 zeros,
             },
         );
-        match self.map.entry(hash) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(n);
-            }
-            std::collections::hash_map::Entry::Occupied(_) => self.overflow.push((hash, n)),
-        }
         if is_const {
             return n;
         }

@@ -99,8 +99,9 @@ pub struct Simplify {
     /// Did the last `remove_dead` see a `bitcast` in the layout? If not, `retype_memory`
     /// has nothing to do.
     has_bitcast: bool,
-    /// The instructions in the layout at the last `remove_dead` (to size the e-graph).
-    live_insts: usize,
+    /// The pure and guarded instructions in the layout at the last `remove_dead` (the
+    /// e-graph's nodes but for leaves and the rules' own: to size it).
+    movable_insts: usize,
 }
 
 impl Default for Simplify {
@@ -132,7 +133,7 @@ impl Default for Simplify {
             count: SecondaryMap::new(),
             work: Vec::new(),
             has_bitcast: true,
-            live_insts: 0,
+            movable_insts: 0,
         }
     }
 }
@@ -597,19 +598,19 @@ impl Simplify {
         let mut work = core::mem::take(&mut self.work);
         work.clear();
         self.has_bitcast = false;
-        let mut live = 0;
+        let mut movable = 0;
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
-                live += 1;
                 func.dfg.for_each_inst_value(i, |v| count[v] += 1);
                 let d = func.dfg.inst(i);
+                movable += usize::from(is_pure(d) || is_guarded(d));
                 self.has_bitcast |= d.opcode() == Opcode::Bitcast;
                 if func.dfg.inst_result(i).is_some() && removable(func, i) {
                     work.push(i);
                 }
             }
         }
-        self.live_insts = live;
+        self.movable_insts = movable;
         work.retain(|&i| {
             let r = func.dfg.inst_result(i).expect("collected with a result");
             count[r] == 0
@@ -753,10 +754,11 @@ impl Simplify {
         licm: bool,
     ) -> Result<(), PassError> {
         self.graph.clear(limits);
-        // Nodes: about one per instruction plus leaves and the rules' nodes; reserved,
-        // not touched, so a generous guess costs nothing.
+        // Nodes: about one per pure instruction plus leaves and the rules' nodes. The
+        // hash table is touched all over (its size is what it costs), the rest only as
+        // used.
         self.graph
-            .reserve(self.live_insts + self.live_insts / 2, func.dfg.num_values());
+            .reserve(self.movable_insts, func.dfg.num_values());
         // Cleared and sized once (a memset), rather than grown entry by entry as indices
         // arrive.
         let (nv, ni) = (func.dfg.num_values(), func.dfg.num_insts());
