@@ -544,6 +544,9 @@ impl FunctionPass for SimplifyCfg {
             let merged = self.merge_blocks(func);
             if merged > 0 {
                 cx.stats.add(NAME, "NumMerged", merged);
+            }
+            // Remapping sweeps every instruction: only when a merged block had parameters.
+            if merged > 0 && self.map.num_values() > 0 {
                 self.map
                     .resolve_chains()
                     .map_err(|c| err(func, format!("internal error: {c}")))?;
