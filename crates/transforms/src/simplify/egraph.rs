@@ -560,7 +560,6 @@ impl EGraph {
         );
         let zeros = super::rules::known_zeros(self, &data, ty);
         let n = self.nodes.next_key();
-        debug_assert_eq!(self.find_key_hashed(hash, &key), Some(n), "recorded above");
         let kind = NodeKind::Pure {
             data: data.clone(),
             ty,
@@ -580,6 +579,7 @@ impl EGraph {
                 zeros,
             },
         );
+        debug_assert_eq!(self.find_key_hashed(hash, &key), Some(n), "recorded above");
         if is_const {
             return n;
         }
