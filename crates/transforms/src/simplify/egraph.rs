@@ -709,7 +709,7 @@ mod tests {
         assert_ne!(a, b);
         let (ka, kb) = (g.key_of(a).unwrap(), g.key_of(b).unwrap());
         let h = 0x5eed;
-        assert!(g.map.get(&h).is_none(), "a hash no real key has here");
+        assert!(!g.map.contains_key(&h), "a hash no real key has here");
         assert_eq!(g.lookup_or_reserve(h, &ka, a), None);
         assert_eq!(g.lookup_or_reserve(h, &kb, b), None);
         assert_eq!(g.overflow, vec![(h, b)]);
