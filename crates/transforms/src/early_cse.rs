@@ -71,6 +71,9 @@ const NAME: &str = "early-cse";
 const SURVIVOR_SCAN: usize = 64;
 /// How many `ptradd`s an address is followed through to its base.
 const MAX_CHAIN: usize = 16;
+/// Functions with more values than this (arena size) give the pass's tables back at the
+/// end of a run.
+const RELEASE_ABOVE: usize = 1 << 16;
 /// Spaces, indexed as in [`AddrSpace::ALL`].
 const NUM_SPACES: usize = AddrSpace::ALL.len();
 
@@ -418,6 +421,9 @@ impl FunctionPass for EarlyCse {
             }
         }
         if self.loads_cse + self.forwarded + self.pure_cse == 0 {
+            if func.dfg.num_values() > RELEASE_ABOVE {
+                *self = EarlyCse::default();
+            }
             return Ok(PassResult::UNCHANGED);
         }
         // Unreachable blocks may use a removed load (dominance holds vacuously there).
@@ -433,6 +439,13 @@ impl FunctionPass for EarlyCse {
                 let subst = &self.subst;
                 func.dfg.map_inst_values(i, |v| subst[v].unwrap_or(v));
             }
+        }
+        // The pass object lives as long as the pipeline: a large function's tables are
+        // given back rather than kept through every later pass.
+        if func.dfg.num_values() > RELEASE_ABOVE {
+            let (l, f, p) = (self.loads_cse, self.forwarded, self.pure_cse);
+            *self = EarlyCse::default();
+            (self.loads_cse, self.forwarded, self.pure_cse) = (l, f, p);
         }
         cx.stats.add(NAME, "NumLoadsCSE", self.loads_cse);
         cx.stats.add(NAME, "NumForwarded", self.forwarded);

@@ -50,6 +50,10 @@ const NAME: &str = "simplifycfg";
 /// constant branch), which the next run of the pass continues.
 pub const MAX_ROUNDS: u32 = 8;
 
+/// Functions with more blocks than this (arena size) give the pass's buffers back at the
+/// end of a run.
+const RELEASE_ABOVE: usize = 1 << 14;
+
 /// The `simplifycfg` function pass (see the module documentation).
 ///
 /// **Requires**: a verified function.
@@ -269,11 +273,14 @@ impl SimplifyCfg {
 
     /// Step 3: forward empty blocks. Returns the number removed.
     fn forward_empty(&mut self, func: &mut Function, keep_loops: bool) -> u64 {
-        // Uses and predecessor lists of the function as it is now.
+        // Uses and predecessor lists of the function as it is now; the maps are sized
+        // once (a memset) rather than grown entry by entry.
         self.uses.clear();
+        self.uses.resize(func.dfg.num_values());
         for b in self.preds.values_mut() {
             b.clear();
         }
+        self.preds.resize(func.dfg.num_blocks());
         self.blocks.clear();
         self.blocks.extend(func.layout.blocks());
         for &b in &self.blocks {
@@ -288,6 +295,7 @@ impl SimplifyCfg {
         }
         self.remove_dead_conditions(func);
         self.mark.clear();
+        self.mark.resize(func.dfg.num_blocks());
         let mut n = 0;
         for k in 0..self.blocks.len() {
             let start = self.blocks[k];
@@ -400,6 +408,7 @@ impl SimplifyCfg {
     /// number merged; the parameters' uses are remapped at the end.
     fn merge_blocks(&mut self, func: &mut Function) -> u64 {
         self.npreds.clear();
+        self.npreds.resize(func.dfg.num_blocks());
         self.blocks.clear();
         self.blocks.extend(func.layout.blocks());
         for &b in &self.blocks {
@@ -535,6 +544,9 @@ impl FunctionPass for SimplifyCfg {
             let merged = self.merge_blocks(func);
             if merged > 0 {
                 cx.stats.add(NAME, "NumMerged", merged);
+            }
+            // Remapping sweeps every instruction: only when a merged block had parameters.
+            if merged > 0 && self.map.num_values() > 0 {
                 self.map
                     .resolve_chains()
                     .map_err(|c| err(func, format!("internal error: {c}")))?;
@@ -555,6 +567,11 @@ impl FunctionPass for SimplifyCfg {
             }
             changed = true;
             cx.stats.add(NAME, "NumRounds", 1);
+        }
+        // The pass object lives as long as the pipeline: a large function's buffers are
+        // given back rather than kept through every later pass.
+        if func.dfg.num_blocks() > RELEASE_ABOVE {
+            *self = SimplifyCfg::default();
         }
         if changed {
             cx.analyses.invalidate(Analyses::NONE);

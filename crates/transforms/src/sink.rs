@@ -61,6 +61,10 @@ pub const MAX_SWEEPS: usize = 4;
 /// target, which bounds the work per instruction in very deep trees.
 pub const MAX_WALK: usize = 64;
 
+/// Functions with more values than this (arena size) give the pass's use lists back at the
+/// end of a run.
+const RELEASE_ABOVE: usize = 1 << 16;
+
 /// The `sink` function pass (see the module documentation).
 #[derive(Default)]
 pub struct Sink {
@@ -240,6 +244,11 @@ impl FunctionPass for Sink {
             if !moved {
                 break;
             }
+        }
+        // The pass object lives as long as the pipeline: a large function's use lists are
+        // given back rather than kept through every later pass and emission.
+        if func.dfg.num_values() > RELEASE_ABOVE {
+            *self = Sink::default();
         }
         if sunk == 0 {
             return Ok(PassResult::UNCHANGED);

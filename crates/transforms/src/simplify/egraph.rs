@@ -84,9 +84,16 @@ pub struct GraphStats {
 /// The e-graph.
 pub struct EGraph {
     nodes: PrimaryMap<Node, NodeKind>,
-    parent: SecondaryMap<Node, PackedOption<Node>>,
-    class: SecondaryMap<Node, Option<ClassData>>,
-    map: FxHashMap<(InstructionData, Type), Node>,
+    /// Pushed with each node (as `class`), so that [`EGraph::reserve`] sizes all three
+    /// without touching memory, instead of growing a map entry by entry.
+    parent: PrimaryMap<Node, PackedOption<Node>>,
+    class: PrimaryMap<Node, Option<ClassData>>,
+    /// Hash-consing: the hash of each node's key (its operation with canonical operands,
+    /// and its type) -> the node, which holds the key ([`EGraph::key_of`]); 16 bytes an
+    /// entry instead of a copy of the key. A node whose hash collides with a different
+    /// key's goes to `overflow`, scanned linearly (64-bit hashes: in practice never).
+    map: FxHashMap<u64, Node>,
+    overflow: Vec<(u64, Node)>,
     leaves: SecondaryMap<Value, PackedOption<Node>>,
     limits: Limits,
     depth: u32,
@@ -96,6 +103,11 @@ pub struct EGraph {
     pending_homes: Vec<(Node, Block)>,
     /// Block parameters known non-negative (as signed integers) from their incoming edges.
     nonneg: SecondaryMap<Value, bool>,
+    /// The rules of each opcode in table order, as CSR: the indices into [`RULES`] of
+    /// opcode `op` are `rule_idx[rule_start[op]..rule_start[op + 1]]`. Built once, so
+    /// that a node tries only its opcode's rules instead of scanning every rule's list.
+    rule_start: Vec<u16>,
+    rule_idx: Vec<u8>,
     /// Counters.
     pub stats: GraphStats,
 }
@@ -156,6 +168,25 @@ fn commutative(op: Opcode) -> bool {
     )
 }
 
+/// Order the operands of a commutative binary operation (smaller class id first), so
+/// that `a + b` and `b + a` have one key.
+fn commute(key: &mut InstructionData) {
+    if let InstructionData::Binary {
+        opcode, args: ka, ..
+    } = key
+    {
+        if commutative(*opcode) && ka[0] > ka[1] {
+            ka.swap(0, 1);
+        }
+    }
+}
+
+/// The hash of a hash-consing key.
+fn key_hash(key: &(InstructionData, Type)) -> u64 {
+    use core::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(key)
+}
+
 /// The cost of one operation, roughly in issue slots of the PTX it becomes.
 pub fn op_cost(data: &InstructionData) -> u32 {
     use Opcode::*;
@@ -178,19 +209,40 @@ pub fn op_cost(data: &InstructionData) -> u32 {
 impl EGraph {
     /// An empty e-graph with these limits.
     pub fn new(limits: Limits) -> EGraph {
+        let mut rule_start = Vec::with_capacity(Opcode::ALL.len() + 1);
+        let mut rule_idx = Vec::new();
+        for &op in Opcode::ALL {
+            debug_assert_eq!(Opcode::ALL[op as usize], op, "opcodes index ALL");
+            rule_start.push(u16::try_from(rule_idx.len()).expect("few rules"));
+            for (k, rule) in RULES.iter().enumerate() {
+                if rule.ops.contains(&op) {
+                    rule_idx.push(u8::try_from(k).expect("at most 256 rules"));
+                }
+            }
+        }
+        rule_start.push(u16::try_from(rule_idx.len()).expect("few rules"));
         EGraph {
             nodes: PrimaryMap::new(),
-            parent: SecondaryMap::new(),
-            class: SecondaryMap::new(),
+            parent: PrimaryMap::new(),
+            class: PrimaryMap::new(),
             map: FxHashMap::default(),
+            overflow: Vec::new(),
             leaves: SecondaryMap::new(),
             limits,
             depth: 0,
             home: None.into(),
             pending_homes: Vec::new(),
             nonneg: SecondaryMap::new(),
+            rule_start,
+            rule_idx,
             stats: GraphStats::default(),
         }
+    }
+
+    /// The indices into [`RULES`] of the rules that look at `op`, in table order.
+    fn rules_of(&self, op: Opcode) -> core::ops::Range<usize> {
+        let k = op as usize;
+        self.rule_start[k] as usize..self.rule_start[k + 1] as usize
     }
 
     /// Forget everything (buffers are kept).
@@ -199,6 +251,7 @@ impl EGraph {
         self.parent.clear();
         self.class.clear();
         self.map.clear();
+        self.overflow.clear();
         self.leaves.clear();
         self.limits = limits;
         self.depth = 0;
@@ -206,6 +259,33 @@ impl EGraph {
         self.pending_homes.clear();
         self.nonneg.clear();
         self.stats = GraphStats::default();
+    }
+
+    /// Make room for the nodes of `pure` operations (and as many leaves and rule-made
+    /// nodes) over a function of `values` values, so that the graph does not grow (and
+    /// copy itself) while it is built. Reserved capacity of the node maps is not touched
+    /// until used; the hash table is sized for the operations only (it holds no leaf).
+    pub fn reserve(&mut self, pure: usize, values: usize) {
+        let nodes = 2 * pure;
+        self.nodes.reserve(nodes);
+        self.parent.reserve(nodes);
+        self.class.reserve(nodes);
+        self.map.reserve(pure);
+        self.leaves.resize(values);
+        self.nonneg.resize(values);
+    }
+
+    /// The number of nodes (every node id is below it).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Add a node with its own class.
+    fn push(&mut self, kind: NodeKind, data: ClassData) -> Node {
+        let n = self.nodes.push(kind);
+        self.parent.push(None.into());
+        self.class.push(Some(data));
+        n
     }
 
     /// Record that the block parameter `v` is non-negative as a signed integer.
@@ -293,18 +373,21 @@ impl EGraph {
         if let Some(n) = self.leaves[v].expand() {
             return self.find(n);
         }
-        let n = self.nodes.push(NodeKind::Leaf(v, ty));
-        self.class[n] = Some(ClassData {
-            best: n,
-            cost: 0,
-            best_pure: None.into(),
-            pure_cost: u32::MAX,
-            konst: None.into(),
-            leaf: n.into(),
-            home: None.into(),
-            size: 1,
-            zeros: 0,
-        });
+        let n = self.nodes.next_key();
+        self.push(
+            NodeKind::Leaf(v, ty),
+            ClassData {
+                best: n,
+                cost: 0,
+                best_pure: None.into(),
+                pure_cost: u32::MAX,
+                konst: None.into(),
+                leaf: n.into(),
+                home: None.into(),
+                size: 1,
+                zeros: 0,
+            },
+        );
         self.leaves[v] = n.into();
         n
     }
@@ -365,7 +448,7 @@ impl EGraph {
     /// included), without inserting one.
     pub fn lookup(&mut self, mut data: InstructionData, ty: Type) -> Option<Node> {
         let key = self.key(&mut data, ty);
-        let n = *self.map.get(&key)?;
+        let n = self.find_key(&key)?;
         Some(self.find(n))
     }
 
@@ -394,20 +477,71 @@ impl EGraph {
             *a = as_value(self.find(as_node(*a)));
         }
         let mut key = data.clone();
-        if let InstructionData::Binary {
-            opcode, args: ka, ..
-        } = &mut key
-        {
-            if commutative(*opcode) && ka[0] > ka[1] {
-                ka.swap(0, 1);
-            }
-        }
+        commute(&mut key);
         (key, ty)
+    }
+
+    /// The key node `n` was hash-consed under: its operation as stored (operands were
+    /// class roots when it was inserted), commutative operands ordered, and its type.
+    fn key_of(&self, n: Node) -> Option<(InstructionData, Type)> {
+        let NodeKind::Pure { data, ty, .. } = &self.nodes[n] else {
+            return None;
+        };
+        let mut key = data.clone();
+        commute(&mut key);
+        Some((key, *ty))
+    }
+
+    fn find_key(&self, key: &(InstructionData, Type)) -> Option<Node> {
+        self.find_key_hashed(key_hash(key), key)
+    }
+
+    fn find_key_hashed(&self, hash: u64, key: &(InstructionData, Type)) -> Option<Node> {
+        let same = |n: Node| self.key_of(n).as_ref() == Some(key);
+        match self.map.get(&hash) {
+            Some(&n) if same(n) => Some(n),
+            Some(_) => self
+                .overflow
+                .iter()
+                .find(|&&(h, n)| h == hash && same(n))
+                .map(|&(_, n)| n),
+            None => None,
+        }
+    }
+
+    /// The node hash-consed under `key` (of hash `hash`), or `None` after recording
+    /// `fresh`, the node the caller makes next, under it.
+    fn lookup_or_reserve(
+        &mut self,
+        hash: u64,
+        key: &(InstructionData, Type),
+        fresh: Node,
+    ) -> Option<Node> {
+        use std::collections::hash_map::Entry;
+        let first = match self.map.entry(hash) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                e.insert(fresh);
+                return None;
+            }
+        };
+        let same = |n: Node| self.key_of(n).as_ref() == Some(key);
+        if same(first) {
+            return Some(first);
+        }
+        if let Some(&(_, n)) = self.overflow.iter().find(|&&(h, n)| h == hash && same(n)) {
+            return Some(n);
+        }
+        self.overflow.push((hash, fresh));
+        None
     }
 
     fn insert(&mut self, mut data: InstructionData, ty: Type, inst: Option<Inst>) -> Node {
         let key = self.key(&mut data, ty);
-        if let Some(&n) = self.map.get(&key) {
+        let hash = key_hash(&key);
+        // One probe: a miss records the node about to be made (the next id; nothing
+        // below makes another before it).
+        if let Some(n) = self.lookup_or_reserve(hash, &key, self.nodes.next_key()) {
             self.stats.gvn_hits += 1;
             let r = self.find(n);
             if let Some(h) = self.home.expand() {
@@ -425,23 +559,27 @@ impl EGraph {
             InstructionData::IntConst { .. } | InstructionData::FloatConst { .. }
         );
         let zeros = super::rules::known_zeros(self, &data, ty);
-        let n = self.nodes.push(NodeKind::Pure {
+        let n = self.nodes.next_key();
+        let kind = NodeKind::Pure {
             data: data.clone(),
             ty,
             inst: inst.into(),
-        });
-        self.class[n] = Some(ClassData {
-            best: n,
-            cost,
-            best_pure: n.into(),
-            pure_cost: cost,
-            konst: if is_const { n.into() } else { None.into() },
-            leaf: None.into(),
-            home: self.home,
-            size: 1,
-            zeros,
-        });
-        self.map.insert(key, n);
+        };
+        self.push(
+            kind,
+            ClassData {
+                best: n,
+                cost,
+                best_pure: n.into(),
+                pure_cost: cost,
+                konst: if is_const { n.into() } else { None.into() },
+                leaf: None.into(),
+                home: self.home,
+                size: 1,
+                zeros,
+            },
+        );
+        debug_assert_eq!(self.find_key_hashed(hash, &key), Some(n), "recorded above");
         if is_const {
             return n;
         }
@@ -451,10 +589,8 @@ impl EGraph {
         }
         self.depth += 1;
         let op = data.opcode();
-        for rule in RULES {
-            if !rule.ops.contains(&op) {
-                continue;
-            }
+        for k in self.rules_of(op) {
+            let rule = &RULES[self.rule_idx[k] as usize];
             let root = self.find(n);
             if self.data(root).size >= self.limits.eclass_size {
                 self.stats.stop_size += 1;
@@ -486,12 +622,11 @@ impl EGraph {
         self.depth = 1;
         let _ = self.key(&mut data, ty);
         let op = data.opcode();
-        for rule in RULES {
-            if rule.ops.contains(&op) {
-                if let Some(r) = (rule.apply)(self, &data, ty) {
-                    self.stats.fired[rule.family as usize] += 1;
-                    return Some(self.find(r));
-                }
+        for k in self.rules_of(op) {
+            let rule = &RULES[self.rule_idx[k] as usize];
+            if let Some(r) = (rule.apply)(self, &data, ty) {
+                self.stats.fired[rule.family as usize] += 1;
+                return Some(self.find(r));
             }
         }
         None
@@ -550,5 +685,62 @@ impl EGraph {
         self.class[other] = None;
         self.parent[other] = root.into();
         root
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph() -> EGraph {
+        EGraph::new(Limits {
+            rewrite_depth: 4,
+            eclass_size: 8,
+        })
+    }
+
+    /// Two different keys under one hash (forced: 64-bit hashes do not collide in
+    /// practice): the second goes to the overflow list and each is still found.
+    #[test]
+    fn colliding_hashes_keep_both_keys() {
+        let mut g = graph();
+        let a = g.add(InstructionData::IntConst { imm: 1 }, Type::I32);
+        let b = g.add(InstructionData::IntConst { imm: 2 }, Type::I32);
+        assert_ne!(a, b);
+        let (ka, kb) = (g.key_of(a).unwrap(), g.key_of(b).unwrap());
+        let h = 0x5eed;
+        assert!(!g.map.contains_key(&h), "a hash no real key has here");
+        assert_eq!(g.lookup_or_reserve(h, &ka, a), None);
+        assert_eq!(g.lookup_or_reserve(h, &kb, b), None);
+        assert_eq!(g.overflow, vec![(h, b)]);
+        assert_eq!(g.lookup_or_reserve(h, &ka, b), Some(a));
+        assert_eq!(g.lookup_or_reserve(h, &kb, a), Some(b));
+        assert_eq!(g.find_key_hashed(h, &kb), Some(b));
+        assert_eq!(g.overflow.len(), 1, "hits add nothing");
+    }
+
+    /// Inserting an operation twice gives the first node (one probe per insertion), also
+    /// for a commutative one written the other way round.
+    #[test]
+    fn hash_consing_finds_equal_operations() {
+        let mut g = graph();
+        let x = g.leaf(Value::new(0), Type::I32);
+        let y = g.leaf(Value::new(1), Type::I32);
+        let add = |g: &mut EGraph, p: Node, q: Node| {
+            g.add(
+                InstructionData::Binary {
+                    opcode: Opcode::Iadd,
+                    args: [as_value(p), as_value(q)],
+                    flags: Default::default(),
+                },
+                Type::I32,
+            )
+        };
+        let s = add(&mut g, x, y);
+        let n = g.num_nodes();
+        assert_eq!(add(&mut g, y, x), s);
+        assert_eq!(g.num_nodes(), n, "no node made for a hit");
+        assert_eq!(g.stats.gvn_hits, 1);
+        assert!(g.overflow.is_empty());
     }
 }

@@ -41,7 +41,7 @@ pub mod rules;
 use crate::analyses::Analyses;
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use egraph::{
     as_node, as_value, pure_args, pure_args_mut, EGraph, GraphStats, Limits, Node, NodeKind,
 };
@@ -93,6 +93,15 @@ pub struct Simplify {
     elaborated: u64,
     /// Block parameters shown not to be known non-negative ([`mark_nonneg_params`]).
     not_nonneg: SecondaryMap<Value, bool>,
+    /// `remove_dead`'s use counts and worklist (kept for their memory).
+    count: SecondaryMap<Value, u32>,
+    work: Vec<Inst>,
+    /// Did the last `remove_dead` see a `bitcast` in the layout? If not, `retype_memory`
+    /// has nothing to do.
+    has_bitcast: bool,
+    /// The pure and guarded instructions in the layout at the last `remove_dead` (the
+    /// e-graph's nodes but for leaves and the rules' own: to size it).
+    movable_insts: usize,
 }
 
 impl Default for Simplify {
@@ -121,6 +130,10 @@ impl Default for Simplify {
             hoisted: 0,
             elaborated: 0,
             not_nonneg: SecondaryMap::new(),
+            count: SecondaryMap::new(),
+            work: Vec::new(),
+            has_bitcast: true,
+            movable_insts: 0,
         }
     }
 }
@@ -157,6 +170,29 @@ fn fingerprint(func: &Function, out: &mut Vec<u32>) {
             func.dfg.for_each_inst_value(i, |v| out.push(v.as_u32()));
         }
     }
+}
+
+/// Is the layout of `func` the one [`fingerprint`] wrote into `snap`? Compared as it is
+/// walked (no second copy), stopping at the first difference.
+fn same_fingerprint(func: &Function, snap: &[u32]) -> bool {
+    let mut it = snap.iter().copied();
+    for b in func.layout.blocks() {
+        if it.next() != Some(u32::MAX) || it.next() != Some(b.as_u32()) {
+            return false;
+        }
+        for i in func.layout.block_insts(b) {
+            if it.next() != Some(u32::MAX - 1) || it.next() != Some(i.as_u32()) {
+                return false;
+            }
+            let mut same = true;
+            func.dfg
+                .for_each_inst_value(i, |v| same &= it.next() == Some(v.as_u32()));
+            if !same {
+                return false;
+            }
+        }
+    }
+    it.next().is_none()
 }
 
 impl Simplify {
@@ -227,32 +263,56 @@ impl Simplify {
     /// them (preferably one from the block it is placed in), so that values keep their
     /// numbers and a second run finds the same instructions.
     fn group_members(&mut self, func: &Function) {
-        self.members.clear();
+        // Sorted by class, then block, then instruction: a counting sort by class of the
+        // instructions taken in their order (two sweeps: count, then place; stable, so
+        // each class's run is in instruction order), then a sort of each run of more than
+        // one by block. Linear but for the short runs, where sorting the whole list was
+        // most of the time on large functions.
+        let n = self.graph.num_nodes();
         self.member_range.clear();
-        for (inst, home) in self.home_of.iter() {
-            if home.is_none() {
-                continue;
+        self.member_range.resize(n);
+        let mut total = 0u32;
+        for pass in 0..2 {
+            for (inst, home) in self.home_of.iter() {
+                let Some(home) = home.expand() else {
+                    continue;
+                };
+                let Some(r) = func.dfg.inst_result(inst) else {
+                    continue;
+                };
+                let Some(c) = self.value_class[r].expand() else {
+                    continue;
+                };
+                let c = self.graph.find(c);
+                let range = &mut self.member_range[c];
+                if pass == 0 {
+                    range.1 += 1;
+                    total += 1;
+                } else {
+                    self.members[range.2 as usize] = (c, home, inst);
+                    range.2 += 1;
+                }
             }
-            let Some(r) = func.dfg.inst_result(inst) else {
-                continue;
-            };
-            let Some(c) = self.value_class[r].expand() else {
-                continue;
-            };
-            let c = self.graph.find(c);
-            self.members
-                .push((c, home.expand().expect("checked above"), inst));
+            if pass == 0 {
+                // Per class: (start, end, fill cursor), from the counts.
+                let mut sum = 0u32;
+                for k in 0..n {
+                    let r = &mut self.member_range[Node::new(k)];
+                    let count = r.1;
+                    *r = (sum, sum + count, sum);
+                    sum += count;
+                }
+                self.members.clear();
+                self.members
+                    .resize(total as usize, (Node::new(0), Block::new(0), Inst::new(0)));
+            }
         }
-        self.members.sort_unstable();
-        let mut start = 0;
-        while start < self.members.len() {
-            let c = self.members[start].0;
-            let mut end = start + 1;
-            while end < self.members.len() && self.members[end].0 == c {
-                end += 1;
+        for k in 0..n {
+            let r = &mut self.member_range[Node::new(k)];
+            if r.1 - r.0 > 1 {
+                self.members[r.0 as usize..r.1 as usize].sort_unstable();
             }
-            self.member_range[c] = (start as u32, end as u32, start as u32);
-            start = end;
+            r.2 = r.0;
         }
     }
 
@@ -523,29 +583,38 @@ impl Simplify {
     /// operations, non-volatile loads, divisions: removing a division that would trap only
     /// removes undefined behaviour).
     fn remove_dead(&mut self, func: &mut Function) -> u64 {
-        let mut count: SecondaryMap<Value, u32> =
-            SecondaryMap::with_capacity(func.dfg.num_values());
-        for b in func.layout.blocks() {
-            for i in func.layout.block_insts(b) {
-                func.dfg.for_each_inst_value(i, |v| count[v] += 1);
-            }
-        }
+        // One sweep counts uses and collects the candidates (in layout order, so that the
+        // worklist below is the same as a second sweep's); `has_bitcast` tells
+        // `retype_memory` whether it has anything to look at.
+        let count = &mut self.count;
+        count.clear();
+        count.resize(func.dfg.num_values());
         let removable = |func: &Function, i: Inst| {
             let d = func.dfg.inst(i);
             is_pure(d)
                 || is_guarded(d)
                 || matches!(d, InstructionData::Load { flags, .. } if !flags.volatile)
         };
-        let mut work: Vec<Inst> = Vec::new();
+        let mut work = core::mem::take(&mut self.work);
+        work.clear();
+        self.has_bitcast = false;
+        let mut movable = 0;
         for b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
-                if let Some(r) = func.dfg.inst_result(i) {
-                    if count[r] == 0 && removable(func, i) {
-                        work.push(i);
-                    }
+                func.dfg.for_each_inst_value(i, |v| count[v] += 1);
+                let d = func.dfg.inst(i);
+                movable += usize::from(is_pure(d) || is_guarded(d));
+                self.has_bitcast |= d.opcode() == Opcode::Bitcast;
+                if func.dfg.inst_result(i).is_some() && removable(func, i) {
+                    work.push(i);
                 }
             }
         }
+        self.movable_insts = movable;
+        work.retain(|&i| {
+            let r = func.dfg.inst_result(i).expect("collected with a result");
+            count[r] == 0
+        });
         let mut removed = 0;
         while let Some(i) = work.pop() {
             if func.layout.inst_block(i).is_none() {
@@ -559,6 +628,7 @@ impl Simplify {
                 func.dfg.for_each_inst_value(i, |v| uses.push(v));
             }
             for &v in &self.uses {
+                let count = &mut self.count;
                 count[v] -= 1;
                 if count[v] == 0 {
                     if let ValueDef::Result(d) = func.dfg.value_def(v) {
@@ -569,9 +639,14 @@ impl Simplify {
                 }
             }
         }
+        self.work = work;
         removed
     }
 }
+
+/// Functions with more instructions than this (arena size) give their buffers back at the
+/// end of a run.
+const RELEASE_ABOVE: usize = 1 << 16;
 
 /// Most build-and-elaborate rounds per run.
 const MAX_ROUNDS: usize = 3;
@@ -679,12 +754,25 @@ impl Simplify {
         licm: bool,
     ) -> Result<(), PassError> {
         self.graph.clear(limits);
+        // Nodes: about one per pure instruction plus leaves and the rules' nodes. The
+        // hash table is touched all over (its size is what it costs), the rest only as
+        // used.
+        self.graph
+            .reserve(self.movable_insts, func.dfg.num_values());
+        // Cleared and sized once (a memset), rather than grown entry by entry as indices
+        // arrive.
+        let (nv, ni) = (func.dfg.num_values(), func.dfg.num_insts());
         self.value_class.clear();
+        self.value_class.resize(nv);
         self.pinned.clear();
+        self.pinned.resize(ni);
         self.placed.clear();
+        self.placed.resize(ni);
         self.home_of.clear();
+        self.home_of.resize(ni);
         self.path.clear();
         self.path_idx.clear();
+        self.path_idx.resize(func.dfg.num_blocks());
         self.elab.clear();
         self.depth = 0;
         self.preheader.clear();
@@ -704,6 +792,8 @@ impl Simplify {
                 domtree.nearest_common_dominator(a, b)
             }
         });
+        // Elaboration adds no node: its maps over nodes are sized once.
+        self.elab.resize(self.graph.num_nodes());
         self.group_members(func);
         self.elaborate_all(func, cx, licm)
     }
@@ -829,11 +919,14 @@ impl FunctionPass for Simplify {
             )
             .map_err(|e| PassError(format!("{NAME}: @{}: {e}", func.name)))?;
         fingerprint(func, &mut self.snapshot);
-        let before = core::mem::take(&mut self.snapshot);
 
         // Dead code first, so that elaboration places values before the uses that remain.
         let mut dead = self.remove_dead(func);
-        let mut retyped = retype_memory(func);
+        let mut retyped = if self.has_bitcast {
+            retype_memory(func)
+        } else {
+            0
+        };
         let mut totals = GraphStats::default();
         self.hoisted = 0;
         // A round that leaves dead code behind (a load whose only use folded away) placed
@@ -855,11 +948,12 @@ impl FunctionPass for Simplify {
             }
         }
         // The rounds may leave a load or store next to a bitcast (a pair folded to one).
-        retyped += retype_memory(func);
+        if self.has_bitcast {
+            retyped += retype_memory(func);
+        }
 
-        fingerprint(func, &mut self.snapshot);
-        let changed = self.snapshot != before;
-        self.snapshot = before;
+        // Removing dead code or retyping an access changes the layout: no need to compare.
+        let changed = dead > 0 || retyped > 0 || !same_fingerprint(func, &self.snapshot);
         let st = totals;
         let mut add = |counter: &'static str, n: u64| {
             // Counters that stayed zero are not printed.
@@ -876,6 +970,12 @@ impl FunctionPass for Simplify {
         add("NumDeadRemoved", dead);
         add("StopRewriteDepth", st.stop_depth);
         add("StopEClassSize", st.stop_size);
+        // The pass object lives as long as the pipeline: the buffers of a large function
+        // (hundreds of MB at a million blocks) would otherwise stay allocated through
+        // every later pass and emission. Small ones are kept for the next function.
+        if func.dfg.num_insts() > RELEASE_ABOVE {
+            *self = Simplify::default();
+        }
         if !changed {
             return Ok(PassResult::UNCHANGED);
         }
