@@ -23,7 +23,12 @@
 //!
 //! A merge can give a branch a constant condition (`jump S(true)` into `S(c): brif c ..`),
 //! so rounds repeat while one changes something (at most [`MAX_ROUNDS`]). Each round is
-//! linear in the function: one sweep per step, plus one remapping sweep when blocks merged.
+//! linear in the function: the block list is taken from the layout once per run (steps
+//! only remove blocks); folding reads each terminator, forwarding sweeps the terminators
+//! once for edge counts and predecessor lists (one shared array, no allocation per
+//! block) that merging reuses, and the instructions for use counts only when an empty
+//! block with parameters could be forwarded or a folded condition may be left unused;
+//! plus one remapping sweep when merged blocks had parameters.
 //!
 //! **Loops**: with `simplifycfg-keep-loops` (the default, LLVM's `NeedCanonicalLoops`), an
 //! empty block that jumps to a loop header (a preheader or a latch) or is a loop's exit
@@ -41,9 +46,7 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
-use gyre_ir::{
-    Block, BlockCall, EntityRef, Function, Inst, InstructionData, SecondaryMap, Value,
-};
+use gyre_ir::{Block, BlockCall, EntityRef, Function, Inst, InstructionData, SecondaryMap, Value};
 
 const NAME: &str = "simplifycfg";
 
@@ -78,8 +81,11 @@ const RELEASE_ABOVE: usize = 1 << 14;
 #[derive(Default)]
 pub struct SimplifyCfg {
     reached: Vec<bool>,
-    /// Per value: its number of uses (operands and branch arguments).
+    /// Per value: its number of uses (operands and branch arguments), counted only when
+    /// `have_uses` (see [`SimplifyCfg::forward_empty`]).
     uses: SecondaryMap<Value, u32>,
+    /// Were `uses` counted in this round?
+    have_uses: bool,
     /// Predecessor lists of all blocks in one array (CSR): block `b`'s are
     /// `pred_list[pred_off[b]..pred_off[b + 1]]`, repeats possible; one array rather than
     /// a `Vec` per block, which cost an allocation and a free per block and run at 1M
@@ -287,7 +293,11 @@ impl SimplifyCfg {
         if dest.block == e || (keep_loops && self.header[dest.block]) {
             return None;
         }
-        // Every use of a parameter must be in the jump itself.
+        // Every use of a parameter must be in the jump itself. Without counted uses no
+        // block with parameters could pass the checks above (`forward_empty`).
+        if !self.have_uses && !func.dfg.block_params(e).is_empty() {
+            return None;
+        }
         for &p in func.dfg.block_params(e) {
             let here = func
                 .dfg
@@ -304,27 +314,53 @@ impl SimplifyCfg {
 
     /// Step 3: forward empty blocks. Returns the number removed.
     fn forward_empty(&mut self, func: &mut Function, keep_loops: bool) -> u64 {
-        // Uses, edge counts and predecessor lists of the function as it is now, in one
-        // sweep; the maps are sized once (a memset) rather than grown entry by entry.
+        // Edge counts and predecessor lists of the function as it is now, in one sweep of
+        // the terminators; the maps are sized once (a memset) rather than grown entry by
+        // entry.
         let nb = func.dfg.num_blocks();
-        self.uses.clear();
-        self.uses.resize(func.dfg.num_values());
         self.npreds.clear();
         self.npreds.resize(nb);
         self.edges.clear();
         // Unreachable blocks went since `fold_branches` listed the blocks.
         self.blocks.retain(|&b| func.layout.is_block_inserted(b));
+        let entry = func.layout.entry_block();
+        // Does some empty block with parameters pass every check of `forwardable` but the
+        // uses? Its parameters' uses must be counted. A block failing them now fails
+        // them for the whole step: its target is itself or a header, neither forwarded,
+        // so its jump keeps its target.
+        let mut need_uses = !self.conds.is_empty();
         for &b in &self.blocks {
-            for i in func.layout.block_insts(b) {
-                let uses = &mut self.uses;
-                func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
+            let Some(t) = func.terminator(b) else {
+                continue;
+            };
+            let (np, edges) = (&mut self.npreds, &mut self.edges);
+            func.dfg.for_each_dest(t, |bc| {
+                np[bc.block] += 1;
+                edges.push((bc.block, b));
+            });
+            if !need_uses {
+                if let InstructionData::Jump { dest } = func.dfg.inst(t) {
+                    need_uses = func.layout.first_inst(b) == Some(t)
+                        && !func.dfg.block_params(b).is_empty()
+                        && entry != Some(b)
+                        && !self.header[b]
+                        && !self.exit[b]
+                        && dest.block != b
+                        && !(keep_loops && self.header[dest.block]);
+                }
             }
-            if let Some(t) = func.terminator(b) {
-                let (np, edges) = (&mut self.npreds, &mut self.edges);
-                func.dfg.for_each_dest(t, |bc| {
-                    np[bc.block] += 1;
-                    edges.push((bc.block, b));
-                });
+        }
+        // Uses of every value: a sweep of every instruction, so only when needed (the
+        // constants of folded branches, or such a block).
+        self.have_uses = need_uses;
+        if need_uses {
+            self.uses.clear();
+            self.uses.resize(func.dfg.num_values());
+            for &b in &self.blocks {
+                for i in func.layout.block_insts(b) {
+                    let uses = &mut self.uses;
+                    func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
+                }
             }
         }
         // Counting sort of the edges by target: `pred_off[t]` first holds the end of
@@ -392,9 +428,12 @@ impl SimplifyCfg {
         self.params.clear();
         self.params.extend_from_slice(func.dfg.block_params(e));
         self.through.clear();
-        self.through.extend_from_slice(func.dfg.block_call_args(&dest));
-        for &v in &self.through {
-            self.uses[v] -= 1;
+        self.through
+            .extend_from_slice(func.dfg.block_call_args(&dest));
+        if self.have_uses {
+            for &v in &self.through {
+                self.uses[v] -= 1;
+            }
         }
         // `e`'s predecessors: its list, then those it gained by forwarding. A stale entry
         // (a block forwarded since, or one whose edges already moved) finds no edge to
@@ -416,7 +455,7 @@ impl SimplifyCfg {
             };
             let mut moved = 0u32;
             let (uses, args) = (&mut self.uses, &mut self.args);
-            let (params, through) = (&self.params, &self.through);
+            let (params, through, have_uses) = (&self.params, &self.through, self.have_uses);
             func.dfg.for_each_dest_mut(t, |bc, pool| {
                 if bc.block != e {
                     return;
@@ -430,11 +469,13 @@ impl SimplifyCfg {
                     };
                     args.push(nv);
                 }
-                for &v in old {
-                    uses[v] -= 1;
-                }
-                for &v in args.iter() {
-                    uses[v] += 1;
+                if have_uses {
+                    for &v in old {
+                        uses[v] -= 1;
+                    }
+                    for &v in args.iter() {
+                        uses[v] += 1;
+                    }
                 }
                 *bc = BlockCall::new(target, args, pool);
                 moved += 1;
