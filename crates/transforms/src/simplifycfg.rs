@@ -23,7 +23,12 @@
 //!
 //! A merge can give a branch a constant condition (`jump S(true)` into `S(c): brif c ..`),
 //! so rounds repeat while one changes something (at most [`MAX_ROUNDS`]). Each round is
-//! linear in the function: one sweep per step, plus one remapping sweep when blocks merged.
+//! linear in the function: the block list is taken from the layout once per run (steps
+//! only remove blocks); folding reads each terminator, forwarding sweeps the terminators
+//! once for edge counts and predecessor lists (one shared array, no allocation per
+//! block) that merging reuses, and the instructions for use counts only when an empty
+//! block with parameters could be forwarded or a folded condition may be left unused;
+//! plus one remapping sweep when merged blocks had parameters.
 //!
 //! **Loops**: with `simplifycfg-keep-loops` (the default, LLVM's `NeedCanonicalLoops`), an
 //! empty block that jumps to a loop header (a preheader or a latch) or is a loop's exit
@@ -41,7 +46,7 @@ use crate::loop_cleanup::{
 };
 use crate::manager::{FunctionPass, PassContext, PassError, PassResult};
 use crate::utils::clone::ValueMap;
-use gyre_ir::{Block, BlockCall, Function, Inst, InstructionData, SecondaryMap, Value};
+use gyre_ir::{Block, BlockCall, EntityRef, Function, Inst, InstructionData, SecondaryMap, Value};
 
 const NAME: &str = "simplifycfg";
 
@@ -76,11 +81,27 @@ const RELEASE_ABOVE: usize = 1 << 14;
 #[derive(Default)]
 pub struct SimplifyCfg {
     reached: Vec<bool>,
-    /// Per value: its number of uses (operands and branch arguments).
+    /// Per value: its number of uses (operands and branch arguments), counted only when
+    /// `have_uses` (see [`SimplifyCfg::forward_empty`]).
     uses: SecondaryMap<Value, u32>,
-    /// Per block: the blocks whose terminators target it (repeats possible).
-    preds: SecondaryMap<Block, Vec<Block>>,
-    /// Per block: edges into it (for merging).
+    /// Were `uses` counted in this round?
+    have_uses: bool,
+    /// Predecessor lists of all blocks in one array (CSR): block `b`'s are
+    /// `pred_list[pred_off[b]..pred_off[b + 1]]`, repeats possible; one array rather than
+    /// a `Vec` per block, which cost an allocation and a free per block and run at 1M
+    /// blocks.
+    pred_off: Vec<u32>,
+    pred_list: Vec<Block>,
+    /// Predecessors gained by forwarding (edges moved onto a block after the lists were
+    /// built): per block the head of a chain through `extra` (`NONE` ends it).
+    extra_head: Vec<u32>,
+    /// `(predecessor, next)` links of the chains of `extra_head`.
+    extra: Vec<(Block, u32)>,
+    /// The edges `(target, predecessor)` as the sweep finds them, before sorting into
+    /// `pred_list`.
+    edges: Vec<(Block, Block)>,
+    /// Per block: edges into it, counted when the lists are built and kept exact through
+    /// forwarding, so merging needs no sweep of its own.
     npreds: SecondaryMap<Block, u32>,
     /// Loop headers, computed at the start and again in each round after a change.
     header: SecondaryMap<Block, bool>,
@@ -96,7 +117,15 @@ pub struct SimplifyCfg {
     args: Vec<Value>,
     /// The conditions of folded branches: constants that may be left without a use.
     conds: Vec<Value>,
+    /// Scratch for one forwarded or merged block: its predecessors, parameters and the
+    /// arguments of its jump.
+    scratch_preds: Vec<Block>,
+    params: Vec<Value>,
+    through: Vec<Value>,
 }
+
+/// The end of a chain of `SimplifyCfg::extra`.
+const NONE: u32 = u32::MAX;
 
 /// The jump that is the only instruction of `b`, if any.
 fn only_jump(func: &Function, b: Block) -> Option<Inst> {
@@ -206,10 +235,18 @@ fn simplify_table(
 
 impl SimplifyCfg {
     /// Step 1: fold constant and same-target branches. Returns the number folded.
-    fn fold_branches(&mut self, func: &mut Function) -> u64 {
+    ///
+    /// `self.blocks` is the layout's blocks in order: listed in the first round (`fresh`);
+    /// later rounds drop the blocks removed since, as every step only removes blocks
+    /// (none is inserted or moved), which is cheaper than walking the layout's links.
+    fn fold_branches(&mut self, func: &mut Function, fresh: bool) -> u64 {
         let mut n = 0;
-        self.blocks.clear();
-        self.blocks.extend(func.layout.blocks());
+        if fresh {
+            self.blocks.clear();
+            self.blocks.extend(func.layout.blocks());
+        } else {
+            self.blocks.retain(|&b| func.layout.is_block_inserted(b));
+        }
         for &b in &self.blocks {
             let Some(term) = func.terminator(b) else {
                 continue;
@@ -256,7 +293,11 @@ impl SimplifyCfg {
         if dest.block == e || (keep_loops && self.header[dest.block]) {
             return None;
         }
-        // Every use of a parameter must be in the jump itself.
+        // Every use of a parameter must be in the jump itself. Without counted uses no
+        // block with parameters could pass the checks above (`forward_empty`).
+        if !self.have_uses && !func.dfg.block_params(e).is_empty() {
+            return None;
+        }
         for &p in func.dfg.block_params(e) {
             let here = func
                 .dfg
@@ -273,29 +314,79 @@ impl SimplifyCfg {
 
     /// Step 3: forward empty blocks. Returns the number removed.
     fn forward_empty(&mut self, func: &mut Function, keep_loops: bool) -> u64 {
-        // Uses and predecessor lists of the function as it is now; the maps are sized
-        // once (a memset) rather than grown entry by entry.
-        self.uses.clear();
-        self.uses.resize(func.dfg.num_values());
-        for b in self.preds.values_mut() {
-            b.clear();
-        }
-        self.preds.resize(func.dfg.num_blocks());
-        self.blocks.clear();
-        self.blocks.extend(func.layout.blocks());
+        // Edge counts and predecessor lists of the function as it is now, in one sweep of
+        // the terminators; the maps are sized once (a memset) rather than grown entry by
+        // entry.
+        let nb = func.dfg.num_blocks();
+        self.npreds.clear();
+        self.npreds.resize(nb);
+        self.edges.clear();
+        // Unreachable blocks went since `fold_branches` listed the blocks.
+        self.blocks.retain(|&b| func.layout.is_block_inserted(b));
+        let entry = func.layout.entry_block();
+        // Does some empty block with parameters pass every check of `forwardable` but the
+        // uses? Its parameters' uses must be counted. A block failing them now fails
+        // them for the whole step: its target is itself or a header, neither forwarded,
+        // so its jump keeps its target.
+        let mut need_uses = !self.conds.is_empty();
         for &b in &self.blocks {
-            for i in func.layout.block_insts(b) {
-                let uses = &mut self.uses;
-                func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
-            }
-            if let Some(t) = func.terminator(b) {
-                let preds = &mut self.preds;
-                func.dfg.for_each_dest(t, |bc| preds[bc.block].push(b));
+            let Some(t) = func.terminator(b) else {
+                continue;
+            };
+            let (np, edges) = (&mut self.npreds, &mut self.edges);
+            func.dfg.for_each_dest(t, |bc| {
+                np[bc.block] += 1;
+                edges.push((bc.block, b));
+            });
+            if !need_uses {
+                if let InstructionData::Jump { dest } = func.dfg.inst(t) {
+                    need_uses = func.layout.first_inst(b) == Some(t)
+                        && !func.dfg.block_params(b).is_empty()
+                        && entry != Some(b)
+                        && !self.header[b]
+                        && !self.exit[b]
+                        && dest.block != b
+                        && !(keep_loops && self.header[dest.block]);
+                }
             }
         }
+        // Uses of every value: a sweep of every instruction, so only when needed (the
+        // constants of folded branches, or such a block).
+        self.have_uses = need_uses;
+        if need_uses {
+            self.uses.clear();
+            self.uses.resize(func.dfg.num_values());
+            for &b in &self.blocks {
+                for i in func.layout.block_insts(b) {
+                    let uses = &mut self.uses;
+                    func.dfg.for_each_inst_value(i, |v| uses[v] += 1);
+                }
+            }
+        }
+        // Counting sort of the edges by target: `pred_off[t]` first holds the end of
+        // `t`'s range and counts down to its start as `t`'s edges are placed (walked in
+        // reverse, so each list keeps the order of the sweep).
+        self.pred_off.clear();
+        self.pred_off.reserve(nb + 1);
+        let mut end = 0u32;
+        for &n in self.npreds.values() {
+            end += n;
+            self.pred_off.push(end);
+        }
+        self.pred_off.resize(nb + 1, end);
+        self.pred_list.clear();
+        self.pred_list.resize(end as usize, Block::new(0));
+        for &(t, p) in self.edges.iter().rev() {
+            let o = &mut self.pred_off[t.index()];
+            *o -= 1;
+            self.pred_list[*o as usize] = p;
+        }
+        self.extra_head.clear();
+        self.extra_head.resize(nb, NONE);
+        self.extra.clear();
         self.remove_dead_conditions(func);
         self.mark.clear();
-        self.mark.resize(func.dfg.num_blocks());
+        self.mark.resize(nb);
         let mut n = 0;
         for k in 0..self.blocks.len() {
             let start = self.blocks[k];
@@ -334,54 +425,76 @@ impl SimplifyCfg {
             unreachable!("forwardable blocks end in a jump");
         };
         let target = dest.block;
-        let params: Vec<Value> = func.dfg.block_params(e).to_vec();
-        let through: Vec<Value> = func.dfg.block_call_args(&dest).to_vec();
-        for &v in &through {
-            self.uses[v] -= 1;
+        self.params.clear();
+        self.params.extend_from_slice(func.dfg.block_params(e));
+        self.through.clear();
+        self.through
+            .extend_from_slice(func.dfg.block_call_args(&dest));
+        if self.have_uses {
+            for &v in &self.through {
+                self.uses[v] -= 1;
+            }
         }
-        let preds = std::mem::take(&mut self.preds[e]);
-        for &p in &preds {
+        // `e`'s predecessors: its list, then those it gained by forwarding. A stale entry
+        // (a block forwarded since, or one whose edges already moved) finds no edge to
+        // move.
+        self.scratch_preds.clear();
+        let range = self.pred_off[e.index()] as usize..self.pred_off[e.index() + 1] as usize;
+        self.scratch_preds.extend_from_slice(&self.pred_list[range]);
+        let mut x = std::mem::replace(&mut self.extra_head[e.index()], NONE);
+        while x != NONE {
+            let (p, next) = self.extra[x as usize];
+            self.scratch_preds.push(p);
+            x = next;
+        }
+        let mut moved_all = 0u32;
+        for k in 0..self.scratch_preds.len() {
+            let p = self.scratch_preds[k];
             let Some(t) = func.terminator(p) else {
                 continue;
             };
-            let mut moved = 0;
+            let mut moved = 0u32;
             let (uses, args) = (&mut self.uses, &mut self.args);
+            let (params, through, have_uses) = (&self.params, &self.through, self.have_uses);
             func.dfg.for_each_dest_mut(t, |bc, pool| {
                 if bc.block != e {
                     return;
                 }
                 args.clear();
                 let old = bc.args.as_slice(pool);
-                for &v in &through {
+                for &v in through {
                     let nv = match params.iter().position(|&q| q == v) {
                         Some(i) => old[i],
                         None => v,
                     };
                     args.push(nv);
                 }
-                for &v in old {
-                    uses[v] -= 1;
-                }
-                for &v in args.iter() {
-                    uses[v] += 1;
+                if have_uses {
+                    for &v in old {
+                        uses[v] -= 1;
+                    }
+                    for &v in args.iter() {
+                        uses[v] += 1;
+                    }
                 }
                 *bc = BlockCall::new(target, args, pool);
                 moved += 1;
             });
             for _ in 0..moved {
-                self.preds[target].push(p);
+                let head = &mut self.extra_head[target.index()];
+                self.extra.push((p, *head));
+                *head = (self.extra.len() - 1) as u32;
             }
+            moved_all += moved;
         }
-        // `e` itself no longer targets `target`: one stale entry in its list is harmless
-        // (rewriting finds no edge to move), so it is left.
+        // The moved edges now enter `target`, and `e`'s own jump to it goes.
+        self.npreds[target] = self.npreds[target] + moved_all - 1;
+        self.npreds[e] = 0;
         func.layout.remove_inst(j);
-        for k in (0..params.len()).rev() {
+        for k in (0..self.params.len()).rev() {
             func.dfg.remove_block_param(e, k);
         }
         func.layout.remove_block(e);
-        let mut preds = preds;
-        preds.clear();
-        self.preds[e] = preds;
     }
 
     /// Remove the constants that were conditions of folded branches and have no use left
@@ -405,18 +518,10 @@ impl SimplifyCfg {
     }
 
     /// Step 4: merge single-predecessor blocks into their jumping predecessor. Returns the
-    /// number merged; the parameters' uses are remapped at the end.
+    /// number merged; the parameters' uses are remapped at the end. Runs right after
+    /// [`Self::forward_empty`], whose edge counts (`npreds`) and block list it uses:
+    /// merging moves terminators between blocks but no edge changes its target.
     fn merge_blocks(&mut self, func: &mut Function) -> u64 {
-        self.npreds.clear();
-        self.npreds.resize(func.dfg.num_blocks());
-        self.blocks.clear();
-        self.blocks.extend(func.layout.blocks());
-        for &b in &self.blocks {
-            if let Some(t) = func.terminator(b) {
-                let np = &mut self.npreds;
-                func.dfg.for_each_dest(t, |bc| np[bc.block] += 1);
-            }
-        }
         self.map.clear();
         let entry = func.layout.entry_block();
         let mut n = 0;
@@ -433,8 +538,9 @@ impl SimplifyCfg {
                 if s == b || Some(s) == entry || self.npreds[s] != 1 {
                     break;
                 }
-                let params: Vec<Value> = func.dfg.block_params(s).to_vec();
-                for (&p, &a) in params.iter().zip(func.dfg.block_call_args(&dest)) {
+                self.params.clear();
+                self.params.extend_from_slice(func.dfg.block_params(s));
+                for (&p, &a) in self.params.iter().zip(func.dfg.block_call_args(&dest)) {
                     self.map.insert(p, a);
                 }
                 func.layout.remove_inst(term);
@@ -442,7 +548,7 @@ impl SimplifyCfg {
                     func.layout.remove_inst(i);
                     func.layout.append_inst(i, b);
                 }
-                for k in (0..params.len()).rev() {
+                for k in (0..self.params.len()).rev() {
                     func.dfg.remove_block_param(s, k);
                 }
                 func.layout.remove_block(s);
@@ -502,7 +608,7 @@ impl FunctionPass for SimplifyCfg {
         let mut changed = false;
         let mut dirty = false;
         for round in 0..MAX_ROUNDS {
-            let folded = self.fold_branches(func);
+            let folded = self.fold_branches(func, round == 0);
             let mut removed_blocks = 0;
             // Unreachable blocks of the input go in the first round; later, only folds
             // make blocks unreachable.
@@ -550,8 +656,7 @@ impl FunctionPass for SimplifyCfg {
                 self.map
                     .resolve_chains()
                     .map_err(|c| err(func, format!("internal error: {c}")))?;
-                self.blocks.clear();
-                self.blocks.extend(func.layout.blocks());
+                self.blocks.retain(|&b| func.layout.is_block_inserted(b));
                 for &b in &self.blocks {
                     let mut cur = func.layout.first_inst(b);
                     while let Some(i) = cur {
