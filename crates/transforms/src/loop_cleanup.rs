@@ -220,8 +220,8 @@ pub(crate) fn remove_unreachable_blocks(func: &mut Function, reached: &mut Vec<b
         .filter(|b| !reached[b.index()])
         .collect();
     for &b in &dead {
-        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
-        for i in insts {
+        // Front to back, without collecting the block's instructions first.
+        while let Some(i) = func.layout.first_inst(b) {
             if func.dfg.inst(i).opcode() == Opcode::Barrier {
                 removed.barriers += 1;
             }
