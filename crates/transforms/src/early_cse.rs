@@ -146,6 +146,14 @@ pub struct EarlyCse {
 }
 
 impl EarlyCse {
+    /// The pass object lives as long as the pipeline: a large function's tables are
+    /// given back rather than kept through every later pass (small ones are reused).
+    fn release_if_large(&mut self, func: &Function) {
+        if func.dfg.num_values() > RELEASE_ABOVE {
+            *self = EarlyCse::default();
+        }
+    }
+
     fn record(&mut self, loc: Loc, val: Value, stored: bool, space: usize) {
         let a = Avail {
             val,
@@ -421,9 +429,7 @@ impl FunctionPass for EarlyCse {
             }
         }
         if self.loads_cse + self.forwarded + self.pure_cse == 0 {
-            if func.dfg.num_values() > RELEASE_ABOVE {
-                *self = EarlyCse::default();
-            }
+            self.release_if_large(func);
             return Ok(PassResult::UNCHANGED);
         }
         // Unreachable blocks may use a removed load (dominance holds vacuously there).
@@ -440,16 +446,10 @@ impl FunctionPass for EarlyCse {
                 func.dfg.map_inst_values(i, |v| subst[v].unwrap_or(v));
             }
         }
-        // The pass object lives as long as the pipeline: a large function's tables are
-        // given back rather than kept through every later pass.
-        if func.dfg.num_values() > RELEASE_ABOVE {
-            let (l, f, p) = (self.loads_cse, self.forwarded, self.pure_cse);
-            *self = EarlyCse::default();
-            (self.loads_cse, self.forwarded, self.pure_cse) = (l, f, p);
-        }
         cx.stats.add(NAME, "NumLoadsCSE", self.loads_cse);
         cx.stats.add(NAME, "NumForwarded", self.forwarded);
         cx.stats.add(NAME, "NumPureCSE", self.pure_cse);
+        self.release_if_large(func);
         Ok(PassResult::changed(
             Analyses::CFG
                 .union(Analyses::DOMTREE)
